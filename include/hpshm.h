@@ -1,0 +1,388 @@
+/*
+ * hpshm.h -- fast shared memory on every OS, with huge pages where the machine allows.
+ *
+ * A server creates one large segment, shares it with its workers, and asks hpshm what it
+ * really got.  Everything here is opaque or plain data: no OS type appears in this header.
+ *
+ * Typical use:
+ *
+ *     hpshm_config *cfg;
+ *     hpshm_segment *seg;
+ *     hpshm_error err;
+ *
+ *     hpshm_config_new(&cfg);
+ *     hpshm_config_parse(cfg, "huge_pages=try,populate=on", &err);
+ *     if (hpshm_segment_create(&seg, 1u << 30, cfg, &err) < 0)
+ *             die(err.message, err.hint);
+ *     use(hpshm_segment_address(seg), hpshm_segment_size(seg));
+ *     hpshm_segment_destroy(seg);
+ *     hpshm_config_free(cfg);
+ *
+ * Every int-returning function returns 0 (or a count) on success and a negative HPSHM_E*
+ * code on failure.  Functions that take an hpshm_error pointer fill it on failure when it is
+ * not NULL; the record is owned by the caller and nothing is allocated on a failure path.
+ */
+#ifndef HPSHM_H
+#define HPSHM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** @file hpshm.h
+ *  @brief The public API: configuration, segments, reports, errors and logging. */
+
+/** Major version of the library; changes when the API or ABI breaks. */
+#define HPSHM_VERSION_MAJOR 0
+/** Minor version of the library; changes when features are added compatibly. */
+#define HPSHM_VERSION_MINOR 1
+/** Patch version of the library. */
+#define HPSHM_VERSION_PATCH 0
+
+#if defined(_WIN32) && defined(HPSHM_SHARED_BUILD)
+#define HPSHM_API __declspec(dllexport)
+#elif defined(__GNUC__)
+#define HPSHM_API __attribute__((visibility("default")))
+#else
+/** Marks a symbol exported from the shared library. */
+#define HPSHM_API
+#endif
+
+/**
+ * The error codes: X(name, value, message).  One list makes the enum, the names and the
+ * messages, so they cannot drift apart.
+ */
+#define HPSHM_ERRORS(X)                                                                     \
+	X(EINVAL, -1, "invalid argument")                                                    \
+	X(ENOKEY, -2, "unknown configuration key")                                           \
+	X(EVALUE, -3, "bad configuration value")                                             \
+	X(ENOPROVIDER, -4, "unknown provider")                                               \
+	X(EUNAVAILABLE, -5, "mechanism unavailable on this machine")                         \
+	X(ENOMEM, -6, "out of memory")                                                       \
+	X(ESYS, -7, "system call failed")                                                    \
+	X(EPOPULATE, -8, "could not fault the segment in")                                   \
+	X(ENOHUGE, -9, "huge pages were required and could not be had")                      \
+	X(EOVERFLOW, -10, "size too large")                                                  \
+	X(ENOTSUP, -11, "not supported")                                                     \
+	X(EIO, -12, "could not read a system file or config file")                           \
+	X(EEXIST, -13, "already exists")                                                     \
+	X(EFULL, -14, "table full")
+
+/** Error codes returned (negated) by every int-returning function. */
+enum hpshm_errcode {
+	HPSHM_OK = 0, /**< success */
+#define HPSHM__ERR_ENUM(name, value, msg) HPSHM_##name = (value),
+	HPSHM_ERRORS(HPSHM__ERR_ENUM)
+#undef HPSHM__ERR_ENUM
+};
+
+/** Longest provider name, with its terminating NUL. */
+#define HPSHM_NAME_MAX 32
+/** Longest reason, hint or message text, with its terminating NUL. */
+#define HPSHM_TEXT_MAX 256
+/** Most attempts a report records (every provider considered). */
+#define HPSHM_MAX_ATTEMPTS 16
+
+/**
+ * A caller-owned error record.  Every field is filled on failure; text fields are
+ * NUL-terminated and empty when they do not apply.
+ */
+typedef struct hpshm_error {
+	int  code;                      /**< HPSHM_E* code */
+	int  sys_errno;                 /**< errno (or GetLastError) of the failed call, 0 if none */
+	char call[HPSHM_NAME_MAX];      /**< the failed system call, e.g. "shmget" */
+	char provider[HPSHM_NAME_MAX];  /**< the provider that failed, if any */
+	char key[HPSHM_NAME_MAX];       /**< the configuration key at fault, if any */
+	char message[HPSHM_TEXT_MAX];   /**< what went wrong, one sentence */
+	char hint[HPSHM_TEXT_MAX];      /**< one thing a person can do about it */
+} hpshm_error;
+
+/** The huge_pages policy (PostgreSQL's semantics). */
+typedef enum hpshm_huge_pages {
+	HPSHM_HUGE_OFF = 0, /**< plain pages only */
+	HPSHM_HUGE_TRY = 1, /**< huge pages if possible, else fall back and record why */
+	HPSHM_HUGE_ON  = 2  /**< huge pages or an error */
+} hpshm_huge_pages;
+
+/** Populate methods, as bits: what faulted the segment in at create time. */
+enum hpshm_populate_method {
+	HPSHM_POPULATE_NONE      = 0, /**< not populated: pages fault in on first touch */
+	HPSHM_POPULATE_FALLOCATE = 1, /**< fallocate() on the backing descriptor */
+	HPSHM_POPULATE_MADVISE   = 2, /**< madvise(MADV_POPULATE_WRITE) */
+	HPSHM_POPULATE_TOUCH     = 4  /**< a write per page under a SIGBUS guard */
+};
+
+/** Provider capabilities, as bits. */
+enum hpshm_cap {
+	HPSHM_CAP_HUGE     = 1, /**< backs segments with huge pages */
+	HPSHM_CAP_REATTACH = 2, /**< a child started by exec can attach the segment */
+	HPSHM_CAP_NAMED    = 4, /**< segments can carry a name others open */
+	HPSHM_CAP_FD       = 8  /**< segments are backed by a file descriptor */
+};
+
+/** Log levels for the log callback and the built-in stderr sink. */
+typedef enum hpshm_log_level {
+	HPSHM_LOG_OFF = 0,     /**< nothing */
+	HPSHM_LOG_ERROR = 1,   /**< failures returned to the caller */
+	HPSHM_LOG_WARNING = 2, /**< fallbacks and risks */
+	HPSHM_LOG_INFO = 3,    /**< one line per segment created or destroyed */
+	HPSHM_LOG_DEBUG = 4    /**< one line per decision */
+} hpshm_log_level;
+
+/**
+ * A log sink.
+ * @param user  the pointer given to hpshm_config_set_log()
+ * @param level the message's level
+ * @param msg   one line, without a trailing newline
+ */
+typedef void (*hpshm_log_fn)(void *user, hpshm_log_level level, const char *msg);
+
+/** One provider considered while creating a segment. */
+typedef struct hpshm_attempt {
+	char   provider[HPSHM_NAME_MAX]; /**< provider name */
+	size_t page_size;                /**< page size it was asked for, bytes */
+	int    result;                   /**< 0 if it created the segment, else an HPSHM_E* code */
+	int    sys_errno;                /**< errno of the failed call, 0 if none */
+	char   call[HPSHM_NAME_MAX];     /**< the failed call, or "probe" if probe ruled it out */
+	char   reason[HPSHM_TEXT_MAX];   /**< why it failed or was skipped; empty on success */
+} hpshm_attempt;
+
+/** What a segment really is, verified from the kernel where the OS allows. */
+typedef struct hpshm_report {
+	char     provider[HPSHM_NAME_MAX];   /**< provider that created the segment */
+	size_t   requested_size;             /**< size asked for, bytes */
+	size_t   mapped_size;                /**< usable size (a multiple of page_size), bytes */
+	size_t   requested_page_size;        /**< page size asked for (0: none, plain pages) */
+	size_t   page_size;                  /**< page size read back from the kernel, bytes */
+	int      verified;                   /**< 1 if page_size was read from the kernel */
+	char     verified_by[HPSHM_NAME_MAX];/**< where it was read: "smaps", "fstatfs", ... */
+	int      huge;                       /**< 1 if backed by huge pages (verified) */
+	hpshm_huge_pages policy;             /**< the huge_pages policy in force */
+	unsigned populate;                   /**< hpshm_populate_method bits used */
+	uint64_t populate_ns;                /**< time spent populating, nanoseconds */
+	uint64_t create_ns;                  /**< time for the whole create, nanoseconds */
+	unsigned nattempts;                  /**< entries used in attempts[] */
+	hpshm_attempt attempts[HPSHM_MAX_ATTEMPTS]; /**< providers considered, in order */
+} hpshm_report;
+
+/** Opaque configuration: a set of key values with their sources. */
+typedef struct hpshm_config hpshm_config;
+/** Opaque shared memory segment. */
+typedef struct hpshm_segment hpshm_segment;
+
+/**
+ * The short message of an error code.
+ * @param code an HPSHM_E* code (or 0)
+ * @return a static string, never NULL
+ */
+HPSHM_API const char *hpshm_strerror(int code);
+
+/**
+ * The symbolic name of an error code, e.g. "HPSHM_EUNAVAILABLE".
+ * @param code an HPSHM_E* code (or 0)
+ * @return a static string, never NULL
+ */
+HPSHM_API const char *hpshm_errname(int code);
+
+/**
+ * The library version as "major.minor.patch".
+ * @return a static string
+ */
+HPSHM_API const char *hpshm_version(void);
+
+/**
+ * Make a configuration holding every key's default.
+ * @param[out] out the new configuration
+ * @return 0, or HPSHM_ENOMEM
+ */
+HPSHM_API int hpshm_config_new(hpshm_config **out);
+
+/**
+ * Free a configuration.  NULL is allowed.
+ * @param cfg the configuration
+ */
+HPSHM_API void hpshm_config_free(hpshm_config *cfg);
+
+/**
+ * Set one key from the API: this source wins over file and environment.
+ * @param cfg   the configuration
+ * @param key   a key of the key table (hpshm_config_key_name())
+ * @param value its value as text
+ * @param err   filled on failure, may be NULL
+ * @return 0, HPSHM_ENOKEY (unknown key) or HPSHM_EVALUE (bad value); err names the key and
+ *         the accepted values
+ */
+HPSHM_API int hpshm_config_set(hpshm_config *cfg, const char *key, const char *value, hpshm_error *err);
+
+/**
+ * Set keys from a "key=value,key=value" string, with API precedence.  A comma-separated item
+ * without '=' continues the previous value, so "provider=memfd_hugetlb,hugetlbfs,huge_pages=on"
+ * sets a two-provider list.  Nothing is changed if any item is bad.
+ * @param cfg the configuration
+ * @param kv  the string
+ * @param err filled on failure, may be NULL
+ * @return 0 or a negative HPSHM_E* code
+ */
+HPSHM_API int hpshm_config_parse(hpshm_config *cfg, const char *kv, hpshm_error *err);
+
+/**
+ * Set keys from a file: one "key = value" per line, '#' starts a comment.  File values lose
+ * to the environment and to the API.  Nothing is changed if any line is bad.
+ * @param cfg  the configuration
+ * @param path the file
+ * @param err  filled on failure (err->message names the line), may be NULL
+ * @return 0, HPSHM_EIO, HPSHM_ENOKEY or HPSHM_EVALUE
+ */
+HPSHM_API int hpshm_config_load_file(hpshm_config *cfg, const char *path, hpshm_error *err);
+
+/**
+ * Set keys from the environment: HPSHM_<KEY> in upper case (HPSHM_HUGE_PAGES=on).  Ignored,
+ * returning 0, in a setuid or setgid program.  Environment values lose to the API.
+ * @param cfg the configuration
+ * @param err filled on failure, may be NULL
+ * @return 0 or a negative HPSHM_E* code naming the variable
+ */
+HPSHM_API int hpshm_config_load_env(hpshm_config *cfg, hpshm_error *err);
+
+/**
+ * Read a key's current value as text, e.g. for printing the effective configuration.
+ * @param cfg   the configuration
+ * @param key   the key
+ * @param buf   where to write the value
+ * @param len   size of buf
+ * @return the length of the value, or HPSHM_ENOKEY
+ */
+HPSHM_API int hpshm_config_get(const hpshm_config *cfg, const char *key, char *buf, size_t len);
+
+/**
+ * Name a key of the key table, for listing them.
+ * @param index 0, 1, ... 
+ * @param[out] description a one-line description (may be NULL)
+ * @param[out] values the accepted values as text (may be NULL)
+ * @return the key name, or NULL past the last key
+ */
+HPSHM_API const char *hpshm_config_key_name(unsigned index, const char **description, const char **values);
+
+/**
+ * Send the library's log lines to a callback instead of the built-in stderr sink.
+ * @param cfg  the configuration segments will be created with
+ * @param fn   the callback, or NULL for the built-in sink (controlled by log_level)
+ * @param user passed back to fn
+ * @param level the most detailed level passed to fn
+ */
+HPSHM_API void hpshm_config_set_log(hpshm_config *cfg, hpshm_log_fn fn, void *user, hpshm_log_level level);
+
+/**
+ * Parse a size such as "16MiB", "2MB", "1g", "4096".  Units are powers of 1024 (k, M, G, T,
+ * with or without "B" or "iB"), as for huge page sizes everywhere.
+ * @param text the text
+ * @param[out] out the size in bytes
+ * @return 0, HPSHM_EVALUE (not a size) or HPSHM_EOVERFLOW
+ */
+HPSHM_API int hpshm_size_parse(const char *text, size_t *out);
+
+/**
+ * Format a size for people: "2MiB", "1GiB", "3000B".
+ * @param size the size
+ * @param buf  where to write it
+ * @param len  size of buf
+ * @return buf
+ */
+HPSHM_API char *hpshm_size_format(size_t size, char *buf, size_t len);
+
+/**
+ * Create a shared segment of at least size bytes, choosing the provider as cfg says.
+ * @param[out] out the segment
+ * @param size bytes wanted (> 0); the usable size may be larger (hpshm_segment_size())
+ * @param cfg  the configuration, or NULL for the defaults
+ * @param err  filled on failure with every provider's reason and one hint, may be NULL
+ * @return 0 or a negative HPSHM_E* code
+ */
+HPSHM_API int hpshm_segment_create(hpshm_segment **out, size_t size, const hpshm_config *cfg, hpshm_error *err);
+
+/**
+ * Unmap and release a segment.  NULL is allowed.
+ * @param seg the segment
+ * @return 0, or a negative HPSHM_E* code if the OS refused (the handle is freed anyway)
+ */
+HPSHM_API int hpshm_segment_destroy(hpshm_segment *seg);
+
+/**
+ * The segment's first byte.
+ * @param seg the segment
+ * @return its address
+ */
+HPSHM_API void *hpshm_segment_address(const hpshm_segment *seg);
+
+/**
+ * The usable size: the requested size rounded up to the page size actually used.
+ * @param seg the segment
+ * @return bytes
+ */
+HPSHM_API size_t hpshm_segment_size(const hpshm_segment *seg);
+
+/**
+ * What the segment is: provider, sizes, verified page size, populate, attempts.
+ * @param seg the segment
+ * @return the report, valid until the segment is destroyed
+ */
+HPSHM_API const hpshm_report *hpshm_segment_report(const hpshm_segment *seg);
+
+/**
+ * The report as one line for people.
+ * @param r   the report
+ * @param buf where to write it
+ * @param len size of buf
+ * @return the length the line needed (as snprintf)
+ */
+HPSHM_API int hpshm_report_format(const hpshm_report *r, char *buf, size_t len);
+
+/**
+ * Name of a populate method set, e.g. "fallocate+madvise" or "none".
+ * @param methods hpshm_populate_method bits
+ * @return a static string
+ */
+HPSHM_API const char *hpshm_populate_name(unsigned methods);
+
+/**
+ * Ask one provider whether it could create a segment here, and if not, why not.
+ * @param name   the provider's name
+ * @param size   the segment size to ask about (0: any)
+ * @param cfg    configuration (page size, paths), or NULL for the defaults
+ * @param[out] page_size the page size it would use (may be NULL)
+ * @param reason where to write the reason it cannot (may be NULL)
+ * @param len    size of reason
+ * @return 0 if usable, HPSHM_EUNAVAILABLE if not, HPSHM_ENOPROVIDER if no such provider
+ */
+HPSHM_API int hpshm_provider_probe(const char *name, size_t size, const hpshm_config *cfg, size_t *page_size,
+				   char *reason, size_t len);
+
+/**
+ * Name the providers in the order `auto` walks them.
+ * @param index 0, 1, ...
+ * @param[out] caps the provider's HPSHM_CAP_* bits (may be NULL)
+ * @return the name, or NULL past the last
+ */
+HPSHM_API const char *hpshm_provider_name(unsigned index, unsigned *caps);
+
+/**
+ * The huge page sizes the kernel offers, in ascending order.
+ * @param sizes where to write them
+ * @param max   room in sizes
+ * @return how many there are (may exceed max), 0 if none
+ */
+HPSHM_API int hpshm_huge_page_sizes(size_t *sizes, int max);
+
+/**
+ * The base (smallest) page size.
+ * @return bytes
+ */
+HPSHM_API size_t hpshm_base_page_size(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HPSHM_H */

@@ -1,0 +1,135 @@
+/*
+ * hpshm/provider.h -- what every provider implements.
+ *
+ * A provider wraps one mechanism for shared memory (MAP_HUGETLB, SysV SHM_HUGETLB, a
+ * hugetlbfs file, a memfd, Windows SEC_LARGE_PAGES, a plain mapping, or an application's own).
+ * The built-in providers sit in one ordered table in core/; an application adds its own with
+ * hpshm_provider_register().
+ *
+ * The core guarantees on every call:
+ *   - pointers are non-NULL, except rq->name, rq->hugetlbfs_path and rq->address, which may be;
+ *   - rq->size is > 0 and a multiple of rq->page_size;
+ *   - rq->page_size is one the kernel offers (a huge size for HPSHM_CAP_HUGE providers, the
+ *     base page size for the others);
+ *   - err is non-NULL, and the core records it in the segment's report.
+ *
+ * Every int-returning member returns 0 or a negative HPSHM_E* code.  probe() and create()
+ * return HPSHM_EUNAVAILABLE, and log nothing, when the mechanism cannot work here (empty pool,
+ * missing mount, missing privilege): the core then tries the next provider.  Any other code
+ * is a real failure, which under huge_pages=try still moves on, recorded.
+ *
+ * A provider never populates: the core faults pages in after create() when populate says so,
+ * using m->fd where there is one.  A provider never passes MAP_NORESERVE/SHM_NORESERVE for
+ * huge pages: a reservation taken at create time is what keeps SIGBUS away.
+ *
+ * ABI: the first member is abi_version; members are only ever appended, and the core reads a
+ * member only when abi_version says the provider has it.
+ */
+#ifndef HPSHM_PROVIDER_H
+#define HPSHM_PROVIDER_H
+
+#include "../hpshm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** @file hpshm/provider.h
+ *  @brief The provider SDK: the versioned interface a backend implements. */
+
+/** The provider ABI this header describes. */
+#define HPSHM_PROVIDER_ABI 1
+
+/** Longest path a mapping records, with its NUL. */
+#define HPSHM_PATH_MAX 256
+
+/** What the core asks a provider for. */
+struct hpshm_request {
+	size_t      size;           /**< bytes, > 0, a multiple of page_size */
+	size_t      page_size;      /**< the page size to use */
+	const char *name;           /**< the segment's name (config key name), or NULL */
+	unsigned    mode;           /**< permissions of named objects (config key mode) */
+	void       *address;        /**< where to map (config key base_address), or NULL */
+	const char *hugetlbfs_path; /**< directory overriding mount discovery, or NULL */
+};
+
+/** A provider's answer to probe(). */
+struct hpshm_probe {
+	int  sys_errno;              /**< errno behind the verdict, 0 if none */
+	char reason[HPSHM_TEXT_MAX]; /**< why it cannot work here; empty when it can */
+};
+
+/** A live mapping, filled by create() and handed back to destroy(). */
+struct hpshm_mapping {
+	void  *addr;                 /**< first byte */
+	size_t size;                 /**< mapped length: what munmap or shmdt must be given */
+	int    fd;                   /**< backing descriptor, or -1 */
+	long   id;                   /**< provider's object id (a SysV shmid), or -1 */
+	char   path[HPSHM_PATH_MAX]; /**< backing file's path if it has one, else empty */
+	void  *priv;                 /**< the provider's own state */
+};
+
+/** The interface every provider implements. */
+struct hpshm_provider {
+	unsigned    abi_version; /**< HPSHM_PROVIDER_ABI; members are only ever appended */
+	const char *name;        /**< stable: used in config values, tokens and logs */
+	const char *summary;     /**< one line for `hpshm providers` */
+	unsigned    caps;        /**< HPSHM_CAP_* bits */
+
+	/**
+	 * Can the mechanism work here for this request?  Cheap, side-effect free, advisory:
+	 * pages can vanish between probe() and create().
+	 * @return 0, or HPSHM_EUNAVAILABLE with out->reason set
+	 */
+	int (*probe)(const struct hpshm_request *rq, struct hpshm_probe *out);
+
+	/**
+	 * Create and map a segment as rq says.  On failure, everything done so far is undone.
+	 * @return 0 with m filled, or a negative HPSHM_E* code with err filled
+	 */
+	int (*create)(struct hpshm_mapping *m, const struct hpshm_request *rq, hpshm_error *err);
+
+	/**
+	 * Unmap and release what create() made.  Called once per successful create().
+	 * @return 0, or a negative HPSHM_E* code (the core frees its handle anyway)
+	 */
+	int (*destroy)(struct hpshm_mapping *m);
+};
+
+/**
+ * Add an application's provider.  Registered providers come before the built-in ones when
+ * provider=auto, and can be named in provider= like any other.
+ * @param p   the provider; it must stay valid until unregistered
+ * @param err filled on failure, may be NULL
+ * @return 0, HPSHM_EINVAL (bad ABI or missing member), HPSHM_EEXIST (name taken) or HPSHM_EFULL
+ */
+HPSHM_API int hpshm_provider_register(const struct hpshm_provider *p, hpshm_error *err);
+
+/**
+ * Remove a provider added with hpshm_provider_register().
+ * @param p the provider
+ * @return 0, or HPSHM_ENOPROVIDER if it was not registered
+ */
+HPSHM_API int hpshm_provider_unregister(const struct hpshm_provider *p);
+
+/**
+ * Fill an error record.  For providers: the core adds the provider's name.
+ * @param err       the record (NULL is allowed: nothing happens)
+ * @param code      an HPSHM_E* code
+ * @param sys_errno the errno of the failed call, or 0
+ * @param call      the failed call, or NULL
+ * @param hint      one sentence a person can act on, or NULL
+ * @param fmt       printf format of the message
+ * @return code, so a provider can write `return hpshm_error_set(err, ...)`
+ */
+HPSHM_API int hpshm_error_set(hpshm_error *err, int code, int sys_errno, const char *call, const char *hint,
+			      const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 6, 7)))
+#endif
+	;
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HPSHM_PROVIDER_H */
