@@ -112,6 +112,30 @@ int hpshm__populate(void *addr, size_t len, size_t page_size, int fd, unsigned *
 /* The line of /proc/self/maps holding addr, for error messages.  0, or HPSHM_EUNAVAILABLE. */
 int hpshm__maps_line(const void *addr, char *buf, size_t len);
 
+/*
+ * The checks every hugetlb provider shares, for probe(): the kernel offers rq->page_size,
+ * the pool has rq->size / rq->page_size pages available (free - resv + overcommit room), and
+ * no hugetlb cgroup limit leaves less than rq->size.  0, or HPSHM_EUNAVAILABLE with
+ * out->reason one sentence such as "vm.nr_hugepages is 0 for 2MiB pages: raise it to at
+ * least 8" or "hugetlb cgroup /x allows 4MiB of 2MiB pages at fault time, below 32MiB".
+ */
+struct hpshm_request;
+struct hpshm_probe;
+int hpshm__hugetlb_probe(const struct hpshm_request *rq, struct hpshm_probe *out);
+
+/*
+ * The hint for a hugetlb reservation that failed (ENOMEM/ENOSPC), naming the sysctl and the
+ * number of pages: "raise vm.nr_hugepages to at least 520 (needs 8 more 2MiB pages)"; for
+ * non-default sizes the sysfs file.  Writes into buf and returns it.
+ */
+char *hpshm__hugetlb_hint(size_t size, size_t page_size, char *buf, size_t len);
+
+/*
+ * Does a hugetlb cgroup make faults of this size a SIGBUS risk?  1 when a fault-time limit
+ * applies with no reservation limit (reservations then do not protect faults), else 0.
+ */
+int hpshm__hugetlb_fault_risk(size_t size, size_t page_size);
+
 /* Monotonic clock in nanoseconds. */
 uint64_t hpshm__now_ns(void);
 
