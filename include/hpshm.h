@@ -81,8 +81,10 @@ enum hpshm_errcode {
 
 /** Longest provider name, with its terminating NUL. */
 #define HPSHM_NAME_MAX 32
-/** Longest reason, hint or message text, with its terminating NUL. */
+/** Longest reason or hint text, with its terminating NUL. */
 #define HPSHM_TEXT_MAX 256
+/** Longest error message, with its terminating NUL: room for every provider's reason. */
+#define HPSHM_MESSAGE_MAX 1024
 /** Most attempts a report records (every provider considered). */
 #define HPSHM_MAX_ATTEMPTS 16
 
@@ -96,7 +98,7 @@ typedef struct hpshm_error {
 	char call[HPSHM_NAME_MAX];      /**< the failed system call, e.g. "shmget" */
 	char provider[HPSHM_NAME_MAX];  /**< the provider that failed, if any */
 	char key[HPSHM_NAME_MAX];       /**< the configuration key at fault, if any */
-	char message[HPSHM_TEXT_MAX];   /**< what went wrong, one sentence */
+	char message[HPSHM_MESSAGE_MAX];/**< what went wrong; after a failed create, every provider's reason */
 	char hint[HPSHM_TEXT_MAX];      /**< one thing a person can do about it */
 } hpshm_error;
 
@@ -302,6 +304,19 @@ HPSHM_API char *hpshm_size_format(size_t size, char *buf, size_t len);
  * @return 0 or a negative HPSHM_E* code
  */
 HPSHM_API int hpshm_segment_create(hpshm_segment **out, size_t size, const hpshm_config *cfg, hpshm_error *err);
+
+/**
+ * hpshm_segment_create(), also filling a report whether it succeeds or fails, so a caller can
+ * show every provider tried and why it failed.
+ * @param[out] out the segment
+ * @param size bytes wanted (> 0)
+ * @param cfg  the configuration, or NULL for the defaults
+ * @param[out] report filled on success and on failure (may be NULL)
+ * @param err  filled on failure, may be NULL
+ * @return 0 or a negative HPSHM_E* code
+ */
+HPSHM_API int hpshm_segment_create_ex(hpshm_segment **out, size_t size, const hpshm_config *cfg,
+				      hpshm_report *report, hpshm_error *err);
 
 /**
  * Unmap and release a segment.  NULL is allowed.
