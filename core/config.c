@@ -1,0 +1,669 @@
+/*
+ * core/config.c -- the configuration keys: one table, four sources.
+ *
+ * Every key is defined once in keys[] below (name, accepted values, default, description,
+ * parser, formatter).  The parser, the error that lists valid values, `hpshm probe` and the
+ * docs all read that table, so a key cannot be accepted in one place and unknown in another.
+ *
+ * Values come from the API (hpshm_config_set, hpshm_config_parse), a file, or the
+ * environment (HPSHM_<KEY>).  Each key remembers the source it was last set from, and a
+ * lower source never overrides a higher one: default < file < environment < API.  So an
+ * application can load the file and the environment in any order and still have its own
+ * explicit choices win.  Every multi-key operation works on a copy and commits only when all
+ * items are good, so a bad line leaves the configuration as it was.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+
+struct hpshm__keydef {
+	const char *name;        /* the key, as written in every source */
+	const char *values;      /* accepted values, for errors and docs */
+	const char *def;         /* default, as text */
+	const char *description; /* one line */
+	int (*parse)(struct hpshm_config *c, const char *v, hpshm_error *err);
+	int (*format)(const struct hpshm_config *c, char *buf, size_t len);
+};
+
+static int config_bad(hpshm_error *err, int code, const char *key, const char *values, const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 5, 6)))
+#endif
+	;
+
+static int config_bad(hpshm_error *err, int code, const char *key, const char *values, const char *fmt, ...)
+{
+	va_list ap;
+	char msg[HPSHM_MESSAGE_MAX];
+	char hint[HPSHM_TEXT_MAX];
+
+	if (!err)
+		return code;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(hint, sizeof(hint), "%s accepts: %s", key, values);
+	hpshm_error_set(err, code, 0, NULL, hint, "%s", msg);
+	hpshm__strlcpy(err->key, key, sizeof(err->key));
+	err->provider[0] = '\0';
+	return code;
+}
+
+/* Word values: the index of v in words (NULL-terminated), or -1. */
+static int config_word(const char *v, const char *const *words)
+{
+	for (int i = 0; words[i]; i++)
+		if (strcmp(v, words[i]) == 0)
+			return i;
+	return -1;
+}
+
+static int parse_provider(struct hpshm_config *c, const char *v, hpshm_error *err)
+{
+	char names[HPSHM__MAX_PROVIDERS][HPSHM_NAME_MAX];
+	unsigned n = 0;
+	const char *p = v;
+
+	if (strcmp(v, "auto") == 0) {
+		c->nproviders = 0;
+		return 0;
+	}
+	while (*p) {
+		const char *end = p + strcspn(p, ",");
+		const char *q = end;
+		size_t len;
+
+		while (p < q && isspace((unsigned char)*p))
+			p++;
+		while (q > p && isspace((unsigned char)q[-1]))
+			q--;
+		len = (size_t)(q - p);
+		if (len == 0 || len >= HPSHM_NAME_MAX)
+			return config_bad(err, HPSHM_EVALUE, "provider", "auto, or provider names separated by commas",
+					  "provider: empty or overlong name in \"%s\"", v);
+		if (n == HPSHM__MAX_PROVIDERS)
+			return config_bad(err, HPSHM_EVALUE, "provider", "at most 16 names",
+					  "provider: too many names in \"%s\"", v);
+		memcpy(names[n], p, len);
+		names[n][len] = '\0';
+		if (strcmp(names[n], "auto") == 0)
+			return config_bad(err, HPSHM_EVALUE, "provider", "auto, or provider names separated by commas",
+					  "provider: auto cannot be part of a list");
+		if (!hpshm__provider_find(names[n])) {
+			char known[HPSHM_TEXT_MAX] = "auto";
+			const struct hpshm_provider *pr;
+
+			for (unsigned i = 0; (pr = hpshm__provider_at(i)) != NULL; i++) {
+				size_t used = strlen(known);
+
+				snprintf(known + used, sizeof(known) - used, ", %s", pr->name);
+			}
+			config_bad(err, HPSHM_ENOPROVIDER, "provider", known, "provider: unknown provider \"%s\"",
+				   names[n]);
+			return HPSHM_ENOPROVIDER;
+		}
+		n++;
+		p = *end ? end + 1 : end;
+	}
+	if (n == 0)
+		return config_bad(err, HPSHM_EVALUE, "provider", "auto, or provider names separated by commas",
+				  "provider: empty value");
+	memcpy(c->providers, names, sizeof(names[0]) * n);
+	c->nproviders = n;
+	return 0;
+}
+
+static int format_provider(const struct hpshm_config *c, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	if (c->nproviders == 0)
+		return snprintf(buf, len, "auto");
+	buf[0] = '\0';
+	for (unsigned i = 0; i < c->nproviders; i++) {
+		int n = snprintf(buf + used, used < len ? len - used : 0, "%s%s", i ? "," : "", c->providers[i]);
+
+		used += (size_t)n;
+	}
+	return (int)used;
+}
+
+static const char *const huge_words[] = { "off", "try", "on", NULL };
+
+static int parse_huge_pages(struct hpshm_config *c, const char *v, hpshm_error *err)
+{
+	/* PostgreSQL's hidden aliases, so its users' habits carry over. */
+	static const char *const off_words[] = { "false", "no", "0", NULL };
+	static const char *const on_words[] = { "true", "yes", "1", NULL };
+	int i = config_word(v, huge_words);
+
+	if (i >= 0)
+		c->huge_pages = (hpshm_huge_pages)i;
+	else if (config_word(v, off_words) >= 0)
+		c->huge_pages = HPSHM_HUGE_OFF;
+	else if (config_word(v, on_words) >= 0)
+		c->huge_pages = HPSHM_HUGE_ON;
+	else
+		return config_bad(err, HPSHM_EVALUE, "huge_pages", "off, try, on",
+				  "huge_pages: \"%s\" is not off, try or on", v);
+	return 0;
+}
+
+static int format_huge_pages(const struct hpshm_config *c, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%s", huge_words[c->huge_pages]);
+}
+
+static int parse_huge_page_size(struct hpshm_config *c, const char *v, hpshm_error *err)
+{
+	static const char values[] = "default, largest, or a power-of-two size such as 2MB or 1GB";
+	size_t size;
+	int rc;
+
+	if (strcmp(v, "default") == 0 || strcmp(v, "0") == 0) {
+		c->huge_page_size = 0;
+		return 0;
+	}
+	if (strcmp(v, "largest") == 0) {
+		c->huge_page_size = HPSHM__LARGEST;
+		return 0;
+	}
+	rc = hpshm_size_parse(v, &size);
+	if (rc < 0)
+		return config_bad(err, rc == HPSHM_EOVERFLOW ? HPSHM_EOVERFLOW : HPSHM_EVALUE, "huge_page_size",
+				  values, "huge_page_size: \"%s\" is not a size", v);
+	if (size & (size - 1))
+		return config_bad(err, HPSHM_EVALUE, "huge_page_size", values,
+				  "huge_page_size: %s is not a power of two, so no kernel offers it", v);
+	c->huge_page_size = size;
+	return 0;
+}
+
+static int format_huge_page_size(const struct hpshm_config *c, char *buf, size_t len)
+{
+	char s[32];
+
+	if (c->huge_page_size == 0)
+		return snprintf(buf, len, "default");
+	if (c->huge_page_size == HPSHM__LARGEST)
+		return snprintf(buf, len, "largest");
+	return snprintf(buf, len, "%s", hpshm_size_format(c->huge_page_size, s, sizeof(s)));
+}
+
+static const char *const reattach_words[] = { "off", "exec", NULL };
+
+static int parse_reattach(struct hpshm_config *c, const char *v, hpshm_error *err)
+{
+	int i = config_word(v, reattach_words);
+
+	if (i < 0)
+		return config_bad(err, HPSHM_EVALUE, "reattach", "off, exec", "reattach: \"%s\" is not off or exec", v);
+	c->reattach = i;
+	return 0;
+}
+
+static int format_reattach(const struct hpshm_config *c, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%s", reattach_words[c->reattach]);
+}
+
+static const char *const populate_words[] = { "auto", "on", "off", NULL };
+
+static int parse_populate(struct hpshm_config *c, const char *v, hpshm_error *err)
+{
+	int i = config_word(v, populate_words);
+
+	if (i < 0)
+		return config_bad(err, HPSHM_EVALUE, "populate", "auto, on, off",
+				  "populate: \"%s\" is not auto, on or off", v);
+	c->populate = i;
+	return 0;
+}
+
+static int format_populate(const struct hpshm_config *c, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%s", populate_words[c->populate]);
+}
+
+static int parse_hugetlbfs_path(struct hpshm_config *c, const char *v, hpshm_error *err)
+{
+	if (v[0] != '\0' && v[0] != '/')
+		return config_bad(err, HPSHM_EVALUE, "hugetlbfs_path", "an absolute directory path",
+				  "hugetlbfs_path: \"%s\" is not an absolute path", v);
+	if (strlen(v) >= sizeof(c->hugetlbfs_path))
+		return config_bad(err, HPSHM_EVALUE, "hugetlbfs_path", "a path shorter than 256 bytes",
+				  "hugetlbfs_path: path too long");
+	hpshm__strlcpy(c->hugetlbfs_path, v, sizeof(c->hugetlbfs_path));
+	return 0;
+}
+
+static int format_hugetlbfs_path(const struct hpshm_config *c, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%s", c->hugetlbfs_path);
+}
+
+static int parse_name(struct hpshm_config *c, const char *v, hpshm_error *err)
+{
+	static const char values[] = "1 to 127 of A-Z a-z 0-9 . _ -, not starting with '.'";
+	size_t len = strlen(v);
+
+	/* Names become file names, shm names and token fields: keep them to a safe set. */
+	if (len >= sizeof(c->name) || v[0] == '.')
+		return config_bad(err, HPSHM_EVALUE, "name", values, "name: \"%s\" is not a valid segment name", v);
+	for (size_t i = 0; i < len; i++)
+		if (!isalnum((unsigned char)v[i]) && !strchr("._-", v[i]))
+			return config_bad(err, HPSHM_EVALUE, "name", values,
+					  "name: \"%s\" has a character outside A-Z a-z 0-9 . _ -", v);
+	memcpy(c->name, v, len + 1);
+	return 0;
+}
+
+static int format_name(const struct hpshm_config *c, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%s", c->name);
+}
+
+static int parse_mode(struct hpshm_config *c, const char *v, hpshm_error *err)
+{
+	char *end;
+	unsigned long m;
+
+	errno = 0;
+	m = strtoul(v, &end, 8);
+	if (!isdigit((unsigned char)v[0]) || *end || errno || m > 0777)
+		return config_bad(err, HPSHM_EVALUE, "mode", "an octal permission from 0 to 0777, e.g. 0600",
+				  "mode: \"%s\" is not an octal permission", v);
+	c->mode = (unsigned)m;
+	return 0;
+}
+
+static int format_mode(const struct hpshm_config *c, char *buf, size_t len)
+{
+	return snprintf(buf, len, "0%03o", c->mode);
+}
+
+static int parse_base_address(struct hpshm_config *c, const char *v, hpshm_error *err)
+{
+	static const char values[] = "auto, or a hexadecimal address aligned to 64KiB such as 0x7e0000000000";
+	char *end;
+	unsigned long long a;
+
+	if (strcmp(v, "auto") == 0) {
+		c->base_address = 0;
+		return 0;
+	}
+	errno = 0;
+	a = strtoull(v, &end, 16);
+	if (strncmp(v, "0x", 2) != 0 || *end || errno || a == 0 || a > UINTPTR_MAX)
+		return config_bad(err, HPSHM_EVALUE, "base_address", values, "base_address: \"%s\" is not an address", v);
+	/* 64 KiB: Windows' allocation granularity, and a multiple of every base page size. */
+	if (a % 65536)
+		return config_bad(err, HPSHM_EVALUE, "base_address", values,
+				  "base_address: %s is not aligned to 64KiB", v);
+	c->base_address = (uintptr_t)a;
+	return 0;
+}
+
+static int format_base_address(const struct hpshm_config *c, char *buf, size_t len)
+{
+	if (c->base_address == 0)
+		return snprintf(buf, len, "auto");
+	return snprintf(buf, len, "0x%llx", (unsigned long long)c->base_address);
+}
+
+static const char *const level_words[] = { "off", "error", "warning", "info", "debug", NULL };
+
+static int parse_log_level(struct hpshm_config *c, const char *v, hpshm_error *err)
+{
+	int i = config_word(v, level_words);
+
+	if (i < 0)
+		return config_bad(err, HPSHM_EVALUE, "log_level", "off, error, warning, info, debug",
+				  "log_level: \"%s\" is not a log level", v);
+	c->log_level = (hpshm_log_level)i;
+	return 0;
+}
+
+static int format_log_level(const struct hpshm_config *c, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%s", level_words[c->log_level]);
+}
+
+/* In enum hpshm__key order (core/internal.h). */
+static const struct hpshm__keydef keys[HPSHM__NKEYS] = {
+	[HPSHM__KEY_PROVIDER] = { "provider", "auto, or provider names separated by commas", "auto",
+				  "which providers to try, in order; auto walks the built-in table",
+				  parse_provider, format_provider },
+	[HPSHM__KEY_HUGE_PAGES] = { "huge_pages", "off, try, on", "try",
+				    "on fails rather than fall back; try falls back and records why; off uses plain pages",
+				    parse_huge_pages, format_huge_pages },
+	[HPSHM__KEY_HUGE_PAGE_SIZE] = { "huge_page_size", "default, largest, or a size such as 2MB or 1GB", "default",
+					"huge page size; checked against the sizes the kernel offers",
+					parse_huge_page_size, format_huge_page_size },
+	[HPSHM__KEY_REATTACH] = { "reattach", "off, exec", "off",
+				  "exec admits only providers a child started by exec can re-attach", parse_reattach,
+				  format_reattach },
+	[HPSHM__KEY_POPULATE] = { "populate", "auto, on, off", "auto",
+				  "fault every page in at create time without risking SIGBUS; auto does it when a "
+				  "hugetlb cgroup could refuse pages at fault time",
+				  parse_populate, format_populate },
+	[HPSHM__KEY_HUGETLBFS_PATH] = { "hugetlbfs_path", "an absolute directory on hugetlbfs", "",
+					"hugetlbfs directory to use instead of discovering mounts",
+					parse_hugetlbfs_path, format_hugetlbfs_path },
+	[HPSHM__KEY_NAME] = { "name", "1 to 127 of A-Z a-z 0-9 . _ -", "",
+			      "names the segment where the provider supports names", parse_name, format_name },
+	[HPSHM__KEY_MODE] = { "mode", "octal, e.g. 0600", "0600", "permissions of named objects", parse_mode,
+			      format_mode },
+	[HPSHM__KEY_BASE_ADDRESS] = { "base_address", "auto, or a hex address aligned to 64KiB", "auto",
+				      "where reattachable segments are mapped", parse_base_address,
+				      format_base_address },
+	[HPSHM__KEY_LOG_LEVEL] = { "log_level", "off, error, warning, info, debug", "off",
+				   "level of the built-in stderr log sink", parse_log_level, format_log_level },
+};
+
+void hpshm__config_init(struct hpshm_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	for (unsigned k = 0; k < HPSHM__NKEYS; k++) {
+		int rc = keys[k].parse(cfg, keys[k].def, NULL);
+
+		(void)rc; /* the defaults parse; tests/test_config.c checks each one */
+	}
+}
+
+int hpshm_config_new(hpshm_config **out)
+{
+	struct hpshm_config *cfg;
+
+	if (!out)
+		return HPSHM_EINVAL;
+	cfg = malloc(sizeof(*cfg));
+	if (!cfg)
+		return HPSHM_ENOMEM;
+	hpshm__config_init(cfg);
+	*out = cfg;
+	return 0;
+}
+
+void hpshm_config_free(hpshm_config *cfg)
+{
+	free(cfg);
+}
+
+static int config_key_index(const char *key)
+{
+	for (int k = 0; k < HPSHM__NKEYS; k++)
+		if (strcmp(key, keys[k].name) == 0)
+			return k;
+	return -1;
+}
+
+static int config_unknown(hpshm_error *err, const char *key, const char *where)
+{
+	char known[HPSHM_TEXT_MAX - 16] = "";
+
+	for (unsigned k = 0; k < HPSHM__NKEYS; k++) {
+		size_t used = strlen(known);
+
+		snprintf(known + used, sizeof(known) - used, "%s%s", k ? ", " : "", keys[k].name);
+	}
+	config_bad(err, HPSHM_ENOKEY, key, known, "%sunknown configuration key \"%s\"", where, key);
+	if (err) {
+		/* The hint names the keys that exist, not what "key" accepts. */
+		snprintf(err->hint, sizeof(err->hint), "known keys: %s", known);
+	}
+	return HPSHM_ENOKEY;
+}
+
+/* Set one key from a source; a lower source never overrides a higher one. */
+static int config_set_from(struct hpshm_config *cfg, const char *key, const char *value, enum hpshm__source src,
+			   const char *where, hpshm_error *err)
+{
+	struct hpshm_config tmp;
+	int k = config_key_index(key);
+	int rc;
+
+	if (k < 0)
+		return config_unknown(err, key, where);
+	tmp = *cfg;
+	rc = keys[k].parse(&tmp, value, err);
+	if (rc < 0) {
+		if (err && where[0]) {
+			char msg[HPSHM_MESSAGE_MAX];
+
+			snprintf(msg, sizeof(msg), "%s%s", where, err->message);
+			hpshm__strlcpy(err->message, msg, sizeof(err->message));
+		}
+		return rc;
+	}
+	if (cfg->source[k] > src)
+		return 0;
+	tmp.source[k] = (unsigned char)src;
+	*cfg = tmp;
+	return 0;
+}
+
+int hpshm_config_set(hpshm_config *cfg, const char *key, const char *value, hpshm_error *err)
+{
+	if (!cfg || !key || !value)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_config_set: NULL argument");
+	return config_set_from(cfg, key, value, HPSHM__SRC_API, "", err);
+}
+
+int hpshm_config_parse(hpshm_config *cfg, const char *kv, hpshm_error *err)
+{
+	struct hpshm_config tmp;
+	char key[HPSHM_NAME_MAX] = "";
+	char value[HPSHM_PATH_MAX * 2];
+	const char *p;
+	int rc;
+
+	if (!cfg || !kv)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_config_parse: NULL argument");
+	tmp = *cfg;
+	value[0] = '\0';
+	/*
+	 * Items are split at commas.  An item without '=' continues the previous value, which
+	 * is how a provider list rides inside the same string: "provider=a,b,huge_pages=on".
+	 */
+	for (p = kv; *p;) {
+		const char *end = p + strcspn(p, ",");
+		const char *eq = memchr(p, '=', (size_t)(end - p));
+		size_t len = (size_t)(end - p);
+
+		if (eq) {
+			size_t klen = (size_t)(eq - p);
+
+			if (key[0]) {
+				rc = config_set_from(&tmp, key, value, HPSHM__SRC_API, "", err);
+				if (rc < 0)
+					return rc;
+			}
+			while (klen && isspace((unsigned char)p[klen - 1]))
+				klen--;
+			while (klen && isspace((unsigned char)*p)) {
+				p++;
+				klen--;
+			}
+			if (klen == 0 || klen >= sizeof(key))
+				return config_bad(err, HPSHM_ENOKEY, "", "key=value,key=value",
+						  "configuration item \"%.*s\" has no valid key", (int)len, p);
+			memcpy(key, p, klen);
+			key[klen] = '\0';
+			len = (size_t)(end - eq - 1);
+			if (len >= sizeof(value))
+				return config_bad(err, HPSHM_EVALUE, key, "a shorter value", "%s: value too long", key);
+			memcpy(value, eq + 1, len);
+			value[len] = '\0';
+		} else if (len || *end) {
+			size_t used = strlen(value);
+
+			if (!key[0])
+				return config_bad(err, HPSHM_ENOKEY, "", "key=value,key=value",
+						  "configuration item \"%.*s\" is not key=value", (int)len, p);
+			if (used + 1 + len >= sizeof(value))
+				return config_bad(err, HPSHM_EVALUE, key, "a shorter value", "%s: value too long", key);
+			value[used] = ',';
+			memcpy(value + used + 1, p, len);
+			value[used + 1 + len] = '\0';
+		}
+		p = *end ? end + 1 : end;
+	}
+	if (key[0]) {
+		rc = config_set_from(&tmp, key, value, HPSHM__SRC_API, "", err);
+		if (rc < 0)
+			return rc;
+	}
+	*cfg = tmp;
+	return 0;
+}
+
+static char *config_trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+int hpshm_config_load_file(hpshm_config *cfg, const char *path, hpshm_error *err)
+{
+	struct hpshm_config tmp;
+	char line[1024];
+	unsigned lineno = 0;
+	FILE *f;
+
+	if (!cfg || !path)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_config_load_file: NULL argument");
+	f = fopen(path, "re");
+	if (!f) {
+		int saved = errno;
+
+		return hpshm_error_set(err, HPSHM_EIO, saved, "fopen", "check the path and its permissions",
+				       "cannot open config file %s: %s", path, strerror(saved));
+	}
+	tmp = *cfg;
+	while (fgets(line, sizeof(line), f)) {
+		char where[HPSHM_PATH_MAX + 16];
+		char *s, *eq;
+		int rc;
+
+		lineno++;
+		snprintf(where, sizeof(where), "%s:%u: ", path, lineno);
+		if (!strchr(line, '\n') && !feof(f)) {
+			fclose(f);
+			return config_bad(err, HPSHM_EVALUE, "", "lines shorter than 1024 bytes", "%sline too long",
+					  where);
+		}
+		s = strchr(line, '#');
+		if (s)
+			*s = '\0';
+		s = config_trim(line);
+		if (!*s)
+			continue;
+		eq = strchr(s, '=');
+		if (!eq) {
+			fclose(f);
+			return config_bad(err, HPSHM_EVALUE, "", "key = value", "%sexpected key = value, got \"%s\"",
+					  where, s);
+		}
+		*eq = '\0';
+		rc = config_set_from(&tmp, config_trim(s), config_trim(eq + 1), HPSHM__SRC_FILE, where, err);
+		if (rc < 0) {
+			fclose(f);
+			return rc;
+		}
+	}
+	fclose(f);
+	*cfg = tmp;
+	return 0;
+}
+
+int hpshm_config_load_env(hpshm_config *cfg, hpshm_error *err)
+{
+	struct hpshm_config tmp;
+
+	if (!cfg)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_config_load_env: NULL argument");
+	tmp = *cfg;
+	for (unsigned k = 0; k < HPSHM__NKEYS; k++) {
+		char var[HPSHM_NAME_MAX + 8] = "HPSHM_";
+		char where[HPSHM_NAME_MAX + 16];
+		const char *v;
+		size_t i;
+		int rc;
+
+		for (i = 0; keys[k].name[i] && i + 7 < sizeof(var); i++)
+			var[6 + i] = (char)toupper((unsigned char)keys[k].name[i]);
+		var[6 + i] = '\0';
+		/* secure_getenv: a setuid program must not take memory policy from its caller. */
+		v = secure_getenv(var);
+		if (!v)
+			continue;
+		snprintf(where, sizeof(where), "%s: ", var);
+		rc = config_set_from(&tmp, keys[k].name, v, HPSHM__SRC_ENV, where, err);
+		if (rc < 0)
+			return rc;
+	}
+	*cfg = tmp;
+	return 0;
+}
+
+int hpshm_config_get(const hpshm_config *cfg, const char *key, char *buf, size_t len)
+{
+	int k;
+
+	if (!cfg || !key || (!buf && len))
+		return HPSHM_EINVAL;
+	k = config_key_index(key);
+	if (k < 0)
+		return HPSHM_ENOKEY;
+	return keys[k].format(cfg, buf, len);
+}
+
+const char *hpshm_config_key_name(unsigned index, const char **description, const char **values)
+{
+	if (index >= HPSHM__NKEYS)
+		return NULL;
+	if (description)
+		*description = keys[index].description;
+	if (values)
+		*values = keys[index].values;
+	return keys[index].name;
+}
+
+void hpshm_config_set_log(hpshm_config *cfg, hpshm_log_fn fn, void *user, hpshm_log_level level)
+{
+	if (!cfg)
+		return;
+	cfg->log_fn = fn;
+	cfg->log_user = user;
+	cfg->log_fn_level = level;
+}
+
+void hpshm__log(const struct hpshm_config *cfg, hpshm_log_level level, const char *fmt, ...)
+{
+	char line[HPSHM_MESSAGE_MAX];
+	va_list ap;
+
+	if (!cfg || level == HPSHM_LOG_OFF)
+		return;
+	if (cfg->log_fn ? level > cfg->log_fn_level : level > cfg->log_level)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (cfg->log_fn)
+		cfg->log_fn(cfg->log_user, level, line);
+	else
+		fprintf(stderr, "hpshm: %s: %s\n", level_words[level], line);
+}

@@ -1,0 +1,82 @@
+/*
+ * core/errors.c -- error codes, their names and messages, and the caller-owned error record.
+ *
+ * The record is plain fixed-size storage the caller owns, so a failure path never allocates:
+ * a server that fails to get memory must still be able to say why.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/internal.h"
+
+const char *hpshm_strerror(int code)
+{
+	switch (code) {
+	case HPSHM_OK:
+		return "success";
+#define HPSHM__ERR_MSG(name, value, msg) \
+	case HPSHM_##name:               \
+		return msg;
+		HPSHM_ERRORS(HPSHM__ERR_MSG)
+#undef HPSHM__ERR_MSG
+	default:
+		return "unknown error";
+	}
+}
+
+const char *hpshm_errname(int code)
+{
+	switch (code) {
+	case HPSHM_OK:
+		return "HPSHM_OK";
+#define HPSHM__ERR_NAME(name, value, msg) \
+	case HPSHM_##name:                \
+		return "HPSHM_" #name;
+		HPSHM_ERRORS(HPSHM__ERR_NAME)
+#undef HPSHM__ERR_NAME
+	default:
+		return "HPSHM_E?";
+	}
+}
+
+const char *hpshm_version(void)
+{
+#define HPSHM__STR2(x) #x
+#define HPSHM__STR(x)  HPSHM__STR2(x)
+	return HPSHM__STR(HPSHM_VERSION_MAJOR) "." HPSHM__STR(HPSHM_VERSION_MINOR) "." HPSHM__STR(
+		HPSHM_VERSION_PATCH);
+}
+
+void hpshm__strlcpy(char *dst, const char *src, size_t len)
+{
+	size_t n;
+
+	if (len == 0)
+		return;
+	n = src ? strlen(src) : 0;
+	if (n >= len)
+		n = len - 1;
+	if (n)
+		memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+int hpshm_error_set(hpshm_error *err, int code, int sys_errno, const char *call, const char *hint,
+		    const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err)
+		return code;
+	/* The provider and key fields belong to whoever knows them: the core fills the
+	 * provider after a provider fails, the config parser the key. Keep them. */
+	err->code = code;
+	err->sys_errno = sys_errno;
+	hpshm__strlcpy(err->call, call, sizeof(err->call));
+	hpshm__strlcpy(err->hint, hint, sizeof(err->hint));
+	va_start(ap, fmt);
+	vsnprintf(err->message, sizeof(err->message), fmt, ap);
+	va_end(ap);
+	return code;
+}

@@ -1,0 +1,78 @@
+/*
+ * core/internal.h -- what the core's files share: the configuration's layout, the provider
+ * registry and logging.  Not installed; no OS header is included here.
+ */
+#ifndef HPSHM_CORE_INTERNAL_H
+#define HPSHM_CORE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hpshm.h"
+#include "hpshm/provider.h"
+
+#define HPSHM__MAX_PROVIDERS   16   /* registered plus built-in; also the longest provider= list */
+#define HPSHM__NAME_LEN        128  /* longest segment name */
+#define HPSHM__LARGEST         SIZE_MAX /* huge_page_size=largest */
+
+enum hpshm__populate_mode { HPSHM__POPULATE_AUTO, HPSHM__POPULATE_ON, HPSHM__POPULATE_OFF };
+enum hpshm__reattach_mode { HPSHM__REATTACH_OFF, HPSHM__REATTACH_EXEC };
+
+/* Where a key's value came from; a source never overrides a higher one. */
+enum hpshm__source { HPSHM__SRC_DEFAULT, HPSHM__SRC_FILE, HPSHM__SRC_ENV, HPSHM__SRC_API };
+
+/* Index of each key in the key table (core/config.c); the two must change together. */
+enum hpshm__key {
+	HPSHM__KEY_PROVIDER,
+	HPSHM__KEY_HUGE_PAGES,
+	HPSHM__KEY_HUGE_PAGE_SIZE,
+	HPSHM__KEY_REATTACH,
+	HPSHM__KEY_POPULATE,
+	HPSHM__KEY_HUGETLBFS_PATH,
+	HPSHM__KEY_NAME,
+	HPSHM__KEY_MODE,
+	HPSHM__KEY_BASE_ADDRESS,
+	HPSHM__KEY_LOG_LEVEL,
+	HPSHM__NKEYS
+};
+
+struct hpshm_config {
+	char             providers[HPSHM__MAX_PROVIDERS][HPSHM_NAME_MAX]; /* provider= list */
+	unsigned         nproviders;      /* 0 means auto */
+	hpshm_huge_pages huge_pages;      /* huge_pages= */
+	size_t           huge_page_size;  /* 0 default, HPSHM__LARGEST, or bytes */
+	int              reattach;        /* enum hpshm__reattach_mode */
+	int              populate;        /* enum hpshm__populate_mode */
+	char             hugetlbfs_path[HPSHM_PATH_MAX]; /* "" means discover */
+	char             name[HPSHM__NAME_LEN];          /* "" means anonymous */
+	unsigned         mode;            /* permissions of named objects */
+	uintptr_t        base_address;    /* 0 means auto */
+	hpshm_log_level  log_level;       /* level of the built-in stderr sink */
+	hpshm_log_fn     log_fn;          /* application's sink, or NULL */
+	void            *log_user;        /* passed to log_fn */
+	hpshm_log_level  log_fn_level;    /* most detailed level passed to log_fn */
+	unsigned char    source[HPSHM__NKEYS]; /* enum hpshm__source of each key */
+};
+
+/* The defaults, as a config: used when the caller passes NULL. */
+void hpshm__config_init(struct hpshm_config *cfg);
+
+/* Providers in auto order: registered ones, then the built-in table.  NULL past the end. */
+const struct hpshm_provider *hpshm__provider_at(unsigned index);
+const struct hpshm_provider *hpshm__provider_find(const char *name);
+
+/* One log line through the config's sink; cfg may be NULL (then nothing is logged). */
+void hpshm__log(const struct hpshm_config *cfg, hpshm_log_level level, const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 3, 4)))
+#endif
+	;
+
+/* Copy a string into a fixed buffer, always terminated, truncating. */
+void hpshm__strlcpy(char *dst, const char *src, size_t len);
+
+/* a * b and a + b, and rounding up to a multiple of align (a power of two), overflow-checked:
+ * 0, or HPSHM_EOVERFLOW. */
+int hpshm__round_up(size_t size, size_t align, size_t *out);
+
+#endif /* HPSHM_CORE_INTERNAL_H */

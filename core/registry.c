@@ -1,0 +1,128 @@
+/*
+ * core/registry.c -- the provider table.
+ *
+ * The built-in providers sit in one static, ordered table, best first, with plain always
+ * last: `provider=auto` walks it in this order.  The order is a judgement about servers:
+ *   memfd_hugetlb  needs no mount and no privilege, has a descriptor (so fallocate can
+ *                  populate it without SIGBUS, and a child started by exec can inherit it),
+ *                  and the kernel frees it when the last user goes: nothing to clean up;
+ *   mmap_hugetlb   needs nothing either, but cannot be re-attached after exec;
+ *   sysv_hugetlb   needs CAP_IPC_LOCK or vm.hugetlb_shm_group;
+ *   hugetlbfs      needs a mount the process can write to;
+ *   plain          always works, with base pages.
+ * Applications' providers (hpshm_provider_register) come before the built-in ones, since an
+ * application that brings its own mechanism means it to be used.
+ *
+ * Registration is meant for start-up, before segments are created from other threads; a small
+ * spin lock keeps two registering threads from corrupting the table.
+ */
+#include <stdatomic.h>
+#include <string.h>
+
+#include "core/internal.h"
+
+extern const struct hpshm_provider hpshm__provider_memfd_hugetlb;
+extern const struct hpshm_provider hpshm__provider_mmap_hugetlb;
+extern const struct hpshm_provider hpshm__provider_sysv_hugetlb;
+extern const struct hpshm_provider hpshm__provider_hugetlbfs;
+extern const struct hpshm_provider hpshm__provider_plain;
+
+/* Best first; plain last and always built.  CMakeLists.txt builds exactly these per OS. */
+static const struct hpshm_provider *const builtin[] = {
+#if defined(__linux__)
+	&hpshm__provider_memfd_hugetlb,
+	&hpshm__provider_mmap_hugetlb,
+	&hpshm__provider_sysv_hugetlb,
+	&hpshm__provider_hugetlbfs,
+#endif
+	&hpshm__provider_plain,
+};
+#define NBUILTIN (sizeof(builtin) / sizeof(builtin[0]))
+
+static const struct hpshm_provider *registered[HPSHM__MAX_PROVIDERS - NBUILTIN];
+static unsigned nregistered;
+static atomic_flag registry_lock = ATOMIC_FLAG_INIT;
+
+static void registry_lock_take(void)
+{
+	while (atomic_flag_test_and_set_explicit(&registry_lock, memory_order_acquire))
+		;
+}
+
+static void registry_lock_give(void)
+{
+	atomic_flag_clear_explicit(&registry_lock, memory_order_release);
+}
+
+const struct hpshm_provider *hpshm__provider_at(unsigned index)
+{
+	if (index < nregistered)
+		return registered[index];
+	index -= nregistered;
+	return index < NBUILTIN ? builtin[index] : NULL;
+}
+
+const struct hpshm_provider *hpshm__provider_find(const char *name)
+{
+	const struct hpshm_provider *p;
+
+	for (unsigned i = 0; (p = hpshm__provider_at(i)) != NULL; i++)
+		if (strcmp(p->name, name) == 0)
+			return p;
+	return NULL;
+}
+
+const char *hpshm_provider_name(unsigned index, unsigned *caps)
+{
+	const struct hpshm_provider *p = hpshm__provider_at(index);
+
+	if (!p)
+		return NULL;
+	if (caps)
+		*caps = p->caps;
+	return p->name;
+}
+
+int hpshm_provider_register(const struct hpshm_provider *p, hpshm_error *err)
+{
+	size_t len;
+	int rc = 0;
+
+	if (!p || p->abi_version < 1 || !p->name || !p->probe || !p->create || !p->destroy)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL,
+				       "set abi_version = HPSHM_PROVIDER_ABI and every member of the provider",
+				       "provider to register is incomplete (NULL name, probe, create or destroy, or "
+				       "abi_version 0)");
+	len = strlen(p->name);
+	if (len == 0 || len >= HPSHM_NAME_MAX || strcmp(p->name, "auto") == 0 || strchr(p->name, ','))
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "use a short name without commas",
+				       "provider name \"%s\" is not usable", p->name);
+	registry_lock_take();
+	if (hpshm__provider_find(p->name))
+		rc = hpshm_error_set(err, HPSHM_EEXIST, 0, NULL, "choose another name",
+				     "a provider named \"%s\" is already registered", p->name);
+	else if (nregistered == sizeof(registered) / sizeof(registered[0]))
+		rc = hpshm_error_set(err, HPSHM_EFULL, 0, NULL, "unregister a provider first",
+				     "the provider table is full");
+	else
+		registered[nregistered++] = p;
+	registry_lock_give();
+	return rc;
+}
+
+int hpshm_provider_unregister(const struct hpshm_provider *p)
+{
+	int rc = HPSHM_ENOPROVIDER;
+
+	registry_lock_take();
+	for (unsigned i = 0; i < nregistered; i++) {
+		if (registered[i] != p)
+			continue;
+		memmove(&registered[i], &registered[i + 1], (nregistered - i - 1) * sizeof(registered[0]));
+		nregistered--;
+		rc = 0;
+		break;
+	}
+	registry_lock_give();
+	return rc;
+}

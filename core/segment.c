@@ -1,0 +1,546 @@
+/*
+ * core/segment.c -- creating a segment: choosing providers, the huge_pages policy, rounding,
+ * verifying from the kernel, populating, and recording every decision.
+ *
+ * The walk is one loop over candidates.  Each candidate is probed, then created; the result
+ * is verified from the kernel (a huge provider whose mapping the kernel does not report as
+ * huge has failed, whatever the flags said), then populated if asked or if a hugetlb cgroup
+ * could refuse pages at fault time.  Every candidate leaves one line in the report, in order,
+ * whether it was ruled out by configuration, by probe, by create, by verification or by
+ * populate.  Policy (PostgreSQL's, made loud):
+ *   on   only huge providers are candidates; if none works, the error names each one's
+ *        reason and carries one actionable hint;
+ *   try  huge providers first, plain last; falling back is logged once at warning level;
+ *   off  only plain.
+ * Sizes are rounded up per candidate to the page size it uses, so a fallback gets the
+ * original size rounded to base pages, and map and unmap lengths are always the same.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+#include "port.h"
+
+struct hpshm_segment {
+	const struct hpshm_provider *provider; /* who made it, and who destroys it */
+	struct hpshm_mapping         map;      /* what the provider made */
+	hpshm_report                 report;   /* what it is */
+	struct hpshm_config          cfg;      /* for logging at destroy */
+};
+
+/* A candidate's outcome, while walking. */
+struct segment_walk {
+	const struct hpshm_config *cfg;
+	hpshm_report              *r;
+	char                       hint[HPSHM_TEXT_MAX]; /* the first actionable hint seen */
+	char                       key[HPSHM_NAME_MAX];  /* the config key at fault, if any */
+	int                        last_code;            /* the last candidate's error */
+};
+
+int hpshm_huge_page_sizes(size_t *sizes, int max)
+{
+	struct hpshm__pool pools[HPSHM__MAX_PAGE_SIZES];
+	int n = hpshm__pools(pools, HPSHM__MAX_PAGE_SIZES);
+
+	for (int i = 0; i < n && i < max; i++)
+		sizes[i] = pools[i].page_size;
+	return n;
+}
+
+size_t hpshm_base_page_size(void)
+{
+	return hpshm__base_page_size();
+}
+
+static void segment_list_sizes(char *buf, size_t len)
+{
+	size_t sizes[HPSHM__MAX_PAGE_SIZES];
+	int n = hpshm_huge_page_sizes(sizes, HPSHM__MAX_PAGE_SIZES);
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < n && i < HPSHM__MAX_PAGE_SIZES && used < len; i++) {
+		char s[32];
+
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "",
+					 hpshm_size_format(sizes[i], s, sizeof(s)));
+	}
+	if (n == 0)
+		snprintf(buf, len, "none");
+}
+
+/*
+ * The huge page size this configuration asks for, checked against what the kernel offers.
+ * 0 with why filled when there is none to use.  "largest" takes the largest size whose pool
+ * can hold the segment now, else the largest offered: a 1 GiB pool is rarely filled at run
+ * time, and an operator who wrote "largest" wants the best that works.
+ */
+static size_t segment_huge_page_size(const struct hpshm_config *cfg, size_t size, char *why, size_t len)
+{
+	struct hpshm__pool pools[HPSHM__MAX_PAGE_SIZES];
+	int n = hpshm__pools(pools, HPSHM__MAX_PAGE_SIZES);
+	char s[32], offered[128];
+
+	if (n <= 0) {
+		snprintf(why, len, "the kernel offers no huge pages (no /sys/kernel/mm/hugepages)");
+		return 0;
+	}
+	if (n > HPSHM__MAX_PAGE_SIZES)
+		n = HPSHM__MAX_PAGE_SIZES;
+	if (cfg->huge_page_size == 0) {
+		size_t d = hpshm__default_huge_page_size();
+
+		return d ? d : pools[0].page_size;
+	}
+	if (cfg->huge_page_size == HPSHM__LARGEST) {
+		for (int i = n - 1; i >= 0; i--) {
+			size_t pages = size / pools[i].page_size + (size % pools[i].page_size != 0);
+
+			if (hpshm__pool_available(&pools[i]) >= pages)
+				return pools[i].page_size;
+		}
+		return pools[n - 1].page_size;
+	}
+	for (int i = 0; i < n; i++)
+		if (pools[i].page_size == cfg->huge_page_size)
+			return cfg->huge_page_size;
+	segment_list_sizes(offered, sizeof(offered));
+	snprintf(why, len, "huge_page_size=%s: the kernel offers no such huge pages (offered: %s)",
+		 hpshm_size_format(cfg->huge_page_size, s, sizeof(s)), offered);
+	return 0;
+}
+
+static void segment_request(struct hpshm_request *rq, const struct hpshm_config *cfg)
+{
+	memset(rq, 0, sizeof(*rq));
+	rq->name = cfg->name[0] ? cfg->name : NULL;
+	rq->mode = cfg->mode;
+	rq->address = (void *)cfg->base_address;
+	rq->hugetlbfs_path = cfg->hugetlbfs_path[0] ? cfg->hugetlbfs_path : NULL;
+}
+
+static void segment_attempt(struct segment_walk *w, const struct hpshm_provider *p, size_t page_size, int result,
+			    int sys_errno, const char *call, const char *reason)
+{
+	hpshm_attempt *a;
+
+	if (result < 0)
+		w->last_code = result;
+	if (w->r->nattempts >= HPSHM_MAX_ATTEMPTS)
+		return;
+	a = &w->r->attempts[w->r->nattempts++];
+	memset(a, 0, sizeof(*a));
+	hpshm__strlcpy(a->provider, p->name, sizeof(a->provider));
+	a->page_size = page_size;
+	a->result = result;
+	a->sys_errno = sys_errno;
+	hpshm__strlcpy(a->call, call, sizeof(a->call));
+	hpshm__strlcpy(a->reason, reason, sizeof(a->reason));
+	hpshm__log(w->cfg, HPSHM_LOG_DEBUG, "%s: %s%s%s", p->name, result ? hpshm_errname(result) : "ok",
+		   reason && reason[0] ? ": " : "", reason ? reason : "");
+}
+
+static void segment_keep_hint(struct segment_walk *w, const char *hint)
+{
+	if (!w->hint[0] && hint && hint[0])
+		hpshm__strlcpy(w->hint, hint, sizeof(w->hint));
+}
+
+/* Is provider p a candidate under this configuration?  NULL if yes, else why not. */
+static const char *segment_excluded(const struct hpshm_config *cfg, const struct hpshm_provider *p)
+{
+	if (cfg->huge_pages == HPSHM_HUGE_ON && !(p->caps & HPSHM_CAP_HUGE))
+		return "huge_pages=on admits only huge page providers";
+	if (cfg->huge_pages == HPSHM_HUGE_OFF && (p->caps & HPSHM_CAP_HUGE))
+		return "huge_pages=off admits only plain pages";
+	if (cfg->reattach == HPSHM__REATTACH_EXEC && !(p->caps & HPSHM_CAP_REATTACH))
+		return "reattach=exec: a child started by exec cannot re-attach this provider's segments";
+	return NULL;
+}
+
+/* Make sure the mapping is what the provider promised; fills the report's page facts. */
+static int segment_verify(struct segment_walk *w, const struct hpshm_provider *p, const struct hpshm_request *rq,
+			  const struct hpshm_mapping *m)
+{
+	struct hpshm__backing b;
+	hpshm_report *r = w->r;
+	char want[32], got[32], why[HPSHM_TEXT_MAX];
+
+	memset(&b, 0, sizeof(b));
+	if (hpshm__verify_backing(m->addr, m->size, m->fd, &b) < 0 || b.page_size == 0) {
+		/* Nothing to read the truth from (not Linux, or /proc hidden): say so. */
+		r->page_size = rq->page_size;
+		r->verified = 0;
+		r->huge = (p->caps & HPSHM_CAP_HUGE) != 0;
+		hpshm__strlcpy(r->verified_by, "unverified", sizeof(r->verified_by));
+		return 0;
+	}
+	r->page_size = b.page_size;
+	r->verified = 1;
+	r->huge = b.huge;
+	hpshm__strlcpy(r->verified_by, b.source, sizeof(r->verified_by));
+	if ((p->caps & HPSHM_CAP_HUGE) && (!b.huge || b.page_size != rq->page_size)) {
+		snprintf(why, sizeof(why), "asked for %s pages, the kernel (%s) reports %s%s pages",
+			 hpshm_size_format(rq->page_size, want, sizeof(want)), b.source,
+			 hpshm_size_format(b.page_size, got, sizeof(got)), b.huge ? " huge" : "");
+		segment_attempt(w, p, rq->page_size, HPSHM_ENOHUGE, 0, "verify", why);
+		return HPSHM_ENOHUGE;
+	}
+	return 0;
+}
+
+static int segment_want_populate(const struct hpshm_config *cfg, const struct hpshm_provider *p,
+				 const struct hpshm_request *rq)
+{
+	if (cfg->populate == HPSHM__POPULATE_ON)
+		return 1;
+	if (cfg->populate == HPSHM__POPULATE_OFF || !(p->caps & HPSHM_CAP_HUGE))
+		return 0;
+	/* A fault-time cgroup limit without a reservation limit turns a late fault into SIGBUS:
+	 * take every page now, when a failure is still an error code. */
+	return hpshm__hugetlb_fault_risk(rq->size, rq->page_size);
+}
+
+/* Try one candidate.  0 with *seg made, or a negative code (recorded) to move on. */
+static int segment_try(struct segment_walk *w, const struct hpshm_provider *p, size_t size, size_t huge_ps,
+		       const char *huge_why, struct hpshm_segment **seg)
+{
+	const struct hpshm_config *cfg = w->cfg;
+	struct hpshm_request rq;
+	struct hpshm_probe pr;
+	struct hpshm_mapping m;
+	hpshm_error perr;
+	const char *why;
+	uint64_t t0;
+	int rc;
+
+	segment_request(&rq, cfg);
+	why = segment_excluded(cfg, p);
+	if (why) {
+		segment_attempt(w, p, 0, HPSHM_EUNAVAILABLE, 0, "config", why);
+		return HPSHM_EUNAVAILABLE;
+	}
+	if (p->caps & HPSHM_CAP_HUGE) {
+		if (huge_ps == 0) {
+			if (cfg->huge_page_size && cfg->huge_page_size != HPSHM__LARGEST)
+				hpshm__strlcpy(w->key, "huge_page_size", sizeof(w->key));
+			segment_attempt(w, p, cfg->huge_page_size, HPSHM_EUNAVAILABLE, 0, "config", huge_why);
+			return HPSHM_EUNAVAILABLE;
+		}
+		rq.page_size = huge_ps;
+	} else {
+		rq.page_size = hpshm__base_page_size();
+	}
+	rc = hpshm__round_up(size, rq.page_size, &rq.size);
+	if (rc < 0) {
+		segment_attempt(w, p, rq.page_size, HPSHM_EOVERFLOW, 0, "round", "size overflows when rounded to the page size");
+		return HPSHM_EOVERFLOW;
+	}
+
+	memset(&pr, 0, sizeof(pr));
+	rc = p->probe(&rq, &pr);
+	if (rc < 0) {
+		if (p->caps & HPSHM_CAP_HUGE) {
+			char hint[HPSHM_TEXT_MAX];
+			struct hpshm__pool pool;
+
+			/* Pool too small is the usual cause; name the sysctl and the page count. */
+			if (hpshm__pool_get(rq.page_size, &pool) == 0 &&
+			    hpshm__pool_available(&pool) < rq.size / rq.page_size)
+				segment_keep_hint(w, hpshm__hugetlb_hint(rq.size, rq.page_size, hint, sizeof(hint)));
+		}
+		segment_attempt(w, p, rq.page_size, rc, pr.sys_errno, "probe", pr.reason[0] ? pr.reason : "unavailable");
+		return rc;
+	}
+
+	memset(&m, 0, sizeof(m));
+	m.fd = -1;
+	m.id = -1;
+	memset(&perr, 0, sizeof(perr));
+	rc = p->create(&m, &rq, &perr);
+	if (rc < 0) {
+		segment_keep_hint(w, perr.hint);
+		segment_attempt(w, p, rq.page_size, rc, perr.sys_errno, perr.call[0] ? perr.call : "create",
+				perr.message);
+		return rc;
+	}
+
+	rc = segment_verify(w, p, &rq, &m);
+	if (rc < 0) {
+		(void)p->destroy(&m);
+		return rc;
+	}
+
+	w->r->populate = HPSHM_POPULATE_NONE;
+	w->r->populate_ns = 0;
+	if (segment_want_populate(cfg, p, &rq)) {
+		t0 = hpshm__now_ns();
+		memset(&perr, 0, sizeof(perr));
+		rc = hpshm__populate(m.addr, m.size, rq.page_size, m.fd, &w->r->populate, &perr);
+		w->r->populate_ns = hpshm__now_ns() - t0;
+		if (rc < 0) {
+			(void)p->destroy(&m);
+			segment_keep_hint(w, perr.hint);
+			segment_attempt(w, p, rq.page_size, HPSHM_EPOPULATE, perr.sys_errno,
+					perr.call[0] ? perr.call : "populate", perr.message);
+			return HPSHM_EPOPULATE;
+		}
+	}
+
+	*seg = calloc(1, sizeof(**seg));
+	if (!*seg) {
+		(void)p->destroy(&m);
+		segment_attempt(w, p, rq.page_size, HPSHM_ENOMEM, 0, "malloc", "out of memory for the segment handle");
+		return HPSHM_ENOMEM;
+	}
+	(*seg)->provider = p;
+	(*seg)->map = m;
+	hpshm__strlcpy(w->r->provider, p->name, sizeof(w->r->provider));
+	w->r->mapped_size = m.size;
+	w->r->requested_page_size = rq.page_size;
+	segment_attempt(w, p, rq.page_size, 0, 0, "", "");
+	return 0;
+}
+
+/* The whole failure, for the caller: every reason, one hint. */
+static int segment_fail(struct segment_walk *w, size_t size, hpshm_error *err)
+{
+	const hpshm_report *r = w->r;
+	int code = w->cfg->huge_pages == HPSHM_HUGE_ON ? HPSHM_ENOHUGE : w->last_code;
+	char msg[HPSHM_MESSAGE_MAX], s[32];
+	size_t used;
+
+	if (code == 0)
+		code = HPSHM_EUNAVAILABLE;
+	used = (size_t)snprintf(msg, sizeof(msg), "no provider could create a %s segment%s",
+				hpshm_size_format(size, s, sizeof(s)),
+				w->cfg->huge_pages == HPSHM_HUGE_ON ? " with huge pages (huge_pages=on)" : "");
+	for (unsigned i = 0; i < r->nattempts && used < sizeof(msg); i++)
+		used += (size_t)snprintf(msg + used, sizeof(msg) - used, "%s %s: %s", i ? ";" : ":",
+					 r->attempts[i].provider, r->attempts[i].reason);
+	hpshm_error_set(err, code, r->nattempts ? r->attempts[r->nattempts - 1].sys_errno : 0,
+			r->nattempts ? r->attempts[r->nattempts - 1].call : NULL,
+			w->hint[0] ? w->hint : "run `hpshm probe` to see what this machine offers", "%s", msg);
+	if (err) {
+		err->provider[0] = '\0';
+		hpshm__strlcpy(err->key, w->key, sizeof(err->key));
+	}
+	hpshm__log(w->cfg, HPSHM_LOG_ERROR, "%s (hint: %s)", msg, w->hint[0] ? w->hint : "run `hpshm probe`");
+	return code;
+}
+
+/* A caller error in the configuration itself (not a machine limitation). */
+static int segment_config_error(hpshm_error *err, const char *key, const char *name, const char *conflict)
+{
+	hpshm_error_set(err, HPSHM_EVALUE, 0, NULL, "change provider= or the other key so they agree",
+			"provider %s %s", name, conflict);
+	if (err)
+		hpshm__strlcpy(err->key, key, sizeof(err->key));
+	return HPSHM_EVALUE;
+}
+
+int hpshm_segment_create_ex(hpshm_segment **out, size_t size, const hpshm_config *cfg_in, hpshm_report *report,
+			    hpshm_error *err)
+{
+	struct hpshm_config defaults;
+	const struct hpshm_config *cfg = cfg_in;
+	const struct hpshm_provider *p;
+	struct segment_walk w;
+	struct hpshm_segment *seg = NULL;
+	hpshm_report r;
+	size_t huge_ps, rounded;
+	char huge_why[HPSHM_TEXT_MAX] = "";
+	uint64_t t0 = hpshm__now_ns();
+	int rc = HPSHM_EUNAVAILABLE;
+
+	if (err)
+		memset(err, 0, sizeof(*err));
+	if (!cfg) {
+		hpshm__config_init(&defaults);
+		cfg = &defaults;
+	}
+	memset(&r, 0, sizeof(r));
+	r.requested_size = size;
+	r.policy = cfg->huge_pages;
+	if (report)
+		*report = r;
+	if (!out)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_segment_create: out is NULL");
+	*out = NULL;
+	if (size == 0)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "ask for at least one byte",
+				       "segment size must be greater than 0");
+	if (hpshm__round_up(size, hpshm__base_page_size(), &rounded) < 0)
+		return hpshm_error_set(err, HPSHM_EOVERFLOW, 0, NULL, "ask for a size the address space can hold",
+				       "segment size %zu overflows when rounded to the page size", size);
+
+	memset(&w, 0, sizeof(w));
+	w.cfg = cfg;
+	w.r = &r;
+	huge_ps = segment_huge_page_size(cfg, size, huge_why, sizeof(huge_why));
+
+	if (cfg->nproviders == 0) {
+		/* Providers the policy excludes are recorded too: the report lists every one. */
+		for (unsigned i = 0; (p = hpshm__provider_at(i)) != NULL; i++) {
+			rc = segment_try(&w, p, size, huge_ps, huge_why, &seg);
+			if (rc == 0)
+				break;
+		}
+	} else {
+		for (unsigned i = 0; i < cfg->nproviders; i++) {
+			p = hpshm__provider_find(cfg->providers[i]);
+			if (!p) {
+				hpshm_error_set(err, HPSHM_ENOPROVIDER, 0, NULL, "run `hpshm providers` for the list",
+						"provider \"%s\" is not registered", cfg->providers[i]);
+				if (err)
+					hpshm__strlcpy(err->key, "provider", sizeof(err->key));
+				return HPSHM_ENOPROVIDER;
+			}
+			/* Naming a provider the policy excludes is a contradiction in the config. */
+			if (cfg->huge_pages == HPSHM_HUGE_OFF && (p->caps & HPSHM_CAP_HUGE))
+				return segment_config_error(err, "huge_pages",
+							    p->name, "uses huge pages but huge_pages=off");
+			if (cfg->huge_pages == HPSHM_HUGE_ON && !(p->caps & HPSHM_CAP_HUGE))
+				return segment_config_error(err, "huge_pages",
+							    p->name, "cannot give huge pages but huge_pages=on");
+			if (cfg->reattach == HPSHM__REATTACH_EXEC && !(p->caps & HPSHM_CAP_REATTACH))
+				return segment_config_error(err, "reattach",
+							    p->name, "cannot be re-attached after exec but reattach=exec");
+		}
+		for (unsigned i = 0; i < cfg->nproviders; i++) {
+			rc = segment_try(&w, hpshm__provider_find(cfg->providers[i]), size, huge_ps, huge_why, &seg);
+			if (rc == 0)
+				break;
+		}
+	}
+	r.create_ns = hpshm__now_ns() - t0;
+
+	if (!seg) {
+		if (report)
+			*report = r;
+		return segment_fail(&w, size, err);
+	}
+
+	seg->report = r;
+	seg->cfg = *cfg;
+	if (report)
+		*report = r;
+	if (r.nattempts > 1 && !r.huge && cfg->huge_pages == HPSHM_HUGE_TRY)
+		hpshm__log(cfg, HPSHM_LOG_WARNING, "huge pages not used, fell back to %s: %s: %s", r.provider,
+			   r.attempts[0].provider, r.attempts[0].reason);
+	{
+		char line[HPSHM_MESSAGE_MAX];
+
+		hpshm_report_format(&seg->report, line, sizeof(line));
+		hpshm__log(cfg, HPSHM_LOG_INFO, "created %s", line);
+	}
+	*out = seg;
+	return 0;
+}
+
+int hpshm_segment_create(hpshm_segment **out, size_t size, const hpshm_config *cfg, hpshm_error *err)
+{
+	return hpshm_segment_create_ex(out, size, cfg, NULL, err);
+}
+
+int hpshm_segment_destroy(hpshm_segment *seg)
+{
+	int rc;
+
+	if (!seg)
+		return 0;
+	rc = seg->provider->destroy(&seg->map);
+	hpshm__log(&seg->cfg, HPSHM_LOG_INFO, "destroyed %s segment at %p (%zu bytes)%s", seg->provider->name,
+		   seg->map.addr, seg->map.size, rc < 0 ? ": the OS refused to release it" : "");
+	free(seg);
+	return rc;
+}
+
+void *hpshm_segment_address(const hpshm_segment *seg)
+{
+	return seg ? seg->map.addr : NULL;
+}
+
+size_t hpshm_segment_size(const hpshm_segment *seg)
+{
+	return seg ? seg->map.size : 0;
+}
+
+const hpshm_report *hpshm_segment_report(const hpshm_segment *seg)
+{
+	return seg ? &seg->report : NULL;
+}
+
+const char *hpshm_populate_name(unsigned methods)
+{
+	static const char *const names[] = {
+		"none", "fallocate", "madvise", "fallocate+madvise",
+		"touch", "fallocate+touch", "madvise+touch", "fallocate+madvise+touch",
+	};
+
+	return names[methods & 7];
+}
+
+int hpshm_report_format(const hpshm_report *r, char *buf, size_t len)
+{
+	char req[32], mapped[32], ps[32];
+
+	if (!r || (!buf && len))
+		return HPSHM_EINVAL;
+	return snprintf(buf, len,
+			"provider=%s size=%s mapped=%s page_size=%s (%s) huge=%s populate=%s (%.1f ms) "
+			"create=%.1f ms attempts=%u",
+			r->provider[0] ? r->provider : "none", hpshm_size_format(r->requested_size, req, sizeof(req)),
+			hpshm_size_format(r->mapped_size, mapped, sizeof(mapped)),
+			hpshm_size_format(r->page_size, ps, sizeof(ps)), r->verified ? r->verified_by : "unverified",
+			r->huge ? "yes" : "no", hpshm_populate_name(r->populate), (double)r->populate_ns / 1e6,
+			(double)r->create_ns / 1e6, r->nattempts);
+}
+
+int hpshm_provider_probe(const char *name, size_t size, const hpshm_config *cfg_in, size_t *page_size, char *reason,
+			 size_t len)
+{
+	struct hpshm_config defaults;
+	const struct hpshm_config *cfg = cfg_in;
+	const struct hpshm_provider *p;
+	struct hpshm_request rq;
+	struct hpshm_probe pr;
+	char why[HPSHM_TEXT_MAX] = "";
+	int rc;
+
+	if (reason && len)
+		reason[0] = '\0';
+	if (!name)
+		return HPSHM_EINVAL;
+	p = hpshm__provider_find(name);
+	if (!p)
+		return HPSHM_ENOPROVIDER;
+	if (!cfg) {
+		hpshm__config_init(&defaults);
+		cfg = &defaults;
+	}
+	segment_request(&rq, cfg);
+	if (p->caps & HPSHM_CAP_HUGE) {
+		rq.page_size = segment_huge_page_size(cfg, size ? size : 1, why, sizeof(why));
+		if (rq.page_size == 0) {
+			if (reason)
+				hpshm__strlcpy(reason, why, len);
+			return HPSHM_EUNAVAILABLE;
+		}
+	} else {
+		rq.page_size = hpshm__base_page_size();
+	}
+	if (hpshm__round_up(size ? size : 1, rq.page_size, &rq.size) < 0) {
+		if (reason)
+			hpshm__strlcpy(reason, "size overflows when rounded to the page size", len);
+		return HPSHM_EOVERFLOW;
+	}
+	if (page_size)
+		*page_size = rq.page_size;
+	memset(&pr, 0, sizeof(pr));
+	rc = p->probe(&rq, &pr);
+	if (rc < 0 && reason)
+		hpshm__strlcpy(reason, pr.reason[0] ? pr.reason : "unavailable", len);
+	return rc;
+}
