@@ -1,0 +1,355 @@
+/*
+ * backends/hugetlbfs.c -- a file on a mounted hugetlbfs, mapped MAP_SHARED.
+ *
+ * Mechanism: open("<dir>/hpshm.<...>", O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC), ftruncate() to
+ * the size, mmap(MAP_SHARED).  The page size is the mount's (pagesize= option), so the
+ * mapping needs no MAP_HUGETLB: on a file the kernel answers that flag with EINVAL.
+ *
+ * Operator setup: a hugetlbfs mount for the requested page size that this user may write
+ * (mount -t hugetlbfs -o pagesize=2M,uid=,gid=,mode= none <dir>), and pages in that size's
+ * pool.  The directory is rq->hugetlbfs_path when set (checked to be hugetlbfs with the
+ * requested page size), otherwise the first writable mount of that page size found in
+ * /proc/self/mountinfo.  No capability is needed.
+ *
+ * Kernel quirks, and what we do about them:
+ *   - ftruncate() must be a multiple of the page size (else EINVAL); the core guarantees it.
+ *   - The reservation is taken at mmap(); ENOMEM there means the pool, a hugetlb cgroup's
+ *     rsvd limit or the mount's size= quota is short.  It is "unavailable", with the pool
+ *     hint, so the core moves on.
+ *   - The kernel zeroes a page only the first time an offset of the file is mapped, and a
+ *     file keeps its pages until it is unlinked: a reused file would leak old contents and
+ *     pin pages.  O_EXCL means we never reuse one; a name taken is HPSHM_EEXIST.
+ *   - The descriptor stays open until destroy(): the core populates through it with
+ *     fallocate(), which reports ENOSPC instead of a later SIGBUS.
+ *
+ * Files:
+ *   - unnamed segments use "<dir>/hpshm.<pid>.<counter>" and unlink it right after open(),
+ *     before the mapping is even made: the descriptor keeps the file alive, and a crash at
+ *     any later point leaves nothing in the directory.  A name left over from a dead process
+ *     with the same pid is skipped (O_EXCL, next counter);
+ *   - named segments use "<dir>/hpshm.<name>" and keep it, so other processes can open it
+ *     by path.  The creator owns it: destroy() unlinks it.  A crash leaves it behind, with
+ *     its pages, for `hpshm gc`.
+ *
+ * Capabilities: HUGE, REATTACH, NAMED, FD.
+ *
+ * Re-attach: a child started by exec opens m->path (named) or inherits the descriptor
+ * (unnamed: FD_CLOEXEC cleared just before exec), then mmap(MAP_SHARED | MAP_FIXED_NOREPLACE)
+ * at the creator's address.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hpshm/provider.h"
+#include "port.h"
+#include "posix/sys.h"
+
+#define HUGETLBFS_DEFAULT_MODE 0600
+#define HUGETLBFS_NAME_MAX     200 /* leaves room for the directory within HPSHM_PATH_MAX */
+#define HUGETLBFS_TRIES        8   /* unnamed files: names to try before giving up */
+
+/* Where a segment's file goes, or why there is no such place. */
+struct hugetlbfs_dir {
+	char path[256];                /* the directory */
+	int  sys_errno;                /* errno behind the failure, 0 if none */
+	char reason[HPSHM_TEXT_MAX];   /* what is wrong */
+	char hint[HPSHM_TEXT_MAX];     /* what to do about it */
+};
+
+/* Counter for unnamed files, so two threads never race for one name. */
+static atomic_ulong hugetlbfs_counter;
+
+/* snprintf() for reasons and hints: a path too long for the text is cut, which is fine there. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static void hugetlbfs_text(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+}
+
+/* A page size as mount's pagesize= option takes it: "2M", "1G", "64K". */
+static char *hugetlbfs_mount_size(size_t page_size, char *buf, size_t len)
+{
+	if (page_size % (1UL << 30) == 0)
+		snprintf(buf, len, "%zuG", page_size >> 30);
+	else if (page_size % (1UL << 20) == 0)
+		snprintf(buf, len, "%zuM", page_size >> 20);
+	else
+		snprintf(buf, len, "%zuK", page_size >> 10);
+	return buf;
+}
+
+/* Find the directory for rq.  0, or HPSHM_EUNAVAILABLE with d->reason and d->hint set. */
+static int hugetlbfs_find_dir(const struct hpshm_request *rq, struct hugetlbfs_dir *d)
+{
+	struct hpshm__mount mounts[HPSHM__MAX_MOUNTS];
+	char psz[32], have[32], opt[32];
+	size_t page_size = 0;
+	int n, i, unwritable = -1;
+
+	d->path[0] = '\0';
+	d->sys_errno = 0;
+	d->reason[0] = '\0';
+	d->hint[0] = '\0';
+	hpshm_size_format(rq->page_size, psz, sizeof(psz));
+	hugetlbfs_mount_size(rq->page_size, opt, sizeof(opt));
+
+	if (rq->hugetlbfs_path) {
+		errno = 0;
+		if (hpshm__hugetlbfs_dir(rq->hugetlbfs_path, &page_size) < 0) {
+			d->sys_errno = errno;
+			if (errno == ENOENT || errno == ENOTDIR || errno == EACCES) {
+				hugetlbfs_text(d->reason, sizeof(d->reason), "hugetlbfs_path %s %s", rq->hugetlbfs_path,
+					 errno == EACCES ? "cannot be searched" : "is not a directory");
+				hugetlbfs_text(d->hint, sizeof(d->hint), "create it and mount hugetlbfs on it, or fix hugetlbfs_path");
+			} else {
+				hugetlbfs_text(d->reason, sizeof(d->reason), "hugetlbfs_path %s is not on hugetlbfs",
+					 rq->hugetlbfs_path);
+				hugetlbfs_text(d->hint, sizeof(d->hint), "mount -t hugetlbfs -o pagesize=%s none %s",
+					 opt, rq->hugetlbfs_path);
+			}
+			return HPSHM_EUNAVAILABLE;
+		}
+		if (page_size != rq->page_size) {
+			hugetlbfs_text(d->reason, sizeof(d->reason), "hugetlbfs_path %s has %s pages, not %s",
+				 rq->hugetlbfs_path, hpshm_size_format(page_size, have, sizeof(have)), psz);
+			hugetlbfs_text(d->hint, sizeof(d->hint), "point hugetlbfs_path at a mount with -o pagesize=%s", opt);
+			return HPSHM_EUNAVAILABLE;
+		}
+		if (strlen(rq->hugetlbfs_path) >= sizeof(d->path)) {
+			d->sys_errno = ENAMETOOLONG;
+			hugetlbfs_text(d->reason, sizeof(d->reason), "hugetlbfs_path is longer than %zu bytes",
+				 sizeof(d->path) - 1);
+			hugetlbfs_text(d->hint, sizeof(d->hint), "mount hugetlbfs on a shorter path");
+			return HPSHM_EUNAVAILABLE;
+		}
+		strcpy(d->path, rq->hugetlbfs_path);
+		return 0;
+	}
+
+	n = hpshm__hugetlbfs_mounts(mounts, HPSHM__MAX_MOUNTS);
+	if (n > HPSHM__MAX_MOUNTS)
+		n = HPSHM__MAX_MOUNTS;
+	for (i = 0; i < n; i++) {
+		if (mounts[i].page_size != rq->page_size)
+			continue;
+		if (!mounts[i].writable) {
+			if (unwritable < 0)
+				unwritable = i;
+			continue;
+		}
+		memcpy(d->path, mounts[i].path, sizeof(d->path));
+		d->path[sizeof(d->path) - 1] = '\0';
+		return 0;
+	}
+	if (unwritable >= 0) {
+		d->sys_errno = EACCES;
+		hugetlbfs_text(d->reason, sizeof(d->reason), "the hugetlbfs mount %s for %s pages is not writable by this user",
+			 mounts[unwritable].path, psz);
+		hugetlbfs_text(d->hint, sizeof(d->hint), "remount it with uid=, gid= or mode= for this user, or set hugetlbfs_path");
+		return HPSHM_EUNAVAILABLE;
+	}
+	hugetlbfs_text(d->reason, sizeof(d->reason), "no hugetlbfs mount for %s pages", psz);
+	hugetlbfs_text(d->hint, sizeof(d->hint), "mount -t hugetlbfs -o pagesize=%s none <dir> or set hugetlbfs_path", opt);
+	return HPSHM_EUNAVAILABLE;
+}
+
+/* A name becomes one path component: no '/', not empty, not "." or "..", not too long. */
+static int hugetlbfs_name_ok(const char *name)
+{
+	size_t len = strlen(name);
+
+	return len > 0 && len <= HUGETLBFS_NAME_MAX && !strchr(name, '/') && strcmp(name, ".") != 0 &&
+	       strcmp(name, "..") != 0;
+}
+
+static int hugetlbfs_probe(const struct hpshm_request *rq, struct hpshm_probe *out)
+{
+	struct hugetlbfs_dir d;
+	int rc;
+
+	out->sys_errno = 0;
+	out->reason[0] = '\0';
+	rc = hpshm__hugetlb_probe(rq, out);
+	if (rc < 0)
+		return rc;
+	rc = hugetlbfs_find_dir(rq, &d);
+	if (rc < 0) {
+		out->sys_errno = d.sys_errno;
+		hugetlbfs_text(out->reason, sizeof(out->reason), "%s: %s", d.reason, d.hint);
+	}
+	return rc;
+}
+
+/* open() failed with saved: say why, per errno. */
+static int hugetlbfs_open_error(int saved, const char *path, hpshm_error *err)
+{
+	switch (saved) {
+	case EEXIST:
+		return hpshm_error_set(err, HPSHM_EEXIST, saved, "open",
+				       "another process owns it, or a dead one left it: remove it (hpshm gc) or choose another name",
+				       "segment %s already exists", path);
+	case EACCES:
+	case EPERM:
+	case EROFS:
+		return hpshm_error_set(err, HPSHM_EUNAVAILABLE, saved, "open",
+				       "mount hugetlbfs with uid=, gid= or mode= for this user, or set hugetlbfs_path",
+				       "this user may not create %s", path);
+	case ENOENT:
+	case ENOTDIR:
+		return hpshm_error_set(err, HPSHM_EUNAVAILABLE, saved, "open", "check hugetlbfs_path",
+				       "the directory of %s is gone", path);
+	case ENOSPC:
+		return hpshm_error_set(err, HPSHM_EUNAVAILABLE, saved, "open", "raise the mount's nr_inodes= option",
+				       "the hugetlbfs mount has no free inode for %s", path);
+	default:
+		return hpshm_error_set(err, HPSHM_ESYS, saved, "open", NULL, "could not create %s", path);
+	}
+}
+
+static int hugetlbfs_create(struct hpshm_mapping *m, const struct hpshm_request *rq, hpshm_error *err)
+{
+	struct hugetlbfs_dir d;
+	char path[HPSHM_PATH_MAX];
+	char hint[HPSHM_TEXT_MAX];
+	char sz[32], psz[32];
+	unsigned mode = rq->mode ? rq->mode & 0777 : HUGETLBFS_DEFAULT_MODE;
+	int flags = MAP_SHARED;
+	int fd = -1, saved, rc, tries, n;
+	void *p;
+
+	hpshm_size_format(rq->size, sz, sizeof(sz));
+	hpshm_size_format(rq->page_size, psz, sizeof(psz));
+	if (rq->name && !hugetlbfs_name_ok(rq->name))
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL,
+				       "use 1 to 200 characters without '/', other than \".\" and \"..\"",
+				       "segment name \"%.64s\" cannot be a file name", rq->name);
+	if ((off_t)rq->size < 0 || (size_t)(off_t)rq->size != rq->size)
+		return hpshm_error_set(err, HPSHM_EOVERFLOW, 0, NULL, NULL, "%s does not fit in off_t", sz);
+	if (rq->address) {
+		if ((uintptr_t)rq->address % rq->page_size != 0)
+			return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "give a base_address that is a multiple of the page size",
+					       "base_address %p is not aligned to %s pages", rq->address, psz);
+		flags |= MAP_FIXED_NOREPLACE;
+	}
+
+	rc = hugetlbfs_find_dir(rq, &d);
+	if (rc < 0)
+		return hpshm_error_set(err, rc, d.sys_errno, NULL, d.hint, "%s", d.reason);
+
+	if (rq->name) {
+		n = snprintf(path, sizeof(path), "%s/hpshm.%s", d.path, rq->name);
+		if (n < 0 || (size_t)n >= sizeof(path))
+			return hpshm_error_set(err, HPSHM_EINVAL, ENAMETOOLONG, NULL,
+					       "use a shorter name or mount hugetlbfs on a shorter path",
+					       "%s/hpshm.%s is longer than %d bytes", d.path, rq->name, HPSHM_PATH_MAX - 1);
+		fd = hpshm__sys.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, (mode_t)mode);
+		if (fd < 0)
+			return hugetlbfs_open_error(errno, path, err);
+	} else {
+		for (tries = 0; fd < 0 && tries < HUGETLBFS_TRIES; tries++) {
+			n = snprintf(path, sizeof(path), "%s/hpshm.%ld.%lu", d.path, (long)getpid(),
+				     atomic_fetch_add(&hugetlbfs_counter, 1UL));
+			if (n < 0 || (size_t)n >= sizeof(path))
+				return hpshm_error_set(err, HPSHM_EINVAL, ENAMETOOLONG, NULL,
+						       "mount hugetlbfs on a shorter path",
+						       "hugetlbfs directory %s is too long for a file name", d.path);
+			fd = hpshm__sys.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, (mode_t)mode);
+			if (fd < 0 && errno != EEXIST)
+				return hugetlbfs_open_error(errno, path, err);
+		}
+		if (fd < 0)
+			return hugetlbfs_open_error(EEXIST, path, err);
+		/* The descriptor keeps it alive; unlinked now, a crash leaves no file behind. */
+		if (hpshm__sys.unlink(path) < 0) {
+			saved = errno;
+			(void)hpshm__sys.close(fd);
+			return hpshm_error_set(err, HPSHM_ESYS, saved, "unlink", NULL, "could not unlink %s", path);
+		}
+	}
+
+	if (hpshm__sys.ftruncate(fd, (off_t)rq->size) < 0) {
+		saved = errno;
+		(void)hpshm__sys.close(fd);
+		if (rq->name)
+			(void)hpshm__sys.unlink(path);
+		return hpshm_error_set(err, HPSHM_ESYS, saved, "ftruncate", NULL,
+				       "could not size %s to %s (not a multiple of its %s pages?)", path, sz, psz);
+	}
+
+	p = hpshm__sys.mmap(rq->address, rq->size, PROT_READ | PROT_WRITE, flags, fd, 0);
+	if (p == MAP_FAILED || (rq->address && p != rq->address)) {
+		char line[HPSHM_TEXT_MAX - 80];
+
+		saved = p == MAP_FAILED ? errno : EEXIST;   /* close() below may clobber errno */
+		if (p != MAP_FAILED)
+			(void)hpshm__sys.munmap(p, rq->size); /* pre-4.17 kernel: NOREPLACE was a hint */
+		(void)hpshm__sys.close(fd);
+		if (rq->name)
+			(void)hpshm__sys.unlink(path);
+		switch (saved) {
+		case ENOMEM:
+			return hpshm_error_set(err, HPSHM_EUNAVAILABLE, saved, "mmap",
+					       hpshm__hugetlb_hint(rq->size, rq->page_size, hint, sizeof(hint)),
+					       "could not reserve %s of %s huge pages (pool, hugetlb cgroup or the mount's size= short)",
+					       sz, psz);
+		case EEXIST:
+			if (hpshm__maps_line(rq->address, line, sizeof(line)) == 0)
+				return hpshm_error_set(err, HPSHM_EEXIST, saved, "mmap", "choose another base_address",
+						       "base_address %p is taken by: %s", rq->address, line);
+			return hpshm_error_set(err, HPSHM_EEXIST, saved, "mmap", "choose another base_address",
+					       "another mapping overlaps %s at base_address %p", sz, rq->address);
+		default:
+			return hpshm_error_set(err, HPSHM_ESYS, saved, "mmap", NULL, "could not map %s of %s", sz, path);
+		}
+	}
+
+	m->addr = p;
+	m->size = rq->size;
+	m->fd = fd;
+	m->id = -1;
+	if (rq->name)
+		memcpy(m->path, path, sizeof(m->path));
+	else
+		m->path[0] = '\0';
+	m->priv = NULL;
+	return 0;
+}
+
+static int hugetlbfs_destroy(struct hpshm_mapping *m)
+{
+	int rc = 0;
+
+	if (hpshm__sys.munmap(m->addr, m->size) < 0)
+		rc = HPSHM_ESYS;
+	if (m->fd >= 0 && hpshm__sys.close(m->fd) < 0)
+		rc = HPSHM_ESYS;
+	/* A named file belongs to its creator; ENOENT means someone (hpshm gc) removed it already. */
+	if (m->path[0] != '\0' && hpshm__sys.unlink(m->path) < 0 && errno != ENOENT)
+		rc = HPSHM_ESYS;
+	m->addr = NULL;
+	m->fd = -1;
+	m->path[0] = '\0';
+	return rc;
+}
+
+const struct hpshm_provider hpshm__provider_hugetlbfs = {
+	.abi_version = HPSHM_PROVIDER_ABI,
+	.name        = "hugetlbfs",
+	.summary     = "file on a hugetlbfs mount, re-attachable by path or descriptor",
+	.caps        = HPSHM_CAP_HUGE | HPSHM_CAP_REATTACH | HPSHM_CAP_NAMED | HPSHM_CAP_FD,
+	.probe       = hugetlbfs_probe,
+	.create      = hugetlbfs_create,
+	.destroy     = hugetlbfs_destroy,
+};

@@ -1,0 +1,191 @@
+/*
+ * backends/memfd_hugetlb.c -- memfd_create(MFD_HUGETLB), mapped MAP_SHARED.
+ *
+ * Mechanism: memfd_create("hpshm:<name>", MFD_CLOEXEC | MFD_HUGETLB | size bits), ftruncate()
+ * to the size, mmap(MAP_SHARED).  The file lives on the kernel's internal hugetlbfs mount
+ * for that page size, so no mount is needed, and it has no name in any filesystem.
+ *
+ * Operator setup: pages in the pool of the requested size (vm.nr_hugepages or the sysfs
+ * file).  No privilege and no mount: the best huge page backend in containers.
+ *
+ * Kernel quirks, and what we do about them:
+ *   - MFD_HUGETLB needs Linux 4.14; memfd_create itself 3.17.  Older kernels answer EINVAL
+ *     (unknown flag) or ENOSYS: unavailable.
+ *   - An unsupported page size gives ENODEV (not in memfd_create.2), and ENOENT when the
+ *     kernel has no internal mount for the size: unavailable.
+ *   - The reservation is taken at mmap(), not at memfd_create() or ftruncate(): ENOMEM there
+ *     means the pool or a hugetlb cgroup's rsvd limit is short.  Unavailable, with the pool
+ *     hint.  MAP_NORESERVE is never passed: that mmap would succeed and a later touch
+ *     would SIGBUS.
+ *   - ftruncate() must be a multiple of the page size (else EINVAL); the core guarantees it.
+ *   - Linux 6.3 added MFD_EXEC / MFD_NOEXEC_SEAL and vm.memfd_noexec.  We pass neither, so
+ *     the kernel applies its default; passing one would make older kernels fail with EINVAL.
+ *   - The probe creates and closes an empty memfd of the page size: that reserves nothing,
+ *     and it is the only way to learn whether the kernel (or qemu-user, or a seccomp
+ *     filter) accepts the call.
+ *
+ * Capabilities: HUGE, REATTACH, FD.  Not NAMED: the name is only a label in /proc/pid/maps
+ * ("/memfd:hpshm:<name> (deleted)"), nothing can open the segment by it.
+ *
+ * Re-attach: by descriptor only.  The spawn helper clears FD_CLOEXEC on m->fd just before
+ * exec and passes the number in the token; the child maps it with MAP_FIXED_NOREPLACE at the
+ * creator's address.  The kernel frees everything with the last descriptor and mapping, so
+ * a crash leaves nothing behind.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "hpshm/provider.h"
+#include "port.h"
+#include "posix/sys.h"
+
+#define MEMFD_NAME_MAX 249 /* the kernel's limit for a memfd name, without the NUL */
+
+/* memfd_create() failed with sys_errno: is that "this kernel cannot", and why? */
+static const char *memfd_unavailable(int sys_errno)
+{
+	switch (sys_errno) {
+	case ENOSYS:
+		return "memfd_create is missing (MFD_HUGETLB needs Linux 4.14) or blocked by a seccomp filter";
+	case EINVAL:
+		return "the kernel rejected MFD_HUGETLB with this page size (MFD_HUGETLB needs Linux 4.14)";
+	case ENODEV:
+	case ENOENT:
+		return "the kernel offers no hugetlb memfd of this page size";
+	default:
+		return NULL;
+	}
+}
+
+static int memfd_probe(const struct hpshm_request *rq, struct hpshm_probe *out)
+{
+	const char *why;
+	int fd, rc;
+
+	out->sys_errno = 0;
+	out->reason[0] = '\0';
+	rc = hpshm__hugetlb_probe(rq, out);
+	if (rc < 0)
+		return rc;
+
+	fd = hpshm__sys.memfd_create("hpshm:probe", MFD_CLOEXEC | MFD_HUGETLB | hpshm__huge_bits(rq->page_size));
+	if (fd < 0) {
+		out->sys_errno = errno;
+		why = memfd_unavailable(errno);
+		if (why)
+			snprintf(out->reason, sizeof(out->reason), "%s", why);
+		else
+			snprintf(out->reason, sizeof(out->reason), "memfd_create(MFD_HUGETLB) failed with errno %d",
+				 out->sys_errno);
+		return HPSHM_EUNAVAILABLE;
+	}
+	(void)hpshm__sys.close(fd);
+	return 0;
+}
+
+/* Not memfd_create(): libc owns that name. */
+static int memfd_create_segment(struct hpshm_mapping *m, const struct hpshm_request *rq, hpshm_error *err)
+{
+	char label[MEMFD_NAME_MAX + 1];
+	char hint[HPSHM_TEXT_MAX];
+	char sz[32], psz[32];
+	unsigned bits = hpshm__huge_bits(rq->page_size);
+	const char *why;
+	int flags = MAP_SHARED;
+	int fd, saved;
+	void *p;
+
+	hpshm_size_format(rq->size, sz, sizeof(sz));
+	hpshm_size_format(rq->page_size, psz, sizeof(psz));
+	if (bits == 0)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "page size %zu is not a power of two",
+				       rq->page_size);
+	if ((off_t)rq->size < 0 || (size_t)(off_t)rq->size != rq->size)
+		return hpshm_error_set(err, HPSHM_EOVERFLOW, 0, NULL, NULL, "%s does not fit in off_t", sz);
+	if (rq->address) {
+		if ((uintptr_t)rq->address % rq->page_size != 0)
+			return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "give a base_address that is a multiple of the page size",
+					       "base_address %p is not aligned to %s pages", rq->address, psz);
+		flags |= MAP_FIXED_NOREPLACE;
+	}
+
+	/* Only a label for /proc/pid/maps: a long name is cut, not refused. */
+	snprintf(label, sizeof(label), "hpshm:%s", rq->name ? rq->name : "anon");
+	fd = hpshm__sys.memfd_create(label, MFD_CLOEXEC | MFD_HUGETLB | bits);
+	if (fd < 0) {
+		saved = errno;
+		why = memfd_unavailable(saved);
+		if (why)
+			return hpshm_error_set(err, HPSHM_EUNAVAILABLE, saved, "memfd_create",
+					       "use another provider (hugetlbfs or sysv_hugetlb), or a newer kernel",
+					       "%s", why);
+		return hpshm_error_set(err, HPSHM_ESYS, saved, "memfd_create",
+				       saved == EMFILE || saved == ENFILE ? "raise the open file limit (ulimit -n)" : NULL,
+				       "could not create a memfd for %s pages", psz);
+	}
+
+	if (hpshm__sys.ftruncate(fd, (off_t)rq->size) < 0) {
+		saved = errno;
+		(void)hpshm__sys.close(fd);
+		return hpshm_error_set(err, HPSHM_ESYS, saved, "ftruncate", NULL,
+				       "could not size the memfd to %s (not a multiple of its %s pages?)", sz, psz);
+	}
+
+	p = hpshm__sys.mmap(rq->address, rq->size, PROT_READ | PROT_WRITE, flags, fd, 0);
+	if (p == MAP_FAILED || (rq->address && p != rq->address)) {
+		char line[HPSHM_TEXT_MAX - 80];
+
+		saved = p == MAP_FAILED ? errno : EEXIST;   /* close() below may clobber errno */
+		if (p != MAP_FAILED)
+			(void)hpshm__sys.munmap(p, rq->size); /* pre-4.17 kernel: NOREPLACE was a hint */
+		(void)hpshm__sys.close(fd);
+		switch (saved) {
+		case ENOMEM:
+			return hpshm_error_set(err, HPSHM_EUNAVAILABLE, saved, "mmap",
+					       hpshm__hugetlb_hint(rq->size, rq->page_size, hint, sizeof(hint)),
+					       "could not reserve %s of %s huge pages (pool or hugetlb cgroup short)",
+					       sz, psz);
+		case EEXIST:
+			if (hpshm__maps_line(rq->address, line, sizeof(line)) == 0)
+				return hpshm_error_set(err, HPSHM_EEXIST, saved, "mmap", "choose another base_address",
+						       "base_address %p is taken by: %s", rq->address, line);
+			return hpshm_error_set(err, HPSHM_EEXIST, saved, "mmap", "choose another base_address",
+					       "another mapping overlaps %s at base_address %p", sz, rq->address);
+		default:
+			return hpshm_error_set(err, HPSHM_ESYS, saved, "mmap", NULL,
+					       "could not map the %s memfd of %s pages", sz, psz);
+		}
+	}
+
+	m->addr = p;
+	m->size = rq->size;
+	m->fd = fd;
+	m->id = -1;
+	m->path[0] = '\0';
+	m->priv = NULL;
+	return 0;
+}
+
+static int memfd_destroy(struct hpshm_mapping *m)
+{
+	int rc = 0;
+
+	if (hpshm__sys.munmap(m->addr, m->size) < 0)
+		rc = HPSHM_ESYS;
+	if (m->fd >= 0 && hpshm__sys.close(m->fd) < 0)
+		rc = HPSHM_ESYS;
+	m->addr = NULL;
+	m->fd = -1;
+	return rc;
+}
+
+const struct hpshm_provider hpshm__provider_memfd_hugetlb = {
+	.abi_version = HPSHM_PROVIDER_ABI,
+	.name        = "memfd_hugetlb",
+	.summary     = "memfd_create(MFD_HUGETLB), no mount needed, re-attachable by descriptor",
+	.caps        = HPSHM_CAP_HUGE | HPSHM_CAP_REATTACH | HPSHM_CAP_FD,
+	.probe       = memfd_probe,
+	.create      = memfd_create_segment,
+	.destroy     = memfd_destroy,
+};
