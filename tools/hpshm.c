@@ -1,0 +1,444 @@
+/*
+ * tools/hpshm.c -- the `hpshm` command line tool: dispatch, help, and shared helpers.
+ *
+ * The tool is what an operator runs before and after configuring a server: `providers`
+ * lists the mechanisms built in, `probe` shows every OS fact the library decides from,
+ * `plan SIZE` says what is missing for a segment of that size and the exact commands that
+ * fix it, and `check` creates a segment the way the server would and prints its verified
+ * report.  It links the static library with the internal port interface, because the facts
+ * `probe` and `plan` show (pools, mounts, cgroups) are the very ones the providers read:
+ * the tool and the library cannot disagree about the machine.
+ *
+ * Usage errors exit 2 and name the argument; failures of the machine exit 1.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "port.h"
+#include "tool.h"
+
+struct tool_cmd {
+	const char *name;                 /* the subcommand as typed */
+	int (*run)(int argc, char **argv);/* argv[0] is the name */
+	const char *synopsis;             /* one usage line, without "hpshm " */
+	const char *summary;              /* one line for `hpshm --help` */
+	const char *help;                 /* the rest of `hpshm help CMD` */
+};
+
+static const struct tool_cmd tool_cmds[] = {
+	{
+		.name = "providers",
+		.run = cmd_providers,
+		.synopsis = "providers [--json]",
+		.summary = "list the providers built in, in the order provider=auto tries them",
+		.help =
+		"One line per provider: its name and its capabilities as words\n"
+		"(huge: backed by huge pages; reattach: a child started by exec can attach;\n"
+		"named: segments can carry a name; fd: backed by a file descriptor).\n"
+		"\n"
+		"  --json    one JSON array of {name, caps}\n",
+	},
+	{
+		.name = "probe",
+		.run = cmd_probe,
+		.synopsis = "probe [--json] [--size SIZE] [--config KEY=VALUE,...]",
+		.summary = "show what this machine offers: providers, pools, mounts, privileges, cgroups",
+		.help =
+		"Asks every provider whether it could create a segment of SIZE here, and why not;\n"
+		"then shows each huge page pool (the figures of /sys/kernel/mm/hugepages, in pages),\n"
+		"the hugetlbfs mounts, CAP_IPC_LOCK and vm.hugetlb_shm_group, the hugetlb cgroup\n"
+		"limits per page size and whether a fault-time SIGBUS risk exists, transparent huge\n"
+		"pages, the SysV limits, and the effective configuration (defaults, then HPSHM_*\n"
+		"environment variables, then --config).\n"
+		"\n"
+		"  --size SIZE      segment size to probe for, e.g. 16MiB (default: one huge page)\n"
+		"  --config KV      configuration, e.g. huge_page_size=1G,hugetlbfs_path=/mnt/hp\n"
+		"  --json           one JSON object instead of text\n",
+	},
+	{
+		.name = "plan",
+		.run = cmd_plan,
+		.synopsis = "plan SIZE [--huge-page-size SIZE] [--json]",
+		.summary = "say what a segment of SIZE needs and the commands that set it up",
+		.help =
+		"Computes the huge pages a segment of SIZE needs, checks what is missing right now\n"
+		"(pool pages, a hugetlbfs mount, the SysV privilege and limits, hugetlb cgroup\n"
+		"limits) and prints the exact commands an operator runs, at run time and\n"
+		"persistently, and the `hpshm check` command that verifies the result.\n"
+		"\n"
+		"  --huge-page-size SIZE   page size to plan for (default: the kernel's default\n"
+		"                          huge page size); must be one the kernel offers\n"
+		"  --json                  one JSON object instead of text\n",
+	},
+	{
+		.name = "check",
+		.run = cmd_check,
+		.synopsis = "check --size SIZE [--config KEY=VALUE,...] [--json]",
+		.summary = "create a segment as a server would, print its verified report, destroy it",
+		.help =
+		"Builds the configuration a server would (HPSHM_* environment variables, then\n"
+		"--config, which wins), creates a segment of SIZE, prints the report (provider,\n"
+		"sizes, page size read back from the kernel, populate method and time) and every\n"
+		"provider tried, then destroys it.  Exits 0 only if the segment was created.\n"
+		"\n"
+		"  --size SIZE      segment size, e.g. 16MiB, 2MB, 1G (required)\n"
+		"  --config KV      configuration, e.g. provider=memfd_hugetlb,huge_pages=on\n"
+		"  --json           one JSON object instead of text (also on failure, with \"ok\": false)\n",
+	},
+};
+
+#define TOOL_NCMDS (sizeof(tool_cmds) / sizeof(tool_cmds[0]))
+
+static const struct tool_cmd *tool_find(const char *name)
+{
+	for (size_t i = 0; i < TOOL_NCMDS; i++)
+		if (strcmp(tool_cmds[i].name, name) == 0)
+			return &tool_cmds[i];
+	return NULL;
+}
+
+static void tool_main_help(FILE *out)
+{
+	fprintf(out,
+		"usage: hpshm COMMAND [ARGS]\n"
+		"\n"
+		"Shared memory with huge pages: probe the machine, plan a setup, check a segment.\n"
+		"\n"
+		"commands:\n");
+	for (size_t i = 0; i < TOOL_NCMDS; i++)
+		fprintf(out, "  %-10s %s\n", tool_cmds[i].name, tool_cmds[i].summary);
+	fprintf(out,
+		"  %-10s %s\n"
+		"\n"
+		"SIZE is a number of bytes with an optional unit in powers of 1024: 16MiB, 2MB, 1G.\n"
+		"Exit status: 0 success, 1 failure, 2 usage error.\n"
+		"Run `hpshm help COMMAND` for a command's options.  Library %s.\n",
+		"help", "show this text, or a command's help", hpshm_version());
+}
+
+int tool_help(const char *cmd)
+{
+	const struct tool_cmd *c = tool_find(cmd);
+
+	if (!c)
+		return -1;
+	printf("usage: hpshm %s\n\n%s", c->synopsis, c->help);
+	return 0;
+}
+
+int tool_usage_error(const char *cmd, const char *fmt, ...)
+{
+	const struct tool_cmd *c = cmd ? tool_find(cmd) : NULL;
+	va_list ap;
+
+	fprintf(stderr, "hpshm%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	if (c)
+		fprintf(stderr, "usage: hpshm %s\nRun `hpshm help %s` for details.\n", c->synopsis, c->name);
+	else
+		fprintf(stderr, "Run `hpshm --help` for the commands.\n");
+	return TOOL_EXIT_USAGE;
+}
+
+int tool_fail(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "hpshm %s: error: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return TOOL_EXIT_FAIL;
+}
+
+int tool_opt_value(const char *cmd, int argc, char **argv, int *i, const char *name, const char **value)
+{
+	const char *arg = argv[*i];
+	size_t n = strlen(name);
+
+	if (strncmp(arg, name, n) != 0)
+		return 0;
+	if (arg[n] == '=') {
+		*value = arg + n + 1;
+		return 1;
+	}
+	if (arg[n] != '\0')
+		return 0;
+	if (*i + 1 >= argc) {
+		tool_usage_error(cmd, "%s needs a value", name);
+		return -1;
+	}
+	*i += 1;
+	*value = argv[*i];
+	return 1;
+}
+
+int tool_opt_flag(const char *cmd, const char *arg, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (strncmp(arg, name, n) != 0)
+		return 0;
+	if (arg[n] == '\0')
+		return 1;
+	if (arg[n] == '=') {
+		tool_usage_error(cmd, "%s takes no value (got '%s')", name, arg);
+		return -1;
+	}
+	return 0;
+}
+
+int tool_parse_size(const char *cmd, const char *what, const char *text, size_t *out)
+{
+	static const char form[] = "a number of bytes with an optional unit, e.g. 16MiB, 2MB, 1G, 4096";
+	int rc;
+
+	/*
+	 * A leading sign or blank would be skipped by strtoull-style parsing and turn "-1"
+	 * into 16 EiB; insist on a digit so the error names what was typed.
+	 */
+	if (text[0] < '0' || text[0] > '9')
+		return tool_usage_error(cmd, "bad %s '%s': expected %s", what, text, form);
+	rc = hpshm_size_parse(text, out);
+	if (rc == HPSHM_EOVERFLOW)
+		return tool_usage_error(cmd, "bad %s '%s': too large for this machine (more than %zu bytes)",
+					what, text, (size_t)SIZE_MAX);
+	if (rc < 0)
+		return tool_usage_error(cmd, "bad %s '%s': expected %s", what, text, form);
+	if (*out == 0)
+		return tool_usage_error(cmd, "bad %s '%s': must be more than 0 bytes", what, text);
+	return 0;
+}
+
+static void tool_print_error(const char *cmd, const char *what, const hpshm_error *err)
+{
+	fprintf(stderr, "hpshm %s: %s: %s\n", cmd, what, err->message[0] ? err->message : hpshm_strerror(err->code));
+	if (err->key[0])
+		fprintf(stderr, "  key: %s\n", err->key);
+	if (err->hint[0])
+		fprintf(stderr, "  hint: %s\n", err->hint);
+}
+
+int tool_config(const char *cmd, const char *kv, hpshm_config **out)
+{
+	hpshm_config *cfg = NULL;
+	hpshm_error err;
+	int rc;
+
+	memset(&err, 0, sizeof(err));
+	rc = hpshm_config_new(&cfg);
+	if (rc < 0)
+		return tool_fail(cmd, "cannot make a configuration: %s", hpshm_strerror(rc));
+	rc = hpshm_config_load_env(cfg, &err);
+	if (rc < 0) {
+		tool_print_error(cmd, "error in the environment", &err);
+		hpshm_config_free(cfg);
+		return TOOL_EXIT_FAIL;
+	}
+	if (kv) {
+		memset(&err, 0, sizeof(err));
+		rc = hpshm_config_parse(cfg, kv, &err);
+		if (rc < 0) {
+			tool_print_error(cmd, "bad --config", &err);
+			hpshm_config_free(cfg);
+			return tool_usage_error(cmd, "bad --config '%s': expected key=value,key=value "
+						"(`hpshm probe` lists the keys)", kv);
+		}
+	}
+	*out = cfg;
+	return 0;
+}
+
+size_t tool_config_page_size(const hpshm_config *cfg)
+{
+	size_t sizes[HPSHM__MAX_PAGE_SIZES];
+	char value[64];
+	size_t ps;
+	int n;
+
+	n = hpshm_huge_page_sizes(sizes, HPSHM__MAX_PAGE_SIZES);
+	if (n > HPSHM__MAX_PAGE_SIZES)
+		n = HPSHM__MAX_PAGE_SIZES;
+	if (n <= 0)
+		return 0;
+	if (!cfg || hpshm_config_get(cfg, "huge_page_size", value, sizeof(value)) < 0 ||
+	    strcmp(value, "default") == 0 || value[0] == '\0')
+		return hpshm__default_huge_page_size();
+	if (strcmp(value, "largest") == 0)
+		return sizes[n - 1];
+	if (hpshm_size_parse(value, &ps) < 0)
+		return 0;
+	for (int i = 0; i < n; i++)
+		if (sizes[i] == ps)
+			return ps;
+	return 0;
+}
+
+char *tool_caps_words(unsigned caps, char *buf, size_t len)
+{
+	static const struct { unsigned bit; const char *word; } words[] = {
+		{ HPSHM_CAP_HUGE, "huge" },
+		{ HPSHM_CAP_REATTACH, "reattach" },
+		{ HPSHM_CAP_NAMED, "named" },
+		{ HPSHM_CAP_FD, "fd" },
+	};
+	size_t used = 0;
+
+	if (len == 0)
+		return buf;
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+		int w;
+
+		if (!(caps & words[i].bit))
+			continue;
+		w = snprintf(buf + used, len - used, "%s%s", used ? " " : "", words[i].word);
+		if (w < 0 || (size_t)w >= len - used)
+			break;
+		used += (size_t)w;
+	}
+	if (used == 0)
+		snprintf(buf, len, "-");
+	return buf;
+}
+
+char *tool_kernel_size(size_t size, char *buf, size_t len)
+{
+	if (size >= (1u << 30) && size % (1u << 30) == 0)
+		snprintf(buf, len, "%zuG", size >> 30);
+	else if (size >= (1u << 20) && size % (1u << 20) == 0)
+		snprintf(buf, len, "%zuM", size >> 20);
+	else
+		snprintf(buf, len, "%zuK", size >> 10);
+	return buf;
+}
+
+char *tool_offered_sizes(char *buf, size_t len)
+{
+	size_t sizes[HPSHM__MAX_PAGE_SIZES];
+	size_t used = 0;
+	int n;
+
+	if (len == 0)
+		return buf;
+	buf[0] = '\0';
+	n = hpshm_huge_page_sizes(sizes, HPSHM__MAX_PAGE_SIZES);
+	if (n > HPSHM__MAX_PAGE_SIZES)
+		n = HPSHM__MAX_PAGE_SIZES;
+	for (int i = 0; i < n; i++) {
+		char s[32];
+		int w = snprintf(buf + used, len - used, "%s%s", i ? ", " : "", hpshm_size_format(sizes[i], s, sizeof(s)));
+
+		if (w < 0 || (size_t)w >= len - used)
+			break;
+		used += (size_t)w;
+	}
+	if (used == 0)
+		snprintf(buf, len, "none");
+	return buf;
+}
+
+const char *tool_errno_name(int e)
+{
+	/* An if chain, not a switch: some of these share a value on some systems. */
+	if (e == 0) return "0";
+	if (e == EPERM) return "EPERM";
+	if (e == ENOENT) return "ENOENT";
+	if (e == EINTR) return "EINTR";
+	if (e == EIO) return "EIO";
+	if (e == E2BIG) return "E2BIG";
+	if (e == EBADF) return "EBADF";
+	if (e == EAGAIN) return "EAGAIN";
+	if (e == ENOMEM) return "ENOMEM";
+	if (e == EACCES) return "EACCES";
+	if (e == EFAULT) return "EFAULT";
+	if (e == EBUSY) return "EBUSY";
+	if (e == EEXIST) return "EEXIST";
+	if (e == ENODEV) return "ENODEV";
+	if (e == ENOTDIR) return "ENOTDIR";
+	if (e == EINVAL) return "EINVAL";
+	if (e == ENFILE) return "ENFILE";
+	if (e == EMFILE) return "EMFILE";
+	if (e == EFBIG) return "EFBIG";
+	if (e == ENOSPC) return "ENOSPC";
+	if (e == EROFS) return "EROFS";
+	if (e == ERANGE) return "ERANGE";
+	if (e == ENAMETOOLONG) return "ENAMETOOLONG";
+	if (e == ENOSYS) return "ENOSYS";
+	if (e == EOVERFLOW) return "EOVERFLOW";
+	if (e == EIDRM) return "EIDRM";
+	if (e == ENOTSUP) return "ENOTSUP";
+	if (e == EOPNOTSUPP) return "EOPNOTSUPP";
+	return "?";
+}
+
+int tool_unlimited(uint64_t v)
+{
+	return v == HPSHM__UNLIMITED || v >= (UINT64_C(1) << 62);
+}
+
+char *tool_bytes(uint64_t v, char *buf, size_t len)
+{
+	if (tool_unlimited(v))
+		snprintf(buf, len, "unlimited");
+	else if ((uint64_t)(size_t)v != v)
+		snprintf(buf, len, "%lluB", (unsigned long long)v);
+	else
+		hpshm_size_format((size_t)v, buf, len);
+	return buf;
+}
+
+double tool_ms(uint64_t ns)
+{
+	return (double)ns / 1e6;
+}
+
+int main(int argc, char **argv)
+{
+	const struct tool_cmd *c;
+
+	if (argc < 2) {
+		tool_main_help(stderr);
+		return TOOL_EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		tool_main_help(stdout);
+		return TOOL_EXIT_OK;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("hpshm %s\n", hpshm_version());
+		return TOOL_EXIT_OK;
+	}
+	if (strcmp(argv[1], "help") == 0) {
+		if (argc == 2) {
+			tool_main_help(stdout);
+			return TOOL_EXIT_OK;
+		}
+		if (argc > 3)
+			return tool_usage_error("help", "takes one COMMAND, got '%s' too; usage: hpshm help COMMAND",
+						argv[3]);
+		if (tool_help(argv[2]) < 0)
+			return tool_usage_error(NULL, "help: unknown command '%s'", argv[2]);
+		return TOOL_EXIT_OK;
+	}
+	c = tool_find(argv[1]);
+	if (!c)
+		return tool_usage_error(NULL, "unknown command '%s'; commands: providers, probe, plan, check, help",
+					argv[1]);
+	for (int i = 2; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			break;
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			tool_help(c->name);
+			return TOOL_EXIT_OK;
+		}
+	}
+	return c->run(argc - 1, argv + 1);
+}

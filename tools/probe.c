@@ -1,0 +1,434 @@
+/*
+ * tools/probe.c -- `hpshm providers` and `hpshm probe`: what this machine offers.
+ *
+ * Every figure comes from the port functions the providers themselves decide from (the
+ * pools from /sys/kernel/mm/hugepages, mounts from /proc/self/mountinfo, cgroup files), so
+ * what `probe` shows is what a create would see, and it agrees with /proc/meminfo.
+ * The pool counts are pages, as the kernel keeps them; "available" is what a new mapping
+ * can reserve now (free - reserved + overcommit room), the figure a create depends on.
+ *
+ * probe never creates anything: it is safe on a production machine.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "json.h"
+#include "port.h"
+#include "tool.h"
+
+/* Everything probe gathers, read once so the text and JSON outputs show the same facts. */
+struct probe_facts {
+	size_t                    size;                              /* size providers were probed for */
+	size_t                    default_page_size;                 /* kernel default, 0 if none */
+	int                       npools;                            /* entries in pools[] */
+	struct hpshm__pool        pools[HPSHM__MAX_PAGE_SIZES];      /* one per huge page size */
+	int                       cg_rc[HPSHM__MAX_PAGE_SIZES];      /* hpshm__cgroup_get() result per pool */
+	struct hpshm__cgroup      cg[HPSHM__MAX_PAGE_SIZES];         /* hugetlb cgroup per pool */
+	int                       risk[HPSHM__MAX_PAGE_SIZES];       /* fault-time SIGBUS risk per pool */
+	int                       nmounts;                           /* entries in mounts[] */
+	struct hpshm__mount       mounts[HPSHM__MAX_MOUNTS];         /* hugetlbfs mounts */
+	int                       cap_ipc_lock;                      /* 1 if held */
+	long                      shm_group;                         /* vm.hugetlb_shm_group, -1 unreadable */
+	int                       in_shm_group;                      /* 1 if this process is in it */
+	int                       thp_rc;                            /* hpshm__thp() result */
+	struct hpshm__thp         thp;                               /* THP modes */
+	int                       sysv_rc;                           /* hpshm__sysv_limits() result */
+	struct hpshm__sysv_limits sysv;                              /* SysV limits */
+};
+
+static void probe_gather(struct probe_facts *f, size_t size)
+{
+	memset(f, 0, sizeof(*f));
+	f->size = size;
+	f->default_page_size = hpshm__default_huge_page_size();
+	f->npools = hpshm__pools(f->pools, HPSHM__MAX_PAGE_SIZES);
+	if (f->npools < 0)
+		f->npools = 0;
+	if (f->npools > HPSHM__MAX_PAGE_SIZES)
+		f->npools = HPSHM__MAX_PAGE_SIZES;
+	for (int i = 0; i < f->npools; i++) {
+		f->cg_rc[i] = hpshm__cgroup_get(f->pools[i].page_size, &f->cg[i]);
+		f->risk[i] = hpshm__hugetlb_fault_risk(size, f->pools[i].page_size);
+	}
+	f->nmounts = hpshm__hugetlbfs_mounts(f->mounts, HPSHM__MAX_MOUNTS);
+	if (f->nmounts < 0)
+		f->nmounts = 0;
+	if (f->nmounts > HPSHM__MAX_MOUNTS)
+		f->nmounts = HPSHM__MAX_MOUNTS;
+	f->cap_ipc_lock = hpshm__has_cap_ipc_lock() > 0;
+	f->shm_group = hpshm__hugetlb_shm_group();
+	f->in_shm_group = f->shm_group >= 0 && hpshm__in_group(f->shm_group) > 0;
+	f->thp_rc = hpshm__thp(&f->thp);
+	f->sysv_rc = hpshm__sysv_limits(&f->sysv);
+}
+
+/* JSON for a limit: null means no limit. */
+static void probe_json_limit(struct json *j, const char *key, uint64_t v)
+{
+	if (tool_unlimited(v))
+		json_kv_null(j, key);
+	else
+		json_kv_uint(j, key, v);
+}
+
+static void probe_json_caps(struct json *j, unsigned caps)
+{
+	char words[64];
+	char *w, *save = NULL;
+
+	json_array_open(j);
+	tool_caps_words(caps, words, sizeof(words));
+	for (w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save))
+		if (strcmp(w, "-") != 0)
+			json_string(j, w);
+	json_array_close(j);
+}
+
+int cmd_providers(int argc, char **argv)
+{
+	const char *name;
+	unsigned caps;
+	int json = 0;
+
+	for (int i = 1; i < argc; i++) {
+		int r = tool_opt_flag("providers", argv[i], "--json");
+
+		if (r < 0)
+			return TOOL_EXIT_USAGE;
+		if (r > 0) {
+			json = 1;
+			continue;
+		}
+		return tool_usage_error("providers", "unexpected argument '%s'", argv[i]);
+	}
+
+	if (json) {
+		struct json j;
+
+		json_begin(&j, stdout, 1);
+		json_array_open(&j);
+		for (unsigned i = 0; (name = hpshm_provider_name(i, &caps)) != NULL; i++) {
+			json_object_open(&j);
+			json_kv_string(&j, "name", name);
+			json_key(&j, "caps");
+			probe_json_caps(&j, caps);
+			json_object_close(&j);
+		}
+		json_array_close(&j);
+		return json_end(&j) == 0 ? TOOL_EXIT_OK : tool_fail("providers", "internal error writing JSON");
+	}
+	for (unsigned i = 0; (name = hpshm_provider_name(i, &caps)) != NULL; i++) {
+		char words[64];
+
+		printf("%-20s %s\n", name, tool_caps_words(caps, words, sizeof(words)));
+	}
+	return TOOL_EXIT_OK;
+}
+
+/* One provider's verdict. */
+struct probe_verdict {
+	const char *name;                   /* provider name */
+	unsigned    caps;                   /* its capabilities */
+	int         rc;                     /* hpshm_provider_probe() result */
+	size_t      page_size;              /* the page size it would use */
+	char        reason[HPSHM_TEXT_MAX]; /* why not, or empty */
+};
+
+static void probe_provider(struct probe_verdict *v, const char *name, unsigned caps, size_t size,
+			   const hpshm_config *cfg)
+{
+	v->name = name;
+	v->caps = caps;
+	v->page_size = 0;
+	v->reason[0] = '\0';
+	v->rc = hpshm_provider_probe(name, size, cfg, &v->page_size, v->reason, sizeof(v->reason));
+	if (v->rc < 0 && v->reason[0] == '\0')
+		snprintf(v->reason, sizeof(v->reason), "%s", hpshm_strerror(v->rc));
+}
+
+static int probe_json(const struct probe_facts *f, const hpshm_config *cfg)
+{
+	struct json j;
+	const char *name, *desc;
+	unsigned caps;
+
+	json_begin(&j, stdout, 1);
+	json_object_open(&j);
+	json_kv_uint(&j, "size", f->size);
+
+	json_key(&j, "providers");
+	json_array_open(&j);
+	for (unsigned i = 0; (name = hpshm_provider_name(i, &caps)) != NULL; i++) {
+		struct probe_verdict v;
+
+		probe_provider(&v, name, caps, f->size, cfg);
+		json_object_open(&j);
+		json_kv_string(&j, "name", v.name);
+		json_key(&j, "caps");
+		probe_json_caps(&j, v.caps);
+		json_kv_bool(&j, "usable", v.rc == 0);
+		if (v.rc == 0)
+			json_kv_null(&j, "reason");
+		else
+			json_kv_string(&j, "reason", v.reason);
+		if (v.page_size)
+			json_kv_uint(&j, "page_size", v.page_size);
+		else
+			json_kv_null(&j, "page_size");
+		json_object_close(&j);
+	}
+	json_array_close(&j);
+
+	json_key(&j, "page_sizes");
+	json_array_open(&j);
+	for (int i = 0; i < f->npools; i++) {
+		const struct hpshm__pool *p = &f->pools[i];
+
+		json_object_open(&j);
+		json_kv_uint(&j, "page_size", p->page_size);
+		json_kv_bool(&j, "default", p->page_size == f->default_page_size);
+		json_kv_uint(&j, "total", p->total);
+		json_kv_uint(&j, "free", p->free);
+		json_kv_uint(&j, "reserved", p->resv);
+		json_kv_uint(&j, "surplus", p->surplus);
+		json_kv_uint(&j, "overcommit", p->overcommit);
+		json_kv_uint(&j, "available", hpshm__pool_available(p));
+		json_object_close(&j);
+	}
+	json_array_close(&j);
+
+	json_key(&j, "hugetlbfs_mounts");
+	json_array_open(&j);
+	for (int i = 0; i < f->nmounts; i++) {
+		json_object_open(&j);
+		json_kv_string(&j, "path", f->mounts[i].path);
+		json_kv_uint(&j, "page_size", f->mounts[i].page_size);
+		json_kv_bool(&j, "writable", f->mounts[i].writable);
+		json_object_close(&j);
+	}
+	json_array_close(&j);
+
+	json_key(&j, "privileges");
+	json_object_open(&j);
+	json_kv_bool(&j, "cap_ipc_lock", f->cap_ipc_lock);
+	if (f->shm_group >= 0)
+		json_kv_int(&j, "hugetlb_shm_group", f->shm_group);
+	else
+		json_kv_null(&j, "hugetlb_shm_group");
+	json_kv_bool(&j, "in_hugetlb_shm_group", f->in_shm_group);
+	json_object_close(&j);
+
+	json_key(&j, "cgroups");
+	json_array_open(&j);
+	for (int i = 0; i < f->npools; i++) {
+		const struct hpshm__cgroup *cg = &f->cg[i];
+		int applies = f->cg_rc[i] == 0 && cg->version != 0;
+
+		json_object_open(&j);
+		json_kv_uint(&j, "page_size", f->pools[i].page_size);
+		if (f->cg_rc[i] < 0)
+			json_kv_string(&j, "error", hpshm_strerror(f->cg_rc[i]));
+		json_kv_string(&j, "controller", applies ? "hugetlb" : "none");
+		json_kv_uint(&j, "version", applies ? (uint64_t)cg->version : 0);
+		if (applies) {
+			json_kv_string(&j, "path", cg->path);
+			probe_json_limit(&j, "limit", cg->limit);
+			json_kv_uint(&j, "usage", cg->usage);
+			probe_json_limit(&j, "rsvd_limit", cg->rsvd_limit);
+			json_kv_uint(&j, "rsvd_usage", cg->rsvd_usage);
+		} else {
+			json_kv_null(&j, "path");
+			json_kv_null(&j, "limit");
+			json_kv_null(&j, "usage");
+			json_kv_null(&j, "rsvd_limit");
+			json_kv_null(&j, "rsvd_usage");
+		}
+		json_kv_bool(&j, "fault_risk", f->risk[i] > 0);
+		json_object_close(&j);
+	}
+	json_array_close(&j);
+
+	json_key(&j, "thp");
+	if (f->thp_rc < 0) {
+		json_null(&j);
+	} else {
+		json_object_open(&j);
+		json_kv_string(&j, "enabled", f->thp.enabled[0] ? f->thp.enabled : NULL);
+		json_kv_string(&j, "defrag", f->thp.defrag[0] ? f->thp.defrag : NULL);
+		json_kv_string(&j, "shmem_enabled", f->thp.shmem_enabled[0] ? f->thp.shmem_enabled : NULL);
+		json_object_close(&j);
+	}
+
+	json_key(&j, "sysv");
+	if (f->sysv_rc < 0) {
+		json_null(&j);
+	} else {
+		/* Exact integers even above 2^53: JSON numbers have no size limit. */
+		json_object_open(&j);
+		json_kv_uint(&j, "shmmax", f->sysv.shmmax);
+		json_kv_uint(&j, "shmall", f->sysv.shmall);
+		json_kv_uint(&j, "shmmni", f->sysv.shmmni);
+		json_object_close(&j);
+	}
+
+	json_key(&j, "config");
+	json_object_open(&j);
+	for (unsigned i = 0; (name = hpshm_config_key_name(i, &desc, NULL)) != NULL; i++) {
+		char value[HPSHM_TEXT_MAX];
+
+		if (hpshm_config_get(cfg, name, value, sizeof(value)) < 0)
+			json_kv_null(&j, name);
+		else
+			json_kv_string(&j, name, value);
+	}
+	json_object_close(&j);
+
+	json_object_close(&j);
+	if (json_end(&j) < 0)
+		return tool_fail("probe", "internal error writing JSON");
+	return TOOL_EXIT_OK;
+}
+
+static void probe_text(const struct probe_facts *f, const hpshm_config *cfg)
+{
+	const char *name, *desc;
+	unsigned caps;
+	char a[32], b[32], c[32], d[32];
+
+	printf("providers, in the order provider=auto tries them (probed for %s):\n",
+	       hpshm_size_format(f->size, a, sizeof(a)));
+	for (unsigned i = 0; (name = hpshm_provider_name(i, &caps)) != NULL; i++) {
+		struct probe_verdict v;
+		char words[64];
+
+		probe_provider(&v, name, caps, f->size, cfg);
+		printf("  %-18s %-22s ", v.name, tool_caps_words(v.caps, words, sizeof(words)));
+		if (v.rc == 0)
+			printf("usable (page size %s)\n",
+			       v.page_size ? hpshm_size_format(v.page_size, a, sizeof(a)) : "unknown");
+		else
+			printf("not usable: %s\n", v.reason);
+	}
+
+	printf("\nhuge page pools (pages; /sys/kernel/mm/hugepages):\n");
+	if (f->npools == 0) {
+		printf("  none: this kernel offers no huge pages\n");
+	} else {
+		printf("  %-8s %-8s %8s %8s %9s %8s %11s %10s\n", "size", "default", "total", "free", "reserved",
+		       "surplus", "overcommit", "available");
+		for (int i = 0; i < f->npools; i++) {
+			const struct hpshm__pool *p = &f->pools[i];
+
+			printf("  %-8s %-8s %8lu %8lu %9lu %8lu %11lu %10lu\n",
+			       hpshm_size_format(p->page_size, a, sizeof(a)),
+			       p->page_size == f->default_page_size ? "yes" : "", p->total, p->free, p->resv,
+			       p->surplus, p->overcommit, hpshm__pool_available(p));
+		}
+	}
+
+	printf("\nhugetlbfs mounts:\n");
+	if (f->nmounts == 0)
+		printf("  none\n");
+	for (int i = 0; i < f->nmounts; i++)
+		printf("  %-30s %-8s %s\n", f->mounts[i].path, hpshm_size_format(f->mounts[i].page_size, a, sizeof(a)),
+		       f->mounts[i].writable ? "writable" : "not writable by this process");
+
+	printf("\nprivileges (SysV hugetlb needs one of them):\n");
+	printf("  CAP_IPC_LOCK:         %s\n", f->cap_ipc_lock ? "yes" : "no");
+	if (f->shm_group >= 0)
+		printf("  vm.hugetlb_shm_group: %ld (this process is %sin it)\n", f->shm_group,
+		       f->in_shm_group ? "" : "not ");
+	else
+		printf("  vm.hugetlb_shm_group: unreadable\n");
+
+	printf("\nhugetlb cgroup limits (probed for %s):\n", hpshm_size_format(f->size, a, sizeof(a)));
+	if (f->npools == 0)
+		printf("  none\n");
+	for (int i = 0; i < f->npools; i++) {
+		const struct hpshm__cgroup *cg = &f->cg[i];
+
+		printf("  %-8s ", hpshm_size_format(f->pools[i].page_size, a, sizeof(a)));
+		if (f->cg_rc[i] < 0)
+			printf("unreadable (%s)", hpshm_strerror(f->cg_rc[i]));
+		else if (cg->version == 0)
+			printf("none");
+		else
+			printf("v%d %s: limit %s, usage %s, rsvd limit %s, rsvd usage %s", cg->version, cg->path,
+			       tool_bytes(cg->limit, a, sizeof(a)), tool_bytes(cg->usage, b, sizeof(b)),
+			       tool_bytes(cg->rsvd_limit, c, sizeof(c)), tool_bytes(cg->rsvd_usage, d, sizeof(d)));
+		printf("; fault-time SIGBUS risk: %s\n",
+		       f->risk[i] > 0 ? "yes (a fault-time limit without a reservation limit: "
+					"hpshm populates at create time)" : "no");
+	}
+
+	printf("\ntransparent huge pages:\n");
+	if (f->thp_rc < 0)
+		printf("  unreadable\n");
+	else
+		printf("  enabled: %s, defrag: %s, shmem_enabled: %s\n", f->thp.enabled[0] ? f->thp.enabled : "absent",
+		       f->thp.defrag[0] ? f->thp.defrag : "absent",
+		       f->thp.shmem_enabled[0] ? f->thp.shmem_enabled : "absent");
+
+	printf("\nSysV limits:\n");
+	if (f->sysv_rc < 0)
+		printf("  unreadable\n");
+	else
+		printf("  shmmax %llu bytes, shmall %llu pages, shmmni %llu segments\n",
+		       (unsigned long long)f->sysv.shmmax, (unsigned long long)f->sysv.shmall,
+		       (unsigned long long)f->sysv.shmmni);
+
+	printf("\nconfiguration (defaults < HPSHM_* environment < --config):\n");
+	for (unsigned i = 0; (name = hpshm_config_key_name(i, &desc, NULL)) != NULL; i++) {
+		char value[HPSHM_TEXT_MAX];
+
+		if (hpshm_config_get(cfg, name, value, sizeof(value)) < 0)
+			snprintf(value, sizeof(value), "?");
+		printf("  %-16s = %-16s # %s\n", name, value, desc ? desc : "");
+	}
+}
+
+int cmd_probe(int argc, char **argv)
+{
+	const char *size_text = NULL, *kv = NULL;
+	struct probe_facts facts;
+	hpshm_config *cfg = NULL;
+	size_t size = 0;
+	int json = 0, rc;
+
+	for (int i = 1; i < argc; i++) {
+		int r;
+
+		if ((r = tool_opt_flag("probe", argv[i], "--json")) != 0) {
+			if (r < 0)
+				return TOOL_EXIT_USAGE;
+			json = 1;
+		} else if ((r = tool_opt_value("probe", argc, argv, &i, "--size", &size_text)) != 0) {
+			if (r < 0)
+				return TOOL_EXIT_USAGE;
+		} else if ((r = tool_opt_value("probe", argc, argv, &i, "--config", &kv)) != 0) {
+			if (r < 0)
+				return TOOL_EXIT_USAGE;
+		} else {
+			return tool_usage_error("probe", "unexpected argument '%s'", argv[i]);
+		}
+	}
+	if (size_text && (rc = tool_parse_size("probe", "--size", size_text, &size)) != 0)
+		return rc;
+	if ((rc = tool_config("probe", kv, &cfg)) != 0)
+		return rc;
+	if (!size_text) {
+		/* One page of the size the configuration would use: the smallest useful segment. */
+		size = tool_config_page_size(cfg);
+		if (size == 0)
+			size = (size_t)2 << 20;
+	}
+
+	probe_gather(&facts, size);
+	rc = TOOL_EXIT_OK;
+	if (json)
+		rc = probe_json(&facts, cfg);
+	else
+		probe_text(&facts, cfg);
+	hpshm_config_free(cfg);
+	return rc;
+}

@@ -1,0 +1,98 @@
+/*
+ * tools/tool.h -- what the subcommands of the `hpshm` tool share.
+ *
+ * Exit codes are part of the interface scripts rely on: 0 success, 1 the machine said no
+ * (or a system file could not be read), 2 the command line was wrong.  A usage error always
+ * names the bad argument and shows the accepted form, so nobody has to read the source.
+ */
+#ifndef HPSHM_TOOLS_TOOL_H
+#define HPSHM_TOOLS_TOOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hpshm.h"
+
+#define TOOL_EXIT_OK    0
+#define TOOL_EXIT_FAIL  1
+#define TOOL_EXIT_USAGE 2
+
+/* The subcommands: argv[0] is the subcommand's name. */
+int cmd_providers(int argc, char **argv);
+int cmd_probe(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+
+/* "hpshm CMD: " + message on stderr, then "usage: ..." for cmd and a pointer to help. */
+int tool_usage_error(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 2, 3)))
+#endif
+	;
+/* "hpshm CMD: error: " + message on stderr.  Returns TOOL_EXIT_FAIL. */
+int tool_fail(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 2, 3)))
+#endif
+	;
+
+/* Print the help of one subcommand on stdout; -1 if there is no such subcommand. */
+int tool_help(const char *cmd);
+
+/*
+ * Option scanning shared by every subcommand: "--name VALUE" and "--name=VALUE".
+ * tool_opt_value() returns 1 and sets *value when argv[*i] is that option (advancing *i
+ * past a separate value), 0 when it is another argument, -1 (usage error already printed)
+ * when the value is missing.
+ */
+int tool_opt_value(const char *cmd, int argc, char **argv, int *i, const char *name, const char **value);
+/* 1 when argv[i] is the flag "--name" exactly; "--name=..." is a usage error (-1). */
+int tool_opt_flag(const char *cmd, const char *arg, const char *name);
+
+/*
+ * A size argument: hpshm_size_parse, and also > 0.  0, or TOOL_EXIT_USAGE with the error
+ * (naming what, e.g. "--size", and the text) already printed.
+ */
+int tool_parse_size(const char *cmd, const char *what, const char *text, size_t *out);
+
+/*
+ * A configuration as the library would build it for a server started here: the
+ * environment (HPSHM_*), then the --config text with API precedence.  Returns 0, or the
+ * exit code with the error already printed (2 for a bad --config, 1 for a bad variable).
+ */
+int tool_config(const char *cmd, const char *kv, hpshm_config **out);
+
+/*
+ * The huge page size the configuration asks for: its huge_page_size key resolved against
+ * what the kernel offers ("default", "largest" or a size).  0 when the kernel has no huge
+ * pages or the value names a size the kernel lacks.
+ */
+size_t tool_config_page_size(const hpshm_config *cfg);
+
+/* Capabilities as words, "huge reattach named fd" (or "-" when none). */
+char *tool_caps_words(unsigned caps, char *buf, size_t len);
+
+/* A page size in the kernel's form for pagesize= and hugepagesz=: "2M", "1G", "64K". */
+char *tool_kernel_size(size_t size, char *buf, size_t len);
+
+/* The comma list of the sizes the kernel offers, for error messages ("2MiB, 1GiB"). */
+char *tool_offered_sizes(char *buf, size_t len);
+
+/* The name of an errno ("ENOMEM"), or "0" for 0; for text output next to the number. */
+const char *tool_errno_name(int e);
+
+/*
+ * Is a cgroup or SysV limit "no limit"?  The port says HPSHM__UNLIMITED, but cgroup v1
+ * writes its unlimited as the largest page-aligned counter (0x7ffffffffffff000 or a value
+ * rounded to the huge page size), so anything at or above 2^62 bytes counts as unlimited:
+ * no machine has that much memory.
+ */
+int tool_unlimited(uint64_t v);
+
+/* A byte count for people, "unlimited" for tool_unlimited() values. */
+char *tool_bytes(uint64_t v, char *buf, size_t len);
+
+/* Nanoseconds as milliseconds, for reports. */
+double tool_ms(uint64_t ns);
+
+#endif /* HPSHM_TOOLS_TOOL_H */
