@@ -1,0 +1,229 @@
+/*
+ * ports/linux/populate.c -- faulting a whole segment in at create time, so that a missing page
+ * is an error now instead of a SIGBUS later.
+ *
+ * A hugetlb mapping can succeed and still fail at fault time: a hugetlb cgroup limit is
+ * charged at fault, MAP_NORESERVE skips the reservation, a NUMA policy can leave no page on
+ * the allowed nodes.  The touch of a plain loop then raises SIGBUS, which kills a server that
+ * thought its memory was in hand.  So we populate with calls that return an error, in order:
+ *
+ *   1. fallocate(fd, 0, 0, len) when there is a descriptor (hugetlbfs file, memfd): it
+ *      allocates every page into the file and fails with ENOSPC when the pool runs out
+ *      (observed on 6.18 with an empty pool).  File systems without it answer EOPNOTSUPP
+ *      and old kernels ENOSYS: we go on to madvise.
+ *   2. madvise(MADV_POPULATE_WRITE) (Linux 5.14): faults every page in writable, and fails
+ *      with EFAULT where the fault would have raised SIGBUS (hugetlb with no page, a cgroup
+ *      limit), ENOMEM when out of memory, EHWPOISON on a poisoned page.  It also maps the
+ *      pages fallocate allocated, so the first access costs no fault.  Kernels before 5.14
+ *      answer EINVAL for the unknown advice.
+ *   3. Only there, a guarded touch: one read-then-write per page (the byte is written back
+ *      unchanged, so data already in a re-attached segment is kept) under a SIGBUS handler
+ *      that longjmps out.  The handler is process-wide, so touches are serialised; a SIGBUS
+ *      another thread takes meanwhile is passed to the handler that was installed before,
+ *      or, if that was the default, makes the default act again.
+ *
+ * The mapping is left as it is on failure: the caller destroys it.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "hpshm/provider.h"
+#include "port.h"
+#include "posix/sys.h"
+
+#ifndef EHWPOISON
+#define EHWPOISON 133
+#endif
+
+static atomic_flag populate_lock = ATOMIC_FLAG_INIT;   /* one guarded touch at a time */
+static struct sigaction populate_old;                  /* the SIGBUS action we replaced */
+static _Thread_local sigjmp_buf populate_jmp;          /* where a SIGBUS in a touch lands */
+static _Thread_local volatile sig_atomic_t populate_armed; /* this thread is touching */
+
+static void populate_on_sigbus(int sig, siginfo_t *info, void *ctx)
+{
+	if (populate_armed) {
+		populate_armed = 0;
+		siglongjmp(populate_jmp, 1);
+	}
+	/* Not ours: hand it to the previous handler, or restore the default and return, so
+	 * that the faulting instruction runs again and the default acts on it. */
+	if ((populate_old.sa_flags & SA_SIGINFO) && populate_old.sa_sigaction != NULL) {
+		populate_old.sa_sigaction(sig, info, ctx);
+	} else if (populate_old.sa_handler != SIG_DFL && populate_old.sa_handler != SIG_IGN &&
+		   populate_old.sa_handler != NULL) {
+		populate_old.sa_handler(sig);
+	} else {
+		(void)sigaction(SIGBUS, &populate_old, NULL);
+	}
+}
+
+/*
+ * Touch every page of [addr, addr+len): 0; 1 with *bad the offset that raised SIGBUS; or -1
+ * with errno set if the handler could not be installed.
+ */
+static int populate_touch(void *addr, size_t len, size_t step, size_t *bad)
+{
+	struct sigaction sa;
+	sigset_t bus, oldmask;
+	volatile char *base = addr;
+	volatile size_t off = 0;
+	volatile int failed = 0;
+
+	while (atomic_flag_test_and_set_explicit(&populate_lock, memory_order_acquire))
+		sched_yield();
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = populate_on_sigbus;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGBUS, &sa, &populate_old) < 0) {
+		atomic_flag_clear_explicit(&populate_lock, memory_order_release);
+		return -1;
+	}
+	/* A blocked SIGBUS raised by a fault kills the process regardless of the handler. */
+	sigemptyset(&bus);
+	sigaddset(&bus, SIGBUS);
+	(void)sigprocmask(SIG_UNBLOCK, &bus, &oldmask);
+
+	if (sigsetjmp(populate_jmp, 1) == 0) {
+		populate_armed = 1;
+		for (off = 0; off < len; off += step) {
+			char v = base[off];
+
+			base[off] = v;
+		}
+		populate_armed = 0;
+	} else {
+		failed = 1;
+	}
+
+	(void)sigprocmask(SIG_SETMASK, &oldmask, NULL);
+	(void)sigaction(SIGBUS, &populate_old, NULL);
+	atomic_flag_clear_explicit(&populate_lock, memory_order_release);
+	*bad = off;
+	return failed;
+}
+
+/*
+ * The hint for pages the kernel would not give.  The segment's own reservation is already
+ * counted in resv_hugepages, so the pool looks short even when it is not: a hugetlb cgroup
+ * fault limit without room for the segment is the likelier cause and is named first.
+ */
+static const char *populate_hint(size_t len, size_t page_size, char *buf, size_t buflen)
+{
+	struct hpshm__cgroup cg;
+	char lim[32], need[32], sname[16];
+	int n;
+
+	if (page_size <= hpshm__base_page_size())
+		return "free memory, or raise the memory limit of this process's cgroup";
+	if (hpshm__cgroup_get(page_size, &cg) == 0 && cg.version != 0 && cg.limit != HPSHM__UNLIMITED &&
+	    (cg.limit <= cg.usage || cg.limit - cg.usage < len)) {
+		/* The file name uses the kernel's unit: 2MB, 1GB, 64KB. */
+		if (page_size >= (size_t)1 << 30)
+			snprintf(sname, sizeof(sname), "%zuGB", page_size >> 30);
+		else if (page_size >= (size_t)1 << 20)
+			snprintf(sname, sizeof(sname), "%zuMB", page_size >> 20);
+		else
+			snprintf(sname, sizeof(sname), "%zuKB", page_size >> 10);
+		hpshm_size_format((size_t)cg.limit, lim, sizeof(lim));
+		hpshm_size_format(len, need, sizeof(need));
+		n = snprintf(buf, buflen, "raise hugetlb.%s.%s (now %s) by at least %s in cgroup %s", sname,
+			     cg.version == 1 ? "limit_in_bytes" : "max", lim, need, cg.path);
+		if (n < 0 || (size_t)n >= buflen)   /* a long path: leave it out rather than cut it */
+			snprintf(buf, buflen, "raise hugetlb.%s.%s (now %s) by at least %s in this process's cgroup",
+				 sname, cg.version == 1 ? "limit_in_bytes" : "max", lim, need);
+		return buf;
+	}
+	return hpshm__hugetlb_hint(len, page_size, buf, buflen);
+}
+
+int hpshm__populate(void *addr, size_t len, size_t page_size, int fd, unsigned *methods, hpshm_error *err)
+{
+	char hint[HPSHM_TEXT_MAX], sz[32], psz[32];
+	unsigned used = HPSHM_POPULATE_NONE;
+	size_t bad = 0;
+	int rc, e, risk;
+
+	if (methods != NULL)
+		*methods = used;
+	if (addr == NULL || len == 0)
+		return 0;
+	if (page_size == 0)
+		page_size = hpshm__base_page_size();
+	hpshm_size_format(len, sz, sizeof(sz));
+	hpshm_size_format(page_size, psz, sizeof(psz));
+
+	if (fd >= 0) {
+		do
+			rc = hpshm__sys.fallocate(fd, 0, 0, (off_t)len);
+		while (rc < 0 && errno == EINTR);
+		if (rc == 0) {
+			used |= HPSHM_POPULATE_FALLOCATE;
+		} else if (errno == ENOSPC || errno == ENOMEM) {
+			e = errno;
+			if (methods != NULL)
+				*methods = used;
+			return hpshm_error_set(err, HPSHM_EPOPULATE, e, "fallocate",
+					       populate_hint(len, page_size, hint, sizeof(hint)),
+					       "the kernel could not allocate %s of %s pages for the segment", sz, psz);
+		} else if (errno != EOPNOTSUPP && errno != ENOSYS) {
+			e = errno;
+			if (methods != NULL)
+				*methods = used;
+			return hpshm_error_set(err, HPSHM_EPOPULATE, e, "fallocate", NULL,
+					       "fallocate of %s on the segment's descriptor failed: %s", sz, strerror(e));
+		}
+	}
+
+	do
+		rc = hpshm__sys.madvise(addr, len, MADV_POPULATE_WRITE);
+	while (rc < 0 && errno == EINTR);
+	if (rc == 0) {
+		used |= HPSHM_POPULATE_MADVISE;
+		if (methods != NULL)
+			*methods = used;
+		return 0;
+	}
+	e = errno;
+	if (e == EFAULT || e == ENOMEM || e == EHWPOISON) {
+		if (methods != NULL)
+			*methods = used;
+		risk = page_size > hpshm__base_page_size() && hpshm__hugetlb_fault_risk(len, page_size);
+		return hpshm_error_set(err, HPSHM_EPOPULATE, e, "madvise",
+				       populate_hint(len, page_size, hint, sizeof(hint)),
+				       "the kernel could not supply the %s pages to fault in %s at %p%s", psz, sz, addr,
+				       e == EHWPOISON ? " (a page is hardware-poisoned)" :
+				       risk ? " (a hugetlb cgroup limit applies at fault time)" : "");
+	}
+	if (e != EINVAL) {
+		if (methods != NULL)
+			*methods = used;
+		return hpshm_error_set(err, HPSHM_EPOPULATE, e, "madvise", NULL,
+				       "madvise(MADV_POPULATE_WRITE) of %s at %p failed: %s", sz, addr, strerror(e));
+	}
+
+	/* EINVAL: a kernel before 5.14, which does not know the advice. */
+	used |= HPSHM_POPULATE_TOUCH;
+	if (methods != NULL)
+		*methods = used;
+	rc = populate_touch(addr, len, page_size, &bad);
+	if (rc < 0)
+		return hpshm_error_set(err, HPSHM_EPOPULATE, errno, "sigaction", NULL,
+				       "cannot guard the touch of %s against SIGBUS: %s", sz, strerror(errno));
+	if (rc > 0) {
+		risk = page_size > hpshm__base_page_size() && hpshm__hugetlb_fault_risk(len, page_size);
+		return hpshm_error_set(err, HPSHM_EPOPULATE, 0, "touch",
+				       populate_hint(len, page_size, hint, sizeof(hint)),
+				       "the kernel could not supply a %s page at offset %zu of %s at %p (SIGBUS on touch)%s",
+				       psz, bad, sz, addr, risk ? "; a hugetlb cgroup limit applies at fault time" : "");
+	}
+	return 0;
+}

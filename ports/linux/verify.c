@@ -1,0 +1,210 @@
+/*
+ * ports/linux/verify.c -- what really backs a mapping, as the kernel reports it.
+ *
+ * The flags a backend passed prove nothing: a hugetlbfs path may be a plain directory, a
+ * THP-backed shmem segment looks like a success, qemu-user accepts MAP_HUGETLB and maps
+ * small pages.  So the report's page size is read back:
+ *   - from the descriptor when there is one: fstatfs() gives HUGETLBFS_MAGIC and the page
+ *     size in f_bsize, for hugetlbfs files and MFD_HUGETLB memfds alike;
+ *   - from /proc/self/smaps for the mapping itself: KernelPageSize of each VMA in the range,
+ *     and the "ht" flag in VmFlags, which only hugetlb VMAs carry (KernelPageSize alone
+ *     does not tell a hugetlb VMA on a 64KiB-page arm64 kernel from a plain one).
+ * smaps is read after fstatfs and wins: it describes the mapping, not the file.  A range
+ * split into several VMAs (an mprotect in the middle) reports the smallest page size, and
+ * huge only if every VMA is hugetlb.
+ *
+ * smaps and maps are read under the sysroot like every /proc file, so tests can feed fake
+ * ones.  smaps header lines end in the mapped file's path, which can be long: a line that
+ * does not fit the buffer keeps its start (the address range is all we parse) and the rest
+ * is read past, so the fields that follow are never attributed to the wrong VMA.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statfs.h>
+
+#include "port.h"
+#include "posix/sys.h"
+
+#define VERIFY_LINE_MAX 1024 /* every field line fits; header lines may be cut, harmlessly */
+
+/* The next line of f into buf, without its newline: 1, or 0 at end of file.  A line that
+ * does not fit keeps its start in buf and the rest is read past. */
+static int verify_getline(FILE *f, char *buf, size_t len)
+{
+	size_t n;
+	int c;
+
+	if (fgets(buf, (int)len, f) == NULL)
+		return 0;
+	n = strlen(buf);
+	if (n > 0 && buf[n - 1] == '\n') {
+		buf[n - 1] = '\0';
+		return 1;
+	}
+	while ((c = getc(f)) != EOF && c != '\n')
+		;
+	return 1;
+}
+
+static FILE *verify_open(const char *path)
+{
+	char full[PATH_MAX];
+	int n = snprintf(full, sizeof(full), "%s%s", hpshm__sysroot(), path);
+
+	if (n < 0 || (size_t)n >= sizeof(full))
+		return NULL;
+	return fopen(full, "re");
+}
+
+/* A maps/smaps VMA header "start-end perms ...": 1 with the range, else 0 (a field line). */
+static int verify_range(const char *line, uintptr_t *start, uintptr_t *end)
+{
+	uintmax_t s, e;
+	char *p;
+
+	if (!((line[0] >= '0' && line[0] <= '9') || (line[0] >= 'a' && line[0] <= 'f')))
+		return 0;
+	errno = 0;
+	s = strtoumax(line, &p, 16);
+	if (errno != 0 || *p != '-')
+		return 0;
+	e = strtoumax(p + 1, &p, 16);
+	if (errno != 0 || *p != ' ')
+		return 0;
+	*start = (uintptr_t)s;
+	*end = (uintptr_t)e;
+	return 1;
+}
+
+/* Does the VmFlags value hold the two-letter flag? */
+static int verify_has_flag(const char *flags, const char *flag)
+{
+	const char *p = flags;
+
+	while ((p = strstr(p, flag)) != NULL) {
+		if ((p == flags || p[-1] == ' ') && (p[2] == ' ' || p[2] == '\0'))
+			return 1;
+		p += 2;
+	}
+	return 0;
+}
+
+/*
+ * Read smaps for the VMAs overlapping [lo, hi): 0 with out filled, or -1 if the file cannot
+ * be read or no VMA overlaps.
+ */
+static int verify_smaps(uintptr_t lo, uintptr_t hi, struct hpshm__backing *out)
+{
+	char line[VERIFY_LINE_MAX];
+	uintptr_t start, end;
+	unsigned long long kb;
+	size_t page_size = 0, vma_page = 0;
+	int in = 0, nvma = 0, huge = 1, vma_huge = 0;
+	FILE *f = verify_open("/proc/self/smaps");
+
+	if (f == NULL)
+		return -1;
+	while (verify_getline(f, line, sizeof(line))) {
+		if (verify_range(line, &start, &end)) {
+			if (in) {
+				/* close the previous VMA */
+				if (vma_page != 0 && (page_size == 0 || vma_page < page_size))
+					page_size = vma_page;
+				huge &= vma_huge;
+			}
+			if (start >= hi)
+				break;   /* smaps is sorted by address */
+			in = end > lo;
+			if (in) {
+				nvma++;
+				vma_page = 0;
+				vma_huge = 0;
+			}
+			continue;
+		}
+		if (!in)
+			continue;
+		if (strncmp(line, "KernelPageSize:", 15) == 0) {
+			kb = strtoull(line + 15, NULL, 10);
+			if (kb != 0 && kb <= SIZE_MAX / 1024)
+				vma_page = (size_t)kb * 1024;
+		} else if (strncmp(line, "VmFlags:", 8) == 0) {
+			vma_huge = verify_has_flag(line + 8, "ht");
+		}
+	}
+	if (in) {
+		/* the range ran to the last VMA of the file */
+		if (vma_page != 0 && (page_size == 0 || vma_page < page_size))
+			page_size = vma_page;
+		huge &= vma_huge;
+	}
+	fclose(f);
+	if (nvma == 0 || page_size == 0)
+		return -1;
+	out->page_size = page_size;
+	out->huge = huge;
+	snprintf(out->source, sizeof(out->source), "smaps");
+	return 0;
+}
+
+int hpshm__verify_backing(void *addr, size_t len, int fd, struct hpshm__backing *out)
+{
+	struct statfs sfs;
+	uintptr_t lo = (uintptr_t)addr;
+	int known = 0;
+
+	if (out == NULL)
+		return HPSHM_EINVAL;
+	out->page_size = 0;
+	out->huge = 0;
+	snprintf(out->source, sizeof(out->source), "unverified");
+
+	if (fd >= 0 && hpshm__sys.fstatfs(fd, &sfs) == 0) {
+		/* f_type's width differs by architecture: compare 32 bits. */
+		if ((uint32_t)sfs.f_type == (uint32_t)HUGETLBFS_MAGIC && sfs.f_bsize > 0) {
+			out->page_size = (size_t)sfs.f_bsize;
+			out->huge = 1;
+			snprintf(out->source, sizeof(out->source), "fstatfs");
+			known = 1;
+		}
+		/* Any other file system says "not hugetlb" but not the page size: smaps must. */
+	}
+	if (addr != NULL && len != 0 &&
+	    verify_smaps(lo, len > UINTPTR_MAX - lo ? UINTPTR_MAX : lo + len, out) == 0)
+		known = 1;
+	return known ? 0 : HPSHM_EUNAVAILABLE;
+}
+
+int hpshm__maps_line(const void *addr, char *buf, size_t len)
+{
+	char line[VERIFY_LINE_MAX];
+	uintptr_t a = (uintptr_t)addr, start, end;
+	int found = 0;
+	FILE *f;
+
+	if (buf == NULL || len == 0)
+		return HPSHM_EINVAL;
+	buf[0] = '\0';
+	f = verify_open("/proc/self/maps");
+	if (f == NULL)
+		return HPSHM_EUNAVAILABLE;
+	/* A long path is cut to what fits: the line is only for a message. */
+	while (verify_getline(f, line, sizeof(line))) {
+		if (!verify_range(line, &start, &end))
+			continue;
+		if (start > a)
+			break;
+		if (a < end) {
+			snprintf(buf, len, "%s", line);
+			found = 1;
+			break;
+		}
+	}
+	fclose(f);
+	return found ? 0 : HPSHM_EUNAVAILABLE;
+}
