@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# scripts/deps.sh -- install what hpshm needs from Debian's package registry.
+#
+#   scripts/deps.sh [build|test]     (default: test)
+#
+#   build  compiler, CMake, pkg-config: enough for the library and the hpshm tool
+#   test   build + Criterion, APR, Doxygen/graphviz, clang with its sanitizer runtime, python3
+#
+# Only missing packages are installed, so a second run costs one dpkg query per package and no
+# network.  Uses sudo when not run as root.  Set HPSHM_SKIP_DEPS=1 to skip this step entirely
+# (for example on a machine that is not Debian, where you install the equivalents yourself).
+set -euo pipefail
+
+what=${1:-test}
+build_pkgs=(build-essential cmake pkg-config)
+test_pkgs=(libcriterion-dev libapr1-dev doxygen graphviz clang libclang-rt-14-dev python3)
+
+case "$what" in
+build) pkgs=("${build_pkgs[@]}") ;;
+test) pkgs=("${build_pkgs[@]}" "${test_pkgs[@]}") ;;
+*)
+	echo "usage: $0 [build|test]" >&2
+	exit 2
+	;;
+esac
+
+if [[ ${HPSHM_SKIP_DEPS:-0} == 1 ]]; then
+	echo "deps: HPSHM_SKIP_DEPS=1, not checking packages"
+	exit 0
+fi
+
+if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
+	echo "deps: this is not a Debian-like system; install the equivalents of:" >&2
+	echo "      ${pkgs[*]}" >&2
+	echo "      then re-run with HPSHM_SKIP_DEPS=1" >&2
+	exit 1
+fi
+
+# dpkg -s also succeeds for a removed package whose config files remain, so ask for the
+# exact status instead.
+missing=()
+for p in "${pkgs[@]}"; do
+	status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+	[[ $status == "install ok installed" ]] || missing+=("$p")
+done
+
+if ((${#missing[@]} == 0)); then
+	echo "deps: all ${#pkgs[@]} packages ($what) already installed"
+	exit 0
+fi
+
+sudo=()
+if ((EUID != 0)); then
+	if ! command -v sudo >/dev/null 2>&1; then
+		echo "deps: missing packages: ${missing[*]}" >&2
+		echo "      not root and no sudo: install them as root, then re-run" >&2
+		exit 1
+	fi
+	sudo=(sudo)
+fi
+
+echo "deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+	apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# scripts/test.sh -- build hpshm with warnings as errors and run the whole test suite.
+#
+#   ./scripts/test.sh [ctest arguments...]      e.g.  ./scripts/test.sh -R config
+#
+# Environment:
+#   HPSHM_BUILD_DIR    build directory (default: build-test)
+#   HPSHM_CMAKE_ARGS   extra CMake arguments, split on spaces
+#                      (.ci/run uses "-DHPSHM_SANITIZE=ON -DCMAKE_C_COMPILER=clang")
+#   HPSHM_TEST_REQUIRE what must not be skipped (set by .ci/run after it reserves a pool);
+#                      without it, tests that need huge pages skip and say why.
+#   HPSHM_SKIP_DEPS=1  do not check or install Debian packages
+#
+# After ctest, the Criterion "Synthesis" line of every test program is printed, followed by one
+# summary line, so the result is visible even though ctest shows output only for failures.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+build=${HPSHM_BUILD_DIR:-build-test}
+read -r -a extra_cmake <<<"${HPSHM_CMAKE_ARGS:-}"
+
+echo "== test: dependencies"
+bash scripts/deps.sh test
+
+echo "== test: configure ($build)"
+cmake -S . -B "$build" -DHPSHM_WERROR=ON -DHPSHM_BUILD_TESTS=ON -DHPSHM_BUILD_TOOLS=ON "${extra_cmake[@]}"
+
+echo "== test: build"
+cmake --build "$build" --parallel "$(nproc 2>/dev/null || echo 2)"
+
+pool=0
+for d in /sys/kernel/mm/hugepages/hugepages-*; do
+	[[ -r $d/free_hugepages ]] && pool=$((pool + $(cat "$d/free_hugepages")))
+done
+if ((pool == 0)) && [[ -z ${HPSHM_TEST_REQUIRE:-} ]]; then
+	echo "note: no free huge pages on this machine: tests that need them will skip and say why"
+	echo "      (doc/operators.md explains how to reserve a pool; CI does it in .ci/run)"
+fi
+[[ -n ${HPSHM_TEST_REQUIRE:-} ]] && echo "note: HPSHM_TEST_REQUIRE=$HPSHM_TEST_REQUIRE (these may not skip)"
+
+echo "== test: ctest"
+out="$build/ctest-output.txt"
+set +e
+ctest --test-dir "$build" --output-on-failure "$@" 2>&1 | tee "$out"
+rc=${PIPESTATUS[0]}
+set -e
+
+# ctest keeps every test's full output in LastTest.log; show each program's closing line.
+log="$build/Testing/Temporary/LastTest.log"
+echo "== test: results ($build)"
+if [[ -r $log ]]; then
+	sed 's/\x1b\[[0-9;]*m//g' "$log" | awk '
+		/^[0-9]+\/[0-9]+ Test: / { sub(/^[0-9]+\/[0-9]+ Test: /, ""); name = $0; next }
+		/\[SKIP\]/                { print "  " name ": " $0; next }
+		/Synthesis:/ {
+			print "  " name ": " $0
+			for (i = 1; i <= NF; i++) {
+				if ($i == "Tested:")   t += $(i + 1)
+				if ($i == "Passing:")  p += $(i + 1)
+				if ($i == "Failing:")  f += $(i + 1)
+				if ($i == "Crashing:") c += $(i + 1)
+			}
+			n++
+		}
+		END {
+			if (n) printf "criterion: %d programs, %d tests run, %d passed, %d failed, %d crashed\n", n, t, p, f, c
+			else print "criterion: no Synthesis lines in the test output"
+		}'
+fi
+# "NN% tests passed, F tests failed out of T": ctest counts skipped tests as not failed.
+summary=$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$out" | tail -n 1 || true)
+if [[ $summary =~ ([0-9]+)\ tests?\ failed\ out\ of\ ([0-9]+) ]]; then
+	failed=${BASH_REMATCH[1]} total=${BASH_REMATCH[2]}
+	skipped=$(grep -cE '^[[:space:]]*[0-9]+ - .*\((Skipped|Not Run|Disabled)\)$' "$out" || true)
+	echo "ctest ($build): $((total - failed - skipped)) passed, $failed failed, $skipped skipped, $total total"
+else
+	echo "ctest ($build): no summary line (exit code $rc)"
+fi
+exit "$rc"
