@@ -178,9 +178,10 @@ static void plan_pool(struct plan *p)
 	else if (p->page_size >= ((size_t)1 << 30))
 		plan_persist(it, "kernel command line: default_hugepagesz=%s hugepagesz=%s hugepages=%lu", ks, ks,
 			     target);
-	if (p->is_default && p->page_size >= ((size_t)1 << 30))
+	if (p->page_size >= ((size_t)1 << 30))
 		plan_note(p, "%s pages rarely allocate at run time once memory is fragmented: prefer the kernel "
-			  "command line, then check HugePages_Total in /proc/meminfo", ps);
+			  "command line and reboot", ps);
+	plan_note(p, "the kernel may allocate fewer pages than asked; `hpshm probe` shows the pool it got");
 }
 
 static void plan_mount(struct plan *p, const struct hpshm__mount *mounts, int nmounts)
@@ -377,8 +378,8 @@ static void plan_text(const struct plan *p)
 	char a[32], b[32], c[32];
 	int any;
 
-	printf("a segment of %s needs %zu huge pages of %s (%s mapped)\n", hpshm_size_format(p->size, a, sizeof(a)),
-	       p->pages, hpshm_size_format(p->page_size, b, sizeof(b)), hpshm_size_format(p->mapped, c, sizeof(c)));
+	printf("a segment of %s needs %zu huge page%s of %s (%s mapped)\n", hpshm_size_format(p->size, a, sizeof(a)),
+	       p->pages, p->pages == 1 ? "" : "s", hpshm_size_format(p->page_size, b, sizeof(b)), hpshm_size_format(p->mapped, c, sizeof(c)));
 	printf("the %s pool now: %lu total, %lu free, %lu reserved, %lu surplus, %lu overcommit, %lu available\n",
 	       b, p->pool.total, p->pool.free, p->pool.resv, p->pool.surplus, p->pool.overcommit,
 	       hpshm__pool_available(&p->pool));
@@ -431,7 +432,7 @@ int cmd_plan(int argc, char **argv)
 		} else if ((r = tool_opt_value("plan", argc, argv, &i, "--huge-page-size", &ps_text)) != 0) {
 			if (r < 0)
 				return TOOL_EXIT_USAGE;
-		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+		} else if (argv[i][0] == '-' && argv[i][1] != '\0' && (argv[i][1] < '0' || argv[i][1] > '9')) {
 			return tool_usage_error("plan", "unknown option '%s'", argv[i]);
 		} else if (size_text) {
 			return tool_usage_error("plan", "unexpected argument '%s': SIZE was already given as '%s'",
