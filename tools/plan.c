@@ -134,12 +134,15 @@ static void plan_note(struct plan *p, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* The cgroup files' size name, as the kernel's mem_fmt() writes it: "2MB", "1GB", "64KB". */
+/*
+ * The cgroup files' size name exactly as the kernel's mem_fmt() writes it ("2MB", "1GB",
+ * "64KB"): it divides by the largest unit not above the size, without checking the rest.
+ */
 static char *plan_cgroup_size(size_t size, char *buf, size_t len)
 {
-	if (size >= (1u << 30) && size % (1u << 30) == 0)
+	if (size >= (1u << 30))
 		snprintf(buf, len, "%zuGB", size >> 30);
-	else if (size >= (1u << 20) && size % (1u << 20) == 0)
+	else if (size >= (1u << 20))
 		snprintf(buf, len, "%zuMB", size >> 20);
 	else
 		snprintf(buf, len, "%zuKB", size >> 10);
