@@ -307,6 +307,7 @@ static int segment_try(struct segment_walk *w, const struct hpshm_provider *p, s
 static int segment_fail(struct segment_walk *w, size_t size, hpshm_error *err)
 {
 	const hpshm_report *r = w->r;
+	const hpshm_attempt *cause = NULL;
 	int code = w->cfg->huge_pages == HPSHM_HUGE_ON ? HPSHM_ENOHUGE : w->last_code;
 	char msg[HPSHM_MESSAGE_MAX], s[32];
 	size_t used;
@@ -319,8 +320,14 @@ static int segment_fail(struct segment_walk *w, size_t size, hpshm_error *err)
 	for (unsigned i = 0; i < r->nattempts && used < sizeof(msg); i++)
 		used += (size_t)snprintf(msg + used, sizeof(msg) - used, "%s %s: %s", i ? ";" : ":",
 					 r->attempts[i].provider, r->attempts[i].reason);
-	hpshm_error_set(err, code, r->nattempts ? r->attempts[r->nattempts - 1].sys_errno : 0,
-			r->nattempts ? r->attempts[r->nattempts - 1].call : NULL,
+	/* The errno and call worth showing: the first real system failure, not a config exclusion. */
+	for (unsigned i = 0; i < r->nattempts; i++) {
+		if (strcmp(r->attempts[i].call, "config") == 0)
+			continue;
+		if (!cause || (!cause->sys_errno && r->attempts[i].sys_errno))
+			cause = &r->attempts[i];
+	}
+	hpshm_error_set(err, code, cause ? cause->sys_errno : 0, cause ? cause->call : NULL,
 			w->hint[0] ? w->hint : "run `hpshm probe` to see what this machine offers", "%s", msg);
 	if (err) {
 		err->provider[0] = '\0';
