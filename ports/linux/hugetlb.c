@@ -27,12 +27,12 @@
 #include "port.h"
 
 /* The knob that sizes the pool of page_size: the sysctl for the default size, else sysfs. */
-static const char *hugetlb_knob(size_t page_size, char *buf, size_t len)
+static void hugetlb_knob(size_t page_size, char *buf, size_t len)
 {
 	if (page_size == hpshm__default_huge_page_size())
-		return "vm.nr_hugepages";
-	snprintf(buf, len, "/sys/kernel/mm/hugepages/hugepages-%zukB/nr_hugepages", page_size / 1024);
-	return buf;
+		snprintf(buf, len, "vm.nr_hugepages");
+	else
+		snprintf(buf, len, "/sys/kernel/mm/hugepages/hugepages-%zukB/nr_hugepages", page_size / 1024);
 }
 
 /* The kernel's name for a size in cgroup files (mem_fmt in mm/hugetlb_cgroup.c): 2MB, 1GB. */
@@ -151,8 +151,8 @@ int hpshm__hugetlb_probe(const struct hpshm_request *rq, struct hpshm_probe *out
 		hugetlb_size_list(sizes, sizeof(sizes));
 		if (strcmp(sizes, "none") == 0)
 			snprintf(out->reason, sizeof(out->reason),
-				 "the kernel offers no huge pages at all (no /sys/kernel/mm/hugepages): it was built "
-				 "without hugetlb support");
+				 "the kernel offers no huge pages (no /sys/kernel/mm/hugepages): it lacks hugetlb "
+				 "support, or /sys is not mounted");
 		else
 			snprintf(out->reason, sizeof(out->reason),
 				 "the kernel offers no %s huge pages (sizes: %s)", psz, sizes);
@@ -169,8 +169,8 @@ int hpshm__hugetlb_probe(const struct hpshm_request *rq, struct hpshm_probe *out
 				 "%s is 0 for %s pages (need %lu): raise it to at least %lu", knob, psz, need, target);
 		else
 			snprintf(out->reason, sizeof(out->reason),
-				 "only %lu huge pages of %s available (need %lu): raise %s to at least %lu", avail, psz,
-				 need, knob, target);
+				 "only %lu huge page%s of %s available (need %lu): raise %s to at least %lu", avail,
+				 avail == 1 ? "" : "s", psz, need, knob, target);
 		return HPSHM_EUNAVAILABLE;
 	}
 
@@ -198,8 +198,8 @@ char *hpshm__hugetlb_hint(size_t size, size_t page_size, char *buf, size_t len)
 	avail = hpshm__pool_available(&pool);
 	if (avail < need) {
 		target = pool.total > ULONG_MAX - (need - avail) ? ULONG_MAX : pool.total + (need - avail);
-		snprintf(buf, len, "raise %s to at least %lu (needs %lu more %s pages)", knob, target, need - avail,
-			 psz);
+		snprintf(buf, len, "raise %s to at least %lu (needs %lu more %s page%s)", knob, target, need - avail,
+			 psz, need - avail == 1 ? "" : "s");
 		return buf;
 	}
 	if (hugetlb_cgroup_check(size, page_size, 1, buf, len))
@@ -207,8 +207,8 @@ char *hpshm__hugetlb_hint(size_t size, size_t page_size, char *buf, size_t len)
 	/* The pool looks big enough now: the pages went meanwhile, or sit on NUMA nodes this
 	 * process may not use.  Room for the whole segment on top of today's pool covers both. */
 	target = pool.total > ULONG_MAX - need ? ULONG_MAX : pool.total + need;
-	snprintf(buf, len, "raise %s to at least %lu (needs %lu %s pages, and the free ones may be on other NUMA "
-		 "nodes)", knob, target, need, psz);
+	snprintf(buf, len, "raise %s to at least %lu (the %lu %s page%s needed may have been taken meanwhile, or "
+		 "sit on NUMA nodes this process may not use)", knob, target, need, psz, need == 1 ? "" : "s");
 	return buf;
 }
 

@@ -148,12 +148,13 @@ static const char *populate_hint(size_t len, size_t page_size, char *buf, size_t
 int hpshm__populate(void *addr, size_t len, size_t page_size, int fd, unsigned *methods, hpshm_error *err)
 {
 	char hint[HPSHM_TEXT_MAX], sz[32], psz[32];
-	unsigned used = HPSHM_POPULATE_NONE;
+	unsigned unused;
 	size_t bad = 0;
 	int rc, e, risk;
 
-	if (methods != NULL)
-		*methods = used;
+	if (methods == NULL)
+		methods = &unused;
+	*methods = HPSHM_POPULATE_NONE;
 	if (addr == NULL || len == 0)
 		return 0;
 	if (page_size == 0)
@@ -165,37 +166,27 @@ int hpshm__populate(void *addr, size_t len, size_t page_size, int fd, unsigned *
 		do
 			rc = hpshm__sys.fallocate(fd, 0, 0, (off_t)len);
 		while (rc < 0 && errno == EINTR);
-		if (rc == 0) {
-			used |= HPSHM_POPULATE_FALLOCATE;
-		} else if (errno == ENOSPC || errno == ENOMEM) {
-			e = errno;
-			if (methods != NULL)
-				*methods = used;
+		e = rc < 0 ? errno : 0;
+		if (rc == 0)
+			*methods |= HPSHM_POPULATE_FALLOCATE;
+		else if (e == ENOSPC || e == ENOMEM)
 			return hpshm_error_set(err, HPSHM_EPOPULATE, e, "fallocate",
 					       populate_hint(len, page_size, hint, sizeof(hint)),
 					       "the kernel could not allocate %s of %s pages for the segment", sz, psz);
-		} else if (errno != EOPNOTSUPP && errno != ENOSYS) {
-			e = errno;
-			if (methods != NULL)
-				*methods = used;
+		else if (e != EOPNOTSUPP && e != ENOSYS)
 			return hpshm_error_set(err, HPSHM_EPOPULATE, e, "fallocate", NULL,
 					       "fallocate of %s on the segment's descriptor failed: %s", sz, strerror(e));
-		}
 	}
 
 	do
 		rc = hpshm__sys.madvise(addr, len, MADV_POPULATE_WRITE);
 	while (rc < 0 && errno == EINTR);
 	if (rc == 0) {
-		used |= HPSHM_POPULATE_MADVISE;
-		if (methods != NULL)
-			*methods = used;
+		*methods |= HPSHM_POPULATE_MADVISE;
 		return 0;
 	}
 	e = errno;
 	if (e == EFAULT || e == ENOMEM || e == EHWPOISON) {
-		if (methods != NULL)
-			*methods = used;
 		risk = page_size > hpshm__base_page_size() && hpshm__hugetlb_fault_risk(len, page_size);
 		return hpshm_error_set(err, HPSHM_EPOPULATE, e, "madvise",
 				       populate_hint(len, page_size, hint, sizeof(hint)),
@@ -203,21 +194,18 @@ int hpshm__populate(void *addr, size_t len, size_t page_size, int fd, unsigned *
 				       e == EHWPOISON ? " (a page is hardware-poisoned)" :
 				       risk ? " (a hugetlb cgroup limit applies at fault time)" : "");
 	}
-	if (e != EINVAL) {
-		if (methods != NULL)
-			*methods = used;
+	if (e != EINVAL)
 		return hpshm_error_set(err, HPSHM_EPOPULATE, e, "madvise", NULL,
 				       "madvise(MADV_POPULATE_WRITE) of %s at %p failed: %s", sz, addr, strerror(e));
-	}
 
 	/* EINVAL: a kernel before 5.14, which does not know the advice. */
-	used |= HPSHM_POPULATE_TOUCH;
-	if (methods != NULL)
-		*methods = used;
+	*methods |= HPSHM_POPULATE_TOUCH;
 	rc = populate_touch(addr, len, page_size, &bad);
-	if (rc < 0)
-		return hpshm_error_set(err, HPSHM_EPOPULATE, errno, "sigaction", NULL,
-				       "cannot guard the touch of %s against SIGBUS: %s", sz, strerror(errno));
+	if (rc < 0) {
+		e = errno;
+		return hpshm_error_set(err, HPSHM_EPOPULATE, e, "sigaction", NULL,
+				       "cannot guard the touch of %s against SIGBUS: %s", sz, strerror(e));
+	}
 	if (rc > 0) {
 		risk = page_size > hpshm__base_page_size() && hpshm__hugetlb_fault_risk(len, page_size);
 		return hpshm_error_set(err, HPSHM_EPOPULATE, 0, "touch",
