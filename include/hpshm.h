@@ -362,6 +362,81 @@ HPSHM_API int hpshm_report_format(const hpshm_report *r, char *buf, size_t len);
  */
 HPSHM_API const char *hpshm_populate_name(unsigned methods);
 
+/** Longest re-attach token, with its terminating NUL. */
+#define HPSHM_TOKEN_MAX 512
+
+/**
+ * Export the token a child started by exec passes to hpshm_segment_attach().  The segment must
+ * have been created with reattach=exec (or a name) by a provider that can re-attach.
+ * @param seg the segment
+ * @param buf where to write the token (printable ASCII, no spaces)
+ * @param len size of buf; HPSHM_TOKEN_MAX is always enough
+ * @param err filled on failure, may be NULL
+ * @return the token's length, or HPSHM_ENOTSUP / HPSHM_EINVAL
+ */
+HPSHM_API int hpshm_segment_token(const hpshm_segment *seg, char *buf, size_t len, hpshm_error *err);
+
+/**
+ * Attach, in another process, the segment a token names, at the creator's address.  The
+ * mapping is refused if the address range is taken (err names what holds it), if the
+ * segment's header does not match the token, or if the kernel reports another page size.
+ * hpshm_segment_destroy() on an attached segment only detaches it.
+ * @param[out] out the attached segment
+ * @param token the creator's token
+ * @param cfg   configuration (log sink), or NULL
+ * @param err   filled on failure, may be NULL
+ * @return 0 or a negative HPSHM_E* code
+ */
+HPSHM_API int hpshm_segment_attach(hpshm_segment **out, const char *token, const hpshm_config *cfg,
+				   hpshm_error *err);
+
+/**
+ * hpshm_segment_attach() with the token from the HPSHM_TOKEN environment variable, as set by
+ * hpshm_spawn().
+ * @param[out] out the attached segment
+ * @param cfg configuration, or NULL
+ * @param err filled on failure, may be NULL
+ * @return 0, HPSHM_EINVAL if HPSHM_TOKEN is not set, or another negative HPSHM_E* code
+ */
+HPSHM_API int hpshm_segment_attach_env(hpshm_segment **out, const hpshm_config *cfg, hpshm_error *err);
+
+/**
+ * Did this process create the segment (1), or attach it (0)?
+ * @param seg the segment
+ * @return 1 or 0
+ */
+HPSHM_API int hpshm_segment_is_owner(const hpshm_segment *seg);
+
+/** A child process started by hpshm_spawn(). */
+typedef struct hpshm_child {
+	long long pid;    /**< process id */
+	void     *handle; /**< OS handle where the OS has one (Windows), else NULL */
+} hpshm_child;
+
+/**
+ * Start a program by exec with everything it needs to attach seg: the segment's descriptor
+ * kept open across exec where the provider has one, and the token in HPSHM_TOKEN.  On
+ * Windows the child is created suspended and the segment's range reserved in it first.
+ * @param seg  the segment (created with reattach=exec)
+ * @param path the program
+ * @param argv its arguments, NULL-terminated (argv[0] included)
+ * @param envp its environment, NULL-terminated, or NULL for this process's
+ * @param[out] child the started child
+ * @param err  filled on failure, may be NULL
+ * @return 0 or a negative HPSHM_E* code
+ */
+HPSHM_API int hpshm_spawn(const hpshm_segment *seg, const char *path, char *const argv[], char *const envp[],
+			  hpshm_child *child, hpshm_error *err);
+
+/**
+ * Wait for a child started by hpshm_spawn().
+ * @param child the child
+ * @param[out] status its exit code, or 128 + the signal that ended it (may be NULL)
+ * @param err filled on failure, may be NULL
+ * @return 0 or a negative HPSHM_E* code
+ */
+HPSHM_API int hpshm_child_wait(hpshm_child *child, int *status, hpshm_error *err);
+
 /**
  * Ask one provider whether it could create a segment here, and if not, why not.
  * @param name   the provider's name
