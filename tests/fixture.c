@@ -1,0 +1,467 @@
+/*
+ * tests/fixture.c -- the pool-leak fixture and the kernel readers the suites share.
+ * See fixture.h.
+ */
+#include "fixture.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "hpshm.h"
+#include "ports/port.h"
+#include "ports/posix/sys.h"
+
+/* A growing text buffer: the snapshot is a list of lines, compared as one string. */
+struct hpt_buf {
+	char  *p;
+	size_t len, cap;
+};
+
+static void buf_add(struct hpt_buf *b, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		char *p;
+
+		while (b->len + n + 1 > cap)
+			cap *= 2;
+		p = realloc(b->p, cap);
+		if (!p)
+			abort();
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, s, n + 1);
+	b->len += n;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Append "<prefix><name>\n" for every entry of dir, sorted, skipping . and .. */
+static void snap_dir(struct hpt_buf *b, const char *prefix, const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char **names = NULL;
+	size_t n = 0, cap = 0, i;
+	char line[1024];
+
+	if (!d) {
+		snprintf(line, sizeof line, "%s<unreadable: %s>\n", prefix, strerror(errno));
+		buf_add(b, line);
+		return;
+	}
+	while ((e = readdir(d)) != NULL) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (n == cap) {
+			char **p = realloc(names, (cap ? cap * 2 : 16) * sizeof *names);
+
+			if (!p)
+				abort();
+			names = p;
+			cap = cap ? cap * 2 : 16;
+		}
+		names[n] = strdup(e->d_name);
+		if (!names[n])
+			abort();
+		n++;
+	}
+	closedir(d);
+	if (n)
+		qsort(names, n, sizeof *names, cmp_str);
+	for (i = 0; i < n; i++) {
+		snprintf(line, sizeof line, "%s%s\n", prefix, names[i]);
+		buf_add(b, line);
+		free(names[i]);
+	}
+	free(names);
+}
+
+static int read_text(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f)
+		return -1;
+	n = fread(buf, 1, len - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return 0;
+}
+
+static int read_ulong(const char *path, unsigned long *out)
+{
+	char buf[64];
+
+	if (read_text(path, buf, sizeof buf) < 0)
+		return -1;
+	*out = strtoul(buf, NULL, 10);
+	return 0;
+}
+
+static void snap_pools(struct hpt_buf *b)
+{
+	static const char *const counters[] = {"nr_hugepages", "free_hugepages", "resv_hugepages",
+					       "surplus_hugepages"};
+	DIR *d = opendir("/sys/kernel/mm/hugepages");
+	struct dirent *e;
+	char path[512], line[512];
+	unsigned long v;
+	size_t i;
+
+	if (!d)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (strncmp(e->d_name, "hugepages-", 10) != 0)
+			continue;
+		for (i = 0; i < sizeof counters / sizeof counters[0]; i++) {
+			snprintf(path, sizeof path, "/sys/kernel/mm/hugepages/%s/%s", e->d_name, counters[i]);
+			if (read_ulong(path, &v) < 0)
+				continue;
+			snprintf(line, sizeof line, "pool %s %s=%lu\n", e->d_name, counters[i], v);
+			buf_add(b, line);
+		}
+	}
+	closedir(d);
+}
+
+static void snap_sysv(struct hpt_buf *b)
+{
+	FILE *f = fopen("/proc/sysvipc/shm", "r");
+	char line[1024], out[128];
+	long key, id;
+
+	if (!f)
+		return;
+	if (!fgets(line, sizeof line, f)) { /* header */
+		fclose(f);
+		return;
+	}
+	while (fgets(line, sizeof line, f)) {
+		if (sscanf(line, "%ld %ld", &key, &id) == 2) {
+			snprintf(out, sizeof out, "sysv shmid=%ld key=%ld\n", id, key);
+			buf_add(b, out);
+		}
+	}
+	fclose(f);
+}
+
+/* Mount points of every hugetlbfs in /proc/self/mountinfo, with octal escapes decoded. */
+static void snap_hugetlbfs(struct hpt_buf *b)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+	char *line = NULL;
+	size_t cap = 0;
+
+	if (!f)
+		return;
+	while (getline(&line, &cap, f) > 0) {
+		char *sep = strstr(line, " - ");
+		char mnt[512], fstype[64], prefix[600];
+		char *p, *q;
+		int field = 0;
+
+		if (!sep || sscanf(sep + 3, "%63s", fstype) != 1 || strcmp(fstype, "hugetlbfs") != 0)
+			continue;
+		/* field 5 (1-based) is the mount point */
+		p = line;
+		while (field < 4 && (p = strchr(p, ' ')) != NULL) {
+			p++;
+			field++;
+		}
+		if (!p)
+			continue;
+		q = mnt;
+		while (*p && *p != ' ' && q < mnt + sizeof mnt - 1) {
+			if (p[0] == '\\' && isdigit((unsigned char)p[1]) && isdigit((unsigned char)p[2]) &&
+			    isdigit((unsigned char)p[3])) {
+				*q++ = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
+				p += 4;
+			} else {
+				*q++ = *p++;
+			}
+		}
+		*q = '\0';
+		snprintf(prefix, sizeof prefix, "hugetlbfs %s/", mnt);
+		snap_dir(b, prefix, mnt);
+	}
+	free(line);
+	fclose(f);
+}
+
+static struct hpt_buf snapshot_before;
+
+static void take_snapshot(struct hpt_buf *b)
+{
+	b->len = 0;
+	if (b->p)
+		b->p[0] = '\0';
+	buf_add(b, "");
+	snap_pools(b);
+	snap_sysv(b);
+	snap_hugetlbfs(b);
+	snap_dir(b, "/dev/shm/", "/dev/shm");
+}
+
+void hpt_fixture_init(void)
+{
+	take_snapshot(&snapshot_before);
+}
+
+void hpt_fixture_fini(void)
+{
+	struct hpt_buf after = {0};
+
+	/* Whatever a test injected, the library goes back to the real machine. */
+	hpshm__sys_reset();
+	hpshm__set_sysroot(NULL);
+
+	take_snapshot(&after);
+	if (strcmp(after.p, snapshot_before.p) != 0) {
+		cr_log_error("pool-leak fixture: the machine changed during the test\n"
+			     "--- before\n%s--- after\n%s", snapshot_before.p, after.p);
+		fflush(NULL);
+		abort(); /* a failed cr_assert in .fini does not fail the test in Criterion 2.4.1 */
+	}
+	free(after.p);
+	free(snapshot_before.p);
+	snapshot_before.p = NULL;
+	snapshot_before.len = snapshot_before.cap = 0;
+}
+
+/* Parse "2MiB", "2MB", "2048k", "2M" as bytes (units of 1024); 0 if not a size. */
+static size_t token_size(const char *s, size_t n)
+{
+	char buf[64], *end;
+	unsigned long long v;
+	size_t mult = 1;
+
+	if (n == 0 || n >= sizeof buf || !isdigit((unsigned char)s[0]))
+		return 0;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	v = strtoull(buf, &end, 10);
+	switch (tolower((unsigned char)*end)) {
+	case 'k': mult = (size_t)1 << 10; end++; break;
+	case 'm': mult = (size_t)1 << 20; end++; break;
+	case 'g': mult = (size_t)1 << 30; end++; break;
+	case 't': mult = (size_t)1 << 40; end++; break;
+	default: break;
+	}
+	if (tolower((unsigned char)*end) == 'i')
+		end++;
+	if (tolower((unsigned char)*end) == 'b')
+		end++;
+	if (*end != '\0')
+		return 0;
+	return (size_t)v * mult;
+}
+
+static int required_one(const char *list, const char *tok)
+{
+	const char *p = list;
+	size_t tn = strlen(tok), tsize = token_size(tok, tn);
+
+	while (*p) {
+		const char *e = strchr(p, ',');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+
+		while (n && isspace((unsigned char)*p)) {
+			p++;
+			n--;
+		}
+		while (n && isspace((unsigned char)p[n - 1]))
+			n--;
+		if ((n == 3 && !strncasecmp(p, "all", 3)) || (n == tn && !strncasecmp(p, tok, n)))
+			return 1;
+		if (tsize && token_size(p, n) == tsize)
+			return 1;
+		if (!e)
+			break;
+		p = e + 1;
+	}
+	return 0;
+}
+
+int hpt_required(const char *a, const char *b)
+{
+	const char *list = getenv("HPSHM_TEST_REQUIRE");
+
+	if (!list || !*list)
+		return 0;
+	return (a && required_one(list, a)) || (b && required_one(list, b));
+}
+
+int hpt_pool_read(size_t page_size, struct hpt_pool *out)
+{
+	char dir[128], path[256];
+
+	memset(out, 0, sizeof *out);
+	snprintf(dir, sizeof dir, "/sys/kernel/mm/hugepages/hugepages-%zukB", page_size / 1024);
+	out->page_size = page_size;
+	snprintf(path, sizeof path, "%s/nr_hugepages", dir);
+	if (read_ulong(path, &out->total) < 0)
+		return -1;
+	snprintf(path, sizeof path, "%s/free_hugepages", dir);
+	(void)read_ulong(path, &out->free);
+	snprintf(path, sizeof path, "%s/resv_hugepages", dir);
+	(void)read_ulong(path, &out->resv);
+	snprintf(path, sizeof path, "%s/surplus_hugepages", dir);
+	(void)read_ulong(path, &out->surplus);
+	snprintf(path, sizeof path, "%s/nr_overcommit_hugepages", dir);
+	(void)read_ulong(path, &out->overcommit);
+	return 0;
+}
+
+unsigned long hpt_pool_available(const struct hpt_pool *p)
+{
+	unsigned long avail = p->free > p->resv ? p->free - p->resv : 0;
+
+	if (p->overcommit > p->surplus)
+		avail += p->overcommit - p->surplus;
+	return avail;
+}
+
+size_t hpt_default_huge_page_size(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[256];
+	unsigned long kb = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "Hugepagesize: %lu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return (size_t)kb * 1024;
+}
+
+size_t hpt_smaps_page_size(const void *addr, int *hugetlb)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char *line = NULL;
+	size_t cap = 0, result = 0;
+	uintptr_t a = (uintptr_t)addr;
+	int inside = 0, done = 0;
+
+	if (hugetlb)
+		*hugetlb = 0;
+	if (!f)
+		return 0;
+	while (!done && getline(&line, &cap, f) > 0) {
+		unsigned long lo, hi, kb;
+
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+			if (inside)
+				done = 1;
+			inside = a >= lo && a < hi;
+			continue;
+		}
+		if (!inside)
+			continue;
+		if (sscanf(line, "KernelPageSize: %lu kB", &kb) == 1)
+			result = (size_t)kb * 1024;
+		else if (!strncmp(line, "VmFlags:", 8) && hugetlb)
+			*hugetlb = strstr(line, " ht") != NULL;
+	}
+	free(line);
+	fclose(f);
+	return result;
+}
+
+int hpt_is_mapped(const void *addr, size_t len)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[1024];
+	uintptr_t a = (uintptr_t)addr, z = a + len;
+	int found = 0;
+
+	if (!f)
+		return -1;
+	while (!found && fgets(line, sizeof line, f)) {
+		unsigned long lo, hi;
+
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && lo < z && hi > a)
+			found = 1;
+	}
+	fclose(f);
+	return found;
+}
+
+int hpt_fd_count(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n - 1; /* the descriptor opendir itself holds */
+}
+
+int hpt_maps_count(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[1024];
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof line, f))
+		if (strchr(line, '\n'))
+			n++;
+	fclose(f);
+	return n;
+}
+
+const char *hpt_size_text(size_t size, char *buf, size_t len)
+{
+	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	unsigned u = 0;
+
+	while (u < 4 && size >= 1024 && size % 1024 == 0) {
+		size /= 1024;
+		u++;
+	}
+	snprintf(buf, len, "%zu%s", size, units[u]);
+	return buf;
+}
+
+int hpt_contains(const char *haystack, const char *needle)
+{
+	return haystack && needle && strcasestr(haystack, needle) != NULL;
+}
+
+void hpt_clear_config_env(void)
+{
+	const char *key;
+	unsigned i;
+
+	for (i = 0; (key = hpshm_config_key_name(i, NULL, NULL)) != NULL; i++) {
+		char var[96];
+		size_t j;
+
+		snprintf(var, sizeof var, "HPSHM_%s", key);
+		for (j = 0; var[j]; j++)
+			var[j] = (char)toupper((unsigned char)var[j]);
+		unsetenv(var);
+	}
+}

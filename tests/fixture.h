@@ -1,0 +1,77 @@
+/*
+ * tests/fixture.h -- what every suite shares: the pool-leak fixture, the HPSHM_TEST_REQUIRE
+ * rule for skips, and readers of kernel facts the tests check on their own (never trusting
+ * the library's report alone).
+ *
+ * The pool-leak fixture snapshots, before each test, the counters of every huge page pool
+ * (/sys/kernel/mm/hugepages/<size>/{nr,free,resv,surplus}_hugepages), the SysV segment ids
+ * (/proc/sysvipc/shm), the files in every hugetlbfs mount (/proc/self/mountinfo) and in
+ * /dev/shm; after the test it compares and fails the run if anything differs.  It always
+ * reads the real /proc and /sys, whatever sysroot a test gave the library.
+ *
+ * Criterion 2.4.1 does not count a failed cr_assert() in .fini (it prints it and passes the
+ * test), so the fixture reports the difference with cr_log_error() and abort()s: the test is
+ * then reported as "crashed during its setup or teardown" and the executable exits non-zero.
+ */
+#ifndef HPSHM_TESTS_FIXTURE_H
+#define HPSHM_TESTS_FIXTURE_H
+
+#include <stddef.h>
+
+#include <criterion/criterion.h>
+
+/* The pool-leak fixture: TestSuite(name, .init = hpt_fixture_init, .fini = hpt_fixture_fini). */
+void hpt_fixture_init(void);
+void hpt_fixture_fini(void);
+
+/*
+ * Does HPSHM_TEST_REQUIRE (a comma list: provider names, page sizes such as "2MiB", words
+ * such as "pool" or "cgroup", or "all") name this token?  Page sizes compare by value, so
+ * "2MB", "2MiB" and "2048k" are the same token.  NULL tokens are ignored.
+ */
+int hpt_required(const char *a, const char *b);
+
+/* Skip with the reason, or fail with it when the run requires the thing that is missing. */
+#define HPT_UNAVAILABLE(tok_a, tok_b, ...)                                          \
+	do {                                                                         \
+		if (hpt_required((tok_a), (tok_b)))                                  \
+			cr_assert_fail("required by HPSHM_TEST_REQUIRE but unavailable: " __VA_ARGS__); \
+		else                                                                 \
+			cr_skip_test(__VA_ARGS__);                                   \
+	} while (0)
+
+/* One real pool, read from /sys (not the library's sysroot). */
+struct hpt_pool {
+	size_t        page_size;
+	unsigned long total, free, resv, surplus, overcommit;
+};
+
+/* Read the real pool of page_size: 0, or -1 if the kernel has no such size. */
+int hpt_pool_read(size_t page_size, struct hpt_pool *out);
+/* Pages a new mapping could reserve: free - resv + (overcommit - surplus). */
+unsigned long hpt_pool_available(const struct hpt_pool *p);
+/* The kernel's default huge page size from /proc/meminfo, 0 if none. */
+size_t hpt_default_huge_page_size(void);
+
+/*
+ * The VMA of /proc/self/smaps that holds addr: its KernelPageSize in bytes (0 if no VMA holds
+ * addr), and whether its VmFlags say hugetlb ("ht").
+ */
+size_t hpt_smaps_page_size(const void *addr, int *hugetlb);
+/* Is any byte of [addr, addr+len) mapped, per /proc/self/maps? */
+int hpt_is_mapped(const void *addr, size_t len);
+/* Entries in /proc/self/fd. */
+int hpt_fd_count(void);
+/* Lines of /proc/self/maps. */
+int hpt_maps_count(void);
+
+/* Format a size as the library's config accepts it, e.g. "2MiB" (units of 1024). */
+const char *hpt_size_text(size_t size, char *buf, size_t len);
+
+/* Does haystack contain needle, ignoring case? */
+int hpt_contains(const char *haystack, const char *needle);
+
+/* Remove every HPSHM_<KEY> variable of the key table from the environment. */
+void hpt_clear_config_env(void);
+
+#endif /* HPSHM_TESTS_FIXTURE_H */

@@ -1,0 +1,642 @@
+/*
+ * tests/test_config.c -- the configuration keys (DESIGN.md section 4), sizes and error names.
+ * Unit tests: no OS support needed.  Codes are asserted first, texts second.
+ */
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "fixture.h"
+#include "hpshm.h"
+#include "hpshm/provider.h"
+
+static hpshm_config *cfg;
+static char tmpfile_path[64];
+
+static void config_init(void)
+{
+	hpt_fixture_init();
+	hpt_clear_config_env();
+	cr_assert_eq(hpshm_config_new(&cfg), 0);
+	cr_assert_not_null(cfg);
+	tmpfile_path[0] = '\0';
+}
+
+static void config_fini(void)
+{
+	hpshm_config_free(cfg);
+	cfg = NULL;
+	if (tmpfile_path[0])
+		unlink(tmpfile_path);
+	hpt_clear_config_env();
+	hpt_fixture_fini();
+}
+
+TestSuite(config, .init = config_init, .fini = config_fini);
+
+/* The current value of key, as text. */
+static const char *get(const char *key)
+{
+	static char buf[512];
+	int n = hpshm_config_get(cfg, key, buf, sizeof buf);
+
+	cr_assert_geq(n, 0, "hpshm_config_get(%s) = %d", key, n);
+	return buf;
+}
+
+static void expect_good(const char *key, const char *value)
+{
+	hpshm_error err;
+	int rc;
+
+	memset(&err, 0, sizeof err);
+	rc = hpshm_config_set(cfg, key, value, &err);
+	cr_assert_eq(rc, 0, "%s=%s rejected: %s (%s)", key, value, hpshm_errname(rc), err.message);
+}
+
+/* A bad value: EVALUE, the record names the key, and its message or hint lists each word. */
+static void expect_bad(const char *key, const char *value, const char *const *accepted)
+{
+	char before[512];
+	hpshm_error err;
+	int rc;
+
+	snprintf(before, sizeof before, "%s", get(key));
+	memset(&err, 0, sizeof err);
+	rc = hpshm_config_set(cfg, key, value, &err);
+	cr_assert_eq(rc, HPSHM_EVALUE, "%s=%s: got %s, want HPSHM_EVALUE", key, value, hpshm_errname(rc));
+	cr_assert_eq(err.code, HPSHM_EVALUE);
+	cr_assert_str_eq(err.key, key, "%s=%s: err.key is \"%s\"", key, value, err.key);
+	cr_assert_str_eq(get(key), before, "%s=%s changed the value to %s", key, value, get(key));
+	for (; accepted && *accepted; accepted++)
+		cr_expect(strstr(err.message, *accepted) || strstr(err.hint, *accepted),
+			  "%s=%s: neither message \"%s\" nor hint \"%s\" lists \"%s\"", key, value, err.message,
+			  err.hint, *accepted);
+}
+
+/* ---- every key, good values and bad ones ---- */
+
+Test(config, defaults_are_the_documented_ones)
+{
+	cr_assert_str_eq(get("provider"), "auto");
+	cr_assert_str_eq(get("huge_pages"), "try");
+	cr_assert_str_eq(get("huge_page_size"), "default");
+	cr_assert_str_eq(get("reattach"), "off");
+	cr_assert_str_eq(get("populate"), "auto");
+	cr_assert_str_eq(get("mode"), "0600");
+	cr_assert_str_eq(get("base_address"), "auto");
+}
+
+Test(config, key_table_lists_every_documented_key)
+{
+	static const char *const documented[] = {"provider", "huge_pages", "huge_page_size", "reattach",
+						 "populate", "hugetlbfs_path", "name", "mode",
+						 "base_address", "log_level"};
+	size_t i;
+
+	for (i = 0; i < sizeof documented / sizeof documented[0]; i++) {
+		const char *name, *desc = NULL, *values = NULL;
+		unsigned k;
+		int found = 0;
+
+		for (k = 0; (name = hpshm_config_key_name(k, &desc, &values)) != NULL; k++) {
+			if (strcmp(name, documented[i]) != 0)
+				continue;
+			found = 1;
+			cr_assert(desc && *desc, "%s has no description", name);
+			cr_assert(values && *values, "%s has no accepted values", name);
+		}
+		cr_assert(found, "key %s missing from the key table", documented[i]);
+	}
+	cr_assert_null(hpshm_config_key_name(1000, NULL, NULL));
+}
+
+Test(config, unknown_key_is_enokey_naming_it)
+{
+	hpshm_error err;
+	char buf[16];
+
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm_config_set(cfg, "huge_pagez", "on", &err), HPSHM_ENOKEY);
+	cr_assert_eq(err.code, HPSHM_ENOKEY);
+	cr_assert_str_eq(err.key, "huge_pagez");
+	cr_expect(strstr(err.hint, "huge_pages") || strstr(err.message, "huge_pages"),
+		  "the known keys are not listed: %s / %s", err.message, err.hint);
+	cr_assert_eq(hpshm_config_get(cfg, "huge_pagez", buf, sizeof buf), HPSHM_ENOKEY);
+}
+
+Test(config, provider_accepts_auto_names_and_lists)
+{
+	expect_good("provider", "plain");
+	cr_assert_str_eq(get("provider"), "plain");
+	expect_good("provider", "mmap_hugetlb");
+	expect_good("provider", "memfd_hugetlb,hugetlbfs,plain");
+	cr_assert_str_eq(get("provider"), "memfd_hugetlb,hugetlbfs,plain");
+	expect_good("provider", "auto");
+	cr_assert_str_eq(get("provider"), "auto");
+}
+
+Test(config, provider_unknown_name_is_enoprovider_naming_the_key)
+{
+	hpshm_error err;
+	int rc;
+
+	expect_good("provider", "plain");
+	memset(&err, 0, sizeof err);
+	rc = hpshm_config_set(cfg, "provider", "nosuch_provider", &err);
+	cr_assert_eq(rc, HPSHM_ENOPROVIDER, "got %s", hpshm_errname(rc));
+	cr_assert_str_eq(err.key, "provider");
+	cr_assert_str_eq(get("provider"), "plain");
+	cr_expect(strstr(err.message, "nosuch_provider"), "message does not name the value: %s", err.message);
+	cr_expect(strstr(err.hint, "mmap_hugetlb") || strstr(err.message, "mmap_hugetlb"),
+		  "accepted providers not listed: %s / %s", err.message, err.hint);
+
+	memset(&err, 0, sizeof err);
+	rc = hpshm_config_set(cfg, "provider", "mmap_hugetlb,nosuch_provider", &err);
+	cr_assert_eq(rc, HPSHM_ENOPROVIDER, "a list with one unknown name: got %s", hpshm_errname(rc));
+	cr_assert_str_eq(get("provider"), "plain");
+}
+
+Test(config, provider_bad_lists_are_evalue)
+{
+	static const char *const accepted[] = {"auto", NULL};
+
+	expect_bad("provider", "", accepted);
+	expect_bad("provider", "plain,,mmap_hugetlb", accepted);
+	expect_bad("provider", "auto,plain", accepted);
+}
+
+Test(config, huge_pages_accepts_off_try_on)
+{
+	static const char *const accepted[] = {"off", "try", "on", NULL};
+
+	expect_good("huge_pages", "off");
+	cr_assert_str_eq(get("huge_pages"), "off");
+	expect_good("huge_pages", "on");
+	cr_assert_str_eq(get("huge_pages"), "on");
+	expect_good("huge_pages", "try");
+	cr_assert_str_eq(get("huge_pages"), "try");
+	expect_bad("huge_pages", "maybe", accepted);
+	expect_bad("huge_pages", "", accepted);
+	expect_bad("huge_pages", "ON ", accepted);
+}
+
+Test(config, huge_page_size_accepts_default_largest_and_powers_of_two)
+{
+	static const char *const accepted[] = {"default", "largest", NULL};
+
+	expect_good("huge_page_size", "2MB");
+	cr_assert_str_eq(get("huge_page_size"), "2MiB");
+	expect_good("huge_page_size", "1GB");
+	cr_assert_str_eq(get("huge_page_size"), "1GiB");
+	expect_good("huge_page_size", "64KB");
+	expect_good("huge_page_size", "largest");
+	cr_assert_str_eq(get("huge_page_size"), "largest");
+	expect_good("huge_page_size", "default");
+	cr_assert_str_eq(get("huge_page_size"), "default");
+	expect_bad("huge_page_size", "3MB", accepted);
+	expect_bad("huge_page_size", "1.5GB", accepted);
+	expect_bad("huge_page_size", "huge", accepted);
+	expect_bad("huge_page_size", "", accepted);
+}
+
+Test(config, huge_page_size_not_a_power_of_two_is_evalue)
+{
+	static const char *const accepted[] = {"power", NULL};
+
+	expect_bad("huge_page_size", "3MiB", accepted);
+	expect_bad("huge_page_size", "12288", accepted);
+}
+
+Test(config, reattach_accepts_off_exec)
+{
+	static const char *const accepted[] = {"off", "exec", NULL};
+
+	expect_good("reattach", "exec");
+	cr_assert_str_eq(get("reattach"), "exec");
+	expect_good("reattach", "off");
+	expect_bad("reattach", "fork", accepted);
+}
+
+Test(config, populate_accepts_auto_on_off)
+{
+	static const char *const accepted[] = {"auto", "on", "off", NULL};
+
+	expect_good("populate", "on");
+	cr_assert_str_eq(get("populate"), "on");
+	expect_good("populate", "off");
+	expect_good("populate", "auto");
+	expect_bad("populate", "always", accepted);
+}
+
+Test(config, hugetlbfs_path_accepts_an_absolute_directory)
+{
+	static const char *const accepted[] = {"absolute", NULL};
+	char longpath[400];
+
+	expect_good("hugetlbfs_path", "/dev/hugepages");
+	cr_assert_str_eq(get("hugetlbfs_path"), "/dev/hugepages");
+	expect_bad("hugetlbfs_path", "relative/dir", accepted);
+	memset(longpath, 'a', sizeof longpath - 1);
+	longpath[0] = '/';
+	longpath[sizeof longpath - 1] = '\0';
+	expect_bad("hugetlbfs_path", longpath, NULL);
+}
+
+Test(config, name_accepts_a_safe_name)
+{
+	static const char *const accepted[] = {"A-Z", NULL};
+	char longname[200];
+
+	expect_good("name", "server-main_1.seg");
+	cr_assert_str_eq(get("name"), "server-main_1.seg");
+	expect_bad("name", "a/b", accepted);
+	expect_bad("name", "../x", accepted);
+	expect_bad("name", "with space", accepted);
+	memset(longname, 'n', sizeof longname - 1);
+	longname[sizeof longname - 1] = '\0';
+	expect_bad("name", longname, accepted);
+}
+
+Test(config, mode_accepts_octal_permissions)
+{
+	static const char *const accepted[] = {"octal", NULL};
+
+	expect_good("mode", "0640");
+	cr_assert_str_eq(get("mode"), "0640");
+	expect_good("mode", "600");
+	cr_assert_str_eq(get("mode"), "0600");
+	expect_bad("mode", "0800", accepted);
+	expect_bad("mode", "01777", accepted);
+	expect_bad("mode", "rw-------", accepted);
+	expect_bad("mode", "-1", accepted);
+	expect_bad("mode", "", accepted);
+}
+
+Test(config, base_address_accepts_auto_and_aligned_hex)
+{
+	static const char *const accepted[] = {"auto", NULL};
+
+	expect_good("base_address", "0x7e0000000000");
+	cr_assert_str_eq(get("base_address"), "0x7e0000000000");
+	expect_good("base_address", "auto");
+	cr_assert_str_eq(get("base_address"), "auto");
+	expect_bad("base_address", "0x7e0000001000", accepted); /* not 64KiB aligned */
+	expect_bad("base_address", "0xZZ", accepted);
+	expect_bad("base_address", "12345", accepted);
+	expect_bad("base_address", "somewhere", accepted);
+}
+
+Test(config, log_level_accepts_the_five_levels)
+{
+	static const char *const accepted[] = {"off", "error", "warning", "info", "debug", NULL};
+	static const char *const levels[] = {"off", "error", "warning", "info", "debug"};
+	size_t i;
+
+	for (i = 0; i < 5; i++) {
+		expect_good("log_level", levels[i]);
+		cr_assert_str_eq(get("log_level"), levels[i]);
+	}
+	expect_bad("log_level", "verbose", accepted);
+}
+
+/* ---- key=value strings ---- */
+
+Test(config, parse_sets_several_keys)
+{
+	hpshm_error err;
+
+	cr_assert_eq(hpshm_config_parse(cfg, "huge_pages=on,populate=off,log_level=debug", &err), 0, "%s",
+		     err.message);
+	cr_assert_str_eq(get("huge_pages"), "on");
+	cr_assert_str_eq(get("populate"), "off");
+	cr_assert_str_eq(get("log_level"), "debug");
+}
+
+Test(config, parse_keeps_a_provider_list_together)
+{
+	hpshm_error err;
+
+	cr_assert_eq(hpshm_config_parse(cfg, "provider=memfd_hugetlb,hugetlbfs,huge_pages=on", &err), 0, "%s",
+		     err.message);
+	cr_assert_str_eq(get("provider"), "memfd_hugetlb,hugetlbfs");
+	cr_assert_str_eq(get("huge_pages"), "on");
+}
+
+Test(config, parse_with_a_bad_item_changes_nothing)
+{
+	hpshm_error err;
+	int rc;
+
+	cr_assert_eq(hpshm_config_set(cfg, "provider", "plain", NULL), 0);
+
+	memset(&err, 0, sizeof err);
+	rc = hpshm_config_parse(cfg, "huge_pages=on,populate=on,bogus=1", &err);
+	cr_assert_eq(rc, HPSHM_ENOKEY, "got %s", hpshm_errname(rc));
+	cr_assert_str_eq(err.key, "bogus");
+
+	memset(&err, 0, sizeof err);
+	rc = hpshm_config_parse(cfg, "huge_pages=on,provider=mmap_hugetlb,populate=sometimes", &err);
+	cr_assert_eq(rc, HPSHM_EVALUE, "got %s", hpshm_errname(rc));
+	cr_assert_str_eq(err.key, "populate");
+
+	memset(&err, 0, sizeof err);
+	rc = hpshm_config_parse(cfg, "huge_pages=on,provider=plain,nosuch", &err);
+	cr_assert_eq(rc, HPSHM_ENOPROVIDER, "got %s", hpshm_errname(rc));
+
+	cr_assert_str_eq(get("huge_pages"), "try");
+	cr_assert_str_eq(get("populate"), "auto");
+	cr_assert_str_eq(get("provider"), "plain");
+}
+
+Test(config, parse_rejects_an_item_without_a_key)
+{
+	cr_assert_lt(hpshm_config_parse(cfg, "on", NULL), 0);
+	cr_assert_lt(hpshm_config_parse(cfg, "=on", NULL), 0);
+	cr_assert_str_eq(get("huge_pages"), "try");
+}
+
+/* ---- sources and precedence ---- */
+
+static void write_file(const char *text)
+{
+	int fd;
+	size_t n = strlen(text);
+
+	snprintf(tmpfile_path, sizeof tmpfile_path, "/tmp/hpshm-config-XXXXXX");
+	fd = mkstemp(tmpfile_path);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, text, n), (ssize_t)n);
+	close(fd);
+}
+
+Test(config, file_values_beat_defaults)
+{
+	hpshm_error err;
+
+	write_file("# a comment\n\n   \nhuge_pages = off\npopulate=on   # trailing comment\n"
+		   "provider = memfd_hugetlb, plain\n");
+	cr_assert_eq(hpshm_config_load_file(cfg, tmpfile_path, &err), 0, "%s", err.message);
+	cr_assert_str_eq(get("huge_pages"), "off");
+	cr_assert_str_eq(get("populate"), "on");
+	cr_assert_str_eq(get("provider"), "memfd_hugetlb,plain");
+}
+
+Test(config, file_with_a_bad_line_changes_nothing_and_names_the_line)
+{
+	hpshm_error err;
+	int rc;
+
+	write_file("huge_pages = on\n# ok\nthis line has no equals sign\npopulate = on\n");
+	memset(&err, 0, sizeof err);
+	rc = hpshm_config_load_file(cfg, tmpfile_path, &err);
+	cr_assert_lt(rc, 0);
+	cr_assert(rc == HPSHM_EVALUE || rc == HPSHM_ENOKEY, "got %s", hpshm_errname(rc));
+	cr_assert_str_eq(get("huge_pages"), "try");
+	cr_expect(strstr(err.message, ":3") || strstr(err.message, "line 3"),
+		  "message does not name line 3: %s", err.message);
+}
+
+Test(config, file_with_an_unknown_key_is_enokey_and_changes_nothing)
+{
+	hpshm_error err;
+
+	write_file("huge_pages = on\nhuge_page_sise = 2MB\n");
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm_config_load_file(cfg, tmpfile_path, &err), HPSHM_ENOKEY);
+	cr_assert_str_eq(err.key, "huge_page_sise");
+	cr_assert_str_eq(get("huge_pages"), "try");
+	cr_expect(strstr(err.message, ":2"), "message does not name line 2: %s", err.message);
+}
+
+Test(config, file_with_a_bad_value_is_evalue_naming_the_key)
+{
+	hpshm_error err;
+
+	write_file("populate = sometimes\n");
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm_config_load_file(cfg, tmpfile_path, &err), HPSHM_EVALUE);
+	cr_assert_str_eq(err.key, "populate");
+	cr_assert_str_eq(get("populate"), "auto");
+}
+
+Test(config, missing_file_is_eio)
+{
+	hpshm_error err;
+
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm_config_load_file(cfg, "/nonexistent/hpshm.conf", &err), HPSHM_EIO);
+	cr_assert_eq(err.code, HPSHM_EIO);
+}
+
+Test(config, env_beats_file_in_either_order)
+{
+	hpshm_error err;
+
+	write_file("huge_pages = off\npopulate = off\n");
+	setenv("HPSHM_HUGE_PAGES", "on", 1);
+
+	cr_assert_eq(hpshm_config_load_file(cfg, tmpfile_path, &err), 0, "%s", err.message);
+	cr_assert_eq(hpshm_config_load_env(cfg, &err), 0, "%s", err.message);
+	cr_assert_str_eq(get("huge_pages"), "on");
+	cr_assert_str_eq(get("populate"), "off"); /* only in the file */
+
+	/* loading the file again later must not undo the environment */
+	cr_assert_eq(hpshm_config_load_file(cfg, tmpfile_path, &err), 0, "%s", err.message);
+	cr_assert_str_eq(get("huge_pages"), "on");
+}
+
+Test(config, api_beats_env_and_file_loaded_later)
+{
+	hpshm_error err;
+
+	write_file("huge_pages = off\nprovider = plain\n");
+	setenv("HPSHM_HUGE_PAGES", "on", 1);
+	setenv("HPSHM_PROVIDER", "mmap_hugetlb", 1);
+
+	cr_assert_eq(hpshm_config_set(cfg, "huge_pages", "try", &err), 0);
+	cr_assert_eq(hpshm_config_parse(cfg, "provider=memfd_hugetlb", &err), 0);
+	cr_assert_eq(hpshm_config_load_env(cfg, &err), 0, "%s", err.message);
+	cr_assert_eq(hpshm_config_load_file(cfg, tmpfile_path, &err), 0, "%s", err.message);
+	cr_assert_str_eq(get("huge_pages"), "try");
+	cr_assert_str_eq(get("provider"), "memfd_hugetlb");
+}
+
+Test(config, env_sets_any_key_by_its_upper_case_name)
+{
+	hpshm_error err;
+
+	setenv("HPSHM_HUGE_PAGE_SIZE", "1GB", 1);
+	setenv("HPSHM_POPULATE", "off", 1);
+	setenv("HPSHM_LOG_LEVEL", "info", 1);
+	cr_assert_eq(hpshm_config_load_env(cfg, &err), 0, "%s", err.message);
+	cr_assert_str_eq(get("huge_page_size"), "1GiB");
+	cr_assert_str_eq(get("populate"), "off");
+	cr_assert_str_eq(get("log_level"), "info");
+}
+
+Test(config, env_bad_value_is_evalue_and_changes_nothing)
+{
+	hpshm_error err;
+
+	setenv("HPSHM_POPULATE", "on", 1);
+	setenv("HPSHM_HUGE_PAGES", "sometimes", 1);
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm_config_load_env(cfg, &err), HPSHM_EVALUE);
+	cr_assert(hpt_contains(err.key, "huge_pages"), "err.key is \"%s\"", err.key);
+	cr_assert_str_eq(get("huge_pages"), "try");
+	cr_assert_str_eq(get("populate"), "auto");
+	cr_expect(strstr(err.message, "HPSHM_HUGE_PAGES"), "message does not name the variable: %s",
+		  err.message);
+}
+
+/* ---- sizes ---- */
+
+static size_t parse_ok(const char *text)
+{
+	size_t v = 0;
+	int rc = hpshm_size_parse(text, &v);
+
+	cr_assert_eq(rc, 0, "hpshm_size_parse(\"%s\") = %s", text, hpshm_errname(rc));
+	return v;
+}
+
+static void parse_bad(const char *text, int code)
+{
+	size_t v = 12345;
+	int rc = hpshm_size_parse(text, &v);
+
+	cr_assert_eq(rc, code, "hpshm_size_parse(\"%s\") = %s, want %s", text, hpshm_errname(rc),
+		     hpshm_errname(code));
+	cr_assert_eq(v, 12345, "hpshm_size_parse(\"%s\") wrote its output on failure", text);
+}
+
+Test(config, size_parse_reads_units_of_1024)
+{
+	cr_assert_eq(parse_ok("16MiB"), (size_t)16777216);
+	cr_assert_eq(parse_ok("2MB"), (size_t)2097152);
+	cr_assert_eq(parse_ok("2M"), (size_t)2097152);
+	cr_assert_eq(parse_ok("1G"), (size_t)1 << 30);
+	cr_assert_eq(parse_ok("1g"), (size_t)1 << 30);
+	cr_assert_eq(parse_ok("64KB"), (size_t)65536);
+	cr_assert_eq(parse_ok("64k"), (size_t)65536);
+	cr_assert_eq(parse_ok("4096"), (size_t)4096);
+	cr_assert_eq(parse_ok("1TiB"), (size_t)1 << 40);
+}
+
+Test(config, size_parse_rejects_what_is_not_a_size)
+{
+	parse_bad("1.5G", HPSHM_EVALUE);
+	parse_bad("", HPSHM_EVALUE);
+	parse_bad("abc", HPSHM_EVALUE);
+	parse_bad("-1", HPSHM_EVALUE);
+	parse_bad("12Q", HPSHM_EVALUE);
+	parse_bad("2MiBs", HPSHM_EVALUE);
+}
+
+Test(config, size_parse_reports_overflow)
+{
+	parse_bad("99999999999999999999", HPSHM_EOVERFLOW);
+	parse_bad("18446744073709551616", HPSHM_EOVERFLOW);
+	parse_bad("16EiB", HPSHM_EOVERFLOW);
+	parse_bad("16777216TiB", HPSHM_EOVERFLOW);
+	cr_assert_eq(parse_ok("18446744073709551615"), SIZE_MAX);
+}
+
+Test(config, size_format_uses_exact_binary_units)
+{
+	char buf[32];
+
+	cr_assert_str_eq(hpshm_size_format((size_t)2 << 20, buf, sizeof buf), "2MiB");
+	cr_assert_str_eq(hpshm_size_format((size_t)1 << 30, buf, sizeof buf), "1GiB");
+	cr_assert_str_eq(hpshm_size_format(3000, buf, sizeof buf), "3000B");
+	cr_assert_str_eq(hpshm_size_format(65536, buf, sizeof buf), "64KiB");
+	cr_assert_str_eq(hpshm_size_format((size_t)3 << 20, buf, sizeof buf), "3MiB");
+}
+
+Test(config, size_format_round_trips_through_parse)
+{
+	static const size_t sizes[] = {1, 4096, 3000, (size_t)2 << 20, (size_t)1 << 30, (size_t)5 << 40};
+	char buf[32];
+	size_t i;
+
+	for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+		cr_assert_eq(parse_ok(hpshm_size_format(sizes[i], buf, sizeof buf)), sizes[i], "%s", buf);
+}
+
+Test(config, size_format_truncates_safely)
+{
+	char buf[8];
+
+	memset(buf, 'x', sizeof buf);
+	hpshm_size_format((size_t)2 << 20, buf, 3);
+	cr_assert_eq(buf[2], '\0');
+	cr_assert_eq(buf[3], 'x', "wrote past len");
+}
+
+/* ---- errors ---- */
+
+Test(config, every_error_code_has_a_distinct_name_and_message)
+{
+	static const int codes[] = {
+#define CODE(name, value, msg) HPSHM_##name,
+		HPSHM_ERRORS(CODE)
+#undef CODE
+	};
+	size_t n = sizeof codes / sizeof codes[0], i, j;
+	char want[64];
+
+	cr_assert_geq(n, 14);
+	for (i = 0; i < n; i++) {
+		const char *name = hpshm_errname(codes[i]), *msg = hpshm_strerror(codes[i]);
+
+		cr_assert_lt(codes[i], 0);
+		cr_assert_not_null(name);
+		cr_assert_not_null(msg);
+		cr_assert(*msg, "empty message for %d", codes[i]);
+		for (j = 0; j < i; j++) {
+			cr_assert_str_neq(name, hpshm_errname(codes[j]), "codes %d and %d share a name", codes[i],
+					  codes[j]);
+			cr_assert_str_neq(msg, hpshm_strerror(codes[j]), "codes %d and %d share a message",
+					  codes[i], codes[j]);
+		}
+	}
+#define NAME(name, value, msg)                                                 \
+	snprintf(want, sizeof want, "HPSHM_%s", #name);                        \
+	cr_assert_str_eq(hpshm_errname(HPSHM_##name), want);                   \
+	cr_assert_str_eq(hpshm_strerror(HPSHM_##name), msg);
+	HPSHM_ERRORS(NAME)
+#undef NAME
+	cr_assert_not_null(hpshm_errname(0));
+	cr_assert_not_null(hpshm_strerror(0));
+	cr_assert_not_null(hpshm_errname(-999));
+	cr_assert_not_null(hpshm_strerror(-999));
+	cr_assert_not_null(hpshm_errname(7));
+}
+
+Test(config, error_set_fills_the_record_and_returns_the_code)
+{
+	hpshm_error err;
+
+	memset(&err, 0x55, sizeof err);
+	cr_assert_eq(hpshm_error_set(&err, HPSHM_ESYS, 12, "mmap", "raise it", "failed %d", 7), HPSHM_ESYS);
+	cr_assert_eq(err.code, HPSHM_ESYS);
+	cr_assert_eq(err.sys_errno, 12);
+	cr_assert_str_eq(err.call, "mmap");
+	cr_assert_str_eq(err.hint, "raise it");
+	cr_assert_str_eq(err.message, "failed 7");
+	cr_assert_eq(hpshm_error_set(NULL, HPSHM_EINVAL, 0, NULL, NULL, "x"), HPSHM_EINVAL);
+}
+
+Test(config, version_is_major_minor_patch)
+{
+	char want[32];
+
+	snprintf(want, sizeof want, "%d.%d.%d", HPSHM_VERSION_MAJOR, HPSHM_VERSION_MINOR, HPSHM_VERSION_PATCH);
+	cr_assert_str_eq(hpshm_version(), want);
+}

@@ -1,0 +1,708 @@
+/*
+ * tests/test_faults.c -- system call failures injected through hpshm__sys (no root, no pool).
+ *
+ * The library sees a fake /proc and /sys (fakes.h) with 64 free 2 MiB pages, so the hugetlb
+ * probes pass on any machine and create() is reached; then one call fails the way the kernel
+ * fails it.  Each test checks the code, the errno and call recorded in the attempt, that
+ * huge_pages=try falls back to plain and huge_pages=on fails, and that nothing leaked: every
+ * mapping, SysV segment and descriptor the library made through the table was released, the
+ * descriptor count is unchanged, and (fixture) no pool page or SysV id was left behind.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "fakes.h"
+#include "fixture.h"
+#include "hpshm.h"
+#include "hpshm/provider.h"
+#include "ports/posix/sys.h"
+
+#define MIB HPT_MIB
+
+/* ---- the injecting system call table ---- */
+
+static struct hpt_fake *fake_huge; /* registered by the tests that need create() to succeed */
+
+static struct hpshm__syscalls real;
+
+static struct injection {
+	int mmap_huge_errno;   /* fail mmap(MAP_HUGETLB) with this */
+	int shmget_errno;      /* fail shmget(SHM_HUGETLB) */
+	int memfd_errno;       /* fail memfd_create(MFD_HUGETLB) ... */
+	int memfd_pass;        /* ... after letting this many through */
+	int madvise_errno;     /* fail madvise(MADV_POPULATE_WRITE) ... */
+	int madvise_fake_only; /* ... only for the fake HUGE provider's mapping */
+	int fallocate_errno;   /* fail fallocate */
+
+	unsigned mmap_huge_calls, shmget_calls, memfd_calls, populate_madvise_calls, fallocate_calls;
+} inj;
+
+/* What the library holds through the table: mappings, attached segments, ids, descriptors. */
+#define TRACK_MAX 64
+static struct {
+	uintptr_t addr[TRACK_MAX];
+	size_t    len[TRACK_MAX];
+	unsigned  nmaps;
+	long      ids[TRACK_MAX];
+	unsigned  nids;
+	int       fds[TRACK_MAX];
+	unsigned  nfds;
+} track;
+
+static void track_map(void *p, size_t len)
+{
+	cr_assert_lt(track.nmaps, TRACK_MAX);
+	track.addr[track.nmaps] = (uintptr_t)p;
+	track.len[track.nmaps++] = len;
+}
+
+static void track_unmap(const void *p, size_t len)
+{
+	uintptr_t a = (uintptr_t)p;
+	unsigned i;
+
+	for (i = 0; i < track.nmaps; i++) {
+		if (track.addr[i] == a && (len == 0 || track.len[i] == len)) {
+			track.addr[i] = track.addr[--track.nmaps];
+			track.len[i] = track.len[track.nmaps];
+			return;
+		}
+	}
+}
+
+static void track_fd(int fd)
+{
+	cr_assert_lt(track.nfds, TRACK_MAX);
+	track.fds[track.nfds++] = fd;
+}
+
+static void track_close(int fd)
+{
+	unsigned i;
+
+	for (i = 0; i < track.nfds; i++)
+		if (track.fds[i] == fd) {
+			track.fds[i] = track.fds[--track.nfds];
+			return;
+		}
+}
+
+static void *inj_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	void *p;
+
+	if (flags & MAP_HUGETLB) {
+		inj.mmap_huge_calls++;
+		if (inj.mmap_huge_errno) {
+			errno = inj.mmap_huge_errno;
+			return MAP_FAILED;
+		}
+	}
+	p = real.mmap(addr, len, prot, flags, fd, off);
+	if (p != MAP_FAILED)
+		track_map(p, len);
+	return p;
+}
+
+static int inj_munmap(void *addr, size_t len)
+{
+	int rc = real.munmap(addr, len);
+
+	if (rc == 0)
+		track_unmap(addr, len);
+	return rc;
+}
+
+static int inj_madvise(void *addr, size_t len, int advice)
+{
+	if (advice == MADV_POPULATE_WRITE) {
+		inj.populate_madvise_calls++;
+		if (inj.madvise_errno && (!inj.madvise_fake_only || (fake_huge && addr == fake_huge->addr))) {
+			errno = inj.madvise_errno;
+			return -1;
+		}
+	}
+	return real.madvise(addr, len, advice);
+}
+
+static int inj_shmget(key_t key, size_t size, int flags)
+{
+	int id;
+
+	if (flags & SHM_HUGETLB) {
+		inj.shmget_calls++;
+		if (inj.shmget_errno) {
+			errno = inj.shmget_errno;
+			return -1;
+		}
+	}
+	id = real.shmget(key, size, flags);
+	if (id >= 0) {
+		cr_assert_lt(track.nids, TRACK_MAX);
+		track.ids[track.nids++] = id;
+	}
+	return id;
+}
+
+static void *inj_shmat(int id, const void *addr, int flags)
+{
+	void *p = real.shmat(id, addr, flags);
+
+	if (p != (void *)-1)
+		track_map(p, 0);
+	return p;
+}
+
+static int inj_shmdt(const void *addr)
+{
+	int rc = real.shmdt(addr);
+
+	if (rc == 0)
+		track_unmap(addr, 0);
+	return rc;
+}
+
+static int inj_shmctl(int id, int cmd, struct shmid_ds *buf)
+{
+	int rc = real.shmctl(id, cmd, buf);
+	unsigned i;
+
+	if (rc == 0 && cmd == IPC_RMID)
+		for (i = 0; i < track.nids; i++)
+			if (track.ids[i] == id) {
+				track.ids[i] = track.ids[--track.nids];
+				break;
+			}
+	return rc;
+}
+
+static int inj_memfd_create(const char *name, unsigned flags)
+{
+	int fd;
+
+	if (flags & MFD_HUGETLB) {
+		inj.memfd_calls++;
+		if (inj.memfd_errno && inj.memfd_calls > (unsigned)inj.memfd_pass) {
+			errno = inj.memfd_errno;
+			return -1;
+		}
+	}
+	fd = real.memfd_create(name, flags);
+	if (fd >= 0)
+		track_fd(fd);
+	return fd;
+}
+
+static int inj_open(const char *path, int flags, mode_t mode)
+{
+	int fd = real.open(path, flags, mode);
+
+	if (fd >= 0)
+		track_fd(fd);
+	return fd;
+}
+
+static int inj_close(int fd)
+{
+	track_close(fd);
+	return real.close(fd);
+}
+
+static int inj_fallocate(int fd, int mode, off_t off, off_t len)
+{
+	inj.fallocate_calls++;
+	if (inj.fallocate_errno) {
+		errno = inj.fallocate_errno;
+		return -1;
+	}
+	return real.fallocate(fd, mode, off, len);
+}
+
+/* ---- suite ---- */
+
+static hpshm_config *cfg;
+static int fds_before;
+
+static void faults_init(void)
+{
+	hpt_fixture_init();
+	hpshm__sys_reset();
+	real = hpshm__sys;
+	memset(&inj, 0, sizeof inj);
+	memset(&track, 0, sizeof track);
+	hpt_fakeroot_create(64, 64);
+	cr_assert_eq(hpshm_config_new(&cfg), 0);
+	fake_huge = NULL;
+	fds_before = hpt_fd_count();
+
+	hpshm__sys.mmap = inj_mmap;
+	hpshm__sys.munmap = inj_munmap;
+	hpshm__sys.madvise = inj_madvise;
+	hpshm__sys.shmget = inj_shmget;
+	hpshm__sys.shmat = inj_shmat;
+	hpshm__sys.shmdt = inj_shmdt;
+	hpshm__sys.shmctl = inj_shmctl;
+	hpshm__sys.memfd_create = inj_memfd_create;
+	hpshm__sys.open = inj_open;
+	hpshm__sys.close = inj_close;
+	hpshm__sys.fallocate = inj_fallocate;
+}
+
+static void faults_fini(void)
+{
+	hpshm__sys_reset();
+	if (fake_huge)
+		(void)hpshm_provider_unregister(&fake_huge->provider);
+	hpshm_config_free(cfg);
+	hpt_fakeroot_destroy();
+	hpt_fixture_fini();
+}
+
+TestSuite(faults, .init = faults_init, .fini = faults_fini);
+
+static void set(const char *kv)
+{
+	hpshm_error err;
+	int rc;
+
+	memset(&err, 0, sizeof err);
+	rc = hpshm_config_parse(cfg, kv, &err);
+	cr_assert_eq(rc, 0, "%s: %s: %s", kv, hpshm_errname(rc), err.message);
+}
+
+/* Everything the library made through the table is gone, and no descriptor was left open. */
+static void assert_nothing_leaked(void)
+{
+	unsigned i;
+
+	for (i = 0; i < track.nmaps; i++)
+		cr_assert_fail("mapping %#lx (+%zu) made through hpshm__sys is still mapped",
+			       (unsigned long)track.addr[i], track.len[i]);
+	for (i = 0; i < track.nids; i++)
+		cr_assert_fail("SysV segment %ld was not removed", track.ids[i]);
+	for (i = 0; i < track.nfds; i++)
+		cr_assert_fail("descriptor %d was not closed", track.fds[i]);
+	cr_assert_eq(hpt_fd_count(), fds_before, "descriptors: %d before, %d after", fds_before, hpt_fd_count());
+}
+
+/* Create under huge_pages=on (must fail) and under try with plain after (must fall back). */
+static void on_fails_try_falls_back(const char *provider, int want_errno, const char *want_call)
+{
+	hpshm_segment *seg = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	char kv[128];
+	int rc;
+
+	snprintf(kv, sizeof kv, "provider=%s,huge_pages=on", provider);
+	set(kv);
+	memset(&err, 0, sizeof err);
+	rc = hpshm_segment_create_ex(&seg, 3 * MIB, cfg, &r, &err);
+	cr_assert_eq(rc, HPSHM_ENOHUGE, "%s under on: got %s", provider, hpshm_errname(rc));
+	cr_assert_null(seg);
+	cr_assert_eq(r.nattempts, 1u);
+	cr_assert_str_eq(r.attempts[0].provider, provider);
+	cr_assert_lt(r.attempts[0].result, 0);
+	cr_assert_eq(r.attempts[0].sys_errno, want_errno, "errno %d recorded, want %d", r.attempts[0].sys_errno,
+		     want_errno);
+	cr_assert_str_eq(r.attempts[0].call, want_call);
+	cr_assert(strstr(err.message, provider), "%s", err.message);
+	assert_nothing_leaked();
+
+	snprintf(kv, sizeof kv, "provider=%s,plain,huge_pages=try", provider);
+	set(kv);
+	memset(&err, 0, sizeof err);
+	rc = hpshm_segment_create_ex(&seg, 3 * MIB, cfg, &r, &err);
+	cr_assert_eq(rc, 0, "%s under try: %s: %s", provider, hpshm_errname(rc), err.message);
+	cr_assert_str_eq(r.provider, "plain");
+	cr_assert_eq(r.huge, 0);
+	cr_assert_eq(r.mapped_size, 3 * MIB);
+	cr_assert_eq(r.nattempts, 2u);
+	cr_assert_eq(r.attempts[0].sys_errno, want_errno);
+	cr_assert_str_eq(r.attempts[0].call, want_call);
+	cr_assert_eq(r.attempts[1].result, 0);
+	memset(hpshm_segment_address(seg), 0x5a, hpshm_segment_size(seg));
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	assert_nothing_leaked();
+}
+
+Test(faults, mmap_hugetlb_enomem_fails_on_and_falls_back_under_try)
+{
+	inj.mmap_huge_errno = ENOMEM;
+	on_fails_try_falls_back("mmap_hugetlb", ENOMEM, "mmap");
+	cr_assert_eq(inj.mmap_huge_calls, 2u);
+}
+
+Test(faults, mmap_hugetlb_enomem_hint_names_the_pool_sysctl)
+{
+	hpshm_segment *seg = NULL;
+	hpshm_error err;
+
+	inj.mmap_huge_errno = ENOMEM;
+	set("provider=mmap_hugetlb,huge_pages=on");
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm_segment_create(&seg, 3 * MIB, cfg, &err), HPSHM_ENOHUGE);
+	cr_assert(strstr(err.hint, "nr_hugepages"), "hint: %s", err.hint);
+	cr_assert(!strstr(err.hint, "overcommit"), "the fake pool has no overcommit; hint: %s", err.hint);
+}
+
+Test(faults, mmap_hugetlb_einval_fails_on_and_falls_back_under_try)
+{
+	inj.mmap_huge_errno = EINVAL;
+	on_fails_try_falls_back("mmap_hugetlb", EINVAL, "mmap");
+}
+
+Test(faults, mmap_hugetlb_eperm_fails_on_and_falls_back_under_try)
+{
+	inj.mmap_huge_errno = EPERM;
+	on_fails_try_falls_back("mmap_hugetlb", EPERM, "mmap");
+}
+
+Test(faults, sysv_shmget_eperm_fails_on_and_falls_back_under_try)
+{
+	inj.shmget_errno = EPERM;
+	on_fails_try_falls_back("sysv_hugetlb", EPERM, "shmget");
+	cr_assert_eq(inj.shmget_calls, 2u);
+}
+
+Test(faults, sysv_shmget_enomem_fails_on_and_falls_back_under_try)
+{
+	inj.shmget_errno = ENOMEM;
+	on_fails_try_falls_back("sysv_hugetlb", ENOMEM, "shmget");
+}
+
+Test(faults, memfd_create_enodev_at_create_fails_on_and_falls_back_under_try)
+{
+	/* let probe's memfd_create through each time, fail the one create() makes */
+	hpshm_segment *seg = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	int rc;
+
+	inj.memfd_errno = ENODEV;
+	inj.memfd_pass = 1;
+	set("provider=memfd_hugetlb,huge_pages=on");
+	rc = hpshm_segment_create_ex(&seg, 3 * MIB, cfg, &r, &err);
+	cr_assert_eq(rc, HPSHM_ENOHUGE, "got %s", hpshm_errname(rc));
+	cr_assert_eq(inj.memfd_calls, 2u, "probe then create should each call memfd_create");
+	cr_assert_eq(r.attempts[0].sys_errno, ENODEV);
+	cr_assert_str_eq(r.attempts[0].call, "memfd_create");
+	assert_nothing_leaked();
+
+	inj.memfd_calls = 0;
+	set("provider=memfd_hugetlb,plain,huge_pages=try");
+	rc = hpshm_segment_create_ex(&seg, 3 * MIB, cfg, &r, &err);
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	cr_assert_str_eq(r.provider, "plain");
+	cr_assert_eq(r.attempts[0].sys_errno, ENODEV);
+	cr_assert_str_eq(r.attempts[0].call, "memfd_create");
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	assert_nothing_leaked();
+}
+
+Test(faults, memfd_create_enodev_at_probe_is_recorded_as_probe)
+{
+	inj.memfd_errno = ENODEV;
+	on_fails_try_falls_back("memfd_hugetlb", ENODEV, "probe");
+}
+
+/* ---- populate ---- */
+
+Test(faults, plain_populate_madvise_efault_is_epopulate_and_undone)
+{
+	hpshm_segment *seg = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	int rc;
+
+	inj.madvise_errno = EFAULT;
+	set("provider=plain,populate=on");
+	memset(&err, 0, sizeof err);
+	rc = hpshm_segment_create_ex(&seg, 3 * MIB, cfg, &r, &err);
+	cr_assert_eq(rc, HPSHM_EPOPULATE, "got %s", hpshm_errname(rc));
+	cr_assert_null(seg);
+	cr_assert_eq(inj.populate_madvise_calls, 1u);
+	cr_assert_eq(r.nattempts, 1u);
+	cr_assert_eq(r.attempts[0].result, HPSHM_EPOPULATE);
+	cr_assert_eq(r.attempts[0].sys_errno, EFAULT);
+	cr_assert_str_eq(r.attempts[0].call, "madvise");
+	assert_nothing_leaked();
+}
+
+Test(faults, plain_populate_fallocate_enospc_is_epopulate)
+{
+	hpshm_segment *seg = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	const char *name;
+	unsigned caps = 0, i;
+	int rc;
+
+	for (i = 0; (name = hpshm_provider_name(i, &caps)) != NULL; i++)
+		if (!strcmp(name, "plain"))
+			break;
+	if (!(caps & HPSHM_CAP_FD))
+		cr_skip_test("plain has no descriptor (no HPSHM_CAP_FD): fallocate is not its populate method");
+	inj.fallocate_errno = ENOSPC;
+	set("provider=plain,populate=on");
+	memset(&err, 0, sizeof err);
+	rc = hpshm_segment_create_ex(&seg, 3 * MIB, cfg, &r, &err);
+	cr_assert_eq(rc, HPSHM_EPOPULATE, "got %s", hpshm_errname(rc));
+	cr_assert_eq(inj.fallocate_calls, 1u);
+	cr_assert_eq(r.attempts[0].result, HPSHM_EPOPULATE);
+	cr_assert_eq(r.attempts[0].sys_errno, ENOSPC);
+	cr_assert_str_eq(r.attempts[0].call, "fallocate");
+	assert_nothing_leaked();
+}
+
+Test(faults, memfd_hugetlb_populate_fallocate_enospc_is_epopulate)
+{
+	struct hpt_pool pool;
+	hpshm_segment *seg = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	int rc;
+
+	if (hpt_pool_read(2 * MIB, &pool) < 0 || hpt_pool_available(&pool) < 2)
+		HPT_UNAVAILABLE("pool", "memfd_hugetlb",
+				"needs 2 free 2MiB pages in the real pool to reach memfd_hugetlb's populate "
+				"(vm.nr_hugepages)");
+	inj.fallocate_errno = ENOSPC;
+	set("provider=memfd_hugetlb,huge_pages=on,populate=on");
+	memset(&err, 0, sizeof err);
+	rc = hpshm_segment_create_ex(&seg, 3 * MIB, cfg, &r, &err);
+	cr_assert(rc == HPSHM_ENOHUGE || rc == HPSHM_EPOPULATE, "got %s", hpshm_errname(rc));
+	cr_assert_eq(inj.fallocate_calls, 1u);
+	cr_assert_eq(r.attempts[0].result, HPSHM_EPOPULATE);
+	cr_assert_eq(r.attempts[0].sys_errno, ENOSPC);
+	cr_assert_str_eq(r.attempts[0].call, "fallocate");
+	cr_assert(strstr(err.hint, "nr_hugepages"), "hint: %s", err.hint);
+	assert_nothing_leaked();
+
+	set("provider=memfd_hugetlb,plain,huge_pages=try");
+	rc = hpshm_segment_create_ex(&seg, 3 * MIB, cfg, &r, &err);
+	cr_assert_eq(rc, HPSHM_EPOPULATE, "plain's populate uses fallocate too: got %s", hpshm_errname(rc));
+	assert_nothing_leaked();
+}
+
+/* A HUGE fake whose mapping the library sees as hugetlb, so create() succeeds and populate runs. */
+static struct hpt_fake *register_fake_huge(void)
+{
+	hpshm_error err;
+	int rc;
+
+	fake_huge = hpt_fake_init(0, "fake_huge", HPSHM_CAP_HUGE);
+	fake_huge->smaps_huge = 1;
+	rc = hpshm_provider_register(&fake_huge->provider, &err);
+	cr_assert_eq(rc, 0, "%s", err.message);
+	return fake_huge;
+}
+
+Test(faults, huge_populate_efault_under_on_fails_and_destroys_the_mapping)
+{
+	struct hpt_fake *f = register_fake_huge();
+	hpshm_segment *seg = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	int rc;
+
+	inj.madvise_errno = EFAULT;
+	set("provider=fake_huge,huge_pages=on,populate=on");
+	memset(&err, 0, sizeof err);
+	rc = hpshm_segment_create_ex(&seg, 3 * MIB, cfg, &r, &err);
+	cr_assert(rc == HPSHM_ENOHUGE || rc == HPSHM_EPOPULATE, "got %s", hpshm_errname(rc));
+	cr_assert_null(seg);
+	cr_assert_eq(f->creates, 1u);
+	cr_assert_eq(f->destroys, 1u, "the mapping that could not be populated was not destroyed");
+	cr_assert_eq(r.attempts[0].result, HPSHM_EPOPULATE);
+	cr_assert_eq(r.attempts[0].sys_errno, EFAULT);
+	cr_assert_str_eq(r.attempts[0].call, "madvise");
+	assert_nothing_leaked();
+}
+
+Test(faults, huge_populate_efault_under_try_falls_back_recording_epopulate)
+{
+	struct hpt_fake *f = register_fake_huge();
+	hpshm_segment *seg = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	int rc;
+
+	/* fail the populate of the fake's mapping only: plain's must work */
+	inj.madvise_errno = EFAULT;
+	inj.madvise_fake_only = 1;
+	set("provider=fake_huge,plain,huge_pages=try,populate=on");
+	memset(&err, 0, sizeof err);
+	rc = hpshm_segment_create_ex(&seg, 3 * MIB, cfg, &r, &err);
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	cr_assert_str_eq(r.provider, "plain");
+	cr_assert_eq(f->destroys, 1u);
+	cr_assert_eq(r.nattempts, 2u);
+	cr_assert_eq(r.attempts[0].result, HPSHM_EPOPULATE);
+	cr_assert_eq(r.attempts[0].sys_errno, EFAULT);
+	cr_assert_eq(r.attempts[1].result, 0);
+	cr_assert_eq(r.mapped_size, 3 * MIB, "the fallback must use the original size");
+	cr_assert_neq(r.populate, (unsigned)HPSHM_POPULATE_NONE, "populate=on: plain was not populated");
+	cr_assert_eq(inj.populate_madvise_calls, 2u);
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	assert_nothing_leaked();
+}
+
+Test(faults, huge_populate_succeeds_and_is_reported)
+{
+	struct hpt_fake *f = register_fake_huge();
+	hpshm_segment *seg = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	int rc;
+
+	set("provider=fake_huge,huge_pages=on,populate=on");
+	rc = hpshm_segment_create_ex(&seg, 3 * MIB, cfg, &r, &err);
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	cr_assert_eq(r.huge, 1);
+	cr_assert(r.populate & HPSHM_POPULATE_MADVISE, "populate=%s", hpshm_populate_name(r.populate));
+	cr_assert_eq(inj.populate_madvise_calls, 1u);
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	cr_assert_eq(f->destroys, 1u);
+}
+
+/* A v1 hugetlb cgroup with a fault-time limit and no reservation limit: the SIGBUS risk. */
+static void fake_cgroup_fault_risk(void)
+{
+	hpt_fakeroot_write("proc/self/cgroup", "12:hugetlb:/box\n0::/\n");
+	hpt_fakeroot_write("proc/self/mountinfo",
+			   "30 25 0:27 / /sys/fs/cgroup/hugetlb rw,nosuid,nodev,noexec,relatime shared:11 - cgroup "
+			   "cgroup rw,hugetlb\n");
+	hpt_fakeroot_write("sys/fs/cgroup/hugetlb/box/hugetlb.2MB.limit_in_bytes", "1073741824\n");
+	hpt_fakeroot_write("sys/fs/cgroup/hugetlb/box/hugetlb.2MB.usage_in_bytes", "0\n");
+	hpt_fakeroot_write("sys/fs/cgroup/hugetlb/box/hugetlb.2MB.rsvd.limit_in_bytes", "9223372036854771712\n");
+	hpt_fakeroot_write("sys/fs/cgroup/hugetlb/box/hugetlb.2MB.rsvd.usage_in_bytes", "0\n");
+	hpt_fakeroot_write("sys/fs/cgroup/hugetlb/hugetlb.2MB.limit_in_bytes", "9223372036854771712\n");
+	hpt_fakeroot_write("sys/fs/cgroup/hugetlb/hugetlb.2MB.usage_in_bytes", "0\n");
+	hpt_fakeroot_write("sys/fs/cgroup/hugetlb/hugetlb.2MB.rsvd.limit_in_bytes", "9223372036854771712\n");
+	hpt_fakeroot_write("sys/fs/cgroup/hugetlb/hugetlb.2MB.rsvd.usage_in_bytes", "0\n");
+}
+
+Test(faults, populate_auto_populates_huge_pages_under_a_fault_time_cgroup_limit)
+{
+	hpshm_segment *seg = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	int rc;
+
+	register_fake_huge();
+	fake_cgroup_fault_risk();
+	set("provider=fake_huge,huge_pages=on,populate=auto");
+	rc = hpshm_segment_create_ex(&seg, 3 * MIB, cfg, &r, &err);
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	cr_assert_eq(inj.populate_madvise_calls, 1u, "a fault-time cgroup limit must make auto populate");
+	cr_assert_neq(r.populate, (unsigned)HPSHM_POPULATE_NONE);
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+}
+
+Test(faults, populate_auto_under_a_cgroup_limit_turns_efault_into_an_error)
+{
+	hpshm_segment *seg = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	int rc;
+
+	register_fake_huge();
+	fake_cgroup_fault_risk();
+	inj.madvise_errno = EFAULT;
+	inj.madvise_fake_only = 1;
+	set("provider=fake_huge,plain,huge_pages=try,populate=auto");
+	rc = hpshm_segment_create_ex(&seg, 3 * MIB, cfg, &r, &err);
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	cr_assert_str_eq(r.provider, "plain");
+	cr_assert_eq(r.attempts[0].result, HPSHM_EPOPULATE);
+	cr_assert_eq(r.attempts[0].sys_errno, EFAULT);
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	assert_nothing_leaked();
+}
+
+Test(faults, populate_auto_leaves_huge_pages_alone_without_a_cgroup_limit)
+{
+	hpshm_segment *seg = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	int rc;
+
+	register_fake_huge();
+	set("provider=fake_huge,huge_pages=on,populate=auto");
+	rc = hpshm_segment_create_ex(&seg, 3 * MIB, cfg, &r, &err);
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	cr_assert_eq(inj.populate_madvise_calls + inj.fallocate_calls, 0u);
+	cr_assert_eq(r.populate, (unsigned)HPSHM_POPULATE_NONE);
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+}
+
+Test(faults, populate_off_never_populates_even_under_a_cgroup_limit)
+{
+	hpshm_segment *seg = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	int rc;
+
+	register_fake_huge();
+	fake_cgroup_fault_risk();
+	set("provider=fake_huge,huge_pages=on,populate=off");
+	rc = hpshm_segment_create_ex(&seg, 3 * MIB, cfg, &r, &err);
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	cr_assert_eq(inj.populate_madvise_calls + inj.fallocate_calls, 0u);
+	cr_assert_eq(r.populate, (unsigned)HPSHM_POPULATE_NONE);
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+}
+
+Test(faults, populate_auto_leaves_plain_alone)
+{
+	hpshm_segment *seg = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	int rc;
+
+	fake_cgroup_fault_risk();
+	set("provider=plain,populate=auto");
+	rc = hpshm_segment_create_ex(&seg, 3 * MIB, cfg, &r, &err);
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	cr_assert_eq(inj.populate_madvise_calls + inj.fallocate_calls, 0u);
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	assert_nothing_leaked();
+}
+
+Test(faults, populate_on_populates_plain)
+{
+	hpshm_segment *seg = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	int rc;
+
+	set("provider=plain,populate=on");
+	rc = hpshm_segment_create_ex(&seg, 3 * MIB, cfg, &r, &err);
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	cr_assert_gt(inj.populate_madvise_calls + inj.fallocate_calls, 0u);
+	cr_assert_neq(r.populate, (unsigned)HPSHM_POPULATE_NONE);
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	assert_nothing_leaked();
+}
+
+Test(faults, populate_without_madvise_support_falls_back_to_a_guarded_touch)
+{
+	hpshm_segment *seg = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	int rc;
+
+	/* a kernel before 5.14 answers EINVAL to MADV_POPULATE_WRITE */
+	inj.madvise_errno = EINVAL;
+	set("provider=plain,populate=on");
+	rc = hpshm_segment_create_ex(&seg, 3 * MIB, cfg, &r, &err);
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	cr_assert(r.populate & HPSHM_POPULATE_TOUCH, "populate=%s", hpshm_populate_name(r.populate));
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	assert_nothing_leaked();
+}

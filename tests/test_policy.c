@@ -1,0 +1,320 @@
+/*
+ * tests/test_policy.c -- the huge_pages policy and huge_page_size against the real machine.
+ *
+ * Tests that need pages skip with the reason when the pool is too small (or fail when
+ * HPSHM_TEST_REQUIRE names "pool", the page size, or "all").  Tests of the empty pool run
+ * only when the pool is empty (nr_hugepages 0, no overcommit) and skip otherwise.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "fixture.h"
+#include "hpshm.h"
+
+#define MIB ((size_t)1 << 20)
+
+static hpshm_config *cfg;
+
+static void policy_init(void)
+{
+	hpt_fixture_init();
+	cr_assert_eq(hpshm_config_new(&cfg), 0);
+}
+
+static void policy_fini(void)
+{
+	hpshm_config_free(cfg);
+	hpt_fixture_fini();
+}
+
+TestSuite(policy, .init = policy_init, .fini = policy_fini);
+
+static void set(const char *kv)
+{
+	hpshm_error err;
+	int rc;
+
+	memset(&err, 0, sizeof err);
+	rc = hpshm_config_parse(cfg, kv, &err);
+	cr_assert_eq(rc, 0, "%s: %s: %s", kv, hpshm_errname(rc), err.message);
+}
+
+static int is_huge_provider(const char *name)
+{
+	const char *n;
+	unsigned caps, i;
+
+	for (i = 0; (n = hpshm_provider_name(i, &caps)) != NULL; i++)
+		if (!strcmp(n, name))
+			return (caps & HPSHM_CAP_HUGE) != 0;
+	return 0;
+}
+
+/* Skip (or fail if required) unless the real pool of page_size can give `pages` pages now. */
+static void need_pages(size_t page_size, unsigned long pages)
+{
+	struct hpt_pool pool;
+	char psz[32];
+
+	hpt_size_text(page_size, psz, sizeof psz);
+	if (page_size == 0)
+		HPT_UNAVAILABLE("pool", NULL, "the kernel offers no huge pages");
+	if (hpt_pool_read(page_size, &pool) < 0)
+		HPT_UNAVAILABLE("pool", psz, "the kernel offers no %s pages", psz);
+	if (hpt_pool_available(&pool) < pages)
+		HPT_UNAVAILABLE("pool", psz, "needs %lu free %s pages, the pool has %lu (nr_hugepages %lu)", pages,
+				psz, hpt_pool_available(&pool), pool.total);
+}
+
+static int pool_is_empty(void)
+{
+	size_t sizes[16];
+	int n = hpshm_huge_page_sizes(sizes, 16), i;
+	struct hpt_pool pool;
+
+	for (i = 0; i < n && i < 16; i++)
+		if (hpt_pool_read(sizes[i], &pool) == 0 && hpt_pool_available(&pool) > 0)
+			return 0;
+	return 1;
+}
+
+static size_t largest_offered(void)
+{
+	size_t sizes[16];
+	int n = hpshm_huge_page_sizes(sizes, 16);
+
+	if (n > 16)
+		n = 16;
+	return n > 0 ? sizes[n - 1] : 0;
+}
+
+/* Create, then check the result against smaps as well as the report. */
+static hpshm_segment *create_huge(size_t size, size_t want_ps)
+{
+	hpshm_segment *seg = NULL;
+	const hpshm_report *r;
+	hpshm_error err;
+	int rc, ht = 0;
+
+	memset(&err, 0, sizeof err);
+	rc = hpshm_segment_create(&seg, size, cfg, &err);
+	cr_assert_eq(rc, 0, "%s: %s (hint: %s)", hpshm_errname(rc), err.message, err.hint);
+	r = hpshm_segment_report(seg);
+	cr_assert(is_huge_provider(r->provider), "%s is not a huge page provider", r->provider);
+	cr_assert_eq(r->huge, 1);
+	cr_assert_eq(r->verified, 1);
+	cr_assert_eq(r->page_size, want_ps, "report says %zu, want %zu", r->page_size, want_ps);
+	cr_assert_eq(hpt_smaps_page_size(hpshm_segment_address(seg), &ht), want_ps);
+	cr_assert_eq(ht, 1, "smaps does not flag the VMA hugetlb");
+	memset(hpshm_segment_address(seg), 0x11, hpshm_segment_size(seg));
+	return seg;
+}
+
+Test(policy, auto_on_gets_a_huge_provider)
+{
+	size_t ps = hpt_default_huge_page_size();
+	hpshm_segment *seg;
+
+	need_pages(ps, 4);
+	set("provider=auto,huge_pages=on");
+	seg = create_huge(4 * ps, ps);
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+}
+
+Test(policy, auto_try_prefers_huge_pages_when_the_pool_has_them)
+{
+	size_t ps = hpt_default_huge_page_size();
+	hpshm_segment *seg;
+
+	need_pages(ps, 4);
+	set("provider=auto,huge_pages=try");
+	seg = create_huge(3 * ps, ps);
+	cr_assert_eq(hpshm_segment_report(seg)->nattempts, 1u, "the best provider should have worked first time");
+	cr_assert_str_eq(hpshm_segment_report(seg)->provider, hpshm_provider_name(0, NULL));
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+}
+
+Test(policy, default_size_is_the_kernel_default)
+{
+	size_t ps = hpt_default_huge_page_size();
+	hpshm_segment *seg;
+
+	need_pages(ps, 2);
+	set("huge_pages=on,huge_page_size=default");
+	seg = create_huge(ps + 1, ps);
+	cr_assert_eq(hpshm_segment_size(seg), 2 * ps);
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+}
+
+Test(policy, largest_is_the_largest_offered_with_pages)
+{
+	size_t sizes[16], ps = 0;
+	int n = hpshm_huge_page_sizes(sizes, 16), i;
+	struct hpt_pool pool;
+	hpshm_segment *seg;
+
+	if (n > 16)
+		n = 16;
+	/* the largest size whose pool can hold the segment */
+	for (i = n - 1; i >= 0 && !ps; i--)
+		if (hpt_pool_read(sizes[i], &pool) == 0 && hpt_pool_available(&pool) >= 1)
+			ps = sizes[i];
+	if (!ps)
+		need_pages(largest_offered(), 1); /* skips, or fails if required */
+	set("huge_pages=on,huge_page_size=largest");
+	seg = create_huge(ps, ps);
+	if (ps != largest_offered()) {
+		char l[32];
+
+		cr_log_info("largest offered is %s but its pool is empty: got the largest with pages",
+			    hpt_size_text(largest_offered(), l, sizeof l));
+	}
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+}
+
+/* A power of two the kernel does not offer. */
+static size_t unoffered_size(void)
+{
+	static const size_t candidates[] = {(size_t)1 << 30, (size_t)16 << 30, (size_t)512 << 20, (size_t)64 << 10};
+	size_t sizes[16];
+	int n = hpshm_huge_page_sizes(sizes, 16), i;
+	size_t c;
+
+	if (n > 16)
+		n = 16;
+	for (c = 0; c < sizeof candidates / sizeof candidates[0]; c++) {
+		int offered = 0;
+
+		for (i = 0; i < n; i++)
+			offered |= sizes[i] == candidates[c];
+		if (!offered)
+			return candidates[c];
+	}
+	return 0;
+}
+
+Test(policy, unoffered_size_under_on_fails_naming_huge_page_size)
+{
+	size_t bad = unoffered_size(), sizes[16];
+	int n = hpshm_huge_page_sizes(sizes, 16), i;
+	hpshm_segment *seg = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	char kv[96], s[32], listed[32];
+	int rc;
+
+	cr_assert_neq(bad, 0u);
+	snprintf(kv, sizeof kv, "huge_pages=on,huge_page_size=%s", hpt_size_text(bad, s, sizeof s));
+	set(kv);
+	memset(&err, 0, sizeof err);
+	rc = hpshm_segment_create_ex(&seg, 4 * MIB, cfg, &r, &err);
+	cr_assert_lt(rc, 0);
+	cr_assert(rc == HPSHM_ENOHUGE || rc == HPSHM_EVALUE, "got %s", hpshm_errname(rc));
+	cr_assert_null(seg);
+	cr_assert(!strcmp(err.key, "huge_page_size") || strstr(err.message, "huge_page_size"),
+		  "neither key \"%s\" nor message names huge_page_size: %s", err.key, err.message);
+	for (i = 0; i < n && i < 16; i++) {
+		hpshm_size_format(sizes[i], listed, sizeof listed);
+		cr_expect(strstr(err.message, listed) || strstr(err.hint, listed), "offered size %s not listed: %s / %s",
+			  listed, err.message, err.hint);
+	}
+	for (i = 0; i < (int)r.nattempts; i++)
+		cr_assert_lt(r.attempts[i].result, 0);
+}
+
+Test(policy, unoffered_size_under_try_falls_back_to_plain)
+{
+	size_t bad = unoffered_size();
+	hpshm_segment *seg = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	char kv[96], s[32];
+	int rc, ht = 1;
+
+	snprintf(kv, sizeof kv, "huge_pages=try,huge_page_size=%s", hpt_size_text(bad, s, sizeof s));
+	set(kv);
+	rc = hpshm_segment_create_ex(&seg, 4 * MIB + 1, cfg, &r, &err);
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	cr_assert_str_eq(r.provider, "plain");
+	cr_assert_eq(r.huge, 0);
+	cr_assert_eq(r.page_size, hpshm_base_page_size());
+	cr_assert_eq(r.mapped_size, 4 * MIB + hpshm_base_page_size());
+	cr_assert_eq(hpt_smaps_page_size(hpshm_segment_address(seg), &ht), hpshm_base_page_size());
+	cr_assert_eq(ht, 0);
+	cr_assert_gt(r.nattempts, 1u);
+	cr_assert(strstr(r.attempts[0].reason, s) || strstr(r.attempts[0].reason, "huge_page_size"),
+		  "first attempt's reason does not explain the size: %s", r.attempts[0].reason);
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+}
+
+Test(policy, empty_pool_on_fails_with_enohuge_and_a_pool_hint)
+{
+	hpshm_segment *seg = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	int rc;
+
+	if (!pool_is_empty())
+		cr_skip_test("the huge page pool is not empty: this tests the empty pool");
+	set("huge_pages=on");
+	memset(&err, 0, sizeof err);
+	rc = hpshm_segment_create_ex(&seg, 8 * MIB, cfg, &r, &err);
+	cr_assert_eq(rc, HPSHM_ENOHUGE, "got %s", hpshm_errname(rc));
+	cr_assert_eq(err.code, HPSHM_ENOHUGE);
+	cr_assert_null(seg);
+	cr_assert(strstr(err.hint, "vm.nr_hugepages"), "hint: %s", err.hint);
+	cr_assert(strstr(err.hint, "at least 4"), "hint does not give the page count (8MiB = 4 2MiB pages): %s",
+		  err.hint);
+}
+
+Test(policy, empty_pool_try_succeeds_on_plain_listing_each_huge_provider)
+{
+	static const char *const huge[] = {"memfd_hugetlb", "mmap_hugetlb", "sysv_hugetlb", "hugetlbfs"};
+	hpshm_segment *seg = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	size_t i;
+	unsigned j;
+	int rc;
+
+	if (!pool_is_empty())
+		cr_skip_test("the huge page pool is not empty: this tests the empty pool");
+	set("huge_pages=try");
+	rc = hpshm_segment_create_ex(&seg, 8 * MIB, cfg, &r, &err);
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	cr_assert_str_eq(r.provider, "plain");
+	cr_assert_eq(r.huge, 0);
+	for (i = 0; i < sizeof huge / sizeof huge[0]; i++) {
+		const hpshm_attempt *a = NULL;
+
+		for (j = 0; j < r.nattempts; j++)
+			if (!strcmp(r.attempts[j].provider, huge[i]))
+				a = &r.attempts[j];
+		cr_assert_not_null(a, "%s is not in the report", huge[i]);
+		cr_assert_lt(a->result, 0);
+		cr_assert(a->reason[0], "%s has no reason", huge[i]);
+	}
+	cr_assert_eq(r.attempts[r.nattempts - 1].result, 0);
+	cr_assert_str_eq(r.attempts[r.nattempts - 1].provider, "plain");
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+}
+
+Test(policy, off_never_uses_huge_pages)
+{
+	hpshm_segment *seg = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	int rc, ht = 1;
+
+	set("huge_pages=off");
+	rc = hpshm_segment_create_ex(&seg, 4 * MIB, cfg, &r, &err);
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	cr_assert_str_eq(r.provider, "plain");
+	cr_assert_eq(r.huge, 0);
+	cr_assert_eq(hpt_smaps_page_size(hpshm_segment_address(seg), &ht), hpshm_base_page_size());
+	cr_assert_eq(ht, 0);
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+}

@@ -1,0 +1,570 @@
+/*
+ * tests/test_registry.c -- the provider registry and the selection walk, with fake providers.
+ *
+ * Unit tests: the library looks at a fake /proc and /sys (fakes.h) whose 2 MiB pool is empty
+ * unless a test says otherwise, so the built-in hugetlb providers are ruled out by probe on
+ * every machine and the walk is the same everywhere.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "fakes.h"
+#include "fixture.h"
+#include "hpshm.h"
+#include "hpshm/provider.h"
+
+#define MIB HPT_MIB
+
+static hpshm_config *cfg;
+static struct hpt_fake *registered[HPT_FAKES];
+
+static void registry_init(void)
+{
+	hpt_fixture_init();
+	hpt_fakeroot_create(0, 0);
+	cr_assert_eq(hpshm_config_new(&cfg), 0);
+	memset(registered, 0, sizeof registered);
+}
+
+static void registry_fini(void)
+{
+	int i;
+
+	for (i = 0; i < HPT_FAKES; i++)
+		if (registered[i])
+			(void)hpshm_provider_unregister(&registered[i]->provider);
+	hpshm_config_free(cfg);
+	hpt_fakeroot_destroy();
+	hpt_fixture_fini();
+}
+
+TestSuite(registry, .init = registry_init, .fini = registry_fini);
+
+/* Make fake i and register it. */
+static struct hpt_fake *fake(int i, const char *name, unsigned caps)
+{
+	struct hpt_fake *f = hpt_fake_init(i, name, caps);
+	hpshm_error err;
+	int rc;
+
+	memset(&err, 0, sizeof err);
+	rc = hpshm_provider_register(&f->provider, &err);
+	cr_assert_eq(rc, 0, "register %s: %s: %s", name, hpshm_errname(rc), err.message);
+	registered[i] = f;
+	return f;
+}
+
+static void set(const char *kv)
+{
+	hpshm_error err;
+	int rc;
+
+	memset(&err, 0, sizeof err);
+	rc = hpshm_config_parse(cfg, kv, &err);
+	cr_assert_eq(rc, 0, "%s: %s: %s", kv, hpshm_errname(rc), err.message);
+}
+
+/* Index of a provider in the walk order, or -1. */
+static int walk_index(const char *name)
+{
+	const char *n;
+	unsigned i;
+
+	for (i = 0; (n = hpshm_provider_name(i, NULL)) != NULL; i++)
+		if (!strcmp(n, name))
+			return (int)i;
+	return -1;
+}
+
+static const hpshm_attempt *find_attempt(const hpshm_report *r, const char *provider)
+{
+	unsigned i;
+
+	for (i = 0; i < r->nattempts; i++)
+		if (!strcmp(r->attempts[i].provider, provider))
+			return &r->attempts[i];
+	return NULL;
+}
+
+/* ---- the table ---- */
+
+Test(registry, builtins_are_listed_best_first_with_plain_last)
+{
+	static const char *const order[] = {"memfd_hugetlb", "mmap_hugetlb", "sysv_hugetlb", "hugetlbfs", "plain"};
+	const char *name;
+	unsigned caps, i, n = 0;
+	int prev = -1;
+
+	for (i = 0; i < 5; i++) {
+		int at = walk_index(order[i]);
+
+		cr_assert_geq(at, 0, "%s is not listed", order[i]);
+		cr_assert_gt(at, prev, "%s is out of order", order[i]);
+		prev = at;
+	}
+	for (i = 0; (name = hpshm_provider_name(i, &caps)) != NULL; i++) {
+		n++;
+		if (!strcmp(name, "plain"))
+			cr_assert_eq(caps & HPSHM_CAP_HUGE, 0u, "plain claims HUGE");
+		else if (strstr(name, "huge"))
+			cr_assert(caps & HPSHM_CAP_HUGE, "%s lacks HPSHM_CAP_HUGE", name);
+	}
+	cr_assert_str_eq(hpshm_provider_name(n - 1, NULL), "plain");
+	cr_assert_null(hpshm_provider_name(n, NULL));
+}
+
+Test(registry, registered_provider_is_named_before_the_builtins)
+{
+	fake(0, "fake_plain", 0);
+	cr_assert_geq(walk_index("fake_plain"), 0);
+	cr_assert_lt(walk_index("fake_plain"), walk_index("memfd_hugetlb"));
+	cr_assert_lt(walk_index("fake_plain"), walk_index("plain"));
+}
+
+Test(registry, unregister_removes_it)
+{
+	struct hpt_fake *f = fake(0, "fake_gone", 0);
+	hpshm_error err;
+
+	cr_assert_eq(hpshm_provider_unregister(&f->provider), 0);
+	registered[0] = NULL;
+	cr_assert_eq(walk_index("fake_gone"), -1);
+	cr_assert_eq(hpshm_provider_unregister(&f->provider), HPSHM_ENOPROVIDER);
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm_config_set(cfg, "provider", "fake_gone", &err), HPSHM_ENOPROVIDER);
+	cr_assert_eq(hpshm_provider_probe("fake_gone", 4096, NULL, NULL, NULL, 0), HPSHM_ENOPROVIDER);
+}
+
+Test(registry, bad_registrations_are_refused)
+{
+	struct hpt_fake *f = hpt_fake_init(0, "fake_bad", 0);
+	struct hpshm_provider p;
+	hpshm_error err;
+
+	p = f->provider;
+	p.abi_version = 0;
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm_provider_register(&p, &err), HPSHM_EINVAL);
+	cr_assert_eq(err.code, HPSHM_EINVAL);
+
+	p = f->provider;
+	p.create = NULL;
+	cr_assert_eq(hpshm_provider_register(&p, NULL), HPSHM_EINVAL);
+
+	p = f->provider;
+	p.probe = NULL;
+	cr_assert_eq(hpshm_provider_register(&p, NULL), HPSHM_EINVAL);
+
+	p = f->provider;
+	p.destroy = NULL;
+	cr_assert_eq(hpshm_provider_register(&p, NULL), HPSHM_EINVAL);
+
+	p = f->provider;
+	p.name = NULL;
+	cr_assert_eq(hpshm_provider_register(&p, NULL), HPSHM_EINVAL);
+
+	p = f->provider;
+	p.name = "auto";
+	cr_assert_eq(hpshm_provider_register(&p, NULL), HPSHM_EINVAL);
+
+	p = f->provider;
+	p.name = "a,b";
+	cr_assert_eq(hpshm_provider_register(&p, NULL), HPSHM_EINVAL);
+
+	cr_assert_eq(hpshm_provider_register(NULL, NULL), HPSHM_EINVAL);
+	cr_assert_eq(walk_index("fake_bad"), -1, "a refused provider is listed");
+}
+
+Test(registry, duplicate_names_are_eexist)
+{
+	struct hpt_fake *twin;
+	struct hpshm_provider p;
+
+	fake(0, "fake_twin", 0);
+	twin = hpt_fake_init(1, "fake_twin", 0);
+	cr_assert_eq(hpshm_provider_register(&twin->provider, NULL), HPSHM_EEXIST);
+
+	p = twin->provider;
+	p.name = "plain";
+	cr_assert_eq(hpshm_provider_register(&p, NULL), HPSHM_EEXIST);
+	p.name = "mmap_hugetlb";
+	cr_assert_eq(hpshm_provider_register(&p, NULL), HPSHM_EEXIST);
+}
+
+/* ---- creating through a registered provider ---- */
+
+Test(registry, named_provider_creates_through_it)
+{
+	struct hpt_fake *f = fake(0, "fake_plain", 0);
+	hpshm_segment *seg = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	int rc;
+
+	set("provider=fake_plain");
+	rc = hpshm_segment_create_ex(&seg, 10000, cfg, &r, &err);
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	cr_assert_eq(f->creates, 1u);
+	cr_assert_eq(hpshm_segment_address(seg), f->addr);
+	cr_assert_str_eq(hpshm_segment_report(seg)->provider, "fake_plain");
+	cr_assert_eq(f->last_page_size, hpshm_base_page_size());
+	cr_assert_eq(f->last_size % hpshm_base_page_size(), 0u);
+	cr_assert_geq(f->last_size, 10000u);
+	cr_assert_eq(hpshm_segment_size(seg), f->last_size);
+	cr_assert_eq(r.nattempts, 1u);
+	cr_assert_str_eq(r.attempts[0].provider, "fake_plain");
+	cr_assert_eq(r.attempts[0].result, 0);
+	memset(f->addr, 0xa5, 10000);
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	cr_assert_eq(f->destroys, 1u);
+}
+
+Test(registry, auto_tries_registered_providers_first)
+{
+	struct hpt_fake *f = fake(0, "fake_first", 0);
+	hpshm_segment *seg = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	int rc;
+
+	set("provider=auto,huge_pages=try");
+	rc = hpshm_segment_create_ex(&seg, 4096, cfg, &r, &err);
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	cr_assert_str_eq(r.provider, "fake_first");
+	cr_assert_str_eq(r.attempts[0].provider, "fake_first");
+	cr_assert_eq(f->creates, 1u);
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+}
+
+Test(registry, probe_failure_is_recorded_and_auto_moves_on)
+{
+	struct hpt_fake *f = fake(0, "fake_absent", 0);
+	hpshm_segment *seg = NULL;
+	const hpshm_attempt *a;
+	hpshm_report r;
+	hpshm_error err;
+	int rc;
+
+	f->probe_result = HPSHM_EUNAVAILABLE;
+	snprintf(f->probe_reason, sizeof f->probe_reason, "the fake device is unplugged");
+	set("provider=auto,huge_pages=try");
+	rc = hpshm_segment_create_ex(&seg, 4096, cfg, &r, &err);
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	cr_assert_eq(f->probes, 1u);
+	cr_assert_eq(f->creates, 0u, "created although probe said unavailable");
+	cr_assert_str_neq(r.provider, "fake_absent");
+	a = find_attempt(&r, "fake_absent");
+	cr_assert_not_null(a);
+	cr_assert_eq(a, &r.attempts[0], "the registered provider is not the first attempt");
+	cr_assert_eq(a->result, HPSHM_EUNAVAILABLE);
+	cr_assert_str_eq(a->call, "probe");
+	cr_assert_str_eq(a->reason, "the fake device is unplugged");
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+}
+
+Test(registry, create_failure_is_recorded_with_call_and_errno)
+{
+	struct hpt_fake *f = fake(0, "fake_broken", 0);
+	hpshm_segment *seg = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	int rc;
+
+	f->create_result = HPSHM_ESYS;
+	f->create_errno = EACCES;
+	snprintf(f->create_call, sizeof f->create_call, "ioctl");
+	set("provider=fake_broken,plain,huge_pages=try");
+	rc = hpshm_segment_create_ex(&seg, 4096, cfg, &r, &err);
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	cr_assert_str_eq(r.provider, "plain");
+	cr_assert_eq(r.nattempts, 2u);
+	cr_assert_str_eq(r.attempts[0].provider, "fake_broken");
+	cr_assert_eq(r.attempts[0].result, HPSHM_ESYS);
+	cr_assert_eq(r.attempts[0].sys_errno, EACCES);
+	cr_assert_str_eq(r.attempts[0].call, "ioctl");
+	cr_assert_str_eq(r.attempts[1].provider, "plain");
+	cr_assert_eq(r.attempts[1].result, 0);
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+}
+
+Test(registry, explicit_list_is_exactly_the_candidates)
+{
+	struct hpt_fake *f = fake(0, "fake_only", 0);
+	hpshm_segment *seg = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	int rc;
+
+	f->probe_result = HPSHM_EUNAVAILABLE;
+	snprintf(f->probe_reason, sizeof f->probe_reason, "not today");
+	set("provider=fake_only,huge_pages=try");
+	rc = hpshm_segment_create_ex(&seg, 4096, cfg, &r, &err);
+	cr_assert_lt(rc, 0, "plain was appended to an explicit list");
+	cr_assert_null(seg);
+	cr_assert_eq(r.nattempts, 1u);
+	cr_assert_str_eq(r.attempts[0].provider, "fake_only");
+	cr_expect(strstr(err.message, "not today"), "reason missing from %s", err.message);
+}
+
+Test(registry, on_with_only_a_failing_huge_fake_is_enohuge_with_its_reason)
+{
+	struct hpt_fake *f = fake(0, "fake_huge", HPSHM_CAP_HUGE);
+	hpshm_segment *seg = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	int rc;
+
+	hpt_fakeroot_set_pool(64, 64);
+	f->probe_result = HPSHM_EUNAVAILABLE;
+	snprintf(f->probe_reason, sizeof f->probe_reason, "fake pool drained");
+	set("provider=fake_huge,huge_pages=on");
+	memset(&err, 0, sizeof err);
+	rc = hpshm_segment_create_ex(&seg, 4 * MIB, cfg, &r, &err);
+	cr_assert_eq(rc, HPSHM_ENOHUGE, "got %s", hpshm_errname(rc));
+	cr_assert_eq(err.code, HPSHM_ENOHUGE);
+	cr_assert_null(seg);
+	cr_assert_eq(r.nattempts, 1u);
+	cr_assert_eq(f->creates, 0u);
+	cr_assert(strstr(err.message, "fake pool drained"), "reason missing from %s", err.message);
+	cr_assert(strstr(err.message, "fake_huge"), "provider missing from %s", err.message);
+}
+
+Test(registry, on_failure_names_every_providers_reason)
+{
+	struct hpt_fake *f = fake(0, "fake_huge", HPSHM_CAP_HUGE);
+	hpshm_segment *seg = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	unsigned i, huge = 0;
+	int rc;
+
+	f->probe_result = HPSHM_EUNAVAILABLE;
+	snprintf(f->probe_reason, sizeof f->probe_reason, "fake pool drained");
+	set("provider=auto,huge_pages=on");
+	memset(&err, 0, sizeof err);
+	rc = hpshm_segment_create_ex(&seg, 4 * MIB, cfg, &r, &err);
+	cr_assert_eq(rc, HPSHM_ENOHUGE, "got %s", hpshm_errname(rc));
+	for (i = 0; i < r.nattempts; i++) {
+		const hpshm_attempt *a = &r.attempts[i];
+
+		cr_assert_lt(a->result, 0, "%s succeeded?", a->provider);
+		cr_assert(a->reason[0], "%s has no reason", a->provider);
+		cr_assert(strstr(err.message, a->provider), "%s missing from %s", a->provider, err.message);
+		if (strcmp(a->call, "config") != 0) {
+			huge++;
+			cr_assert(strstr(err.message, a->reason), "reason \"%s\" missing from %s", a->reason,
+				  err.message);
+		}
+	}
+	cr_assert_geq(huge, 5u, "fake + 4 built-in huge providers should have been probed");
+	/* the fake pool is empty: the one actionable hint names the sysctl */
+	cr_assert(strstr(err.hint, "vm.nr_hugepages"), "hint: %s", err.hint);
+}
+
+Test(registry, try_falls_back_to_plain_and_lists_every_attempt_in_order)
+{
+	struct hpt_fake *f = fake(0, "fake_huge", HPSHM_CAP_HUGE);
+	hpshm_segment *seg = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	const char *name;
+	unsigned i;
+	int rc;
+
+	f->probe_result = HPSHM_EUNAVAILABLE;
+	snprintf(f->probe_reason, sizeof f->probe_reason, "fake pool drained");
+	set("provider=auto,huge_pages=try");
+	rc = hpshm_segment_create_ex(&seg, 3 * MIB, cfg, &r, &err);
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	cr_assert_str_eq(r.provider, "plain");
+	cr_assert_eq(r.huge, 0);
+	cr_assert_eq(r.mapped_size, 3 * MIB, "the fallback must use the original size");
+	for (i = 0; (name = hpshm_provider_name(i, NULL)) != NULL; i++) {
+		cr_assert_lt(i, r.nattempts, "%s has no attempt", name);
+		cr_assert_str_eq(r.attempts[i].provider, name, "attempt %u", i);
+		if (strcmp(name, "plain") != 0) {
+			cr_assert_lt(r.attempts[i].result, 0);
+			cr_assert_str_eq(r.attempts[i].call, "probe", "%s", name);
+			cr_assert(r.attempts[i].reason[0], "%s has no reason", name);
+		}
+	}
+	cr_assert_eq(r.nattempts, i);
+	cr_assert_eq(r.attempts[i - 1].result, 0);
+	cr_assert_str_eq(r.attempts[0].reason, "fake pool drained");
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+}
+
+Test(registry, on_skips_providers_without_huge_pages)
+{
+	struct hpt_fake *f = fake(0, "fake_plain", 0);
+	hpshm_segment *seg = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	int rc;
+
+	set("provider=auto,huge_pages=on");
+	rc = hpshm_segment_create_ex(&seg, 4096, cfg, &r, &err);
+	cr_assert_eq(rc, HPSHM_ENOHUGE, "got %s", hpshm_errname(rc));
+	cr_assert_eq(f->probes + f->creates, 0u, "a non-huge provider was tried under huge_pages=on");
+	for (unsigned i = 0; i < r.nattempts; i++)
+		cr_assert_lt(r.attempts[i].result, 0, "%s succeeded under huge_pages=on", r.attempts[i].provider);
+	cr_assert_null(seg);
+}
+
+Test(registry, explicit_provider_contradicting_huge_pages_is_evalue)
+{
+	hpshm_segment *seg = NULL;
+	hpshm_error err;
+
+	fake(0, "fake_huge", HPSHM_CAP_HUGE);
+	set("provider=fake_huge,huge_pages=off");
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm_segment_create(&seg, 4096, cfg, &err), HPSHM_EVALUE);
+	cr_assert_str_eq(err.key, "huge_pages");
+
+	set("provider=plain,huge_pages=on");
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm_segment_create(&seg, 4096, cfg, &err), HPSHM_EVALUE);
+	cr_assert_str_eq(err.key, "huge_pages");
+	cr_assert_null(seg);
+}
+
+Test(registry, off_uses_only_plain)
+{
+	struct hpt_fake *f = fake(0, "fake_huge", HPSHM_CAP_HUGE);
+	hpshm_segment *seg = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	int rc;
+
+	hpt_fakeroot_set_pool(64, 64);
+	f->smaps_huge = 1;
+	set("provider=auto,huge_pages=off");
+	rc = hpshm_segment_create_ex(&seg, 4096, cfg, &r, &err);
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	cr_assert_str_eq(r.provider, "plain");
+	cr_assert_eq(f->probes + f->creates, 0u);
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+}
+
+/* ---- sizes ---- */
+
+Test(registry, size_zero_is_einval)
+{
+	hpshm_segment *seg = NULL;
+	hpshm_error err;
+
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm_segment_create(&seg, 0, NULL, &err), HPSHM_EINVAL);
+	cr_assert_eq(err.code, HPSHM_EINVAL);
+	cr_assert_null(seg);
+}
+
+Test(registry, size_max_is_eoverflow)
+{
+	hpshm_segment *seg = NULL;
+	hpshm_error err;
+
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm_segment_create(&seg, SIZE_MAX, NULL, &err), HPSHM_EOVERFLOW);
+	cr_assert_eq(err.code, HPSHM_EOVERFLOW);
+	cr_assert_null(seg);
+	set("provider=plain");
+	cr_assert_eq(hpshm_segment_create(&seg, SIZE_MAX - 100, cfg, &err), HPSHM_EOVERFLOW);
+}
+
+Test(registry, overflow_at_huge_rounding_falls_back_or_fails_cleanly)
+{
+	struct hpt_fake *f = fake(0, "fake_huge", HPSHM_CAP_HUGE);
+	hpshm_segment *seg = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	int rc;
+
+	/* rounds to base pages, but not to 2 MiB pages */
+	hpt_fakeroot_set_pool(64, 64);
+	set("provider=fake_huge,huge_pages=on");
+	rc = hpshm_segment_create_ex(&seg, SIZE_MAX - 2 * 4096, cfg, &r, &err);
+	cr_assert_lt(rc, 0);
+	cr_assert_eq(f->creates, 0u);
+	cr_assert_eq(r.nattempts, 1u);
+	cr_assert_eq(r.attempts[0].result, HPSHM_EOVERFLOW, "got %s", hpshm_errname(r.attempts[0].result));
+}
+
+Test(registry, huge_provider_gets_the_size_rounded_to_its_page_size)
+{
+	struct hpt_fake *f = fake(0, "fake_huge", HPSHM_CAP_HUGE);
+	hpshm_segment *seg = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	int rc;
+
+	hpt_fakeroot_set_pool(64, 64);
+	f->smaps_huge = 1;
+	set("provider=fake_huge,huge_pages=on,huge_page_size=2MB");
+	rc = hpshm_segment_create_ex(&seg, 3 * MIB, cfg, &r, &err);
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	cr_assert_eq(f->last_page_size, 2 * MIB);
+	cr_assert_eq(f->last_size, 4 * MIB);
+	cr_assert_eq(r.requested_size, 3 * MIB);
+	cr_assert_eq(r.mapped_size, 4 * MIB);
+	cr_assert_eq(hpshm_segment_size(seg), 4 * MIB);
+	cr_assert_eq(r.requested_page_size, 2 * MIB);
+	cr_assert_eq(r.page_size, 2 * MIB);
+	cr_assert_eq(r.verified, 1);
+	cr_assert_eq(r.huge, 1);
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	cr_assert_eq(f->destroys, 1u);
+}
+
+Test(registry, huge_provider_not_verified_huge_has_failed)
+{
+	struct hpt_fake *f = fake(0, "fake_liar", HPSHM_CAP_HUGE);
+	hpshm_segment *seg = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	int rc;
+
+	/* the fake maps plain pages and does not disguise them: the kernel says 4 KiB */
+	hpt_fakeroot_set_pool(64, 64);
+	set("provider=fake_liar,plain,huge_pages=try");
+	rc = hpshm_segment_create_ex(&seg, 3 * MIB, cfg, &r, &err);
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	cr_assert_str_eq(r.provider, "plain");
+	cr_assert_eq(f->creates, 1u);
+	cr_assert_eq(f->destroys, 1u, "the unverified mapping was not undone");
+	cr_assert_eq(r.nattempts, 2u);
+	cr_assert_lt(r.attempts[0].result, 0);
+	cr_assert_eq(r.mapped_size, 3 * MIB, "the fallback must use the original size");
+	cr_assert_eq(r.huge, 0);
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+
+	set("provider=fake_liar,huge_pages=on");
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm_segment_create_ex(&seg, 3 * MIB, cfg, &r, &err), HPSHM_ENOHUGE);
+	cr_assert_eq(f->destroys, 2u);
+}
+
+Test(registry, probe_of_a_registered_provider_reports_its_reason)
+{
+	struct hpt_fake *f = fake(0, "fake_absent", HPSHM_CAP_HUGE);
+	char reason[HPSHM_TEXT_MAX];
+	size_t ps = 0;
+
+	hpt_fakeroot_set_pool(64, 64);
+	f->probe_result = HPSHM_EUNAVAILABLE;
+	snprintf(f->probe_reason, sizeof f->probe_reason, "nothing here");
+	cr_assert_eq(hpshm_provider_probe("fake_absent", 3 * MIB, NULL, &ps, reason, sizeof reason),
+		     HPSHM_EUNAVAILABLE);
+	cr_assert_str_eq(reason, "nothing here");
+	cr_assert_eq(ps, 2 * MIB);
+	cr_assert_eq(f->last_size, 4 * MIB);
+
+	f->probe_result = 0;
+	cr_assert_eq(hpshm_provider_probe("fake_absent", 3 * MIB, NULL, &ps, reason, sizeof reason), 0);
+	cr_assert_eq(f->creates, 0u, "probe must not create");
+}
