@@ -23,7 +23,19 @@
  * huge pages: a reservation taken at create time is what keeps SIGBUS away.
  *
  * ABI: the first member is abi_version; members are only ever appended, and the core reads a
- * member only when abi_version says the provider has it.
+ * member only when abi_version says the provider has it.  ABI 1 is probe/create/destroy; ABI 2
+ * adds re-attach after exec (identify/attach/detach) and named-object housekeeping
+ * (scan/remove).  A provider without HPSHM_CAP_REATTACH leaves the ABI 2 members NULL.
+ *
+ * Re-attach: the core chooses the address, maps the segment one header region larger than
+ * asked (struct hpshm_header at the tail, never in front of the caller's pointer), and passes
+ * the child a token holding identify()'s text.  In the child attach() must map exactly at
+ * rq->address or fail: never elsewhere, never over an existing mapping (MAP_FIXED_NOREPLACE,
+ * shmat without SHM_REMAP).  The core then checks the header and the page size.
+ *
+ * Liveness of named objects: every process that maps a named file-backed segment holds a
+ * shared flock() on its descriptor; a SysV segment counts its attachments (shm_nattch).  So
+ * scan() can tell a segment whose processes all died (dead: safe to remove) from a live one.
  */
 #ifndef HPSHM_PROVIDER_H
 #define HPSHM_PROVIDER_H
@@ -38,7 +50,7 @@ extern "C" {
  *  @brief The provider SDK: the versioned interface a backend implements. */
 
 /** The provider ABI this header describes. */
-#define HPSHM_PROVIDER_ABI 1
+#define HPSHM_PROVIDER_ABI 2
 
 /** Longest path a mapping records, with its NUL. */
 #define HPSHM_PATH_MAX 256
@@ -58,6 +70,46 @@ struct hpshm_probe {
 	int  sys_errno;              /**< errno behind the verdict, 0 if none */
 	char reason[HPSHM_TEXT_MAX]; /**< why it cannot work here; empty when it can */
 };
+
+/** The header magic, at the start of struct hpshm_header. */
+#define HPSHM_HEADER_MAGIC "HPSHMSEG"
+/** The header's format version. */
+#define HPSHM_HEADER_VERSION 1
+/** Bytes the core reserves at the tail of a re-attachable or named segment for its header. */
+#define HPSHM_HEADER_REGION 4096
+
+/**
+ * What the core writes at the tail of a re-attachable or named segment, so an attaching
+ * process, `hpshm ls` and `hpshm gc` can tell what an object is and whose.  Fixed-width,
+ * little-endian as the machine is: only processes on this machine read it.
+ */
+struct hpshm_header {
+	char     magic[8];                 /**< HPSHM_HEADER_MAGIC, not NUL-terminated */
+	uint32_t version;                  /**< HPSHM_HEADER_VERSION */
+	uint32_t header_size;              /**< sizeof(struct hpshm_header) when written */
+	uint64_t usable_size;              /**< bytes before the header region */
+	uint64_t page_size;                /**< page size the creator verified */
+	uint64_t nonce;                    /**< random; the token carries the same value */
+	int64_t  creator_pid;              /**< the creating process */
+	uint64_t creator_start;            /**< its start time (clock ticks since boot on Linux) */
+	uint64_t created_unix;             /**< creation time, seconds since the epoch */
+	char     boot_id[40];              /**< the boot it was created in (NUL-terminated) */
+	char     provider[HPSHM_NAME_MAX]; /**< provider name (NUL-terminated) */
+	char     name[128];                /**< segment name, or empty (NUL-terminated) */
+};
+
+/** A named object a provider found on the machine (scan()). */
+struct hpshm_found {
+	char   id[HPSHM_PATH_MAX];  /**< what remove() needs: a path, or "shm=<id>" */
+	char   name[128];           /**< the segment's name */
+	size_t size;                /**< the object's size in bytes */
+	int    alive;               /**< 1 if some process still maps it, 0 if none does, -1 unknown */
+	int    has_header;          /**< 1 if header was read and is hpshm's */
+	struct hpshm_header header; /**< the header, when has_header */
+};
+
+/** Called by scan() for each object; return non-zero to stop. */
+typedef int (*hpshm_found_fn)(void *user, const struct hpshm_found *f);
 
 /** A live mapping, filled by create() and handed back to destroy(). */
 struct hpshm_mapping {
@@ -94,6 +146,42 @@ struct hpshm_provider {
 	 * @return 0, or a negative HPSHM_E* code (the core frees its handle anyway)
 	 */
 	int (*destroy)(struct hpshm_mapping *m);
+
+	/* ---- ABI 2 ---- */
+
+	/**
+	 * The text a child needs to find m again: "fd=<n>" for an inherited descriptor,
+	 * "shm=<id>" for a SysV id, "path=<path>" for a named file.  No ':' or whitespace.
+	 * @return its length, or a negative HPSHM_E* code
+	 */
+	int (*identify)(const struct hpshm_mapping *m, char *id, size_t len);
+
+	/**
+	 * In another process, map the object id names at exactly rq->address with length rq->size
+	 * (the creator's mapped length).  Fails with HPSHM_EEXIST if the range is taken.
+	 * @return 0 with m filled, or a negative HPSHM_E* code with err filled
+	 */
+	int (*attach)(struct hpshm_mapping *m, const struct hpshm_request *rq, const char *id, hpshm_error *err);
+
+	/**
+	 * Undo attach(): unmap, close, never remove the object.
+	 * @return 0 or a negative HPSHM_E* code
+	 */
+	int (*detach)(struct hpshm_mapping *m);
+
+	/**
+	 * Call fn for each named object of this provider on the machine, with its liveness and
+	 * header.  NULL if the provider has no named objects.
+	 * @return 0 or a negative HPSHM_E* code
+	 */
+	int (*scan)(hpshm_found_fn fn, void *user);
+
+	/**
+	 * Remove a named object scan() found.  The core calls it only for dead objects, and the
+	 * provider re-checks liveness itself, so a live one is never removed.
+	 * @return 0, HPSHM_EEXIST if it turned out to be alive, or another negative code
+	 */
+	int (*remove)(const struct hpshm_found *f, hpshm_error *err);
 };
 
 /**
