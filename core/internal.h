@@ -54,6 +54,21 @@ struct hpshm_config {
 	unsigned char    source[HPSHM__NKEYS]; /* enum hpshm__source of each key */
 };
 
+struct hpshm_segment {
+	const struct hpshm_provider *provider; /* who made it, and who destroys or detaches it */
+	struct hpshm_mapping         map;      /* what the provider made or attached */
+	size_t                       usable;   /* bytes for the caller, before any header region */
+	int                          owner;    /* 1: created here (destroy removes); 0: attached */
+	struct hpshm_header         *header;   /* at addr + usable, or NULL if the segment has none */
+	hpshm_report                 report;   /* what it is */
+	struct hpshm_config          cfg;      /* for logging at destroy */
+};
+
+/* Does this configuration give segments a header (and so re-attach or a name)? */
+int hpshm__wants_header(const struct hpshm_config *cfg);
+/* Fill and write the header at the tail of a freshly created mapping. */
+void hpshm__header_write(struct hpshm_segment *seg, size_t page_size);
+
 /* The defaults, as a config: used when the caller passes NULL. */
 void hpshm__config_init(struct hpshm_config *cfg);
 

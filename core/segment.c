@@ -22,13 +22,6 @@
 #include "core/internal.h"
 #include "port.h"
 
-struct hpshm_segment {
-	const struct hpshm_provider *provider; /* who made it, and who destroys it */
-	struct hpshm_mapping         map;      /* what the provider made */
-	hpshm_report                 report;   /* what it is */
-	struct hpshm_config          cfg;      /* for logging at destroy */
-};
-
 /* A candidate's outcome, while walking. */
 struct segment_walk {
 	const struct hpshm_config *cfg;
@@ -232,10 +225,28 @@ static int segment_try(struct segment_walk *w, const struct hpshm_provider *p, s
 	} else {
 		rq.page_size = hpshm__base_page_size();
 	}
-	rc = hpshm__round_up(size, rq.page_size, &rq.size);
+	/* A segment with a header gets one more region at its tail, so the caller's pointer is
+	 * the mapping's first byte and the header never sits in front of it. */
+	if (hpshm__wants_header(cfg))
+		rc = size > SIZE_MAX - HPSHM_HEADER_REGION ? HPSHM_EOVERFLOW
+							     : hpshm__round_up(size + HPSHM_HEADER_REGION, rq.page_size, &rq.size);
+	else
+		rc = hpshm__round_up(size, rq.page_size, &rq.size);
 	if (rc < 0) {
 		segment_attempt(w, p, rq.page_size, HPSHM_EOVERFLOW, 0, "round", "size overflows when rounded to the page size");
 		return HPSHM_EOVERFLOW;
+	}
+	if (cfg->reattach == HPSHM__REATTACH_EXEC && !rq.address) {
+		void *at;
+		/* 64 KiB at least: Windows' granularity, so the same addresses work everywhere. */
+		size_t align = rq.page_size > 65536 ? rq.page_size : 65536;
+
+		rc = hpshm__pick_address(rq.size, align, &at);
+		if (rc < 0) {
+			segment_attempt(w, p, rq.page_size, rc, 0, "mmap", "no free address range for the segment");
+			return rc;
+		}
+		rq.address = at;
 	}
 
 	memset(&pr, 0, sizeof(pr));
@@ -296,8 +307,13 @@ static int segment_try(struct segment_walk *w, const struct hpshm_provider *p, s
 	}
 	(*seg)->provider = p;
 	(*seg)->map = m;
+	(*seg)->owner = 1;
+	(*seg)->usable = m.size;
+	if (hpshm__wants_header(cfg))
+		hpshm__header_write(*seg, w->r->page_size ? w->r->page_size : rq.page_size);
 	hpshm__strlcpy(w->r->provider, p->name, sizeof(w->r->provider));
 	w->r->mapped_size = m.size;
+	w->r->usable_size = (*seg)->usable;
 	w->r->requested_page_size = rq.page_size;
 	segment_attempt(w, p, rq.page_size, 0, 0, "", "");
 	return 0;
@@ -457,9 +473,12 @@ int hpshm_segment_destroy(hpshm_segment *seg)
 
 	if (!seg)
 		return 0;
-	rc = seg->provider->destroy(&seg->map);
-	hpshm__log(&seg->cfg, HPSHM_LOG_INFO, "destroyed %s segment at %p (%zu bytes)%s", seg->provider->name,
-		   seg->map.addr, seg->map.size, rc < 0 ? ": the OS refused to release it" : "");
+	if (seg->owner)
+		rc = seg->provider->destroy(&seg->map);
+	else
+		rc = seg->provider->detach(&seg->map);
+	hpshm__log(&seg->cfg, HPSHM_LOG_INFO, "%s %s segment at %p (%zu bytes)%s", seg->owner ? "destroyed" : "detached",
+		   seg->provider->name, seg->map.addr, seg->map.size, rc < 0 ? ": the OS refused to release it" : "");
 	free(seg);
 	return rc;
 }
@@ -471,7 +490,12 @@ void *hpshm_segment_address(const hpshm_segment *seg)
 
 size_t hpshm_segment_size(const hpshm_segment *seg)
 {
-	return seg ? seg->map.size : 0;
+	return seg ? seg->usable : 0;
+}
+
+int hpshm_segment_is_owner(const hpshm_segment *seg)
+{
+	return seg ? seg->owner : 0;
 }
 
 const hpshm_report *hpshm_segment_report(const hpshm_segment *seg)

@@ -156,7 +156,9 @@ typedef struct hpshm_attempt {
 typedef struct hpshm_report {
 	char     provider[HPSHM_NAME_MAX];   /**< provider that created the segment */
 	size_t   requested_size;             /**< size asked for, bytes */
-	size_t   mapped_size;                /**< usable size (a multiple of page_size), bytes */
+	size_t   mapped_size;                /**< mapping length (a multiple of page_size), bytes */
+	size_t   usable_size;                /**< bytes the caller may use: mapped_size less the header
+						  region of re-attachable or named segments */
 	size_t   requested_page_size;        /**< page size asked for (0: none, plain pages) */
 	size_t   page_size;                  /**< page size read back from the kernel, bytes */
 	int      verified;                   /**< 1 if page_size was read from the kernel */

@@ -136,6 +136,38 @@ char *hpshm__hugetlb_hint(size_t size, size_t page_size, char *buf, size_t len);
  */
 int hpshm__hugetlb_fault_risk(size_t size, size_t page_size);
 
+/* ---- processes, for the segment header and re-attach ---- */
+
+/* A process's start time (clock ticks since boot on Linux), so a recycled pid is not taken
+ * for the creator; 0 if unknown. */
+uint64_t hpshm__process_start(long long pid);
+/* Is pid, started at start, still running?  1 yes, 0 no, -1 cannot tell. */
+int hpshm__process_alive(long long pid, uint64_t start);
+long long hpshm__getpid(void);
+/* An id unique to this boot (Linux: /proc/sys/kernel/random/boot_id).  0, or HPSHM_EIO. */
+int hpshm__boot_id(char *buf, size_t len);
+/* 64 unpredictable bits, for nonces. */
+uint64_t hpshm__random64(void);
+
+/*
+ * An address for a re-attachable segment: len bytes aligned to align, free in this process
+ * now, and far from where the kernel puts ordinary mappings (libraries, heaps, thread
+ * stacks), so that a freshly exec'd child is very unlikely to have anything there when it
+ * attaches.  0, or an error.
+ */
+int hpshm__pick_address(size_t len, size_t align, void **out);
+
+/*
+ * Start path by fork and exec with argv and envp (NULL: environ), keeping the descriptors in
+ * keep[] open across exec (their close-on-exec flag is cleared in the child only).  0 with
+ * *pid set, or an error (exec failures are reported through a close-on-exec pipe, so a
+ * missing program is an error here rather than a child exiting 127).
+ */
+int hpshm__spawn(const char *path, char *const argv[], char *const envp[], const int *keep, int nkeep,
+		 long long *pid, hpshm_error *err);
+/* Wait for pid: *status is its exit code or 128 + signal. */
+int hpshm__wait(long long pid, int *status, hpshm_error *err);
+
 /* Monotonic clock in nanoseconds. */
 uint64_t hpshm__now_ns(void);
 

@@ -1,0 +1,372 @@
+/*
+ * core/reattach.c -- re-attaching a segment after exec: the header, the token, attach, spawn.
+ *
+ * Servers whose workers are started by exec (always on Windows; on POSIX when a server
+ * re-execs itself) need the child to see the segment at the creator's address, because the
+ * shared structures hold raw pointers.  The creator exports a token:
+ *
+ *     hpshm1:<provider>:<id>:<mapped size>:<page size>:<address>:<nonce>:<check>
+ *
+ * numbers in lower-case hex, <id> the provider's identify() text ("fd=5", "shm=32769",
+ * "path=/dev/hugepages/hpshm.db"), <check> FNV-1a-32 of everything before it.  The check
+ * catches truncation and typos; it is not a secret.  What proves the token names *this*
+ * segment is the nonce: 64 random bits also written in the header at the segment's tail,
+ * compared after mapping.  A forged or stale token therefore either fails to parse, fails to
+ * map (no such object, range taken), or maps an object whose header does not match, which is
+ * unmapped again before the error is returned: the caller never gets the wrong object.
+ *
+ * The header lives in the last HPSHM_HEADER_REGION bytes of the mapping, after the caller's
+ * usable bytes, so the caller's pointer is the mapping's first byte (huge-page aligned).
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/internal.h"
+#include "port.h"
+
+#define TOKEN_PREFIX "hpshm1:"
+#define TOKEN_FIELDS 9
+
+int hpshm__wants_header(const struct hpshm_config *cfg)
+{
+	return cfg->reattach == HPSHM__REATTACH_EXEC || cfg->name[0] != '\0';
+}
+
+void hpshm__header_write(struct hpshm_segment *seg, size_t page_size)
+{
+	struct hpshm_header h;
+
+	seg->usable = seg->map.size - HPSHM_HEADER_REGION;
+	seg->header = (struct hpshm_header *)((char *)seg->map.addr + seg->usable);
+	memset(&h, 0, sizeof(h));
+	h.version = HPSHM_HEADER_VERSION;
+	h.header_size = (uint32_t)sizeof(h);
+	h.usable_size = seg->usable;
+	h.page_size = page_size;
+	h.nonce = hpshm__random64();
+	h.creator_pid = hpshm__getpid();
+	h.creator_start = hpshm__process_start(h.creator_pid);
+	h.created_unix = (uint64_t)time(NULL);
+	if (hpshm__boot_id(h.boot_id, sizeof(h.boot_id)) < 0)
+		h.boot_id[0] = '\0';
+	hpshm__strlcpy(h.provider, seg->provider->name, sizeof(h.provider));
+	hpshm__strlcpy(h.name, seg->cfg.name, sizeof(h.name));
+	/* Magic last: a reader that sees it sees a complete header (PostgreSQL's rule too). */
+	*seg->header = h;
+	atomic_thread_fence(memory_order_release);
+	memcpy(seg->header->magic, HPSHM_HEADER_MAGIC, sizeof(seg->header->magic));
+}
+
+static uint32_t token_check(const char *s, size_t len)
+{
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 16777619u;
+	}
+	return h;
+}
+
+int hpshm_segment_token(const hpshm_segment *seg, char *buf, size_t len, hpshm_error *err)
+{
+	char id[HPSHM_PATH_MAX], tok[HPSHM_TOKEN_MAX];
+	int n;
+
+	if (!seg || !buf)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_segment_token: NULL argument");
+	if (!seg->header || !(seg->provider->caps & HPSHM_CAP_REATTACH) || !seg->provider->identify)
+		return hpshm_error_set(err, HPSHM_ENOTSUP, 0, NULL,
+				       "create the segment with reattach=exec (provider memfd_hugetlb, sysv_hugetlb, "
+				       "hugetlbfs or plain)",
+				       "segment from %s cannot be re-attached: it was not created with reattach=exec",
+				       seg->provider->name);
+	n = seg->provider->identify(&seg->map, id, sizeof(id));
+	if (n < 0 || (size_t)n >= sizeof(id) || strpbrk(id, ": \t\n"))
+		return hpshm_error_set(err, HPSHM_ENOTSUP, 0, NULL, NULL, "provider %s cannot name this segment",
+				       seg->provider->name);
+	n = snprintf(tok, sizeof(tok), TOKEN_PREFIX "%s:%s:%zx:%llx:%llx:%016llx:", seg->provider->name, id,
+		     seg->map.size, (unsigned long long)seg->header->page_size,
+		     (unsigned long long)(uintptr_t)seg->map.addr, (unsigned long long)seg->header->nonce);
+	if (n < 0 || (size_t)n + 9 >= sizeof(tok))
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "token too long");
+	snprintf(tok + n, sizeof(tok) - (size_t)n, "%08x", token_check(tok, (size_t)n));
+	if (strlen(tok) >= len)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass a buffer of HPSHM_TOKEN_MAX bytes",
+				       "token buffer too small");
+	memcpy(buf, tok, strlen(tok) + 1);
+	return (int)strlen(tok);
+}
+
+/* A parsed token. */
+struct token {
+	char               provider[HPSHM_NAME_MAX];
+	char               id[HPSHM_PATH_MAX];
+	unsigned long long size, page_size, address, nonce;
+};
+
+/* Strict lower-case hex, 1..16 digits, the whole field. */
+static int token_hex(const char *s, size_t len, unsigned long long *out)
+{
+	unsigned long long v = 0;
+
+	if (len == 0 || len > 16)
+		return -1;
+	for (size_t i = 0; i < len; i++) {
+		char c = s[i];
+		unsigned d;
+
+		if (c >= '0' && c <= '9')
+			d = (unsigned)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			d = (unsigned)(c - 'a' + 10);
+		else
+			return -1;
+		v = v << 4 | d;
+	}
+	*out = v;
+	return 0;
+}
+
+static int token_bad(hpshm_error *err, const char *what)
+{
+	return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL,
+			       "pass the token exactly as hpshm_segment_token() made it, from a live creator",
+			       "malformed re-attach token: %s", what);
+}
+
+static int token_parse(const char *text, struct token *t, hpshm_error *err)
+{
+	const char *f[TOKEN_FIELDS];
+	size_t flen[TOKEN_FIELDS];
+	const char *p;
+	size_t len;
+	unsigned i;
+	unsigned long long check;
+
+	len = strnlen(text, HPSHM_TOKEN_MAX);
+	if (len == HPSHM_TOKEN_MAX)
+		return token_bad(err, "longer than any token");
+	if (strncmp(text, TOKEN_PREFIX, strlen(TOKEN_PREFIX)) != 0)
+		return token_bad(err, "it does not start with \"" TOKEN_PREFIX "\" (another version, or not a token)");
+	for (i = 0, p = text; i < TOKEN_FIELDS; i++) {
+		const char *end = strchr(p, ':');
+
+		if (!end)
+			end = p + strlen(p);
+		f[i] = p;
+		flen[i] = (size_t)(end - p);
+		if (*end == '\0') {
+			i++;
+			break;
+		}
+		p = end + 1;
+	}
+	if (i != TOKEN_FIELDS || f[TOKEN_FIELDS - 1][flen[TOKEN_FIELDS - 1]] != '\0')
+		return token_bad(err, "wrong number of fields (truncated?)");
+	for (i = 0; i < len; i++)
+		if (text[i] <= ' ' || text[i] > '~')
+			return token_bad(err, "it holds a non-printable character or a space");
+	if (token_hex(f[8], flen[8], &check) < 0 || flen[8] != 8 ||
+	    check != token_check(text, (size_t)(f[8] - text)))
+		return token_bad(err, "its check digits do not match (corrupted or edited)");
+	if (flen[1] == 0 || flen[1] >= sizeof(t->provider) || flen[2] == 0 || flen[2] >= sizeof(t->id))
+		return token_bad(err, "empty or overlong provider or identifier");
+	memcpy(t->provider, f[1], flen[1]);
+	t->provider[flen[1]] = '\0';
+	memcpy(t->id, f[2], flen[2]);
+	t->id[flen[2]] = '\0';
+	if (token_hex(f[3], flen[3], &t->size) < 0 || token_hex(f[4], flen[4], &t->page_size) < 0 ||
+	    token_hex(f[5], flen[5], &t->address) < 0 || token_hex(f[6], flen[6], &t->nonce) < 0)
+		return token_bad(err, "a number is not lower-case hex");
+	if (t->page_size < 4096 || (t->page_size & (t->page_size - 1)))
+		return token_bad(err, "page size is not a power of two of at least 4KiB");
+	if (t->size <= HPSHM_HEADER_REGION || t->size % t->page_size || t->size > SIZE_MAX)
+		return token_bad(err, "size is not a multiple of the page size");
+	if (t->address == 0 || t->address % t->page_size || t->address > UINTPTR_MAX - t->size)
+		return token_bad(err, "address is not aligned to the page size");
+	return 0;
+}
+
+/* Does the header at the tail say this is the token's segment, made in this boot? */
+static int attach_check_header(const struct hpshm_header *h, const struct token *t, hpshm_error *err)
+{
+	char boot[40];
+
+	if (memcmp(h->magic, HPSHM_HEADER_MAGIC, sizeof(h->magic)) != 0 || h->version != HPSHM_HEADER_VERSION)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "the token is forged or for another object",
+				       "object %s is not an hpshm segment (no header)", t->id);
+	if (h->nonce != t->nonce || h->page_size != t->page_size ||
+	    h->usable_size != t->size - HPSHM_HEADER_REGION || strncmp(h->provider, t->provider, sizeof(h->provider)))
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL,
+				       "the token is stale (the segment was recreated) or forged; get a fresh one",
+				       "segment %s does not match the token (nonce, size or provider differ)", t->id);
+	if (hpshm__boot_id(boot, sizeof(boot)) == 0 && h->boot_id[0] && strcmp(boot, h->boot_id) != 0)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "the token is stale; get a fresh one",
+				       "segment %s was made before the last reboot", t->id);
+	return 0;
+}
+
+int hpshm_segment_attach(hpshm_segment **out, const char *token, const hpshm_config *cfg_in, hpshm_error *err)
+{
+	struct hpshm_config defaults;
+	const struct hpshm_config *cfg = cfg_in;
+	const struct hpshm_provider *p;
+	struct hpshm_request rq;
+	struct hpshm_mapping m;
+	struct hpshm__backing b;
+	struct hpshm_segment *seg;
+	struct token t;
+	hpshm_error e;
+	uint64_t t0 = hpshm__now_ns();
+	int rc;
+
+	if (err)
+		memset(err, 0, sizeof(*err));
+	if (!out || !token)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_segment_attach: NULL argument");
+	*out = NULL;
+	if (!cfg) {
+		hpshm__config_init(&defaults);
+		cfg = &defaults;
+	}
+	memset(&t, 0, sizeof(t));
+	rc = token_parse(token, &t, err);
+	if (rc < 0)
+		return rc;
+	p = hpshm__provider_find(t.provider);
+	if (!p)
+		return hpshm_error_set(err, HPSHM_ENOPROVIDER, 0, NULL, "use the same hpshm build in parent and child",
+				       "token names provider \"%s\", which this process does not have", t.provider);
+	if (!(p->caps & HPSHM_CAP_REATTACH) || p->abi_version < 2 || !p->attach || !p->detach)
+		return hpshm_error_set(err, HPSHM_ENOTSUP, 0, NULL, NULL, "provider %s cannot re-attach segments",
+				       p->name);
+
+	memset(&rq, 0, sizeof(rq));
+	rq.size = (size_t)t.size;
+	rq.page_size = (size_t)t.page_size;
+	rq.address = (void *)(uintptr_t)t.address;
+	memset(&m, 0, sizeof(m));
+	m.fd = -1;
+	m.id = -1;
+	memset(&e, 0, sizeof(e));
+	rc = p->attach(&m, &rq, t.id, &e);
+	if (rc < 0) {
+		if (err) {
+			*err = e;
+			hpshm__strlcpy(err->provider, p->name, sizeof(err->provider));
+		}
+		hpshm__log(cfg, HPSHM_LOG_ERROR, "attach %s %s: %s", p->name, t.id, e.message);
+		return rc;
+	}
+	if (m.addr != rq.address || m.size != rq.size) {
+		(void)p->detach(&m);
+		return hpshm_error_set(err, HPSHM_ESYS, 0, NULL, NULL, "provider %s attached at %p, not at %p", p->name,
+				       m.addr, rq.address);
+	}
+	rc = attach_check_header((const struct hpshm_header *)((char *)m.addr + m.size - HPSHM_HEADER_REGION), &t,
+				 err);
+	if (rc < 0) {
+		(void)p->detach(&m);
+		return rc;
+	}
+	/* The child checks the backing too: the kernel, not the token, says what it got. */
+	memset(&b, 0, sizeof(b));
+	if (hpshm__verify_backing(m.addr, m.size, m.fd, &b) == 0 && b.page_size && b.page_size != rq.page_size) {
+		char want[32], got[32];
+
+		(void)p->detach(&m);
+		return hpshm_error_set(err, HPSHM_ENOHUGE, 0, "verify", NULL,
+				       "attached segment is backed by %s pages, the creator's by %s",
+				       hpshm_size_format(b.page_size, got, sizeof(got)),
+				       hpshm_size_format(rq.page_size, want, sizeof(want)));
+	}
+	seg = calloc(1, sizeof(*seg));
+	if (!seg) {
+		(void)p->detach(&m);
+		return hpshm_error_set(err, HPSHM_ENOMEM, 0, "malloc", NULL, "out of memory for the segment handle");
+	}
+	seg->provider = p;
+	seg->map = m;
+	seg->owner = 0;
+	seg->usable = m.size - HPSHM_HEADER_REGION;
+	seg->header = (struct hpshm_header *)((char *)m.addr + seg->usable);
+	seg->cfg = *cfg;
+	hpshm__strlcpy(seg->cfg.name, seg->header->name, sizeof(seg->cfg.name));
+	hpshm__strlcpy(seg->report.provider, p->name, sizeof(seg->report.provider));
+	seg->report.requested_size = seg->usable;
+	seg->report.mapped_size = m.size;
+	seg->report.usable_size = seg->usable;
+	seg->report.requested_page_size = rq.page_size;
+	seg->report.page_size = b.page_size ? b.page_size : rq.page_size;
+	seg->report.verified = b.page_size != 0;
+	hpshm__strlcpy(seg->report.verified_by, b.page_size ? b.source : "unverified", sizeof(seg->report.verified_by));
+	seg->report.huge = b.page_size ? b.huge : (p->caps & HPSHM_CAP_HUGE) != 0;
+	seg->report.policy = cfg->huge_pages;
+	seg->report.create_ns = hpshm__now_ns() - t0;
+	hpshm__log(cfg, HPSHM_LOG_INFO, "attached %s segment %s at %p", p->name, t.id, m.addr);
+	*out = seg;
+	return 0;
+}
+
+int hpshm_segment_attach_env(hpshm_segment **out, const hpshm_config *cfg, hpshm_error *err)
+{
+	const char *token = getenv("HPSHM_TOKEN");
+
+	if (!token) {
+		if (err)
+			memset(err, 0, sizeof(*err));
+		if (out)
+			*out = NULL;
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "start this program with hpshm_spawn() or `hpshm run`",
+				       "HPSHM_TOKEN is not set: this process was not started to attach a segment");
+	}
+	return hpshm_segment_attach(out, token, cfg, err);
+}
+
+int hpshm_spawn(const hpshm_segment *seg, const char *path, char *const argv[], char *const envp[],
+		hpshm_child *child, hpshm_error *err)
+{
+	extern char **environ;
+	char *const *src = envp ? envp : environ;
+	char tokvar[HPSHM_TOKEN_MAX + 16] = "HPSHM_TOKEN=";
+	char **env;
+	size_t n = 0, k = 0;
+	long long pid;
+	int rc;
+
+	if (err)
+		memset(err, 0, sizeof(*err));
+	if (!seg || !path || !argv || !child)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_spawn: NULL argument");
+	rc = hpshm_segment_token(seg, tokvar + strlen(tokvar), sizeof(tokvar) - strlen(tokvar), err);
+	if (rc < 0)
+		return rc;
+	while (src[n])
+		n++;
+	env = malloc((n + 2) * sizeof(*env));
+	if (!env)
+		return hpshm_error_set(err, HPSHM_ENOMEM, 0, "malloc", NULL, "out of memory for the child's environment");
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(src[i], "HPSHM_TOKEN=", 12) != 0)
+			env[k++] = src[i];
+	env[k++] = tokvar;
+	env[k] = NULL;
+	rc = hpshm__spawn(path, argv, env, &seg->map.fd, seg->map.fd >= 0 ? 1 : 0, &pid, err);
+	free(env);
+	if (rc < 0)
+		return rc;
+	child->pid = pid;
+	child->handle = NULL;
+	return 0;
+}
+
+int hpshm_child_wait(hpshm_child *child, int *status, hpshm_error *err)
+{
+	if (!child || child->pid <= 0)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_child_wait: no such child");
+	return hpshm__wait(child->pid, status, err);
+}

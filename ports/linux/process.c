@@ -1,0 +1,90 @@
+/*
+ * ports/linux/process.c -- who created a segment, in which boot, and where to put it.
+ *
+ * A pid alone does not identify a process: pids are recycled, and a crashed creator's pid may
+ * belong to an unrelated process by the time `hpshm gc` looks.  The pair (pid, start time) does,
+ * within one boot; the boot id tells boots apart.  The start time is field 22 of
+ * /proc/<pid>/stat, in clock ticks since boot; the command name before it is in parentheses
+ * and may itself contain spaces and parentheses, so fields are counted after the last ')'.
+ *
+ * Address choice for re-attach: on x86-64 the kernel places mmap()s top-down from just below
+ * the stack (about 0x7fxx_xxxx_xxxx, randomised over about 1 TiB), and the heap sits low,
+ * after the executable.  A segment placed around 0x6000_0000_0000 (96 TiB) is far from both,
+ * so a freshly exec'd child -- whose libraries and stacks land near its own mmap base -- is
+ * very unlikely to have anything there.  On address spaces too small for that hint
+ * (39-bit arm64, 32-bit) the kernel ignores it and the address it returns is used instead.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "hpshm/provider.h"
+#include "port.h"
+
+uint64_t hpshm__process_start(long long pid)
+{
+	char path[64], buf[1024];
+	const char *p;
+	unsigned long long start = 0;
+
+	snprintf(path, sizeof(path), "/proc/%lld/stat", pid);
+	if (hpshm__read_file(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	/* After ") " come fields 3 (state) .. 22 (starttime): skip 19 fields. */
+	p++;
+	for (int field = 3; field < 22 && p; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p + 1, "%llu", &start) != 1)
+		return 0;
+	return (uint64_t)start;
+}
+
+int hpshm__process_alive(long long pid, uint64_t start)
+{
+	uint64_t now;
+
+	if (pid <= 0)
+		return 0;
+	now = hpshm__process_start(pid);
+	if (now == 0)
+		return 0; /* no /proc/<pid>: gone (or another pid namespace: then -1 would be honest,
+			   * but a creator in another namespace is also not ours to keep) */
+	return start == 0 ? -1 : now == start;
+}
+
+int hpshm__boot_id(char *buf, size_t len)
+{
+	long n = hpshm__read_file("/proc/sys/kernel/random/boot_id", buf, len);
+
+	if (n <= 0)
+		return HPSHM_EIO;
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+int hpshm__pick_address(size_t len, size_t align, void **out)
+{
+	const uintptr_t hint = (uintptr_t)0x600000000000ULL;
+	size_t span;
+	uintptr_t a;
+	void *p;
+
+	if (align == 0 || (align & (align - 1)) || len > SIZE_MAX - align)
+		return HPSHM_EINVAL;
+	span = len + align;
+	/* Reserve, without committing memory, a span with room to align, then give it back:
+	 * the provider maps there with MAP_FIXED_NOREPLACE, which fails rather than clobber
+	 * whatever another thread might map in between. */
+	p = mmap((void *)(sizeof(void *) >= 8 ? hint : 0), span, PROT_NONE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return HPSHM_ENOMEM;
+	a = ((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1);
+	munmap(p, span);
+	*out = (void *)a;
+	return 0;
+}
