@@ -370,3 +370,118 @@ int hpshm_child_wait(hpshm_child *child, int *status, hpshm_error *err)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_child_wait: no such child");
 	return hpshm__wait(child->pid, status, err);
 }
+
+/* ---- named objects: `hpshm ls` and `hpshm gc` ---- */
+
+struct objects_walk {
+	const struct hpshm_provider *provider; /* whose scan() is running */
+	hpshm_object_fn              fn;       /* the caller's callback */
+	void                        *user;     /* the caller's pointer */
+	int                          count;    /* objects passed to fn */
+	int                          stop;     /* fn asked to stop */
+};
+
+/*
+ * Alive if the provider's mark says some process holds it (flock, shm_nattch) or if the
+ * creator still runs: either alone could miss a holder (a creator that mapped and closed its
+ * descriptor; children that outlived the creator), so dead means both say so.
+ */
+static int objects_alive(const struct hpshm_found *f)
+{
+	if (f->alive != 0)
+		return 1;
+	return hpshm__process_alive(f->header.creator_pid, f->header.creator_start) != 0;
+}
+
+static int objects_one(void *user, const struct hpshm_found *f)
+{
+	struct objects_walk *w = user;
+	hpshm_object o;
+
+	if (!f->has_header)
+		return 0;
+	memset(&o, 0, sizeof(o));
+	hpshm__strlcpy(o.provider, w->provider->name, sizeof(o.provider));
+	hpshm__strlcpy(o.id, f->id, sizeof(o.id));
+	hpshm__strlcpy(o.name, f->header.name[0] ? f->header.name : f->name, sizeof(o.name));
+	o.size = (size_t)f->header.usable_size;
+	o.page_size = (size_t)f->header.page_size;
+	o.creator_pid = f->header.creator_pid;
+	o.created_unix = f->header.created_unix;
+	o.alive = objects_alive(f);
+	w->count++;
+	if (w->fn(w->user, &o)) {
+		w->stop = 1;
+		return 1;
+	}
+	return 0;
+}
+
+int hpshm_objects_list(hpshm_object_fn fn, void *user, hpshm_error *err)
+{
+	struct objects_walk w;
+	const struct hpshm_provider *p;
+
+	if (!fn)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_objects_list: NULL callback");
+	memset(&w, 0, sizeof(w));
+	w.fn = fn;
+	w.user = user;
+	for (unsigned i = 0; (p = hpshm__provider_at(i)) != NULL && !w.stop; i++) {
+		int rc;
+
+		if (p->abi_version < 2 || !p->scan)
+			continue;
+		w.provider = p;
+		rc = p->scan(objects_one, &w);
+		if (rc < 0)
+			return hpshm_error_set(err, rc, 0, "scan", NULL, "provider %s could not list its segments",
+					       p->name);
+	}
+	return w.count;
+}
+
+struct objects_find {
+	const hpshm_object *want;  /* what the caller wants removed */
+	struct hpshm_found  found; /* its current state */
+	int                 hit;   /* found it */
+};
+
+static int objects_match(void *user, const struct hpshm_found *f)
+{
+	struct objects_find *q = user;
+
+	if (strcmp(f->id, q->want->id) != 0)
+		return 0;
+	q->found = *f;
+	q->hit = 1;
+	return 1;
+}
+
+int hpshm_object_remove(const hpshm_object *obj, hpshm_error *err)
+{
+	const struct hpshm_provider *p;
+	struct objects_find q;
+	int rc;
+
+	if (!obj)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_object_remove: NULL object");
+	p = hpshm__provider_find(obj->provider);
+	if (!p || p->abi_version < 2 || !p->scan || !p->remove)
+		return hpshm_error_set(err, HPSHM_ENOPROVIDER, 0, NULL, NULL, "provider %s has no named segments",
+				       obj->provider);
+	/* Look again now: the object may have been recycled or re-attached since it was listed. */
+	memset(&q, 0, sizeof(q));
+	q.want = obj;
+	rc = p->scan(objects_match, &q);
+	if (rc < 0)
+		return hpshm_error_set(err, rc, 0, "scan", NULL, "provider %s could not list its segments", p->name);
+	if (!q.hit || !q.found.has_header)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "list the segments again with `hpshm ls`",
+				       "segment %s is gone or no longer an hpshm segment", obj->id);
+	if (objects_alive(&q.found))
+		return hpshm_error_set(err, HPSHM_EEXIST, 0, NULL, "stop the processes using it first",
+				       "segment %s is alive (held by a process, or its creator pid %lld runs)", obj->id,
+				       (long long)q.found.header.creator_pid);
+	return p->remove(&q.found, err);
+}

@@ -439,6 +439,46 @@ HPSHM_API int hpshm_spawn(const hpshm_segment *seg, const char *path, char *cons
  */
 HPSHM_API int hpshm_child_wait(hpshm_child *child, int *status, hpshm_error *err);
 
+/** A named segment found on the machine by hpshm_objects_list(). */
+typedef struct hpshm_object {
+	char      provider[HPSHM_NAME_MAX]; /**< provider that made it */
+	char      id[256];                  /**< where it is: a file path, or "shm=<id>" */
+	char      name[128];                /**< the segment's name */
+	size_t    size;                     /**< bytes the caller could use */
+	size_t    page_size;                /**< page size its creator verified */
+	long long creator_pid;              /**< the creating process */
+	uint64_t  created_unix;             /**< creation time, seconds since the epoch */
+	int       alive;                    /**< 1 if a process still holds it, 0 if none does */
+} hpshm_object;
+
+/**
+ * Called by hpshm_objects_list() for each object.
+ * @param user the pointer given to hpshm_objects_list()
+ * @param obj  the object
+ * @return 0 to go on, non-zero to stop
+ */
+typedef int (*hpshm_object_fn)(void *user, const hpshm_object *obj);
+
+/**
+ * List the named hpshm segments on this machine (SysV segments, hugetlbfs files, POSIX shm
+ * objects), with whether any process still holds each.  Objects without an hpshm header are
+ * not listed: they are not ours.
+ * @param fn   called for each object
+ * @param user passed to fn
+ * @param err  filled on failure, may be NULL
+ * @return the number of objects listed, or a negative HPSHM_E* code
+ */
+HPSHM_API int hpshm_objects_list(hpshm_object_fn fn, void *user, hpshm_error *err);
+
+/**
+ * Remove a dead object found by hpshm_objects_list().  Liveness is checked again first, so a
+ * segment some process holds is never removed.
+ * @param obj the object
+ * @param err filled on failure, may be NULL
+ * @return 0, HPSHM_EEXIST if it is alive, or another negative HPSHM_E* code
+ */
+HPSHM_API int hpshm_object_remove(const hpshm_object *obj, hpshm_error *err);
+
 /**
  * Ask one provider whether it could create a segment here, and if not, why not.
  * @param name   the provider's name
