@@ -206,6 +206,7 @@ Test(sysbus, cgroup_fault_limit_never_sigbus, .timeout = 120)
 
 static int child_nobody(void)
 {
+	hpshm_config *cfg;
 	hpshm_segment *seg = NULL;
 	hpshm_report r;
 	hpshm_error err;
@@ -224,8 +225,21 @@ static int child_nobody(void)
 	if (!hpt_contains(reason, "hugetlb_shm_group") || !hpt_contains(reason, "CAP_IPC_LOCK"))
 		return CHILD_SYSV_REASON;
 
+	/* auto under try: some other provider */
 	rc = hpshm_segment_create_ex(&seg, 4 * MIB, NULL, &r, &err);
 	if (rc < 0 || !strcmp(r.provider, "sysv_hugetlb")) {
+		fprintf(stderr, "child (nobody): %s: %s\n", hpshm_errname(rc), rc < 0 ? err.message : r.provider);
+		return CHILD_NO_FALLBACK;
+	}
+	memset(hpshm_segment_address(seg), 2, hpshm_segment_size(seg));
+	hpshm_segment_destroy(seg);
+
+	/* sysv_hugetlb first under try: ruled out by probe, recorded, then plain */
+	if (hpshm_config_new(&cfg) < 0 || hpshm_config_parse(cfg, "provider=sysv_hugetlb,plain", &err) < 0)
+		return CHILD_NO_FALLBACK;
+	rc = hpshm_segment_create_ex(&seg, 4 * MIB, cfg, &r, &err);
+	hpshm_config_free(cfg);
+	if (rc < 0 || strcmp(r.provider, "plain") != 0) {
 		fprintf(stderr, "child (nobody): %s: %s\n", hpshm_errname(rc), rc < 0 ? err.message : r.provider);
 		return CHILD_NO_FALLBACK;
 	}
@@ -233,7 +247,6 @@ static int child_nobody(void)
 		if (!strcmp(r.attempts[i].provider, "sysv_hugetlb") && !strcmp(r.attempts[i].call, "probe") &&
 		    hpt_contains(r.attempts[i].reason, "hugetlb_shm_group"))
 			recorded = 1;
-	memset(hpshm_segment_address(seg), 2, hpshm_segment_size(seg));
 	hpshm_segment_destroy(seg);
 	return recorded ? CHILD_OK : CHILD_SYSV_NOT_RECORDED;
 }
