@@ -27,14 +27,24 @@
  * Capabilities: HUGE, REATTACH, FD.  Not NAMED: the name is only a label in /proc/pid/maps
  * ("/memfd:hpshm:<name> (deleted)"), nothing can open the segment by it.
  *
- * Re-attach: by descriptor only.  The spawn helper clears FD_CLOEXEC on m->fd just before
- * exec and passes the number in the token; the child maps it with MAP_FIXED_NOREPLACE at the
- * creator's address.  The kernel frees everything with the last descriptor and mapping, so
- * a crash leaves nothing behind.
+ * Re-attach: by descriptor only.  identify() says "fd=<n>"; the spawn helper clears FD_CLOEXEC
+ * on m->fd just before exec and passes the token; the child's attach() checks that the
+ * descriptor really is a hugetlbfs file of the page size and at least the segment's length
+ * (a stray descriptor number must not map some other file), then maps it with
+ * MAP_FIXED_NOREPLACE at the creator's address and compares the address (kernels before 4.17
+ * take the flag as a hint).  The child owns its inherited copy from then on: attach() sets
+ * FD_CLOEXEC on it again and detach() closes it.  A shared mapping of the memfd takes no new
+ * reservation: the creator's covers every process.
+ *
+ * Crash safety: the kernel frees everything with the last descriptor and mapping, so a crash
+ * leaves nothing behind, and there is nothing for scan()/remove() to do.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "hpshm/provider.h"
 #include "port.h"
@@ -180,6 +190,108 @@ static int memfd_destroy(struct hpshm_mapping *m)
 	return rc;
 }
 
+static int memfd_identify(const struct hpshm_mapping *m, char *id, size_t len)
+{
+	int n;
+
+	if (m->fd < 0)
+		return HPSHM_EINVAL;
+	n = snprintf(id, len, "fd=%d", m->fd);
+	return n < 0 || (size_t)n >= len ? HPSHM_EOVERFLOW : n;
+}
+
+/* "fd=<n>": n decimal, no sign, no trailing text.  0, or -1. */
+static int memfd_parse_fd(const char *id, int *fd)
+{
+	char *end;
+	long v;
+
+	if (strncmp(id, "fd=", 3) != 0 || id[3] < '0' || id[3] > '9')
+		return -1;
+	errno = 0;
+	v = strtol(id + 3, &end, 10);
+	if (errno != 0 || *end != '\0' || v < 0 || v > INT32_MAX)
+		return -1;
+	*fd = (int)v;
+	return 0;
+}
+
+static int memfd_attach(struct hpshm_mapping *m, const struct hpshm_request *rq, const char *id, hpshm_error *err)
+{
+	struct statfs sfs;
+	struct stat st;
+	char sz[32], psz[32], have[32];
+	int fd, saved;
+	void *p;
+
+	hpshm_size_format(rq->size, sz, sizeof(sz));
+	hpshm_size_format(rq->page_size, psz, sizeof(psz));
+	if (memfd_parse_fd(id, &fd) < 0)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass the creator's token unchanged",
+				       "identifier \"%.64s\" is not fd=<descriptor>", id);
+	if (!rq->address || (uintptr_t)rq->address % rq->page_size != 0)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass the creator's token unchanged",
+				       "address %p is not a multiple of the %s page size", rq->address, psz);
+
+	if (hpshm__sys.fstatfs(fd, &sfs) < 0) {
+		saved = errno;
+		return hpshm_error_set(err, HPSHM_EINVAL, saved, "fstatfs",
+				       "start the child with hpshm_spawn(), which keeps the descriptor open across exec",
+				       "descriptor %d is not open in this process", fd);
+	}
+	if ((uint32_t)sfs.f_type != (uint32_t)HUGETLBFS_MAGIC || sfs.f_bsize <= 0 || (size_t)sfs.f_bsize != rq->page_size)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL,
+				       "start the child with hpshm_spawn(), which keeps the descriptor open across exec",
+				       "descriptor %d is not the segment's memfd (not hugetlbfs with %s pages)", fd, psz);
+	if (hpshm__sys.fstat(fd, &st) < 0) {
+		saved = errno;
+		return hpshm_error_set(err, HPSHM_ESYS, saved, "fstat", NULL, "could not inspect descriptor %d", fd);
+	}
+	if (st.st_size < 0 || (uint64_t)st.st_size < (uint64_t)rq->size)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL,
+				       "start the child with hpshm_spawn(), which keeps the descriptor open across exec",
+				       "descriptor %d is not the segment's memfd (%s long, the segment is %s)", fd,
+				       hpshm_size_format((size_t)st.st_size, have, sizeof(have)), sz);
+
+	p = hpshm__sys.mmap(rq->address, rq->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
+	if (p == MAP_FAILED || p != rq->address) {
+		char line[HPSHM_TEXT_MAX - 80];
+
+		saved = p == MAP_FAILED ? errno : EEXIST;
+		if (p != MAP_FAILED)
+			(void)hpshm__sys.munmap(p, rq->size); /* pre-4.17 kernel: NOREPLACE was a hint */
+		if (saved == EEXIST) {
+			if (hpshm__maps_line(rq->address, line, sizeof(line)) == 0)
+				return hpshm_error_set(err, HPSHM_EEXIST, saved, "mmap",
+						       "attach earlier in the child's start-up, or set base_address to a free range",
+						       "the segment's address %p is taken in this process by: %s", rq->address, line);
+			return hpshm_error_set(err, HPSHM_EEXIST, saved, "mmap",
+					       "attach earlier in the child's start-up, or set base_address to a free range",
+					       "another mapping overlaps the %s segment's range at %p in this process", sz,
+					       rq->address);
+		}
+		return hpshm_error_set(err, saved == ENOMEM ? HPSHM_ENOMEM : HPSHM_ESYS, saved, "mmap",
+				       saved == ENOMEM ? "check ulimit -v" : NULL,
+				       "could not map the %s memfd (descriptor %d) at %p", sz, fd, rq->address);
+	}
+
+	/* The child owns its copy now; keep it out of programs this child execs in turn. */
+	(void)hpshm__sys.fcntl(fd, F_SETFD, FD_CLOEXEC);
+	m->addr = p;
+	m->size = rq->size;
+	m->fd = fd;
+	m->id = -1;
+	m->path[0] = '\0';
+	m->priv = NULL;
+	return 0;
+}
+
+/* Undo attach(): the same as destroy(), since the memfd has no name to remove. */
+static int memfd_detach(struct hpshm_mapping *m)
+{
+	return memfd_destroy(m);
+}
+
 const struct hpshm_provider hpshm__provider_memfd_hugetlb = {
 	.abi_version = HPSHM_PROVIDER_ABI,
 	.name        = "memfd_hugetlb",
@@ -188,4 +300,9 @@ const struct hpshm_provider hpshm__provider_memfd_hugetlb = {
 	.probe       = memfd_probe,
 	.create      = memfd_create_segment,
 	.destroy     = memfd_destroy,
+	.identify    = memfd_identify,
+	.attach      = memfd_attach,
+	.detach      = memfd_detach,
+	.scan        = NULL, /* a memfd vanishes with its last user: nothing can be left over */
+	.remove      = NULL,
 };

@@ -136,4 +136,5 @@ const struct hpshm_provider hpshm__provider_mmap_hugetlb = {
 	.probe       = mmap_hugetlb_probe,
 	.create      = mmap_hugetlb_create,
 	.destroy     = mmap_hugetlb_destroy,
+	/* ABI 2 members stay NULL: no name and no descriptor, so nothing to re-attach or scan. */
 };

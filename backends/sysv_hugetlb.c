@@ -30,15 +30,37 @@
  *   - shm_segsz reports the requested size while the kernel rounds the file up to the huge
  *     page; the core asks for a multiple of the page size, so the two agree.
  *
+ * Named segments (rq->name set) are different on purpose: their key is a hash of the name
+ * (FNV-1a 32 of "hpshm:<name>", never IPC_PRIVATE), and they are NOT marked at creation, so
+ * `hpshm ls` and `hpshm gc` can find them after a crash (/proc/sysvipc/shm) and the next
+ * create() of the name finds its predecessor.  That is PostgreSQL's interlock (it keys on
+ * the data directory's inode): shmget(key, IPC_CREAT | IPC_EXCL) failing with EEXIST leads
+ * to IPC_STAT of the old segment; attached (shm_nattch > 0) it is in use and create() fails;
+ * unattached, we attach it read-only, check the hpshm header at its tail (else it belongs
+ * to another program whose key collides with ours: fail, never remove it), check that our
+ * own attachment is the only one, mark it for removal while still attached (so its id
+ * cannot be reused under us) and try once more.  destroy() marks and detaches a named
+ * segment just as it does an unnamed one.
+ *
  * Capabilities: HUGE, REATTACH (by shmid), NAMED (the shmid is a name other processes use).
  *
- * Re-attach: the token carries m->id; a child started by exec calls shmat(id, addr, 0) and
- * compares the address.  It works while at least one process (normally the creator) keeps
- * the segment attached, which is also what PostgreSQL's EXEC_BACKEND path assumes.
+ * Re-attach: identify() gives "shm=<id>"; a child started by exec checks the id with
+ * IPC_STAT (its size), calls shmat(id, addr, 0) and compares the address.  An unnamed
+ * segment can be attached only while at least one process (normally the creator) keeps it
+ * attached, which is also what PostgreSQL's EXEC_BACKEND path assumes.
+ *
+ * Crash safety: unnamed segments vanish with their last detach.  Named ones stay; scan()
+ * reads /proc/sysvipc/shm (Linux), attaches each keyed segment read-only to read the header
+ * at its tail, and counts it alive while shm_nattch, less our own look, is above 0.
+ * remove() re-checks, under its own read-only attachment, that it is the same segment
+ * (header nonce) and that nobody else is attached, then marks it.  A crash between shmget()
+ * and the core writing the header leaves a named segment without a header, which neither
+ * scan() nor create() will take for ours: the core writes the header right after create().
  */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "hpshm/provider.h"
@@ -46,6 +68,8 @@
 #include "posix/sys.h"
 
 #define SYSV_DEFAULT_MODE 0600
+#define SYSV_NAME_MAX     127 /* what the header's name field holds */
+#define SYSV_CREATE_TRIES 3   /* rounds of "key taken, dead, marked, try again" */
 
 static int sysv_probe(const struct hpshm_request *rq, struct hpshm_probe *out)
 {
@@ -115,9 +139,169 @@ static const char *sysv_hint(int sys_errno, const struct hpshm_request *rq, char
 	}
 }
 
-static int sysv_create(struct hpshm_mapping *m, const struct hpshm_request *rq, hpshm_error *err)
+/* shmget() of a new segment failed with saved: say why, per errno. */
+static int sysv_shmget_error(const struct hpshm_request *rq, int saved, hpshm_error *err)
 {
 	char hint[HPSHM_TEXT_MAX];
+	char sz[32], psz[32];
+
+	hpshm_size_format(rq->size, sz, sizeof(sz));
+	hpshm_size_format(rq->page_size, psz, sizeof(psz));
+	switch (saved) {
+	case EPERM:
+		return hpshm_error_set(err, HPSHM_EUNAVAILABLE, saved, "shmget", sysv_hint(saved, rq, hint, sizeof(hint)),
+				       "SysV huge pages need CAP_IPC_LOCK or vm.hugetlb_shm_group membership");
+	case ENOMEM:
+		return hpshm_error_set(err, HPSHM_EUNAVAILABLE, saved, "shmget", sysv_hint(saved, rq, hint, sizeof(hint)),
+				       "could not reserve %s of %s huge pages (pool or hugetlb cgroup short)", sz, psz);
+	case ENOSPC:
+		return hpshm_error_set(err, HPSHM_EUNAVAILABLE, saved, "shmget", sysv_hint(saved, rq, hint, sizeof(hint)),
+				       "no room for a %s SysV segment", sz);
+	case EINVAL:
+		return hpshm_error_set(err, HPSHM_EUNAVAILABLE, saved, "shmget", sysv_hint(saved, rq, hint, sizeof(hint)),
+				       "the kernel refused a %s SysV segment of %s huge pages", sz, psz);
+	default:
+		return hpshm_error_set(err, HPSHM_ESYS, saved, "shmget", NULL, "shmget of %s with %s huge pages failed", sz,
+				       psz);
+	}
+}
+
+/* The key of a named segment: FNV-1a 32 of "hpshm:<name>", never IPC_PRIVATE. */
+static key_t sysv_key(const char *name)
+{
+	const char *pre = "hpshm:";
+	uint32_t h = 2166136261u;
+	const char *c;
+
+	for (c = pre; *c; c++)
+		h = (h ^ (unsigned char)*c) * 16777619u;
+	for (c = name; *c; c++)
+		h = (h ^ (unsigned char)*c) * 16777619u;
+	if ((key_t)h == IPC_PRIVATE)
+		h = 1;
+	return (key_t)h;
+}
+
+/*
+ * Read the header at the tail of segment id (shm_segsz bytes) through a read-only
+ * attachment.  1 if it is hpshm's, 0 if not, -1 with errno if the segment cannot be
+ * attached.  With at non-NULL, the attachment is left in *at for the caller to shmdt().
+ */
+static int sysv_read_header(int id, size_t segsz, struct hpshm_header *h, void **at)
+{
+	void *p;
+	int ours;
+
+	memset(h, 0, sizeof(*h));
+	p = hpshm__sys.shmat(id, NULL, SHM_RDONLY);
+	if (p == (void *)-1)
+		return -1;
+	/* Only within shm_segsz: the mapping may be longer (rounded to the page), never shorter. */
+	ours = segsz >= HPSHM_HEADER_REGION &&
+	       memcmp((const char *)p + segsz - HPSHM_HEADER_REGION, HPSHM_HEADER_MAGIC, sizeof(h->magic)) == 0;
+	if (ours) {
+		memcpy(h, (const char *)p + segsz - HPSHM_HEADER_REGION, sizeof(*h));
+		h->boot_id[sizeof(h->boot_id) - 1] = '\0';
+		h->provider[sizeof(h->provider) - 1] = '\0';
+		h->name[sizeof(h->name) - 1] = '\0';
+	}
+	if (at)
+		*at = p;
+	else
+		(void)hpshm__sys.shmdt(p);
+	return ours;
+}
+
+/*
+ * The key of name is taken by segment old.  Remove it if it is a dead hpshm segment and
+ * return 0 (try again); otherwise HPSHM_EEXIST saying whose it is.
+ */
+static int sysv_recycle(const struct hpshm_request *rq, key_t key, hpshm_error *err)
+{
+	struct hpshm_header h;
+	struct shmid_ds ds;
+	void *at = NULL;
+	int old, ours, saved;
+
+	old = hpshm__sys.shmget(key, 0, 0);
+	if (old < 0) {
+		saved = errno;
+		if (saved == ENOENT)
+			return 0; /* removed meanwhile: try again */
+		return hpshm_error_set(err, HPSHM_EEXIST, saved, "shmget", "choose another name=",
+				       "SysV key 0x%08x of name %s is held by a segment this user cannot open",
+				       (unsigned)key, rq->name);
+	}
+	if (hpshm__sys.shmctl(old, IPC_STAT, &ds) < 0) {
+		saved = errno;
+		if (saved == EINVAL || saved == EIDRM) /* Linux says EIDRM for "gone" */
+			return 0;
+		return hpshm_error_set(err, HPSHM_EEXIST, saved, "shmctl", "choose another name=",
+				       "SysV key 0x%08x of name %s is held by segment %d, which this user cannot inspect",
+				       (unsigned)key, rq->name, old);
+	}
+	if (ds.shm_nattch > 0)
+		return hpshm_error_set(err, HPSHM_EEXIST, EEXIST, "shmget", "choose another name= or stop the process using it",
+				       "segment %s is in use (SysV id %d, %lu attached, creator pid %ld)", rq->name, old,
+				       (unsigned long)ds.shm_nattch, (long)ds.shm_cpid);
+
+	ours = sysv_read_header(old, ds.shm_segsz, &h, &at);
+	if (ours < 0) {
+		saved = errno;
+		if (saved == EINVAL || saved == EIDRM)
+			return 0;
+		return hpshm_error_set(err, HPSHM_EEXIST, saved, "shmat", "choose another name=",
+				       "SysV key 0x%08x of name %s is held by segment %d, which this user cannot read",
+				       (unsigned)key, rq->name, old);
+	}
+	if (!ours) {
+		(void)hpshm__sys.shmdt(at);
+		return hpshm_error_set(err, HPSHM_EEXIST, EEXIST, "shmget",
+				       "choose another name=, or remove that segment with ipcrm if you know it is stale",
+				       "SysV key 0x%08x of name %s is held by a foreign segment (id %d, creator pid %ld)",
+				       (unsigned)key, rq->name, old, (long)ds.shm_cpid);
+	}
+	/* Dead and ours.  Attached now by us alone?  Then mark it while attached: the id stays ours. */
+	if (hpshm__sys.shmctl(old, IPC_STAT, &ds) == 0 && ds.shm_nattch > 1) {
+		(void)hpshm__sys.shmdt(at);
+		return hpshm_error_set(err, HPSHM_EEXIST, EEXIST, "shmget", "choose another name= or stop the process using it",
+				       "segment %s is in use (SysV id %d, creator pid %lld per its header)", rq->name, old,
+				       (long long)h.creator_pid);
+	}
+	if (hpshm__sys.shmctl(old, IPC_RMID, NULL) < 0 && errno != EINVAL && errno != EIDRM) {
+		saved = errno;
+		(void)hpshm__sys.shmdt(at);
+		return hpshm_error_set(err, HPSHM_EEXIST, saved, "shmctl",
+				       saved == EPERM ? "run as the segment's owner or root, or choose another name=" : NULL,
+				       "could not remove the dead segment %s (SysV id %d)", rq->name, old);
+	}
+	(void)hpshm__sys.shmdt(at);
+	return 0;
+}
+
+/* shmget() a named segment with flags, recycling a dead predecessor.  The id, or an error. */
+static int sysv_get_named(const struct hpshm_request *rq, int flags, hpshm_error *err)
+{
+	key_t key = sysv_key(rq->name);
+	int id, rc, tries;
+
+	for (tries = 0; tries < SYSV_CREATE_TRIES; tries++) {
+		id = hpshm__sys.shmget(key, rq->size, flags);
+		if (id >= 0)
+			return id;
+		if (errno != EEXIST)
+			return sysv_shmget_error(rq, errno, err);
+		rc = sysv_recycle(rq, key, err);
+		if (rc < 0)
+			return rc;
+	}
+	return hpshm_error_set(err, HPSHM_EEXIST, EEXIST, "shmget", "choose another name=",
+			       "segment %s keeps being re-created by other processes (SysV key 0x%08x)", rq->name,
+			       (unsigned)key);
+}
+
+static int sysv_create(struct hpshm_mapping *m, const struct hpshm_request *rq, hpshm_error *err)
+{
 	char sz[32], psz[32];
 	unsigned bits = hpshm__huge_bits(rq->page_size);
 	unsigned mode = rq->mode ? rq->mode & 0777 : SYSV_DEFAULT_MODE;
@@ -132,28 +316,18 @@ static int sysv_create(struct hpshm_mapping *m, const struct hpshm_request *rq, 
 	if (rq->address && (uintptr_t)rq->address % rq->page_size != 0)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "give a base_address that is a multiple of the page size",
 				       "base_address %p is not aligned to %s pages", rq->address, psz);
+	if (rq->name && (rq->name[0] == '\0' || strlen(rq->name) > SYSV_NAME_MAX))
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "use 1 to 127 characters",
+				       "segment name \"%.64s\" is empty or too long", rq->name);
 
-	id = hpshm__sys.shmget(IPC_PRIVATE, rq->size, (int)(IPC_CREAT | IPC_EXCL | SHM_HUGETLB | bits | mode));
-	if (id < 0) {
-		saved = errno;
-		switch (saved) {
-		case EPERM:
-			return hpshm_error_set(err, HPSHM_EUNAVAILABLE, saved, "shmget", sysv_hint(saved, rq, hint, sizeof(hint)),
-					       "SysV huge pages need CAP_IPC_LOCK or vm.hugetlb_shm_group membership");
-		case ENOMEM:
-			return hpshm_error_set(err, HPSHM_EUNAVAILABLE, saved, "shmget", sysv_hint(saved, rq, hint, sizeof(hint)),
-					       "could not reserve %s of %s huge pages (pool or hugetlb cgroup short)",
-					       sz, psz);
-		case ENOSPC:
-			return hpshm_error_set(err, HPSHM_EUNAVAILABLE, saved, "shmget", sysv_hint(saved, rq, hint, sizeof(hint)),
-					       "no room for a %s SysV segment", sz);
-		case EINVAL:
-			return hpshm_error_set(err, HPSHM_EUNAVAILABLE, saved, "shmget", sysv_hint(saved, rq, hint, sizeof(hint)),
-					       "the kernel refused a %s SysV segment of %s huge pages", sz, psz);
-		default:
-			return hpshm_error_set(err, HPSHM_ESYS, saved, "shmget", NULL,
-					       "shmget of %s with %s huge pages failed", sz, psz);
-		}
+	if (rq->name) {
+		id = sysv_get_named(rq, (int)(IPC_CREAT | IPC_EXCL | SHM_HUGETLB | bits | mode), err);
+		if (id < 0)
+			return id;
+	} else {
+		id = hpshm__sys.shmget(IPC_PRIVATE, rq->size, (int)(IPC_CREAT | IPC_EXCL | SHM_HUGETLB | bits | mode));
+		if (id < 0)
+			return sysv_shmget_error(rq, errno, err);
 	}
 
 	p = hpshm__sys.shmat(id, rq->address, 0);
@@ -175,8 +349,8 @@ static int sysv_create(struct hpshm_mapping *m, const struct hpshm_request *rq, 
 				       "could not attach the %s SysV segment %d", sz, id);
 	}
 
-	/* Mark it now, so a crash from here on leaves nothing behind (see the top comment). */
-	if (hpshm__sys.shmctl(id, IPC_RMID, NULL) < 0) {
+	/* Mark an unnamed one now, so a crash from here on leaves nothing behind (top comment). */
+	if (!rq->name && hpshm__sys.shmctl(id, IPC_RMID, NULL) < 0) {
 		saved = errno;
 		(void)hpshm__sys.shmdt(p);
 		(void)hpshm__sys.shmctl(id, IPC_RMID, NULL);
@@ -185,6 +359,8 @@ static int sysv_create(struct hpshm_mapping *m, const struct hpshm_request *rq, 
 	}
 	if (rq->address && p != rq->address) {
 		/* shmat() with an address maps there or fails; a mismatch means a broken kernel or shim. */
+		if (rq->name)
+			(void)hpshm__sys.shmctl(id, IPC_RMID, NULL);
 		(void)hpshm__sys.shmdt(p);
 		return hpshm_error_set(err, HPSHM_EEXIST, EEXIST, "shmat", "choose another base_address",
 				       "the kernel attached at %p, not at base_address %p", p, rq->address);
@@ -220,6 +396,220 @@ static int sysv_destroy(struct hpshm_mapping *m)
 	return rc;
 }
 
+static int sysv_identify(const struct hpshm_mapping *m, char *id, size_t len)
+{
+	int n;
+
+	if (m->id < 0)
+		return HPSHM_EINVAL;
+	n = snprintf(id, len, "shm=%ld", m->id);
+	return n < 0 || (size_t)n >= len ? HPSHM_EOVERFLOW : n;
+}
+
+/* "shm=<id>": id decimal, no sign, no trailing text.  0, or -1. */
+static int sysv_parse_id(const char *text, int *id)
+{
+	char *end;
+	long v;
+
+	if (strncmp(text, "shm=", 4) != 0 || text[4] < '0' || text[4] > '9')
+		return -1;
+	errno = 0;
+	v = strtol(text + 4, &end, 10);
+	if (errno != 0 || *end != '\0' || v < 0 || v > INT32_MAX)
+		return -1;
+	*id = (int)v;
+	return 0;
+}
+
+static int sysv_attach(struct hpshm_mapping *m, const struct hpshm_request *rq, const char *text, hpshm_error *err)
+{
+	struct shmid_ds ds;
+	char sz[32], psz[32], have[32];
+	char line[HPSHM_TEXT_MAX - 80];
+	int id, saved;
+	void *p;
+
+	hpshm_size_format(rq->size, sz, sizeof(sz));
+	hpshm_size_format(rq->page_size, psz, sizeof(psz));
+	if (sysv_parse_id(text, &id) < 0)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass the creator's token unchanged",
+				       "identifier \"%.64s\" is not shm=<id>", text);
+	if (!rq->address || (uintptr_t)rq->address % rq->page_size != 0)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass the creator's token unchanged",
+				       "address %p is not a multiple of the %s page size", rq->address, psz);
+
+	if (hpshm__sys.shmctl(id, IPC_STAT, &ds) < 0) {
+		saved = errno;
+		if (saved == EACCES)
+			return hpshm_error_set(err, HPSHM_ESYS, saved, "shmctl",
+					       "run the child as the creator's user, or create with a wider mode=",
+					       "this user may not read SysV segment %d", id);
+		/* EINVAL, or EIDRM (Linux's answer for a segment destroyed meanwhile). */
+		return hpshm_error_set(err, HPSHM_EINVAL, saved, "shmctl",
+				       "start the child while the creator still holds the segment",
+				       "SysV segment %d does not exist (its creator detached or died)", id);
+	}
+	if ((uint64_t)ds.shm_segsz < (uint64_t)rq->size)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass the creator's token unchanged",
+				       "SysV segment %d is %s, not the segment's %s", id,
+				       hpshm_size_format(ds.shm_segsz, have, sizeof(have)), sz);
+
+	/* Never SHM_REMAP: a taken range must fail, not be replaced. */
+	p = hpshm__sys.shmat(id, rq->address, 0);
+	if (p == (void *)-1) {
+		saved = errno;
+		if (saved == EACCES)
+			return hpshm_error_set(err, HPSHM_ESYS, saved, "shmat",
+					       "run the child as the creator's user, or create with a wider mode=",
+					       "this user may not attach SysV segment %d", id);
+		if (saved == EINVAL || saved == EIDRM) {
+			/* EINVAL is both "range taken" and "segment gone": ask which. */
+			if (hpshm__sys.shmctl(id, IPC_STAT, &ds) < 0)
+				return hpshm_error_set(err, HPSHM_EINVAL, saved, "shmat",
+						       "start the child while the creator still holds the segment",
+						       "SysV segment %d went away while attaching", id);
+			if (hpshm__maps_line(rq->address, line, sizeof(line)) == 0)
+				return hpshm_error_set(err, HPSHM_EEXIST, saved, "shmat",
+						       "attach earlier in the child's start-up, or set base_address to a free range",
+						       "the segment's address %p is taken in this process by: %s", rq->address, line);
+			return hpshm_error_set(err, HPSHM_EEXIST, saved, "shmat",
+					       "attach earlier in the child's start-up, or set base_address to a free range",
+					       "another mapping overlaps the %s segment's range at %p in this process", sz,
+					       rq->address);
+		}
+		return hpshm_error_set(err, saved == ENOMEM ? HPSHM_ENOMEM : HPSHM_ESYS, saved, "shmat",
+				       saved == ENOMEM ? "check ulimit -v" : NULL, "could not attach SysV segment %d at %p", id,
+				       rq->address);
+	}
+	if (p != rq->address) {
+		/* shmat() with an address maps there or fails; a mismatch means a broken kernel or shim. */
+		(void)hpshm__sys.shmdt(p);
+		return hpshm_error_set(err, HPSHM_EEXIST, EEXIST, "shmat",
+				       "attach earlier in the child's start-up, or set base_address to a free range",
+				       "the kernel attached SysV segment %d at %p, not at %p", id, p, rq->address);
+	}
+
+	m->addr = p;
+	m->size = rq->size;
+	m->fd = -1;
+	m->id = id;
+	m->path[0] = '\0';
+	m->priv = NULL;
+	return 0;
+}
+
+/* Undo attach(): detach only; the segment belongs to its creator. */
+static int sysv_detach(struct hpshm_mapping *m)
+{
+	int rc = hpshm__sys.shmdt(m->addr) < 0 ? HPSHM_ESYS : 0;
+
+	m->addr = NULL;
+	m->id = -1;
+	return rc;
+}
+
+/*
+ * /proc/sysvipc/shm: a heading, then per segment "key shmid perms size cpid lpid nattch
+ * uid gid ...".  Only keyed segments can be ours: unnamed ones are IPC_PRIVATE, and a
+ * marked segment's key reads 0 too.
+ */
+static int sysv_scan(hpshm_found_fn fn, void *user)
+{
+	struct hpshm_header h;
+	struct hpshm_found f;
+	struct shmid_ds ds;
+	char path[512], line[512];
+	unsigned long long size, nattch;
+	long long key;
+	int id, n, ours;
+	void *at;
+	FILE *in;
+
+	n = snprintf(path, sizeof(path), "%s/proc/sysvipc/shm", hpshm__sysroot());
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return HPSHM_EIO;
+	in = fopen(path, "re");
+	if (!in)
+		return errno == ENOENT ? 0 : HPSHM_EIO; /* no SysV IPC in this kernel */
+	while (fgets(line, sizeof(line), in)) {
+		if (sscanf(line, "%lld %d %*o %llu %*d %*d %llu", &key, &id, &size, &nattch) != 4 || key == IPC_PRIVATE)
+			continue;
+		ours = sysv_read_header(id, (size_t)size, &h, &at);
+		if (ours <= 0) {
+			if (ours == 0)
+				(void)hpshm__sys.shmdt(at);
+			continue; /* not ours, gone, or not ours to read */
+		}
+		memset(&f, 0, sizeof(f));
+		f.header = h;
+		snprintf(f.id, sizeof(f.id), "shm=%d", id);
+		snprintf(f.name, sizeof(f.name), "%s", f.header.name);
+		f.size = (size_t)size;
+		f.has_header = 1;
+		/* Fresh count, less our own look. */
+		if (hpshm__sys.shmctl(id, IPC_STAT, &ds) == 0)
+			f.alive = ds.shm_nattch > 1;
+		else
+			f.alive = nattch > 0;
+		(void)hpshm__sys.shmdt(at);
+		if (fn(user, &f) != 0)
+			break;
+	}
+	fclose(in);
+	return 0;
+}
+
+static int sysv_remove(const struct hpshm_found *f, hpshm_error *err)
+{
+	struct hpshm_header h;
+	struct shmid_ds ds;
+	void *at = NULL;
+	int id, ours, saved;
+
+	if (sysv_parse_id(f->id, &id) < 0)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "\"%.64s\" is not shm=<id>", f->id);
+	if (hpshm__sys.shmctl(id, IPC_STAT, &ds) < 0) {
+		saved = errno;
+		if (saved == EINVAL || saved == EIDRM)
+			return 0; /* someone removed it first */
+		return hpshm_error_set(err, HPSHM_ESYS, saved, "shmctl",
+				       saved == EACCES ? "run hpshm gc as the segment's owner or root" : NULL,
+				       "could not inspect SysV segment %d", id);
+	}
+	if (ds.shm_nattch > 0)
+		return hpshm_error_set(err, HPSHM_EEXIST, EEXIST, "shmctl", "stop the process using it first",
+				       "SysV segment %d is alive: %lu attached", id, (unsigned long)ds.shm_nattch);
+	/* Same segment as scan() saw (ids are reused), and still ours: compare the header under our look. */
+	ours = sysv_read_header(id, ds.shm_segsz, &h, &at);
+	if (ours < 0) {
+		saved = errno;
+		if (saved == EINVAL || saved == EIDRM)
+			return 0;
+		return hpshm_error_set(err, HPSHM_ESYS, saved, "shmat", NULL, "could not read SysV segment %d", id);
+	}
+	if (!ours || (f->has_header && h.nonce != f->header.nonce)) {
+		(void)hpshm__sys.shmdt(at);
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "run hpshm ls again",
+				       "SysV segment %d is no longer the one listed", id);
+	}
+	if (hpshm__sys.shmctl(id, IPC_STAT, &ds) == 0 && ds.shm_nattch > 1) {
+		(void)hpshm__sys.shmdt(at);
+		return hpshm_error_set(err, HPSHM_EEXIST, EEXIST, "shmctl", "stop the process using it first",
+				       "SysV segment %d is alive: %lu attached", id, (unsigned long)ds.shm_nattch - 1);
+	}
+	/* Marked while we are attached, so the id cannot be reused before; gone with our shmdt(). */
+	if (hpshm__sys.shmctl(id, IPC_RMID, NULL) < 0 && errno != EINVAL && errno != EIDRM) {
+		saved = errno;
+		(void)hpshm__sys.shmdt(at);
+		return hpshm_error_set(err, HPSHM_ESYS, saved, "shmctl",
+				       saved == EPERM ? "run hpshm gc as the segment's owner or root" : NULL,
+				       "could not remove SysV segment %d", id);
+	}
+	(void)hpshm__sys.shmdt(at);
+	return 0;
+}
+
 const struct hpshm_provider hpshm__provider_sysv_hugetlb = {
 	.abi_version = HPSHM_PROVIDER_ABI,
 	.name        = "sysv_hugetlb",
@@ -228,4 +618,9 @@ const struct hpshm_provider hpshm__provider_sysv_hugetlb = {
 	.probe       = sysv_probe,
 	.create      = sysv_create,
 	.destroy     = sysv_destroy,
+	.identify    = sysv_identify,
+	.attach      = sysv_attach,
+	.detach      = sysv_detach,
+	.scan        = sysv_scan,
+	.remove      = sysv_remove,
 };

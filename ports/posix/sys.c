@@ -6,9 +6,10 @@
  * real calls back.  SQLite's aSyscall[] does the same for its VFS.
  *
  * Most entries are the libc functions themselves, since their prototypes match the table's.
- * Two are wrapped:
- *   - open() is variadic in libc, and a variadic function cannot sit in a pointer of a
- *     fixed-argument type; the wrapper always passes the mode.
+ * Three are wrapped:
+ *   - open() and fcntl() are variadic in libc, and a variadic function cannot sit in a
+ *     pointer of a fixed-argument type; the wrappers always pass the third argument (every
+ *     fcntl() command we use takes an int or ignores it).
  *   - memfd_create() went into glibc only in 2.27 and into musl in 1.1.20, while the system
  *     call exists since Linux 3.17; calling it through syscall() works with any libc.
  *     Where the kernel lacks it the caller sees ENOSYS, its cue to try another provider.
@@ -28,6 +29,11 @@
 static int sys_open(const char *path, int flags, mode_t mode)
 {
 	return open(path, flags, mode);
+}
+
+static int sys_fcntl(int fd, int cmd, int arg)
+{
+	return fcntl(fd, cmd, arg);
 }
 
 static int sys_memfd_create(const char *name, unsigned flags)
@@ -63,6 +69,11 @@ static int sys_memfd_create(const char *name, unsigned flags)
 		.unlink       = unlink,         \
 		.fstatfs      = fstatfs,        \
 		.flock        = flock,          \
+		.fstat        = fstat,          \
+		.pread        = pread,          \
+		.fcntl        = sys_fcntl,      \
+		.shm_open     = shm_open,       \
+		.shm_unlink   = shm_unlink,     \
 	}
 
 struct hpshm__syscalls hpshm__sys = SYS_REAL_CALLS;

@@ -68,6 +68,11 @@ struct hpshm__syscalls {
 	int   (*unlink)(const char *path);
 	int   (*fstatfs)(int fd, struct statfs *buf);
 	int   (*flock)(int fd, int op);
+	int   (*fstat)(int fd, struct stat *buf);
+	ssize_t (*pread)(int fd, void *buf, size_t len, off_t off);
+	int   (*fcntl)(int fd, int cmd, int arg);
+	int   (*shm_open)(const char *name, int flags, mode_t mode);
+	int   (*shm_unlink)(const char *name);
 };
 
 extern struct hpshm__syscalls hpshm__sys;
