@@ -66,8 +66,9 @@ struct hpshm_segment {
 
 /* Does this configuration give segments a header (and so re-attach or a name)? */
 int hpshm__wants_header(const struct hpshm_config *cfg);
-/* Fill and write the header at the tail of a freshly created mapping. */
-void hpshm__header_write(struct hpshm_segment *seg, size_t page_size);
+/* Fill and write the header at the tail of a freshly created mapping; returns where it is. */
+struct hpshm_header *hpshm__header_write(const struct hpshm_mapping *m, const char *provider, const char *name,
+					 size_t page_size);
 
 /* The defaults, as a config: used when the caller passes NULL. */
 void hpshm__config_init(struct hpshm_config *cfg);

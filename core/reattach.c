@@ -35,16 +35,16 @@ int hpshm__wants_header(const struct hpshm_config *cfg)
 	return cfg->reattach == HPSHM__REATTACH_EXEC || cfg->name[0] != '\0';
 }
 
-void hpshm__header_write(struct hpshm_segment *seg, size_t page_size)
+struct hpshm_header *hpshm__header_write(const struct hpshm_mapping *m, const char *provider, const char *name,
+					 size_t page_size)
 {
+	struct hpshm_header *dst = (struct hpshm_header *)((char *)m->addr + m->size - HPSHM_HEADER_REGION);
 	struct hpshm_header h;
 
-	seg->usable = seg->map.size - HPSHM_HEADER_REGION;
-	seg->header = (struct hpshm_header *)((char *)seg->map.addr + seg->usable);
 	memset(&h, 0, sizeof(h));
 	h.version = HPSHM_HEADER_VERSION;
 	h.header_size = (uint32_t)sizeof(h);
-	h.usable_size = seg->usable;
+	h.usable_size = m->size - HPSHM_HEADER_REGION;
 	h.page_size = page_size;
 	h.nonce = hpshm__random64();
 	h.creator_pid = hpshm__getpid();
@@ -52,12 +52,13 @@ void hpshm__header_write(struct hpshm_segment *seg, size_t page_size)
 	h.created_unix = (uint64_t)time(NULL);
 	if (hpshm__boot_id(h.boot_id, sizeof(h.boot_id)) < 0)
 		h.boot_id[0] = '\0';
-	hpshm__strlcpy(h.provider, seg->provider->name, sizeof(h.provider));
-	hpshm__strlcpy(h.name, seg->cfg.name, sizeof(h.name));
+	hpshm__strlcpy(h.provider, provider, sizeof(h.provider));
+	hpshm__strlcpy(h.name, name, sizeof(h.name));
 	/* Magic last: a reader that sees it sees a complete header (PostgreSQL's rule too). */
-	*seg->header = h;
+	*dst = h;
 	atomic_thread_fence(memory_order_release);
-	memcpy(seg->header->magic, HPSHM_HEADER_MAGIC, sizeof(seg->header->magic));
+	memcpy(dst->magic, HPSHM_HEADER_MAGIC, sizeof(dst->magic));
+	return dst;
 }
 
 static uint32_t token_check(const char *s, size_t len)
@@ -336,7 +337,7 @@ int hpshm_spawn(const hpshm_segment *seg, const char *path, char *const argv[], 
 	char **env;
 	size_t n = 0, k = 0;
 	long long pid;
-	int rc;
+	int rc, keep_fd;
 
 	if (err)
 		memset(err, 0, sizeof(*err));
@@ -355,7 +356,10 @@ int hpshm_spawn(const hpshm_segment *seg, const char *path, char *const argv[], 
 			env[k++] = src[i];
 	env[k++] = tokvar;
 	env[k] = NULL;
-	rc = hpshm__spawn(path, argv, env, &seg->map.fd, seg->map.fd >= 0 ? 1 : 0, &pid, err);
+	/* Keep the descriptor open in the child only if the token names the segment by it; a
+	 * segment found by path or SysV id needs none, and a stray one would outlive detach. */
+	keep_fd = seg->map.fd >= 0 && strstr(tokvar, ":fd=") != NULL;
+	rc = hpshm__spawn(path, argv, env, &seg->map.fd, keep_fd, &pid, err);
 	free(env);
 	if (rc < 0)
 		return rc;

@@ -203,6 +203,7 @@ static int segment_try(struct segment_walk *w, const struct hpshm_provider *p, s
 	struct hpshm_request rq;
 	struct hpshm_probe pr;
 	struct hpshm_mapping m;
+	struct hpshm_header *header;
 	hpshm_error perr;
 	const char *why;
 	uint64_t t0;
@@ -277,6 +278,10 @@ static int segment_try(struct segment_walk *w, const struct hpshm_provider *p, s
 		return rc;
 	}
 
+	/* The header goes in first of all: a named object that a crash leaves behind must
+	 * already say whose it is, or `hpshm gc` could never tell it from a foreign one. */
+	header = hpshm__wants_header(cfg) ? hpshm__header_write(&m, p->name, cfg->name, rq.page_size) : NULL;
+
 	rc = segment_verify(w, p, &rq, &m);
 	if (rc < 0) {
 		(void)p->destroy(&m);
@@ -308,9 +313,8 @@ static int segment_try(struct segment_walk *w, const struct hpshm_provider *p, s
 	(*seg)->provider = p;
 	(*seg)->map = m;
 	(*seg)->owner = 1;
-	(*seg)->usable = m.size;
-	if (hpshm__wants_header(cfg))
-		hpshm__header_write(*seg, w->r->page_size ? w->r->page_size : rq.page_size);
+	(*seg)->header = header;
+	(*seg)->usable = header ? m.size - HPSHM_HEADER_REGION : m.size;
 	hpshm__strlcpy(w->r->provider, p->name, sizeof(w->r->provider));
 	w->r->mapped_size = m.size;
 	w->r->usable_size = (*seg)->usable;
