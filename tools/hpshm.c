@@ -88,6 +88,54 @@ static const struct tool_cmd tool_cmds[] = {
 		"  --config KV      configuration, e.g. provider=memfd_hugetlb,huge_pages=on\n"
 		"  --json           one JSON object instead of text (also on failure, with \"ok\": false)\n",
 	},
+	{
+		.name = "run",
+		.run = cmd_run,
+		.synopsis = "run --size SIZE [--config KEY=VALUE,...] [--quiet] -- CMD [ARGS...]",
+		.summary = "create a re-attachable segment, run CMD with it, wait, destroy it",
+		.help =
+		"Creates a segment of SIZE as a server would (HPSHM_* environment, then --config),\n"
+		"always with reattach=exec (a reattach=off given is overridden, with a note), and\n"
+		"prints one line on stderr: provider, size, verified page size, address and token.\n"
+		"Then starts CMD with hpshm_spawn() (a name without '/' is searched in PATH): CMD\n"
+		"finds the token in HPSHM_TOKEN and attaches with hpshm_segment_attach_env().\n"
+		"SIGINT, SIGTERM and SIGHUP are passed on to CMD; the segment is destroyed after CMD\n"
+		"ends, however it ends.\n"
+		"\n"
+		"  --size SIZE      segment size, e.g. 16MiB, 2MB, 1G (required)\n"
+		"  --config KV      configuration, e.g. provider=sysv_hugetlb,huge_pages=on,name=db\n"
+		"  --quiet          do not print the segment line\n"
+		"\n"
+		"Exit status: CMD's (128 + the signal if a signal ended it); 1 if the segment could\n"
+		"not be created or destroyed; 127 if CMD was not found, 126 if it could not run.\n",
+	},
+	{
+		.name = "ls",
+		.run = cmd_ls,
+		.synopsis = "ls [--json]",
+		.summary = "list the named hpshm segments on this machine, alive or dead",
+		.help =
+		"Lists the segments that outlive their processes (SysV ids, hugetlbfs files, POSIX\n"
+		"shm objects) and carry an hpshm header: provider, id, name, usable size, page size,\n"
+		"creator pid, creation time, and alive (a process holds it or its creator runs) or\n"
+		"dead (left behind by a crash: `hpshm gc` removes it).\n"
+		"\n"
+		"  --json    one JSON object {ok, objects: [...]}\n",
+	},
+	{
+		.name = "gc",
+		.run = cmd_gc,
+		.synopsis = "gc [--dry-run] [--json]",
+		.summary = "remove the named segments no live process holds",
+		.help =
+		"Removes every dead segment `hpshm ls` shows, and never a live one: liveness is\n"
+		"checked again just before each removal.  Prints each segment with what was done\n"
+		"(removed, kept, gone, failed) and why.  Exits 1 only if removing a dead segment\n"
+		"failed.\n"
+		"\n"
+		"  --dry-run   say what would be removed, remove nothing\n"
+		"  --json      one JSON object {dry_run, objects: [...], counts, ok}\n",
+	},
 };
 
 #define TOOL_NCMDS (sizeof(tool_cmds) / sizeof(tool_cmds[0]))
@@ -430,7 +478,7 @@ int main(int argc, char **argv)
 	}
 	c = tool_find(argv[1]);
 	if (!c)
-		return tool_usage_error(NULL, "unknown command '%s'; commands: providers, probe, plan, check, help",
+		return tool_usage_error(NULL, "unknown command '%s'; commands: providers, probe, plan, check, run, ls, gc, help",
 					argv[1]);
 	for (int i = 2; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0)

@@ -22,6 +22,9 @@ int cmd_providers(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_ls(int argc, char **argv);
+int cmd_gc(int argc, char **argv);
 
 /* "hpshm CMD: " + message on stderr, then "usage: ..." for cmd and a pointer to help. */
 int tool_usage_error(const char *cmd, const char *fmt, ...)

@@ -1,0 +1,280 @@
+/*
+ * tools/ls.c -- `hpshm ls` and `hpshm gc`: the named segments on this machine, and removing
+ * the ones a crash left behind.
+ *
+ * Named segments (SysV ids, hugetlbfs files, POSIX shm objects) outlive their processes: a
+ * creator killed by SIGKILL never reaches hpshm_segment_destroy(), and its huge pages stay
+ * taken from the pool until someone removes the object.  The library finds them through
+ * each provider's scan() and the header at their tail (hpshm_objects_list()); only objects
+ * with an hpshm header are listed, so `gc` cannot touch anything that is not ours.
+ *
+ * Alive means a process still holds the segment (a shared flock on a file, shm_nattch on a
+ * SysV segment) or its creator still runs; dead means both say no.  `gc` removes dead
+ * objects only, and hpshm_object_remove() checks liveness again just before removing, so a
+ * segment that came back to life (re-attached, or its name recycled) between the listing
+ * and the removal is kept.  The list is taken first and acted on after, so removals never
+ * run inside a provider's scan.
+ *
+ * `gc` exits 1 only if the removal of a dead object failed (or a provider could not be
+ * listed): live objects kept are the normal case, not a failure.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "json.h"
+#include "tool.h"
+
+/* The objects found, copied out of the callback. */
+struct ls_list {
+	hpshm_object *v;   /* the objects */
+	size_t        n;   /* used */
+	size_t        cap; /* allocated */
+	int           oom; /* 1 if an object could not be kept for lack of memory */
+};
+
+static int ls_collect(void *user, const hpshm_object *obj)
+{
+	struct ls_list *l = user;
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 16;
+		hpshm_object *v = realloc(l->v, cap * sizeof(*v));
+
+		if (!v) {
+			l->oom = 1;
+			return 1;
+		}
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = *obj;
+	return 0;
+}
+
+/*
+ * List everything into l.  0, or the exit code with the error printed; on a listing error
+ * l still holds what was found before it, which `gc` may act on (each removal re-checks).
+ */
+static int ls_load(const char *cmd, struct ls_list *l)
+{
+	hpshm_error err;
+	int rc;
+
+	memset(l, 0, sizeof(*l));
+	memset(&err, 0, sizeof(err));
+	rc = hpshm_objects_list(ls_collect, l, &err);
+	if (l->oom)
+		return tool_fail(cmd, "out of memory after %zu segments", l->n);
+	if (rc < 0) {
+		tool_fail(cmd, "cannot list the segments: %s", err.message[0] ? err.message : hpshm_strerror(rc));
+		if (err.hint[0])
+			fprintf(stderr, "  hint: %s\n", err.hint);
+		return TOOL_EXIT_FAIL;
+	}
+	return 0;
+}
+
+static char *ls_time(uint64_t t, char *buf, size_t len)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	if (t == 0 || !localtime_r(&tt, &tm) || strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm) == 0)
+		snprintf(buf, len, "-");
+	return buf;
+}
+
+/* The members `ls --json` and `gc --json` share for one object. */
+static void ls_json_members(struct json *j, const hpshm_object *o)
+{
+	char t[32];
+
+	json_kv_string(j, "provider", o->provider);
+	json_kv_string(j, "id", o->id);
+	json_kv_string(j, "name", o->name);
+	json_kv_uint(j, "size", o->size);
+	json_kv_uint(j, "page_size", o->page_size);
+	json_kv_int(j, "creator_pid", o->creator_pid);
+	json_kv_uint(j, "created_unix", o->created_unix);
+	json_kv_string(j, "created", ls_time(o->created_unix, t, sizeof(t)));
+	json_kv_bool(j, "alive", o->alive);
+}
+
+static void ls_text_header(void)
+{
+	printf("%-14s %-28s %-20s %10s %6s %8s %-19s %s\n", "PROVIDER", "ID", "NAME", "SIZE", "PAGE", "PID",
+	       "CREATED", "STATE");
+}
+
+static void ls_text_row(const hpshm_object *o, const char *state)
+{
+	char s[32], p[32], t[32];
+
+	printf("%-14s %-28s %-20s %10s %6s %8lld %-19s %s\n", o->provider, o->id, o->name[0] ? o->name : "-",
+	       hpshm_size_format(o->size, s, sizeof(s)), hpshm_size_format(o->page_size, p, sizeof(p)),
+	       o->creator_pid, ls_time(o->created_unix, t, sizeof(t)), state);
+}
+
+int cmd_ls(int argc, char **argv)
+{
+	struct ls_list l;
+	int json = 0, rc;
+
+	for (int i = 1; i < argc; i++) {
+		int r;
+
+		if ((r = tool_opt_flag("ls", argv[i], "--json")) != 0) {
+			if (r < 0)
+				return TOOL_EXIT_USAGE;
+			json = 1;
+		} else {
+			return tool_usage_error("ls", "unexpected argument '%s'", argv[i]);
+		}
+	}
+	rc = ls_load("ls", &l);
+	if (json) {
+		struct json j;
+
+		json_begin(&j, stdout, 1);
+		json_object_open(&j);
+		json_kv_bool(&j, "ok", rc == 0);
+		json_key(&j, "objects");
+		json_array_open(&j);
+		for (size_t i = 0; i < l.n; i++) {
+			json_object_open(&j);
+			ls_json_members(&j, &l.v[i]);
+			json_object_close(&j);
+		}
+		json_array_close(&j);
+		json_object_close(&j);
+		if (json_end(&j) < 0)
+			rc = tool_fail("ls", "internal error writing JSON");
+	} else if (l.n == 0) {
+		if (rc == 0)
+			printf("no hpshm segments on this machine\n");
+	} else {
+		ls_text_header();
+		for (size_t i = 0; i < l.n; i++)
+			ls_text_row(&l.v[i], l.v[i].alive ? "alive" : "dead");
+	}
+	free(l.v);
+	return rc;
+}
+
+/* What gc did with one object. */
+enum gc_verdict {
+	GC_REMOVED,      /* dead, removed */
+	GC_WOULD_REMOVE, /* dead, --dry-run */
+	GC_KEPT_ALIVE,   /* alive when listed or when re-checked: never removed */
+	GC_GONE,         /* dead, but someone removed it before us */
+	GC_FAILED        /* dead, and the removal failed */
+};
+
+static const char *const gc_words[] = {
+	[GC_REMOVED] = "removed",
+	[GC_WOULD_REMOVE] = "would remove",
+	[GC_KEPT_ALIVE] = "kept",
+	[GC_GONE] = "gone",
+	[GC_FAILED] = "failed",
+};
+
+static enum gc_verdict gc_one(const hpshm_object *o, int dry_run, char *why, size_t len)
+{
+	hpshm_error err;
+	int rc;
+
+	if (o->alive) {
+		snprintf(why, len, "alive: a process holds it, or its creator (pid %lld) runs", o->creator_pid);
+		return GC_KEPT_ALIVE;
+	}
+	if (dry_run) {
+		snprintf(why, len, "dead: no process holds it and its creator (pid %lld) is gone", o->creator_pid);
+		return GC_WOULD_REMOVE;
+	}
+	memset(&err, 0, sizeof(err));
+	rc = hpshm_object_remove(o, &err);
+	if (rc == 0) {
+		snprintf(why, len, "dead: no process held it and its creator (pid %lld) was gone", o->creator_pid);
+		return GC_REMOVED;
+	}
+	snprintf(why, len, "%s%s%s", err.message[0] ? err.message : hpshm_strerror(rc), err.hint[0] ? "; hint: " : "",
+		 err.hint);
+	if (rc == HPSHM_EEXIST)
+		return GC_KEPT_ALIVE; /* came back to life since the listing */
+	if (rc == HPSHM_EINVAL)
+		return GC_GONE;       /* vanished or no longer ours: nothing left to remove */
+	return GC_FAILED;
+}
+
+int cmd_gc(int argc, char **argv)
+{
+	struct ls_list l;
+	struct json j;
+	int json = 0, dry_run = 0, rc, failed = 0;
+	unsigned counts[GC_FAILED + 1] = { 0 };
+
+	for (int i = 1; i < argc; i++) {
+		int r;
+
+		if ((r = tool_opt_flag("gc", argv[i], "--json")) != 0) {
+			if (r < 0)
+				return TOOL_EXIT_USAGE;
+			json = 1;
+		} else if ((r = tool_opt_flag("gc", argv[i], "--dry-run")) != 0) {
+			if (r < 0)
+				return TOOL_EXIT_USAGE;
+			dry_run = 1;
+		} else {
+			return tool_usage_error("gc", "unexpected argument '%s'", argv[i]);
+		}
+	}
+	rc = ls_load("gc", &l);
+	if (json) {
+		json_begin(&j, stdout, 1);
+		json_object_open(&j);
+		json_kv_bool(&j, "dry_run", dry_run);
+		json_key(&j, "objects");
+		json_array_open(&j);
+	}
+	for (size_t i = 0; i < l.n; i++) {
+		char why[HPSHM_MESSAGE_MAX + HPSHM_TEXT_MAX + 16];
+		enum gc_verdict v = gc_one(&l.v[i], dry_run, why, sizeof(why));
+
+		counts[v]++;
+		if (v == GC_FAILED)
+			failed = 1;
+		if (json) {
+			json_object_open(&j);
+			ls_json_members(&j, &l.v[i]);
+			json_kv_string(&j, "action", gc_words[v]);
+			json_kv_string(&j, "reason", why);
+			json_object_close(&j);
+		} else {
+			printf("%-12s %s %s%s%s: %s\n", gc_words[v], l.v[i].provider, l.v[i].id, l.v[i].name[0] ? " " : "",
+			       l.v[i].name, why);
+		}
+	}
+	if (json) {
+		json_array_close(&j);
+		json_kv_uint(&j, "removed", counts[GC_REMOVED]);
+		json_kv_uint(&j, "would_remove", counts[GC_WOULD_REMOVE]);
+		json_kv_uint(&j, "kept", counts[GC_KEPT_ALIVE]);
+		json_kv_uint(&j, "gone", counts[GC_GONE]);
+		json_kv_uint(&j, "failed", counts[GC_FAILED]);
+		json_kv_bool(&j, "ok", rc == 0 && !failed);
+		json_object_close(&j);
+		if (json_end(&j) < 0)
+			rc = tool_fail("gc", "internal error writing JSON");
+	} else if (dry_run) {
+		printf("%u would be removed, %u kept (alive)\n", counts[GC_WOULD_REMOVE], counts[GC_KEPT_ALIVE]);
+	} else {
+		printf("%u removed, %u kept (alive), %u already gone, %u failed\n", counts[GC_REMOVED],
+		       counts[GC_KEPT_ALIVE], counts[GC_GONE], counts[GC_FAILED]);
+	}
+	free(l.v);
+	if (failed && rc == 0)
+		rc = TOOL_EXIT_FAIL;
+	return rc;
+}

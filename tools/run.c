@@ -1,0 +1,248 @@
+/*
+ * tools/run.c -- `hpshm run --size SIZE [--config KV] -- CMD ARGS`: create a re-attachable
+ * segment, run CMD with it, wait, destroy.
+ *
+ * This is the smallest server there is: it does what a server's postmaster does before it
+ * execs a worker, so a program written against hpshm_segment_attach_env() can be tried, and
+ * tested, without writing the creating side.  CMD is started by hpshm_spawn() (a name
+ * without '/' is searched in PATH), which passes the token in HPSHM_TOKEN and keeps the
+ * segment's descriptor open across exec where the provider has one.
+ *
+ * The configuration is built as for `check` (HPSHM_* environment, then --config), and then
+ * reattach=exec is forced: a segment the child cannot attach would make the command
+ * pointless.  A reattach=off given by the user is overridden with a note, not an error.
+ *
+ * The segment must be destroyed whatever happens to the child, or a named segment (SysV id,
+ * hugetlbfs file, shm name) would keep its pages until `hpshm gc`.  So while waiting, run
+ * catches SIGINT, SIGTERM and SIGHUP and forwards them to the child instead of dying, then
+ * destroys the segment once the child has ended.  A signal the terminal sent (Ctrl-C:
+ * si_code SI_KERNEL) already reached the child, which is in the same process group, so it
+ * is not sent a second time.  Only SIGKILL of run itself leaves a segment behind, and that
+ * is what `hpshm gc` is for.
+ *
+ * Exit status: the child's (128 + the signal if a signal ended it); 1 if the segment could
+ * not be created or destroyed; 126 or 127 if CMD could not be started (as a shell does:
+ * 127 when it was not found); 2 for a usage error.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include "tool.h"
+
+#define RUN_EXIT_CANNOT_EXEC 126
+#define RUN_EXIT_NOT_FOUND   127
+
+static const int run_forwarded[] = { SIGINT, SIGTERM, SIGHUP };
+
+/*
+ * Shared with the signal handler.  A signal that arrives before the child's pid is known
+ * is kept in run_pending and forwarded as soon as it is; the child inherits no blocked mask
+ * from us, because hpshm_spawn() execs with the mask we have, and a worker must not start
+ * with SIGTERM blocked.
+ */
+static volatile sig_atomic_t run_child_pid; /* 0 until the child runs */
+static volatile sig_atomic_t run_pending;   /* a signal caught before that, or 0 */
+
+static void run_on_signal(int sig, siginfo_t *si, void *ctx)
+{
+	int saved = errno; /* kill() may change errno under the interrupted code */
+
+	(void)ctx;
+	if (si && si->si_code == SI_KERNEL)
+		return; /* sent by the terminal to the whole foreground group: the child has it */
+	if (run_child_pid > 0)
+		(void)kill((pid_t)run_child_pid, sig);
+	else
+		run_pending = sig;
+	errno = saved;
+}
+
+static int run_install_handlers(struct sigaction *old)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = run_on_signal;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(run_forwarded) / sizeof(run_forwarded[0]); i++)
+		if (sigaction(run_forwarded[i], &sa, &old[i]) < 0)
+			return -1;
+	return 0;
+}
+
+static void run_restore_handlers(const struct sigaction *old)
+{
+	for (size_t i = 0; i < sizeof(run_forwarded) / sizeof(run_forwarded[0]); i++)
+		(void)sigaction(run_forwarded[i], &old[i], NULL);
+}
+
+static void run_print_error(const char *what, int code, const hpshm_error *err)
+{
+	fprintf(stderr, "hpshm run: %s: %s\n", what, err->message[0] ? err->message : hpshm_strerror(code));
+	if (err->key[0])
+		fprintf(stderr, "  key: %s\n", err->key);
+	if (err->hint[0])
+		fprintf(stderr, "  hint: %s\n", err->hint);
+}
+
+/* Every provider the failed create tried, as `check` prints them, so the reason is on screen. */
+static void run_print_attempts(const hpshm_report *r)
+{
+	unsigned n = r->nattempts < HPSHM_MAX_ATTEMPTS ? r->nattempts : HPSHM_MAX_ATTEMPTS;
+
+	for (unsigned i = 0; i < n; i++) {
+		const hpshm_attempt *a = &r->attempts[i];
+
+		fprintf(stderr, "  tried %s: %s%s%s\n", a->provider, a->result == 0 ? "ok" : hpshm_errname(a->result),
+			a->reason[0] ? ": " : "", a->reason);
+	}
+}
+
+/*
+ * Did the user ask for reattach=off?  The value alone cannot say (off is also the default),
+ * so look where the user could have written it.
+ */
+static int run_user_said_off(const char *kv)
+{
+	const char *env = getenv("HPSHM_REATTACH");
+
+	if (env && strcmp(env, "off") == 0)
+		return 1;
+	return kv && strstr(kv, "reattach=off") != NULL;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	const char *size_text = NULL, *kv = NULL;
+	struct sigaction old[sizeof(run_forwarded) / sizeof(run_forwarded[0])];
+	hpshm_config *cfg = NULL;
+	hpshm_segment *seg = NULL;
+	hpshm_child child;
+	hpshm_report rep;
+	hpshm_error err;
+	char token[HPSHM_TOKEN_MAX], a[32], b[32];
+	size_t size = 0;
+	int quiet = 0, rc, status = 0, first_cmd = -1;
+
+	for (int i = 1; i < argc; i++) {
+		int r;
+
+		if (strcmp(argv[i], "--") == 0) {
+			first_cmd = i + 1;
+			break;
+		}
+		if ((r = tool_opt_flag("run", argv[i], "--quiet")) != 0) {
+			if (r < 0)
+				return TOOL_EXIT_USAGE;
+			quiet = 1;
+		} else if ((r = tool_opt_value("run", argc, argv, &i, "--size", &size_text)) != 0) {
+			if (r < 0)
+				return TOOL_EXIT_USAGE;
+		} else if ((r = tool_opt_value("run", argc, argv, &i, "--config", &kv)) != 0) {
+			if (r < 0)
+				return TOOL_EXIT_USAGE;
+		} else if (argv[i][0] == '-') {
+			return tool_usage_error("run", "unexpected option '%s' (put the command after --)", argv[i]);
+		} else {
+			first_cmd = i; /* the command may also follow the options without "--" */
+			break;
+		}
+	}
+	if (!size_text)
+		return tool_usage_error("run", "missing --size SIZE, e.g. --size 16MiB");
+	if (first_cmd < 0 || first_cmd >= argc)
+		return tool_usage_error("run", "missing the command to run after --");
+	if ((rc = tool_parse_size("run", "--size", size_text, &size)) != 0)
+		return rc;
+	if ((rc = tool_config("run", kv, &cfg)) != 0)
+		return rc;
+
+	memset(&err, 0, sizeof(err));
+	if (run_user_said_off(kv))
+		fprintf(stderr, "hpshm run: note: reattach=off ignored; run always creates with reattach=exec\n");
+	rc = hpshm_config_set(cfg, "reattach", "exec", &err);
+	if (rc < 0) {
+		run_print_error("cannot set reattach=exec", rc, &err);
+		hpshm_config_free(cfg);
+		return TOOL_EXIT_FAIL;
+	}
+
+	memset(&rep, 0, sizeof(rep));
+	memset(&err, 0, sizeof(err));
+	rc = hpshm_segment_create_ex(&seg, size, cfg, &rep, &err);
+	hpshm_config_free(cfg);
+	if (rc < 0) {
+		fprintf(stderr, "hpshm run: cannot create a re-attachable segment of %s\n",
+			hpshm_size_format(size, a, sizeof(a)));
+		run_print_error("error", rc, &err);
+		if (strcmp(err.key, "reattach") == 0)
+			fprintf(stderr, "  note: run needs a provider a child can re-attach: memfd_hugetlb, sysv_hugetlb, "
+				"hugetlbfs or plain\n");
+		run_print_attempts(&rep);
+		return TOOL_EXIT_FAIL;
+	}
+	rep = *hpshm_segment_report(seg);
+
+	memset(&err, 0, sizeof(err));
+	rc = hpshm_segment_token(seg, token, sizeof(token), &err);
+	if (rc < 0) {
+		run_print_error("cannot make the segment's token", rc, &err);
+		(void)hpshm_segment_destroy(seg);
+		return TOOL_EXIT_FAIL;
+	}
+	if (!quiet)
+		fprintf(stderr, "hpshm run: %s segment, %s usable, %s pages (%s) at %p, token %s\n", rep.provider,
+			hpshm_size_format(hpshm_segment_size(seg), a, sizeof(a)),
+			hpshm_size_format(rep.page_size, b, sizeof(b)), rep.verified ? rep.verified_by : "unverified",
+			hpshm_segment_address(seg), token);
+
+	/* Handlers first, so a signal during the spawn is kept for the child, not fatal to us. */
+	run_child_pid = 0;
+	run_pending = 0;
+	if (run_install_handlers(old) < 0) {
+		int saved = errno;
+
+		run_restore_handlers(old);
+		(void)hpshm_segment_destroy(seg);
+		return tool_fail("run", "sigaction: %s", strerror(saved));
+	}
+	fflush(stdout);
+	fflush(stderr);
+	memset(&err, 0, sizeof(err));
+	rc = hpshm_spawn(seg, argv[first_cmd], argv + first_cmd, NULL, &child, &err);
+	if (rc < 0) {
+		run_restore_handlers(old);
+		run_print_error("cannot start the command", rc, &err);
+		(void)hpshm_segment_destroy(seg);
+		if (err.sys_errno == ENOENT)
+			return RUN_EXIT_NOT_FOUND;
+		return err.sys_errno ? RUN_EXIT_CANNOT_EXEC : TOOL_EXIT_FAIL;
+	}
+	run_child_pid = (sig_atomic_t)child.pid;
+	if (run_pending) {
+		(void)kill((pid_t)child.pid, run_pending);
+		run_pending = 0;
+	}
+
+	memset(&err, 0, sizeof(err));
+	rc = hpshm_child_wait(&child, &status, &err);
+	run_child_pid = 0;
+	run_restore_handlers(old);
+	if (rc < 0) {
+		run_print_error("cannot wait for the command", rc, &err);
+		status = TOOL_EXIT_FAIL;
+	}
+
+	rc = hpshm_segment_destroy(seg);
+	if (rc < 0) {
+		fprintf(stderr, "hpshm run: destroying the segment failed: %s; it may still hold pages "
+			"(see `hpshm ls`, `ipcs -m`)\n", hpshm_strerror(rc));
+		return status ? status : TOOL_EXIT_FAIL;
+	}
+	return status;
+}
