@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "hpshm.h"
 
@@ -170,6 +171,18 @@ int hpshm__wait(long long pid, int *status, hpshm_error *err);
 
 /* Monotonic clock in nanoseconds. */
 uint64_t hpshm__now_ns(void);
+
+/* fopen() a file under the sysroot, close-on-exec.  NULL with errno set. */
+FILE *hpshm__sysfile_open(const char *path);
+/*
+ * The next line of f into buf, without its newline: 1, or 0 at end of file.  A line that does
+ * not fit keeps its start in buf, the rest is read past, and *cut (if not NULL) is set, so a
+ * caller can skip an overlong line rather than parse half of it.
+ */
+int hpshm__getline(FILE *f, char *buf, size_t len, int *cut);
+/* The kernel's name for a huge page size in hugetlb cgroup files (mem_fmt() in
+ * mm/hugetlb_cgroup.c: the largest unit not above the size): "2MB", "1GB", "64KB". */
+char *hpshm__hugetlb_cgroup_size(size_t page_size, char *buf, size_t len);
 
 /* Read a whole small file under the sysroot into buf (NUL-terminated). Returns length or <0. */
 long hpshm__read_file(const char *path, char *buf, size_t len);

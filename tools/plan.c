@@ -134,21 +134,6 @@ static void plan_note(struct plan *p, const char *fmt, ...)
 	va_end(ap);
 }
 
-/*
- * The cgroup files' size name exactly as the kernel's mem_fmt() writes it ("2MB", "1GB",
- * "64KB"): it divides by the largest unit not above the size, without checking the rest.
- */
-static char *plan_cgroup_size(size_t size, char *buf, size_t len)
-{
-	if (size >= (1u << 30))
-		snprintf(buf, len, "%zuGB", size >> 30);
-	else if (size >= (1u << 20))
-		snprintf(buf, len, "%zuMB", size >> 20);
-	else
-		snprintf(buf, len, "%zuKB", size >> 10);
-	return buf;
-}
-
 static void plan_pool(struct plan *p)
 {
 	unsigned long avail = hpshm__pool_available(&p->pool);
@@ -276,7 +261,7 @@ static void plan_cgroup(struct plan *p, size_t size)
 		return;
 	v1 = cg.version == 1;
 	hpshm_size_format(p->page_size, ps, sizeof(ps));
-	plan_cgroup_size(p->page_size, cs, sizeof(cs));
+	hpshm__hugetlb_cgroup_size(p->page_size, cs, sizeof(cs));
 
 	if (!tool_unlimited(cg.limit) && plan_room(cg.limit, cg.usage) < p->mapped) {
 		uint64_t want = cg.usage + p->mapped;

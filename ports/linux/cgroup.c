@@ -49,40 +49,6 @@ struct cgroup_mount {
 	char root[PATH_MAX];  /* the hierarchy's directory shown there, unescaped */
 };
 
-/* The next line of f into buf, without its newline: 1, or 0 at end of file.  *cut is set
- * when the line did not fit (the rest has been read past). */
-static int cgroup_getline(FILE *f, char *buf, size_t len, int *cut)
-{
-	size_t n;
-	int c;
-
-	*cut = 0;
-	if (fgets(buf, (int)len, f) == NULL)
-		return 0;
-	n = strlen(buf);
-	if (n > 0 && buf[n - 1] == '\n') {
-		buf[n - 1] = '\0';
-		return 1;
-	}
-	c = getc(f);
-	if (c == EOF || c == '\n')
-		return 1;
-	*cut = 1;
-	while ((c = getc(f)) != EOF && c != '\n')
-		;
-	return 1;
-}
-
-static FILE *cgroup_open(const char *path)
-{
-	char full[PATH_MAX];
-	int n = snprintf(full, sizeof(full), "%s%s", hpshm__sysroot(), path);
-
-	if (n < 0 || (size_t)n >= sizeof(full))
-		return NULL;
-	return fopen(full, "re");
-}
-
 /* Is word an item of the comma-separated list? */
 static int cgroup_has_item(const char *list, const char *word)
 {
@@ -140,11 +106,11 @@ static int cgroup_find_mount(int version, const char *cgpath, struct cgroup_moun
 	char line[CGROUP_LINE_MAX];
 	char *save, *root, *point, *tok, *fstype, *super;
 	int cut, found = 0, i;
-	FILE *f = cgroup_open("/proc/self/mountinfo");
+	FILE *f = hpshm__sysfile_open("/proc/self/mountinfo");
 
 	if (f == NULL)
 		return -1;
-	while (cgroup_getline(f, line, sizeof(line), &cut)) {
+	while (hpshm__getline(f, line, sizeof(line), &cut)) {
 		if (cut)
 			continue;
 		save = NULL;
@@ -184,11 +150,11 @@ static int cgroup_self_path(int version, char *out, size_t len)
 	char line[CGROUP_LINE_MAX];
 	char *ctrl, *path;
 	int cut, found = 0;
-	FILE *f = cgroup_open("/proc/self/cgroup");
+	FILE *f = hpshm__sysfile_open("/proc/self/cgroup");
 
 	if (f == NULL)
 		return -1;
-	while (!found && cgroup_getline(f, line, sizeof(line), &cut)) {
+	while (!found && hpshm__getline(f, line, sizeof(line), &cut)) {
 		if (cut)
 			continue;
 		ctrl = strchr(line, ':');
@@ -342,13 +308,7 @@ int hpshm__cgroup_get(size_t page_size, struct hpshm__cgroup *out)
 	if (page_size == 0)
 		return HPSHM_EINVAL;
 
-	/* The kernel's own format for the file names (mem_fmt in mm/hugetlb_cgroup.c). */
-	if (page_size >= (size_t)1 << 30)
-		snprintf(sname, sizeof(sname), "%zuGB", page_size >> 30);
-	else if (page_size >= (size_t)1 << 20)
-		snprintf(sname, sizeof(sname), "%zuMB", page_size >> 20);
-	else
-		snprintf(sname, sizeof(sname), "%zuKB", page_size >> 10);
+	hpshm__hugetlb_cgroup_size(page_size, sname, sizeof(sname));
 
 	if (cgroup_self_path(1, cgpath, sizeof(cgpath)) == 0) {
 		if (cgroup_find_mount(1, cgpath, &m) == 0)

@@ -35,18 +35,6 @@ static void hugetlb_knob(size_t page_size, char *buf, size_t len)
 		snprintf(buf, len, "/sys/kernel/mm/hugepages/hugepages-%zukB/nr_hugepages", page_size / 1024);
 }
 
-/* The kernel's name for a size in cgroup files (mem_fmt in mm/hugetlb_cgroup.c): 2MB, 1GB. */
-static const char *hugetlb_cgroup_size(size_t page_size, char *buf, size_t len)
-{
-	if (page_size >= (size_t)1 << 30)
-		snprintf(buf, len, "%zuGB", page_size >> 30);
-	else if (page_size >= (size_t)1 << 20)
-		snprintf(buf, len, "%zuMB", page_size >> 20);
-	else
-		snprintf(buf, len, "%zuKB", page_size >> 10);
-	return buf;
-}
-
 /* Room left under a cgroup limit. */
 static uint64_t hugetlb_room(uint64_t limit, uint64_t usage)
 {
@@ -106,7 +94,7 @@ static int hugetlb_cgroup_check(size_t size, size_t page_size, int advice, char 
 	rsvd = rroom < froom;
 	limit = rsvd ? cg.rsvd_limit : cg.limit;
 	usage = rsvd ? cg.rsvd_usage : cg.usage;
-	hugetlb_cgroup_size(page_size, sname, sizeof(sname));
+	hpshm__hugetlb_cgroup_size(page_size, sname, sizeof(sname));
 	if (cg.version == 1)
 		file = rsvd ? "rsvd.limit_in_bytes" : "limit_in_bytes";
 	else

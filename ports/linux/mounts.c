@@ -42,32 +42,6 @@
 
 #define MOUNTS_LINE_MAX 8192 /* far beyond any hugetlbfs line; longer lines are skipped */
 
-/*
- * The next line of f into buf, without its newline: 1, or 0 at end of file.  *cut is set
- * when the line did not fit: buf then holds its start and the rest has been read past.
- */
-static int mounts_getline(FILE *f, char *buf, size_t len, int *cut)
-{
-	size_t n;
-	int c;
-
-	*cut = 0;
-	if (fgets(buf, (int)len, f) == NULL)
-		return 0;
-	n = strlen(buf);
-	if (n > 0 && buf[n - 1] == '\n') {
-		buf[n - 1] = '\0';
-		return 1;
-	}
-	c = getc(f);
-	if (c == EOF || c == '\n')
-		return 1;   /* the last line, without a newline, or one that exactly fit */
-	*cut = 1;
-	while ((c = getc(f)) != EOF && c != '\n')
-		;
-	return 1;
-}
-
 /* Undo mountinfo's octal escapes in place (\040 is a space). */
 static void mounts_unescape(char *s)
 {
@@ -163,23 +137,19 @@ static size_t mounts_option_pagesize(const char *opts)
 int hpshm__hugetlbfs_mounts(struct hpshm__mount *out, int max)
 {
 	char line[MOUNTS_LINE_MAX];
-	char path[PATH_MAX];
 	const char *fstype, *super;
 	char *point;
 	size_t defsize = 0, size;
-	int n = 0, i, cut, len;
+	int n = 0, i, cut;
 	FILE *f;
 
 	if (out == NULL || max <= 0)
 		return 0;
-	len = snprintf(path, sizeof(path), "%s/proc/self/mountinfo", hpshm__sysroot());
-	if (len < 0 || (size_t)len >= sizeof(path))
-		return 0;
-	f = fopen(path, "re");
+	f = hpshm__sysfile_open("/proc/self/mountinfo");
 	if (f == NULL)
 		return 0;
 
-	while (mounts_getline(f, line, sizeof(line), &cut)) {
+	while (hpshm__getline(f, line, sizeof(line), &cut)) {
 		if (cut || mounts_split(line, &point, &fstype, &super) < 0)
 			continue;
 		mounts_unescape(point);

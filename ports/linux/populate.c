@@ -126,13 +126,7 @@ static const char *populate_hint(size_t len, size_t page_size, char *buf, size_t
 		return "free memory, or raise the memory limit of this process's cgroup";
 	if (hpshm__cgroup_get(page_size, &cg) == 0 && cg.version != 0 && cg.limit != HPSHM__UNLIMITED &&
 	    (cg.limit <= cg.usage || cg.limit - cg.usage < len)) {
-		/* The file name uses the kernel's unit: 2MB, 1GB, 64KB. */
-		if (page_size >= (size_t)1 << 30)
-			snprintf(sname, sizeof(sname), "%zuGB", page_size >> 30);
-		else if (page_size >= (size_t)1 << 20)
-			snprintf(sname, sizeof(sname), "%zuMB", page_size >> 20);
-		else
-			snprintf(sname, sizeof(sname), "%zuKB", page_size >> 10);
+		hpshm__hugetlb_cgroup_size(page_size, sname, sizeof(sname));
 		hpshm_size_format((size_t)cg.limit, lim, sizeof(lim));
 		hpshm_size_format(len, need, sizeof(need));
 		n = snprintf(buf, buflen, "raise hugetlb.%s.%s (now %s) by at least %s in cgroup %s", sname,

@@ -403,3 +403,50 @@ uint64_t hpshm__now_ns(void)
 		return 0;
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
+
+FILE *hpshm__sysfile_open(const char *path)
+{
+	char full[PATH_MAX];
+	int n = snprintf(full, sizeof(full), "%s%s", hpshm__sysroot(), path);
+
+	if (n < 0 || (size_t)n >= sizeof(full)) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	return fopen(full, "re");
+}
+
+int hpshm__getline(FILE *f, char *buf, size_t len, int *cut)
+{
+	size_t n;
+	int c;
+
+	if (cut)
+		*cut = 0;
+	if (fgets(buf, (int)len, f) == NULL)
+		return 0;
+	n = strlen(buf);
+	if (n > 0 && buf[n - 1] == '\n') {
+		buf[n - 1] = '\0';
+		return 1;
+	}
+	c = getc(f);
+	if (c == EOF || c == '\n')
+		return 1;   /* the last line, without a newline, or one that exactly fit */
+	if (cut)
+		*cut = 1;
+	while ((c = getc(f)) != EOF && c != '\n')
+		;
+	return 1;
+}
+
+char *hpshm__hugetlb_cgroup_size(size_t page_size, char *buf, size_t len)
+{
+	if (page_size >= (size_t)1 << 30)
+		snprintf(buf, len, "%zuGB", page_size >> 30);
+	else if (page_size >= (size_t)1 << 20)
+		snprintf(buf, len, "%zuMB", page_size >> 20);
+	else
+		snprintf(buf, len, "%zuKB", page_size >> 10);
+	return buf;
+}

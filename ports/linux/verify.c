@@ -32,35 +32,6 @@
 
 #define VERIFY_LINE_MAX 1024 /* every field line fits; header lines may be cut, harmlessly */
 
-/* The next line of f into buf, without its newline: 1, or 0 at end of file.  A line that
- * does not fit keeps its start in buf and the rest is read past. */
-static int verify_getline(FILE *f, char *buf, size_t len)
-{
-	size_t n;
-	int c;
-
-	if (fgets(buf, (int)len, f) == NULL)
-		return 0;
-	n = strlen(buf);
-	if (n > 0 && buf[n - 1] == '\n') {
-		buf[n - 1] = '\0';
-		return 1;
-	}
-	while ((c = getc(f)) != EOF && c != '\n')
-		;
-	return 1;
-}
-
-static FILE *verify_open(const char *path)
-{
-	char full[PATH_MAX];
-	int n = snprintf(full, sizeof(full), "%s%s", hpshm__sysroot(), path);
-
-	if (n < 0 || (size_t)n >= sizeof(full))
-		return NULL;
-	return fopen(full, "re");
-}
-
 /* A maps/smaps VMA header "start-end perms ...": 1 with the range, else 0 (a field line). */
 static int verify_range(const char *line, uintptr_t *start, uintptr_t *end)
 {
@@ -105,11 +76,11 @@ static int verify_smaps(uintptr_t lo, uintptr_t hi, struct hpshm__backing *out)
 	unsigned long long kb;
 	size_t page_size = 0, vma_page = 0;
 	int in = 0, nvma = 0, huge = 1, vma_huge = 0;
-	FILE *f = verify_open("/proc/self/smaps");
+	FILE *f = hpshm__sysfile_open("/proc/self/smaps");
 
 	if (f == NULL)
 		return -1;
-	while (verify_getline(f, line, sizeof(line))) {
+	while (hpshm__getline(f, line, sizeof(line), NULL)) {
 		if (verify_range(line, &start, &end)) {
 			if (in) {
 				/* close the previous VMA */
@@ -190,11 +161,11 @@ int hpshm__maps_line(const void *addr, char *buf, size_t len)
 	if (buf == NULL || len == 0)
 		return HPSHM_EINVAL;
 	buf[0] = '\0';
-	f = verify_open("/proc/self/maps");
+	f = hpshm__sysfile_open("/proc/self/maps");
 	if (f == NULL)
 		return HPSHM_EUNAVAILABLE;
 	/* A long path is cut to what fits: the line is only for a message. */
-	while (verify_getline(f, line, sizeof(line))) {
+	while (hpshm__getline(f, line, sizeof(line), NULL)) {
 		if (!verify_range(line, &start, &end))
 			continue;
 		if (start > a)
