@@ -28,7 +28,8 @@
 #include "port.h"
 
 #define TOKEN_PREFIX "hpshm1:"
-#define TOKEN_FIELDS 9
+/* The token's fields, in order. */
+enum { TF_VERSION, TF_PROVIDER, TF_ID, TF_SIZE, TF_PAGE_SIZE, TF_ADDRESS, TF_NONCE, TF_CHECK, TOKEN_FIELDS };
 
 int hpshm__wants_header(const struct hpshm_config *cfg)
 {
@@ -171,17 +172,20 @@ static int token_parse(const char *text, struct token *t, hpshm_error *err)
 	for (i = 0; i < len; i++)
 		if (text[i] <= ' ' || text[i] > '~')
 			return token_bad(err, "it holds a non-printable character or a space");
-	if (token_hex(f[8], flen[8], &check) < 0 || flen[8] != 8 ||
-	    check != token_check(text, (size_t)(f[8] - text)))
+	if (flen[TF_CHECK] != 8 || token_hex(f[TF_CHECK], flen[TF_CHECK], &check) < 0 ||
+	    check != token_check(text, (size_t)(f[TF_CHECK] - text)))
 		return token_bad(err, "its check digits do not match (corrupted or edited)");
-	if (flen[1] == 0 || flen[1] >= sizeof(t->provider) || flen[2] == 0 || flen[2] >= sizeof(t->id))
+	if (flen[TF_PROVIDER] == 0 || flen[TF_PROVIDER] >= sizeof(t->provider) || flen[TF_ID] == 0 ||
+	    flen[TF_ID] >= sizeof(t->id))
 		return token_bad(err, "empty or overlong provider or identifier");
-	memcpy(t->provider, f[1], flen[1]);
-	t->provider[flen[1]] = '\0';
-	memcpy(t->id, f[2], flen[2]);
-	t->id[flen[2]] = '\0';
-	if (token_hex(f[3], flen[3], &t->size) < 0 || token_hex(f[4], flen[4], &t->page_size) < 0 ||
-	    token_hex(f[5], flen[5], &t->address) < 0 || token_hex(f[6], flen[6], &t->nonce) < 0)
+	memcpy(t->provider, f[TF_PROVIDER], flen[TF_PROVIDER]);
+	t->provider[flen[TF_PROVIDER]] = '\0';
+	memcpy(t->id, f[TF_ID], flen[TF_ID]);
+	t->id[flen[TF_ID]] = '\0';
+	if (token_hex(f[TF_SIZE], flen[TF_SIZE], &t->size) < 0 ||
+	    token_hex(f[TF_PAGE_SIZE], flen[TF_PAGE_SIZE], &t->page_size) < 0 ||
+	    token_hex(f[TF_ADDRESS], flen[TF_ADDRESS], &t->address) < 0 ||
+	    token_hex(f[TF_NONCE], flen[TF_NONCE], &t->nonce) < 0)
 		return token_bad(err, "a number is not lower-case hex");
 	if (t->page_size < 4096 || (t->page_size & (t->page_size - 1)))
 		return token_bad(err, "page size is not a power of two of at least 4KiB");
