@@ -89,6 +89,40 @@ static const struct tool_cmd tool_cmds[] = {
 		"  --json           one JSON object instead of text (also on failure, with \"ok\": false)\n",
 	},
 	{
+		.name = "bench",
+		.run = cmd_bench,
+		.synopsis = "bench [--size SIZE] [--workers N] [--rounds R] [--providers LIST] [--page-size LIST]\n"
+			    "             [--fork] [--phase-seconds S] [--quick] [--reserve] [--json | --csv] [--svg FILE]",
+		.summary = "measure each provider against plain pages, the raw system calls, THP and APR",
+		.help =
+		"Runs N worker processes over one segment for each configuration and page size:\n"
+		"a dependent pointer chase (ns per access), random read-modify-write (accesses/s,\n"
+		"all workers), setup (create + populate per GiB, attach per worker), teardown, and\n"
+		"page tables per worker with 1, 2 and 4 workers (exact).  Peers in the same rounds:\n"
+		"the raw system calls without hpshm, plain 4 KiB pages, THP, and APR's apr_shm.\n"
+		"Configurations alternate in rounds (A B, then B A); every figure is the median of\n"
+		"the rounds by thread CPU time, with min and max, wall time beside it, and gains\n"
+		"over plain and raw as the median [min-max] of per-round ratios (> 1 is better).\n"
+		"Progress goes to stderr.  doc/bench.md explains how to read the results.\n"
+		"\n"
+		"  --size SIZE         region size (default 1GiB; 256MiB with --quick)\n"
+		"  --workers N         worker processes in the timed phases (default 2)\n"
+		"  --rounds R          rounds (default 5)\n"
+		"  --providers LIST    auto, provider names, and the peers raw, thp, apr\n"
+		"                      (default auto,plain,raw,thp,apr; plain is always measured)\n"
+		"  --page-size LIST    huge page sizes, or all (default: the kernel's default)\n"
+		"  --fork              start workers by fork (default: exec + re-attach, hpshm_spawn)\n"
+		"  --phase-seconds S   CPU seconds per timed phase and worker (default 1; 0.25 quick)\n"
+		"  --quick             a short run: 256MiB, 0.25 s phases\n"
+		"  --reserve           (root) add the pages the run needs to the pool, restore at exit\n"
+		"  --json | --csv      machine-readable output instead of the table\n"
+		"  --svg FILE          also write a bar chart of the gains over plain\n"
+		"  --quiet             no progress on stderr\n"
+		"\n"
+		"The bench changes no system setting without --reserve.  Ctrl-C stops it cleanly:\n"
+		"workers are killed and reaped, memory released, the pool restored (exit 130).\n",
+	},
+	{
 		.name = "run",
 		.run = cmd_run,
 		.synopsis = "run --size SIZE [--config KEY=VALUE,...] [--quiet] -- CMD [ARGS...]",
@@ -476,9 +510,12 @@ int main(int argc, char **argv)
 			return tool_usage_error(NULL, "help: unknown command '%s'", argv[2]);
 		return TOOL_EXIT_OK;
 	}
+	/* The worker `hpshm bench` spawns: not a command for people, so not in the table. */
+	if (strcmp(argv[1], BENCH_WORKER_CMD_NAME) == 0)
+		return cmd_bench_worker(argc - 1, argv + 1);
 	c = tool_find(argv[1]);
 	if (!c)
-		return tool_usage_error(NULL, "unknown command '%s'; commands: providers, probe, plan, check, run, ls, gc, help",
+		return tool_usage_error(NULL, "unknown command '%s'; commands: providers, probe, plan, check, bench, run, ls, gc, help",
 					argv[1]);
 	for (int i = 2; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0)

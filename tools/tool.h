@@ -22,6 +22,9 @@ int cmd_providers(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+int cmd_bench_worker(int argc, char **argv);   /* hidden: the worker `hpshm bench` spawns */
+#define BENCH_WORKER_CMD_NAME "__bench-worker"      /* bench/bench.h BENCH_WORKER_CMD */
 int cmd_run(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
 int cmd_gc(int argc, char **argv);

@@ -1,0 +1,298 @@
+/*
+ * bench/bench.h -- the stress benchmark behind `hpshm bench`: what its files share.
+ *
+ * A run compares configurations: hpshm providers at each huge page size, hpshm's plain
+ * 4 KiB pages, and the peers (the same system calls without hpshm, THP, APR).  For each
+ * configuration and round the controller creates the memory, builds a pointer chase in it,
+ * starts worker processes that attach it, runs the timed phases in all workers at once,
+ * stops them and tears the memory down.  Only one configuration's memory is alive at a
+ * time, so a 4 GiB run needs 4 GiB (plus page tables), not one segment per configuration.
+ *
+ * Files, one concern each:
+ *   workload.c  the access code every configuration runs, and the clocks it is timed by
+ *   memory.c    how each configuration gets its memory (hpshm, raw system calls, THP)
+ *   apr.c       the APR peer (built only when pkg-config finds apr-1)
+ *   procfs.c    what the kernel says about a process: VmPTE, faults, THP coverage
+ *   worker.c    worker processes (spawn, fork) and threads, and their protocol
+ *   pool.c      --reserve: size the huge page pool for the run, put it back after
+ *   run.c       configurations, rounds in alternating order, stopping on a signal
+ *   stats.c     medians and per-round ratios
+ *   output.c    the table, CSV and JSON;  svg.c  the chart
+ *
+ * Timing rule (reference/performance-anchor.md): every timed phase runs until each worker
+ * has used its budget of its own thread CPU time (CLOCK_THREAD_CPUTIME_ID), capped at four
+ * times that in wall time; rates and latencies are per CPU second, wall figures are kept
+ * beside them.  On a shared VM wall clock rates lose the page size effect in the noise.
+ */
+#ifndef HPSHM_BENCH_BENCH_H
+#define HPSHM_BENCH_BENCH_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "hpshm.h"
+
+#define BENCH_MAX_WORKERS   64
+#define BENCH_PT_WORKERS    4    /* page tables are sampled with 1, 2 and 4 workers */
+#define BENCH_MAX_CONFIGS   24
+#define BENCH_MAX_ROUNDS    64
+#define BENCH_MAX_SIZES     4    /* huge page sizes in one run */
+#define BENCH_LINE          64   /* the chase and rmw work on cache-line slots */
+#define BENCH_WHY_MAX       512  /* why a configuration could not run */
+#define BENCH_WORKER_CMD    "__bench-worker" /* the hidden subcommand a spawned worker runs */
+
+/* Exit codes of bench_run(): the tool's, plus one for an interrupted run. */
+#define BENCH_OK            0
+#define BENCH_FAIL          1
+#define BENCH_INTERRUPTED   130
+
+/* Set by SIGINT/SIGTERM/SIGHUP; every loop that can last long checks it. */
+extern volatile sig_atomic_t bench_stop;
+
+/* ---- workload.c: the access code, identical for every configuration ---------------------- */
+
+/* Thread CPU time and monotonic wall time, nanoseconds. */
+uint64_t bench_cpu_ns(void);
+uint64_t bench_wall_ns(void);
+
+/* Where loads whose values are otherwise unused go, so the compiler keeps them. */
+extern volatile uint64_t bench_sink;
+
+/* What one timed loop did. */
+struct bench_timing {
+	uint64_t ops;      /* accesses (chase, rmw) or bytes touched (touch) */
+	uint64_t cpu_ns;   /* this thread's CPU time */
+	uint64_t wall_ns;  /* wall time */
+};
+
+/*
+ * Write the chase into [base, base + size): size / 64 slots, each holding at offset 0 the
+ * byte offset of the next slot on one random cycle through every slot.  One sequential
+ * pass (the permutation is computed, not stored), so building 4 GiB costs about a second.
+ */
+void bench_chase_build(void *base, size_t size, uint64_t key);
+/* Follow the chase from slot start until the budget; dependent reads, one per slot. */
+void bench_chase_run(const void *base, size_t size, uint64_t start, uint64_t budget_ns,
+		     struct bench_timing *t);
+/* Independent random increments of word 1 of a slot (the chase lives in word 0). */
+void bench_rmw_run(void *base, size_t size, uint64_t seed, uint64_t budget_ns, struct bench_timing *t);
+/* Read one word per base page of [base, base + len): fault the whole mapping in. */
+void bench_touch(const void *base, size_t len, size_t stride, struct bench_timing *t);
+
+/* ---- procfs.c ---------------------------------------------------------------------------- */
+
+/* VmPTE of this process in KiB, -1 if unreadable. */
+long bench_vmpte_kib(void);
+/* Minor faults of this process so far. */
+uint64_t bench_minflt(void);
+/* AnonHugePages in KiB of the mapping that starts at addr, -1 if not found. */
+long bench_anon_huge_kib(const void *addr);
+/* Length of the mapping (the VMA) that contains addr, 0 if none. */
+size_t bench_vma_len(const void *addr);
+
+/* ---- memory.c: one configuration's memory ---------------------------------------------- */
+
+enum bench_kind {
+	BENCH_HPSHM,      /* hpshm_segment_create() with one named provider */
+	BENCH_RAW_MEMFD,  /* memfd_create([MFD_HUGETLB]) + ftruncate + mmap + the same populate */
+	BENCH_RAW_ANON,   /* mmap(MAP_SHARED | MAP_ANONYMOUS [| MAP_HUGETLB]): fork only */
+	BENCH_THP,        /* transparent huge pages: shared shmem, or private anonymous */
+	BENCH_APR         /* apr_shm_create(), anonymous: fork only */
+};
+
+/* How workers reach the memory. */
+enum bench_start {
+	BENCH_START_SPAWN,  /* exec of this tool, re-attaching (hpshm_spawn for hpshm) */
+	BENCH_START_FORK,   /* fork(): the mapping is inherited */
+	BENCH_START_THREAD  /* threads of this process: for private memory (THP) */
+};
+
+/* The live memory of one configuration. */
+struct bench_region {
+	void          *addr;        /* first byte */
+	size_t         size;        /* bytes the workloads use: the --size asked for */
+	size_t         len;         /* bytes mapped (touched by attach), >= size */
+	int            fd;          /* raw memfd to hand to workers, -1 if none */
+	hpshm_segment *seg;         /* hpshm's segment, or NULL */
+	void          *apr;         /* APR's pool and shm (apr.c), or NULL */
+	size_t         page_size;   /* verified: read back from the kernel */
+	int            huge;        /* 1 if the kernel reports huge pages */
+	char           verified_by[HPSHM_NAME_MAX]; /* "smaps", "fstatfs", "AnonHugePages" ... */
+};
+
+struct bench_config;
+
+/*
+ * Create and populate the configuration's memory at addr (or where the kernel likes when
+ * addr is NULL or the mechanism cannot choose).  0, or -1 with why (one sentence, for the
+ * "could not use" list) filled.
+ */
+int  bench_region_create(const struct bench_config *c, void *addr, size_t size, struct bench_region *r,
+			 char *why, size_t len);
+/* Release it; the last reference, so this frees the memory.  0, or -1 if the OS refused. */
+int  bench_region_destroy(struct bench_region *r);
+/* Where THP could be used, and how ("shmem" or "private"), else NULL with why filled. */
+const char *bench_thp_mode(char *why, size_t len);
+
+/* apr.c */
+int  bench_apr_available(char *why, size_t len);
+int  bench_apr_create(size_t size, struct bench_region *r, char *why, size_t len);
+int  bench_apr_destroy(struct bench_region *r);
+
+/* ---- worker.c ---------------------------------------------------------------------------- */
+
+enum bench_op { BENCH_OP_ATTACH = 1, BENCH_OP_CHASE, BENCH_OP_RMW, BENCH_OP_EXIT };
+
+/* What a worker reports for one operation. */
+struct bench_reply {
+	int32_t  rc;           /* 0, or -1 with msg */
+	uint32_t reserved;     /* zero */
+	struct bench_timing t; /* the operation's work and time */
+	int64_t  vmpte_kib;    /* ATTACH: growth of VmPTE across map + touch */
+	uint64_t minflt;       /* ATTACH: minor faults taken by map + touch */
+	char     msg[256];     /* what went wrong */
+};
+
+/* A started worker, seen from the controller. */
+struct bench_worker {
+	int          sock;     /* our end of the socketpair */
+	long long    pid;      /* process id, 0 for a thread */
+	hpshm_child  child;    /* for hpshm_child_wait() when spawned by hpshm */
+	int          spawned;  /* 1 if hpshm_spawn() started it */
+	void        *thread;   /* the thread (worker.c), for BENCH_START_THREAD */
+};
+
+/* Start one worker over r.  0, or -1 with why filled. */
+int  bench_worker_start(struct bench_worker *w, const struct bench_config *c, const struct bench_region *r,
+			const char *self_exe, char *why, size_t len);
+/* Send op to workers [0, n) at once, then collect one reply from each.  0, or -1 with why. */
+int  bench_workers_run(struct bench_worker *w, unsigned n, enum bench_op op, uint64_t budget_ns,
+		       uint64_t round_seed, struct bench_reply *replies, char *why, size_t len);
+/* Stop workers [0, n): ask them to exit, then kill what is left, reap everything. */
+void bench_workers_stop(struct bench_worker *w, unsigned n);
+/* The spawned worker's side: `hpshm __bench-worker ...`.  Returns the exit code. */
+int  bench_worker_main(int argc, char **argv);
+
+/* ---- pool.c ------------------------------------------------------------------------------ */
+
+struct bench_pool {
+	size_t        page_size;   /* the pool's page size */
+	unsigned long before;      /* nr_hugepages found */
+	unsigned long set;         /* nr_hugepages we wrote */
+	int           changed;     /* 1 if we wrote, so restore must write back */
+};
+
+/* Add pages to the pool of page_size for the run.  0, or -1 with why. */
+int  bench_pool_reserve(struct bench_pool *p, size_t page_size, unsigned long pages, char *why, size_t len);
+/* Put back what bench_pool_reserve() changed.  0, or -1 with why. */
+int  bench_pool_restore(struct bench_pool *p, char *why, size_t len);
+
+/* ---- stats.c ----------------------------------------------------------------------------- */
+
+/* Median, min and max of n values (n > 0); the values are not changed. */
+struct bench_summary { double median, min, max; unsigned n; };
+void bench_summarize(const double *v, unsigned n, struct bench_summary *s);
+
+/* ---- run.c: configurations, rounds, samples ---------------------------------------------- */
+
+enum bench_workload { BENCH_W_CHASE, BENCH_W_RMW, BENCH_W_SETUP, BENCH_W_ATTACH, BENCH_W_TEARDOWN,
+		      BENCH_W_PAGETABLES, BENCH_NW };
+
+struct bench_options {
+	size_t       size;                      /* --size */
+	unsigned     workers;                   /* --workers */
+	unsigned     rounds;                    /* --rounds */
+	double       phase_seconds;             /* --phase-seconds: CPU budget per timed phase */
+	int          fork_mode;                 /* --fork */
+	int          reserve;                   /* --reserve */
+	int          quiet;                     /* --quiet: no progress on stderr */
+	const char  *providers;                 /* --providers list, NULL: auto */
+	size_t       page_sizes[BENCH_MAX_SIZES]; /* --page-size list, resolved */
+	unsigned     npage_sizes;               /* entries in page_sizes */
+	const char  *self_exe;                  /* this program, for spawned workers */
+};
+
+/* One measured value per round: CPU based, with wall time beside it. */
+struct bench_series {
+	double   cpu[BENCH_MAX_ROUNDS];   /* the figure by thread CPU time */
+	double   wall[BENCH_MAX_ROUNDS];  /* the same by wall time */
+	uint8_t  have[BENCH_MAX_ROUNDS];  /* 1 if measured in that round */
+};
+
+struct bench_config {
+	enum bench_kind  kind;                 /* how its memory is made */
+	enum bench_start start;                /* how its workers reach it */
+	char             provider[HPSHM_NAME_MAX]; /* hpshm provider, or the peer's name */
+	char             label[64];            /* the row's name: "memfd_hugetlb", "raw memfd", ... */
+	char             note[96];             /* how it ran, when it matters: "private, threads" */
+	size_t           page_size;            /* huge page size asked for, 0 for base pages */
+	int              plain_ref;            /* config hpshm plain, for ratio_vs_plain; -1 none */
+	int              raw_ref;              /* config of the raw peer, for ratio_vs_raw; -1 none */
+	int              usable;               /* 0 once it could not run */
+	char             why[BENCH_WHY_MAX];   /* why not */
+	size_t           verified_page_size;   /* from the report or smaps, first round */
+	int              huge;                 /* verified huge */
+	char             verified_by[HPSHM_NAME_MAX]; /* where it was read */
+	size_t           map_len;              /* bytes mapped, from the first round */
+	unsigned         workers;              /* workers in the timed phases */
+	struct bench_series s[BENCH_NW];       /* per workload, per round */
+	int              pt_done;              /* page tables sampled */
+	double           pt_kib[3];            /* VmPTE per worker with 1, 2, 4 workers */
+	double           pt_faults[3];         /* minor faults per worker, same */
+};
+
+struct bench_result {
+	struct bench_options opt;              /* as run */
+	struct bench_config  cfg[BENCH_MAX_CONFIGS]; /* every configuration, usable or not */
+	unsigned             ncfg;             /* entries in cfg */
+	unsigned             rounds_done;      /* complete rounds */
+	double               seconds;          /* the whole run, wall */
+	char                 thp_why[BENCH_WHY_MAX]; /* why THP was not compared, if not */
+	char                 apr_why[BENCH_WHY_MAX]; /* why APR was not compared, if not */
+	char                 pool_note[BENCH_WHY_MAX]; /* what --reserve did */
+};
+
+/*
+ * Parse a --providers list against the providers built in and the peers.  0, or -1 with why.
+ * Run everything; the result is filled as far as the run got (also when interrupted).
+ * Returns BENCH_OK, BENCH_FAIL or BENCH_INTERRUPTED; why says what failed.
+ */
+int bench_check_providers(const char *list, int fork_mode, char *why, size_t len);
+int bench_run(const struct bench_options *opt, struct bench_result *res, char *why, size_t len);
+/* Printed from the controller's progress lines; NULL-safe. */
+void bench_progress(const struct bench_options *opt, const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 2, 3)))
+#endif
+	;
+
+/* ---- output.c, svg.c --------------------------------------------------------------------- */
+
+/* One output row: a configuration's figure for one workload and worker count. */
+struct bench_row {
+	const struct bench_config *c;     /* whose */
+	const char  *workload;            /* "chase", "rmw", "setup", "teardown", "pagetables" */
+	const char  *metric;              /* "create" or "attach" for setup, else = workload */
+	unsigned     workers;             /* workers the figure is for */
+	const char  *unit;                /* "ns/access", "accesses/s", "s/GiB", "s", "KiB/worker" */
+	int          higher_is_better;    /* 1 for rates */
+	int          deterministic;       /* 1 for page tables */
+	struct bench_summary v;           /* by CPU time (or exact, for page tables) */
+	double       wall_median;         /* by wall time; NAN where it does not apply */
+	int          has_plain, has_raw;  /* ratios measured */
+	struct bench_summary vs_plain;    /* per-round gain over plain: > 1 is better */
+	struct bench_summary vs_raw;      /* per-round gain over the raw peer */
+	double       faults;              /* page tables: minor faults per worker; NAN else */
+};
+
+/* Every row of a result, in table order.  Returns the count (at most max). */
+unsigned bench_rows(const struct bench_result *res, struct bench_row *rows, unsigned max);
+
+void bench_print_text(FILE *out, const struct bench_result *res);
+void bench_print_csv(FILE *out, const struct bench_result *res);
+int  bench_print_json(FILE *out, const struct bench_result *res);   /* 0, or -1 on a writer error */
+int  bench_write_svg(const char *path, const struct bench_result *res, char *why, size_t len);
+
+#endif /* HPSHM_BENCH_BENCH_H */

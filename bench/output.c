@@ -1,0 +1,399 @@
+/*
+ * bench/output.c -- the results as rows, and the rows as a table, CSV or JSON.
+ *
+ * All three formats come from one list of rows (bench_rows), so they cannot disagree.  A
+ * row is one configuration's figure for one workload: the median over the rounds by thread
+ * CPU time with its min and max, the wall-time median beside it, and the gains over plain
+ * 4 KiB pages and over the raw system calls, each the median [min, max] of per-round
+ * ratios.  A gain is oriented so that above 1 is better whatever the unit: value / ref for
+ * rates, ref / value for times and sizes.  Ratios that were not measured are null in JSON
+ * and "-" in the table.
+ *
+ * The page size shown is the verified one (the segment's report, or smaps for the peers),
+ * never the one asked for.
+ *
+ * JSON goes through the tool's writer (tools/json.h), which keeps the output valid when a
+ * kernel-supplied reason carries odd bytes.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bench.h"
+#include "json.h"
+
+static const struct {
+	enum bench_workload w;   /* which series */
+	const char *workload;    /* JSON workload */
+	const char *metric;      /* what of it */
+	const char *unit;        /* the figure's unit */
+	int higher_is_better;    /* rates */
+} bench_kinds[] = {
+	{ BENCH_W_CHASE,    "chase",    "chase",    "ns/access",   0 },
+	{ BENCH_W_RMW,      "rmw",      "rmw",      "accesses/s",  1 },
+	{ BENCH_W_SETUP,    "setup",    "create",   "s/GiB",       0 },
+	{ BENCH_W_ATTACH,   "setup",    "attach",   "s/worker",    0 },
+	{ BENCH_W_TEARDOWN, "teardown", "teardown", "s",           0 },
+};
+
+static double gain(double v, double ref, int higher_is_better)
+{
+	return higher_is_better ? v / ref : ref / v;
+}
+
+/* Per-round gains of c over ref for series w, summarized. */
+static int ratios(const struct bench_config *c, const struct bench_config *ref, enum bench_workload w, int hib,
+		  struct bench_summary *out)
+{
+	double g[BENCH_MAX_ROUNDS];
+	unsigned n = 0;
+
+	for (unsigned r = 0; r < BENCH_MAX_ROUNDS; r++)
+		if (c->s[w].have[r] && ref->s[w].have[r] && c->s[w].cpu[r] > 0 && ref->s[w].cpu[r] > 0)
+			g[n++] = gain(c->s[w].cpu[r], ref->s[w].cpu[r], hib);
+	bench_summarize(g, n, out);
+	return n > 0;
+}
+
+/* The reference configuration idx, if it ran and is not c itself (a ratio to itself says nothing). */
+static const struct bench_config *ref_of(const struct bench_result *res, const struct bench_config *c, int idx)
+{
+	return idx >= 0 && res->cfg[idx].usable && &res->cfg[idx] != c ? &res->cfg[idx] : NULL;
+}
+
+static void one_value(struct bench_summary *s, double v)
+{
+	s->median = s->min = s->max = v;
+	s->n = 1;
+}
+
+unsigned bench_rows(const struct bench_result *res, struct bench_row *rows, unsigned max)
+{
+	static const unsigned pt_workers[3] = { 1, 2, BENCH_PT_WORKERS };
+	unsigned n = 0;
+
+	for (size_t k = 0; k < sizeof(bench_kinds) / sizeof(bench_kinds[0]); k++) {
+		for (unsigned i = 0; i < res->ncfg && n < max; i++) {
+			const struct bench_config *c = &res->cfg[i];
+			const struct bench_config *plain = ref_of(res, c, c->plain_ref), *raw = ref_of(res, c, c->raw_ref);
+			const struct bench_series *s = &c->s[bench_kinds[k].w];
+			double cpu[BENCH_MAX_ROUNDS], wall[BENCH_MAX_ROUNDS];
+			struct bench_summary ws;
+			struct bench_row *row = &rows[n];
+			unsigned m = 0;
+
+			if (!c->usable)
+				continue;
+			for (unsigned r = 0; r < BENCH_MAX_ROUNDS; r++)
+				if (s->have[r]) {
+					cpu[m] = s->cpu[r];
+					wall[m++] = s->wall[r];
+				}
+			if (m == 0)
+				continue;
+			memset(row, 0, sizeof(*row));
+			row->c = c;
+			row->workload = bench_kinds[k].workload;
+			row->metric = bench_kinds[k].metric;
+			row->unit = bench_kinds[k].unit;
+			row->higher_is_better = bench_kinds[k].higher_is_better;
+			row->workers = bench_kinds[k].w == BENCH_W_SETUP || bench_kinds[k].w == BENCH_W_TEARDOWN ? 1 :
+				       c->workers;
+			bench_summarize(cpu, m, &row->v);
+			bench_summarize(wall, m, &ws);
+			row->wall_median = ws.median;
+			row->faults = NAN;
+			if (plain)
+				row->has_plain = ratios(c, plain, bench_kinds[k].w, row->higher_is_better, &row->vs_plain);
+			if (raw)
+				row->has_raw = ratios(c, raw, bench_kinds[k].w, row->higher_is_better, &row->vs_raw);
+			n++;
+		}
+	}
+	for (unsigned i = 0; i < res->ncfg; i++) {
+		const struct bench_config *c = &res->cfg[i];
+		const struct bench_config *plain = ref_of(res, c, c->plain_ref), *raw = ref_of(res, c, c->raw_ref);
+
+		if (!c->usable || !c->pt_done)
+			continue;
+		for (int k = 0; k < 3 && n < max; k++) {
+			struct bench_row *row = &rows[n];
+
+			if (isnan(c->pt_kib[k]))
+				continue;
+			memset(row, 0, sizeof(*row));
+			row->c = c;
+			row->workload = row->metric = "pagetables";
+			row->unit = "KiB/worker";
+			row->workers = pt_workers[k];
+			row->deterministic = 1;
+			one_value(&row->v, c->pt_kib[k]);
+			row->wall_median = NAN;
+			row->faults = c->pt_faults[k];
+			if (plain && !isnan(plain->pt_kib[k])) {
+				row->has_plain = 1;
+				one_value(&row->vs_plain, c->pt_kib[k] > 0 ? plain->pt_kib[k] / c->pt_kib[k] : INFINITY);
+			}
+			if (raw && !isnan(raw->pt_kib[k])) {
+				row->has_raw = 1;
+				one_value(&row->vs_raw, c->pt_kib[k] > 0 ? raw->pt_kib[k] / c->pt_kib[k] :
+					  raw->pt_kib[k] > 0 ? INFINITY : 1.0);
+			}
+			n++;
+		}
+	}
+	return n;
+}
+
+static const char *start_name(enum bench_start s)
+{
+	return s == BENCH_START_SPAWN ? "spawn" : s == BENCH_START_FORK ? "fork" : "threads";
+}
+
+static char *page_text(const struct bench_config *c, char *buf, size_t len)
+{
+	char s[32];
+
+	snprintf(buf, len, "%s", c->verified_page_size ? hpshm_size_format(c->verified_page_size, s, sizeof(s)) :
+		 "unknown");
+	return buf;
+}
+
+/* A figure in 4 significant digits, readable for ns, rates and tiny times alike. */
+static char *num(double v, char *buf, size_t len)
+{
+	if (isnan(v))
+		snprintf(buf, len, "-");
+	else if (isinf(v))
+		snprintf(buf, len, "inf");
+	else if (fabs(v) >= 1e6)
+		snprintf(buf, len, "%.3gM", v / 1e6);
+	else
+		snprintf(buf, len, "%.4g", v);
+	return buf;
+}
+
+static char *ratio_text(int have, const struct bench_summary *s, int exact, char *buf, size_t len)
+{
+	char a[16];
+
+	if (!have)
+		snprintf(buf, len, "-");
+	else if (exact || s->n == 1)
+		snprintf(buf, len, "%sx", num(s->median, a, sizeof(a)));
+	else
+		snprintf(buf, len, "%.3gx [%.3g-%.3g]", s->median, s->min, s->max);
+	return buf;
+}
+
+static void print_unusable(FILE *out, const struct bench_result *res)
+{
+	int any = res->thp_why[0] || res->apr_why[0];
+	char ps[32];
+
+	for (unsigned i = 0; i < res->ncfg; i++)
+		any |= !res->cfg[i].usable;
+	if (!any)
+		return;
+	fprintf(out, "\ncould not use:\n");
+	for (unsigned i = 0; i < res->ncfg; i++) {
+		const struct bench_config *c = &res->cfg[i];
+
+		if (!c->usable)
+			fprintf(out, "  %s %s: %s\n", c->label, c->page_size ? hpshm_size_format(c->page_size, ps, sizeof(ps)) :
+				"4KiB", c->why);
+	}
+	if (res->thp_why[0])
+		fprintf(out, "  thp: %s\n", res->thp_why);
+	if (res->apr_why[0])
+		fprintf(out, "  apr: %s\n", res->apr_why);
+}
+
+void bench_print_text(FILE *out, const struct bench_result *res)
+{
+	static struct bench_row rows[BENCH_MAX_CONFIGS * 8];
+	unsigned n = bench_rows(res, rows, sizeof(rows) / sizeof(rows[0]));
+	const char *last = "";
+	char size[32], ps[32], a[16], b[16], c[16], w[16], p[48], r[48];
+
+	fprintf(out, "hpshm bench: %s, %u worker%s (%s), %u of %u rounds, %.2g CPU-s per phase, %.0f s\n",
+		hpshm_size_format(res->opt.size, size, sizeof(size)), res->opt.workers, res->opt.workers == 1 ? "" : "s",
+		res->opt.fork_mode ? "fork" : "spawn", res->rounds_done, res->opt.rounds, res->opt.phase_seconds,
+		res->seconds);
+	fprintf(out, "figures: median [min-max] over rounds by thread CPU time; wall: median by wall clock;\n"
+		"vs plain / vs raw: median [min-max] of per-round gains, > 1 is better\n");
+	if (res->pool_note[0])
+		fprintf(out, "pool: %s\n", res->pool_note);
+	for (unsigned i = 0; i < n; i++) {
+		const struct bench_row *row = &rows[i];
+		const char *title = strcmp(row->workload, "setup") == 0 ? row->metric : row->workload;
+
+		if (strcmp(title, last) != 0) {
+			fprintf(out, "\n%s (%s%s)\n", strcmp(title, "create") == 0 ? "setup: create + populate" :
+				strcmp(title, "attach") == 0 ? "setup: attach = map + touch, per worker" : title, row->unit,
+				row->deterministic ? ", exact" : "");
+			fprintf(out, "  %-14s %-6s %-20s %3s  %-30s %-9s %-24s %s\n", "provider", "page", "verified by", "wk",
+				"median [min-max]", "wall", "vs plain", "vs raw");
+			last = title;
+		}
+		if (row->deterministic)
+			snprintf(p, sizeof(p), "%s (%s faults)", num(row->v.median, a, sizeof(a)), num(row->faults, b, sizeof(b)));
+		else
+			snprintf(p, sizeof(p), "%s [%s-%s]", num(row->v.median, a, sizeof(a)), num(row->v.min, b, sizeof(b)),
+				 num(row->v.max, c, sizeof(c)));
+		fprintf(out, "  %-14s %-6s %-20s %3u  %-30s %-9s %-24s %s\n", row->c->label,
+			page_text(row->c, ps, sizeof(ps)), row->c->verified_by, row->workers, p,
+			num(row->wall_median, w, sizeof(w)),
+			ratio_text(row->has_plain, &row->vs_plain, row->deterministic, r, sizeof(r)),
+			ratio_text(row->has_raw, &row->vs_raw, row->deterministic, c, sizeof(c)));
+	}
+	if (n == 0)
+		fprintf(out, "\nno configuration completed a round\n");
+	for (unsigned i = 0; i < res->ncfg; i++)
+		if (res->cfg[i].usable && res->cfg[i].note[0])
+			fprintf(out, "\nnote: %s: %s\n", res->cfg[i].label, res->cfg[i].note);
+	print_unusable(out, res);
+}
+
+static void csv_num(FILE *out, double v)
+{
+	if (isnan(v) || isinf(v))
+		fputs(",", out);
+	else
+		fprintf(out, ",%.6g", v);
+}
+
+void bench_print_csv(FILE *out, const struct bench_result *res)
+{
+	static struct bench_row rows[BENCH_MAX_CONFIGS * 8];
+	unsigned n = bench_rows(res, rows, sizeof(rows) / sizeof(rows[0]));
+
+	fputs("provider,peer,page_size,verified_by,workload,metric,workers,unit,median,min,max,wall_median,"
+	      "ratio_vs_plain,ratio_vs_plain_min,ratio_vs_plain_max,ratio_vs_raw,ratio_vs_raw_min,ratio_vs_raw_max,"
+	      "deterministic,minor_faults\n", out);
+	for (unsigned i = 0; i < n; i++) {
+		const struct bench_row *r = &rows[i];
+
+		fprintf(out, "%s,%d,%zu,%s,%s,%s,%u,%s", r->c->label, r->c->kind != BENCH_HPSHM, r->c->verified_page_size,
+			r->c->verified_by, r->workload, r->metric, r->workers, r->unit);
+		csv_num(out, r->v.median);
+		csv_num(out, r->v.min);
+		csv_num(out, r->v.max);
+		csv_num(out, r->wall_median);
+		csv_num(out, r->has_plain ? r->vs_plain.median : NAN);
+		csv_num(out, r->has_plain ? r->vs_plain.min : NAN);
+		csv_num(out, r->has_plain ? r->vs_plain.max : NAN);
+		csv_num(out, r->has_raw ? r->vs_raw.median : NAN);
+		csv_num(out, r->has_raw ? r->vs_raw.min : NAN);
+		csv_num(out, r->has_raw ? r->vs_raw.max : NAN);
+		fprintf(out, ",%d", r->deterministic);
+		csv_num(out, r->faults);
+		fputc('\n', out);
+	}
+}
+
+static void json_ratio(struct json *j, const char *key, int have, const struct bench_summary *s)
+{
+	char k[48];
+
+	if (have)
+		json_kv_double(j, key, s->median, 4);
+	else
+		json_kv_null(j, key);
+	snprintf(k, sizeof(k), "%s_min", key);
+	if (have)
+		json_kv_double(j, k, s->min, 4);
+	else
+		json_kv_null(j, k);
+	snprintf(k, sizeof(k), "%s_max", key);
+	if (have)
+		json_kv_double(j, k, s->max, 4);
+	else
+		json_kv_null(j, k);
+}
+
+int bench_print_json(FILE *out, const struct bench_result *res)
+{
+	static struct bench_row rows[BENCH_MAX_CONFIGS * 8];
+	unsigned n = bench_rows(res, rows, sizeof(rows) / sizeof(rows[0]));
+	struct json j;
+
+	json_begin(&j, out, 1);
+	json_object_open(&j);
+	json_kv_string(&j, "version", hpshm_version());
+	json_kv_uint(&j, "size", res->opt.size);
+	json_kv_uint(&j, "workers", res->opt.workers);
+	json_kv_string(&j, "start", res->opt.fork_mode ? "fork" : "spawn");
+	json_kv_uint(&j, "rounds", res->opt.rounds);
+	json_kv_uint(&j, "rounds_done", res->rounds_done);
+	json_kv_double(&j, "phase_seconds", res->opt.phase_seconds, 3);
+	json_kv_double(&j, "seconds", res->seconds, 1);
+	json_kv_string(&j, "timing", "thread CPU time (CLOCK_THREAD_CPUTIME_ID); wall_median by CLOCK_MONOTONIC");
+	json_kv_string(&j, "ratios", "median of per-round gains; > 1 means better than the reference");
+	if (res->pool_note[0])
+		json_kv_string(&j, "pool", res->pool_note);
+	else
+		json_kv_null(&j, "pool");
+	json_key(&j, "results");
+	json_array_open(&j);
+	for (unsigned i = 0; i < n; i++) {
+		const struct bench_row *r = &rows[i];
+
+		json_object_open(&j);
+		json_kv_string(&j, "provider", r->c->label);
+		json_kv_bool(&j, "peer", r->c->kind != BENCH_HPSHM);
+		json_kv_uint(&j, "page_size", r->c->verified_page_size);
+		json_kv_string(&j, "verified_by", r->c->verified_by);
+		json_kv_bool(&j, "huge", r->c->huge);
+		json_kv_string(&j, "workload", r->workload);
+		json_kv_string(&j, "metric", r->metric);
+		json_kv_uint(&j, "workers", r->workers);
+		json_kv_string(&j, "start", start_name(r->c->start));
+		json_kv_string(&j, "unit", r->unit);
+		json_kv_bool(&j, "higher_is_better", r->higher_is_better);
+		json_kv_bool(&j, "deterministic", r->deterministic);
+		json_kv_double(&j, "median", r->v.median, 6);
+		json_kv_double(&j, "min", r->v.min, 6);
+		json_kv_double(&j, "max", r->v.max, 6);
+		json_kv_uint(&j, "samples", r->v.n);
+		json_kv_double(&j, "wall_median", r->wall_median, 6);
+		json_ratio(&j, "ratio_vs_plain", r->has_plain, &r->vs_plain);
+		json_ratio(&j, "ratio_vs_raw", r->has_raw, &r->vs_raw);
+		if (r->deterministic)
+			json_kv_double(&j, "minor_faults", r->faults, 0);
+		if (r->c->note[0])
+			json_kv_string(&j, "note", r->c->note);
+		json_object_close(&j);
+	}
+	json_array_close(&j);
+	json_key(&j, "unavailable");
+	json_array_open(&j);
+	for (unsigned i = 0; i < res->ncfg; i++) {
+		const struct bench_config *c = &res->cfg[i];
+
+		if (c->usable)
+			continue;
+		json_object_open(&j);
+		json_kv_string(&j, "provider", c->label);
+		json_kv_uint(&j, "page_size", c->page_size);
+		json_kv_string(&j, "reason", c->why);
+		json_object_close(&j);
+	}
+	if (res->thp_why[0]) {
+		json_object_open(&j);
+		json_kv_string(&j, "provider", "thp");
+		json_kv_null(&j, "page_size");
+		json_kv_string(&j, "reason", res->thp_why);
+		json_object_close(&j);
+	}
+	if (res->apr_why[0]) {
+		json_object_open(&j);
+		json_kv_string(&j, "provider", "apr");
+		json_kv_null(&j, "page_size");
+		json_kv_string(&j, "reason", res->apr_why);
+		json_object_close(&j);
+	}
+	json_array_close(&j);
+	json_object_close(&j);
+	return json_end(&j);
+}

@@ -1,0 +1,39 @@
+/*
+ * bench/stats.c -- medians and ranges.
+ *
+ * Every figure of the bench is a median with its min and max, never a mean: on a shared VM
+ * one round in five can be slowed twofold by a neighbour, and a median shrugs that off
+ * while the range still shows it happened.  Ratios are taken per round (A and B of the same
+ * round ran seconds apart, under the same load) and then summarized, rather than taking
+ * the ratio of two medians.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+void bench_summarize(const double *v, unsigned n, struct bench_summary *s)
+{
+	double sorted[BENCH_MAX_ROUNDS];
+
+	s->n = n;
+	if (n == 0) {
+		s->median = s->min = s->max = NAN;
+		return;
+	}
+	if (n > BENCH_MAX_ROUNDS)
+		n = BENCH_MAX_ROUNDS;
+	memcpy(sorted, v, n * sizeof(*v));
+	qsort(sorted, n, sizeof(*sorted), cmp_double);
+	s->min = sorted[0];
+	s->max = sorted[n - 1];
+	s->median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+}

@@ -1,0 +1,183 @@
+/*
+ * tools/bench.c -- `hpshm bench`: the command line of the stress benchmark (bench/).
+ *
+ * This file only turns arguments into bench_options, runs the bench and picks the output
+ * format; what is measured and how is in bench/, and doc/bench.md says how to read it.
+ * Usage errors exit 2 before anything is created.  The bench changes no system setting
+ * unless --reserve asks it to, and then puts the pool back, also when interrupted.
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "port.h"
+#include "tool.h"
+
+#define BENCH_DEFAULT_SIZE   ((size_t)1 << 30)   /* 1 GiB: where the page size starts to matter */
+#define BENCH_QUICK_SIZE     ((size_t)256 << 20) /* --quick: well under a minute on 2 vCPUs */
+#define BENCH_DEFAULT_PHASE  1.0                 /* CPU-s per timed phase and worker */
+#define BENCH_QUICK_PHASE    0.25
+#define BENCH_DEFAULT_ROUNDS 5
+
+static int bench_parse_uint(const char *what, const char *text, unsigned lo, unsigned hi, unsigned *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (text[0] < '0' || text[0] > '9')
+		return tool_usage_error("bench", "bad %s '%s': expected a whole number from %u to %u", what, text, lo, hi);
+	v = strtoul(text, &end, 10);
+	if (*end != '\0' || v < lo || v > hi)
+		return tool_usage_error("bench", "bad %s '%s': expected a whole number from %u to %u", what, text, lo, hi);
+	*out = (unsigned)v;
+	return 0;
+}
+
+static int bench_parse_seconds(const char *text, double *out)
+{
+	char *end;
+	double v = strtod(text, &end);
+
+	if (end == text || *end != '\0' || !(v >= 0.01 && v <= 60))
+		return tool_usage_error("bench", "bad --phase-seconds '%s': expected seconds from 0.01 to 60, e.g. 1.5",
+					text);
+	*out = v;
+	return 0;
+}
+
+/* --page-size LIST: sizes the kernel offers, or "all". */
+static int bench_parse_page_sizes(const char *text, struct bench_options *o)
+{
+	size_t offered[HPSHM__MAX_PAGE_SIZES];
+	int n = hpshm_huge_page_sizes(offered, HPSHM__MAX_PAGE_SIZES);
+	char buf[256], list[128], *save = NULL, *it;
+	size_t ps;
+	int rc;
+
+	if (n > HPSHM__MAX_PAGE_SIZES)
+		n = HPSHM__MAX_PAGE_SIZES;
+	o->npage_sizes = 0;
+	if (strcmp(text, "all") == 0) {
+		for (int i = 0; i < n && o->npage_sizes < BENCH_MAX_SIZES; i++)
+			o->page_sizes[o->npage_sizes++] = offered[i];
+		return 0;
+	}
+	snprintf(buf, sizeof(buf), "%s", text);
+	for (it = strtok_r(buf, ",", &save); it; it = strtok_r(NULL, ",", &save)) {
+		int found = 0;
+
+		if ((rc = tool_parse_size("bench", "--page-size", it, &ps)) != 0)
+			return rc;
+		for (int i = 0; i < n; i++)
+			found |= offered[i] == ps;
+		if (!found)
+			return tool_usage_error("bench", "bad --page-size '%s': the kernel offers %s", it,
+						tool_offered_sizes(list, sizeof(list)));
+		if (o->npage_sizes >= BENCH_MAX_SIZES)
+			return tool_usage_error("bench", "--page-size: at most %d sizes", BENCH_MAX_SIZES);
+		o->page_sizes[o->npage_sizes++] = ps;
+	}
+	return 0;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+	static struct bench_result res;
+	struct bench_options o;
+	const char *size_text = NULL, *ps_text = NULL, *v, *svg = NULL;
+	int json = 0, csv = 0, quick = 0, have_phase = 0, rc, r;
+	char why[BENCH_WHY_MAX], exe[PATH_MAX];
+	ssize_t n;
+
+	memset(&o, 0, sizeof(o));
+	o.workers = 2;
+	o.rounds = BENCH_DEFAULT_ROUNDS;
+	o.phase_seconds = BENCH_DEFAULT_PHASE;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+#define FLAG(name, var) if ((r = tool_opt_flag("bench", a, name)) != 0) { if (r < 0) return TOOL_EXIT_USAGE; var = 1; continue; }
+#define VALUE(name) if ((r = tool_opt_value("bench", argc, argv, &i, name, &v)) != 0) { if (r < 0) return TOOL_EXIT_USAGE;
+		FLAG("--json", json)
+		FLAG("--csv", csv)
+		FLAG("--fork", o.fork_mode)
+		FLAG("--quick", quick)
+		FLAG("--reserve", o.reserve)
+		FLAG("--quiet", o.quiet)
+		VALUE("--size") size_text = v; continue; }
+		VALUE("--page-size") ps_text = v; continue; }
+		VALUE("--providers") o.providers = v; continue; }
+		VALUE("--svg") svg = v; continue; }
+		VALUE("--workers")
+			if ((rc = bench_parse_uint("--workers", v, 1, BENCH_MAX_WORKERS, &o.workers)) != 0) return rc;
+			continue; }
+		VALUE("--rounds")
+			if ((rc = bench_parse_uint("--rounds", v, 1, BENCH_MAX_ROUNDS, &o.rounds)) != 0) return rc;
+			continue; }
+		VALUE("--phase-seconds")
+			if ((rc = bench_parse_seconds(v, &o.phase_seconds)) != 0) return rc;
+			have_phase = 1;
+			continue; }
+#undef FLAG
+#undef VALUE
+		return tool_usage_error("bench", "unexpected argument '%s'", a);
+	}
+	if (json && csv)
+		return tool_usage_error("bench", "--json and --csv both write to stdout: choose one");
+	o.size = quick ? BENCH_QUICK_SIZE : BENCH_DEFAULT_SIZE;
+	if (quick && !have_phase)
+		o.phase_seconds = BENCH_QUICK_PHASE;
+	if (size_text && (rc = tool_parse_size("bench", "--size", size_text, &o.size)) != 0)
+		return rc;
+	if (o.size < ((size_t)1 << 20))
+		return tool_usage_error("bench", "bad --size '%s': at least 1MiB, so the region is larger than the caches",
+					size_text);
+	if (o.providers && bench_check_providers(o.providers, o.fork_mode, why, sizeof(why)) < 0)
+		return tool_usage_error("bench", "bad --providers: %s", why);
+	if (ps_text) {
+		if ((rc = bench_parse_page_sizes(ps_text, &o)) != 0)
+			return rc;
+	} else if (hpshm__default_huge_page_size()) {
+		o.page_sizes[o.npage_sizes++] = hpshm__default_huge_page_size();
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0 && !o.fork_mode)
+		return tool_fail("bench", "cannot find this program (/proc/self/exe) to spawn workers: use --fork");
+	exe[n > 0 ? n : 0] = '\0';
+	o.self_exe = exe;
+
+	rc = bench_run(&o, &res, why, sizeof(why));
+	if (json) {
+		if (bench_print_json(stdout, &res) < 0)
+			return tool_fail("bench", "internal error writing JSON");
+	} else if (csv) {
+		bench_print_csv(stdout, &res);
+	} else {
+		bench_print_text(stdout, &res);
+	}
+	fflush(stdout);
+	if (svg && res.rounds_done > 0) {
+		char swhy[BENCH_WHY_MAX];
+
+		if (bench_write_svg(svg, &res, swhy, sizeof(swhy)) < 0)
+			return tool_fail("bench", "%s", swhy);
+	}
+	if (rc == BENCH_INTERRUPTED) {
+		fprintf(stderr, "hpshm bench: %s\n", why);
+		return BENCH_INTERRUPTED;
+	}
+	if (rc != BENCH_OK)
+		return tool_fail("bench", "%s", why);
+	if (res.rounds_done == 0)
+		return tool_fail("bench", "no configuration could run (see \"could not use\")");
+	return TOOL_EXIT_OK;
+}
+
+int cmd_bench_worker(int argc, char **argv)
+{
+	return bench_worker_main(argc, argv);
+}
