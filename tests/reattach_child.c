@@ -1,0 +1,292 @@
+/*
+ * tests/reattach_child.c -- the program the re-attach tests start by a real exec.
+ *
+ * It is always started through hpshm_spawn(), so the segment's token is in HPSHM_TOKEN and
+ * its descriptor (if any) is inherited.  Its first act in every mode is to attach (or, in
+ * "clash" mode, to occupy the segment's range and then attach), before anything else can
+ * map memory at the segment's address.  It uses only the public API, and reads the page
+ * size from the kernel itself (/proc/self/smaps), never trusting the library's report alone.
+ *
+ * Modes (numbers in hex with 0x, or decimal):
+ *
+ *   check ADDR PAGE_SIZE SLOT NSLOTS VALUE
+ *       attach; the address must be ADDR; the pattern (reattach_pattern()) must be in every
+ *       usable word except the NSLOTS write-back slots; smaps KernelPageSize of the segment's
+ *       VMA and the report's verified page size must be PAGE_SIZE; write VALUE in slot SLOT;
+ *       detach (the range must then be unmapped); exit 0.
+ *   clash ADDR OFFSET
+ *       map an anonymous PROT_NONE page at ADDR + OFFSET with MAP_FIXED_NOREPLACE, then
+ *       attach: it must fail with HPSHM_EEXIST, err.message must hold the holder's
+ *       /proc/self/maps line (its "start-end" range), and no mapping or descriptor may be
+ *       left behind; exit 0.
+ *   hold SECONDS SLOT
+ *       attach, write this process's pid in slot SLOT (of 64), then sleep up to SECONDS
+ *       (the crash test SIGKILLs it, or lets it end), detach, exit 0.
+ *
+ * Exit codes name the check that failed (CHILD_E* below); the reason goes to stderr, which
+ * Criterion shows with the failing test.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dirent.h>
+#include <stdarg.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hpshm.h"
+#include "reattach_child.h"
+
+static const char *mode = "?";
+
+static int fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int fail(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "reattach_child %s [pid %ld]: ", mode, (long)getpid());
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return code;
+}
+
+static int num(const char *s, unsigned long long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoull(s, &end, 0);
+	return errno || end == s || *end ? -1 : 0;
+}
+
+/* KernelPageSize of the smaps VMA holding addr, in bytes; 0 if none. */
+static size_t smaps_page_size(const void *addr)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[1024];
+	uintptr_t a = (uintptr_t)addr;
+	size_t result = 0;
+	int inside = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof line, f)) {
+		unsigned long lo, hi, kb;
+		char *dash = strchr(line, '-'), *space = strchr(line, ' ');
+
+		if (dash && space && dash < space && sscanf(line, "%lx-%lx ", &lo, &hi) == 2) {
+			if (inside)
+				break;
+			inside = a >= lo && a < hi;
+			continue;
+		}
+		if (inside && sscanf(line, "KernelPageSize: %lu kB", &kb) == 1)
+			result = (size_t)kb * 1024;
+	}
+	fclose(f);
+	return result;
+}
+
+/* Lines of /proc/self/maps. */
+static int maps_count(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[1024];
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof line, f))
+		if (strchr(line, '\n'))
+			n++;
+	fclose(f);
+	return n;
+}
+
+/* Is any byte of [addr, addr+len) mapped? */
+static int is_mapped(uintptr_t a, size_t len)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[1024];
+	int found = 0;
+
+	if (!f)
+		return -1;
+	while (!found && fgets(line, sizeof line, f)) {
+		unsigned long lo, hi;
+
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && lo < a + len && hi > a)
+			found = 1;
+	}
+	fclose(f);
+	return found;
+}
+
+static int fd_count(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n - 1;
+}
+
+static int mode_check(int argc, char **argv)
+{
+	unsigned long long addr, ps, slot, nslots, value;
+	hpshm_segment *seg = NULL;
+	const hpshm_report *r;
+	hpshm_error err;
+	uint64_t *w;
+	size_t words, kps, i, bad = 0, first_bad = 0;
+	int rc;
+
+	/* First act: attach, before the argument parsing can allocate anything. */
+	rc = hpshm_segment_attach_env(&seg, NULL, &err);
+	if (rc < 0)
+		return fail(CHILD_EATTACH, "attach: %s: %s (hint: %s)", hpshm_errname(rc), err.message, err.hint);
+	if (argc != 7 || num(argv[2], &addr) || num(argv[3], &ps) || num(argv[4], &slot) || num(argv[5], &nslots) ||
+	    num(argv[6], &value) || nslots == 0 || slot >= nslots)
+		return fail(CHILD_EUSAGE, "usage: check ADDR PAGE_SIZE SLOT NSLOTS VALUE");
+	if (hpshm_segment_is_owner(seg) != 0)
+		return fail(CHILD_EOWNER, "hpshm_segment_is_owner() says the child created the segment");
+	w = hpshm_segment_address(seg);
+	if ((uintptr_t)w != addr)
+		return fail(CHILD_EADDRESS, "attached at %p, the parent's segment is at %#llx", (void *)w, addr);
+	r = hpshm_segment_report(seg);
+	words = hpshm_segment_size(seg) / sizeof *w;
+	if (words < nslots || r->usable_size != hpshm_segment_size(seg))
+		return fail(CHILD_EPATTERN, "usable size %zu (report %zu) is too small or inconsistent",
+			    hpshm_segment_size(seg), r->usable_size);
+
+	kps = smaps_page_size(w);
+	if (kps != ps)
+		return fail(CHILD_EKERNELPS, "smaps KernelPageSize of the segment is %zu, the parent's pages are %llu",
+			    kps, ps);
+	if (!r->verified || r->page_size != ps)
+		return fail(CHILD_EREPORTPS, "report says %zu-byte pages (verified=%d by %s), want %llu", r->page_size,
+			    r->verified, r->verified_by, ps);
+
+	for (i = 0; i < words; i++) {
+		if (reattach_is_slot(i, words, (size_t)nslots))
+			continue;
+		if (w[i] != reattach_pattern(i)) {
+			if (!bad++)
+				first_bad = i;
+		}
+	}
+	if (bad)
+		return fail(CHILD_EPATTERN, "%zu of %zu words differ from the parent's pattern, the first at word %zu",
+			    bad, words, first_bad);
+
+	w[reattach_slot_word((size_t)slot, words, (size_t)nslots)] = value;
+
+	rc = hpshm_segment_destroy(seg);
+	if (rc < 0)
+		return fail(CHILD_EDETACH, "detach: %s", hpshm_errname(rc));
+	if (is_mapped(addr, words * sizeof *w) != 0)
+		return fail(CHILD_EDETACH, "the segment is still mapped after hpshm_segment_destroy()");
+	return 0;
+}
+
+static int mode_clash(int argc, char **argv)
+{
+	const char *token = getenv("HPSHM_TOKEN");
+	unsigned long long addr, off;
+	hpshm_segment *seg = NULL;
+	hpshm_error err;
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	char range[64];
+	void *hold;
+	int rc, maps0, fds0;
+
+	if (argc != 4 || num(argv[2], &addr) || num(argv[3], &off) || !token)
+		return fail(CHILD_EUSAGE, "usage: clash ADDR OFFSET, with HPSHM_TOKEN set");
+	/* First act: take part of the segment's range, as a library loaded early might. */
+	hold = mmap((void *)(uintptr_t)(addr + off), pg, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+		    -1, 0);
+	if (hold == MAP_FAILED || (uintptr_t)hold != addr + off)
+		return fail(CHILD_EUSAGE, "could not map the holder at %#llx: %s", addr + off, strerror(errno));
+	snprintf(range, sizeof range, "%llx-%llx", addr + off, addr + off + pg);
+	maps0 = maps_count();
+	fds0 = fd_count();
+
+	memset(&err, 0, sizeof err);
+	rc = hpshm_segment_attach_env(&seg, NULL, &err);
+	if (rc == 0)
+		return fail(CHILD_ECLASH, "attach over a taken range succeeded, at %p", hpshm_segment_address(seg));
+	if (rc != HPSHM_EEXIST)
+		return fail(CHILD_ECLASH, "attach over a taken range: %s, want HPSHM_EEXIST: %s", hpshm_errname(rc),
+			    err.message);
+	if (err.code != rc || !err.message[0])
+		return fail(CHILD_ECLASH, "err.code %d, message \"%s\"", err.code, err.message);
+	if (!strstr(err.message, range))
+		return fail(CHILD_EHOLDER, "the error does not name the holder %s: \"%s\"", range, err.message);
+	if (seg != NULL)
+		return fail(CHILD_ECLASH, "*out is not NULL after a failed attach");
+	if (maps_count() != maps0)
+		return fail(CHILD_ELEAK, "/proc/self/maps has %d lines after the failed attach, %d before", maps_count(),
+			    maps0);
+	if (fd_count() != fds0)
+		return fail(CHILD_ELEAK, "%d descriptors after the failed attach, %d before", fd_count(), fds0);
+	if (is_mapped(addr, (size_t)off) != 0)
+		return fail(CHILD_ELEAK, "part of the segment's range below the holder is mapped after the failure");
+	if (munmap(hold, pg) != 0)
+		return fail(CHILD_EUSAGE, "munmap of the holder: %s", strerror(errno));
+	return 0;
+}
+
+static int mode_hold(int argc, char **argv)
+{
+	unsigned long long seconds, slot;
+	hpshm_segment *seg = NULL;
+	hpshm_error err;
+	volatile uint64_t *w;
+	struct timespec ts;
+	int rc;
+
+	rc = hpshm_segment_attach_env(&seg, NULL, &err);
+	if (rc < 0)
+		return fail(CHILD_EATTACH, "attach: %s: %s", hpshm_errname(rc), err.message);
+	if (argc != 4 || num(argv[2], &seconds) || num(argv[3], &slot) || slot >= 64 ||
+	    hpshm_segment_size(seg) < 64 * sizeof(uint64_t))
+		return fail(CHILD_EUSAGE, "usage: hold SECONDS SLOT (slot < 64)");
+	w = hpshm_segment_address(seg);
+	w[slot] = (uint64_t)getpid();
+	ts.tv_sec = (time_t)seconds;
+	ts.tv_nsec = 0;
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+	rc = hpshm_segment_destroy(seg);
+	return rc < 0 ? fail(CHILD_EDETACH, "detach: %s", hpshm_errname(rc)) : 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return fail(CHILD_EUSAGE, "usage: reattach_child check|clash|hold ...");
+	mode = argv[1];
+	if (!strcmp(argv[1], "check"))
+		return mode_check(argc, argv);
+	if (!strcmp(argv[1], "clash"))
+		return mode_clash(argc, argv);
+	if (!strcmp(argv[1], "hold"))
+		return mode_hold(argc, argv);
+	return fail(CHILD_EUSAGE, "unknown mode");
+}

@@ -1,0 +1,536 @@
+/*
+ * tests/test_reattach.c -- re-attach after a real exec: same address, same bytes, same pages.
+ *
+ * For each provider that says HPSHM_CAP_REATTACH (hpshm_provider_name) and each page size it
+ * can use here (the kernel's huge sizes for huge providers, the base size for plain), the
+ * parent creates with reattach=exec, writes a pattern over the usable size, and starts
+ * reattach_child through hpshm_spawn(), which execs it for real.  The child attaches as its
+ * first act, checks the address, the pattern, the page size from its own /proc/self/smaps
+ * and from the report, writes back in its slot, detaches and exits 0; the parent waits and
+ * checks the write-back.  Once with one child, once with 8 at a time, once at a
+ * base_address the test chose.
+ *
+ * The clash tests start a child that maps something inside the segment's range first: the
+ * attach must fail with HPSHM_EEXIST naming that mapping, and leave nothing behind.
+ *
+ * A provider whose probe says it cannot work here is skipped with its reason, unless
+ * HPSHM_TEST_REQUIRE names the provider or the page size (test_conformance's rule).
+ * hugetlbfs uses HPSHM_TEST_HUGETLBFS as hugetlbfs_path when set.
+ */
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+
+#include "fixture.h"
+#include "hpshm.h"
+#include "reattach_child.h"
+
+#ifndef HPSHM_REATTACH_CHILD
+#error "HPSHM_REATTACH_CHILD must name the built reattach_child program"
+#endif
+
+#define NCHILDREN 8
+
+struct case_ {
+	char     provider[HPSHM_NAME_MAX];
+	unsigned caps;
+	size_t   page_size; /* the page size to use: a huge size, or the base size for plain */
+	int      no_sizes;  /* a huge provider on a kernel that offers no huge page size */
+};
+
+#define MAX_CASES 32
+static struct case_ cases[MAX_CASES];
+
+static size_t collect_cases(void)
+{
+	size_t sizes[16];
+	int nsizes = hpshm_huge_page_sizes(sizes, 16), j;
+	const char *name;
+	unsigned caps, i;
+	size_t n = 0;
+
+	if (nsizes > 16)
+		nsizes = 16;
+	for (i = 0; (name = hpshm_provider_name(i, &caps)) != NULL && n < MAX_CASES; i++) {
+		if (!(caps & HPSHM_CAP_REATTACH))
+			continue;
+		if (!(caps & HPSHM_CAP_HUGE) || nsizes <= 0) {
+			memset(&cases[n], 0, sizeof cases[n]);
+			snprintf(cases[n].provider, sizeof cases[n].provider, "%s", name);
+			cases[n].caps = caps;
+			cases[n].page_size = hpshm_base_page_size();
+			cases[n].no_sizes = (caps & HPSHM_CAP_HUGE) != 0;
+			n++;
+			continue;
+		}
+		for (j = 0; j < nsizes && n < MAX_CASES; j++) {
+			memset(&cases[n], 0, sizeof cases[n]);
+			snprintf(cases[n].provider, sizeof cases[n].provider, "%s", name);
+			cases[n].caps = caps;
+			cases[n].page_size = sizes[j];
+			n++;
+		}
+	}
+	return n;
+}
+
+TestSuite(reattach, .init = hpt_fixture_init, .fini = hpt_fixture_fini);
+
+/*
+ * A configuration for case c with reattach=exec, probed: skips (or fails under
+ * HPSHM_TEST_REQUIRE) when the provider cannot work here.  extra is appended ("" for none).
+ */
+static hpshm_config *case_config(const struct case_ *c, size_t size, const char *extra)
+{
+	int huge = (c->caps & HPSHM_CAP_HUGE) != 0;
+	const char *mnt = getenv("HPSHM_TEST_HUGETLBFS");
+	char kv[512], psz[32], reason[HPSHM_TEXT_MAX];
+	size_t probed = 0;
+	hpshm_config *cfg;
+	hpshm_error err;
+	int rc;
+
+	hpt_size_text(c->page_size, psz, sizeof psz);
+	cr_log_info("provider %s, page size %s", c->provider, psz);
+	if (c->no_sizes)
+		HPT_UNAVAILABLE(c->provider, NULL, "%s: the kernel offers no huge page size", c->provider);
+	cr_assert_eq(hpshm_config_new(&cfg), 0);
+	if (huge)
+		snprintf(kv, sizeof kv, "provider=%s,reattach=exec,huge_pages=on,huge_page_size=%s%s%s", c->provider,
+			 psz, *extra ? "," : "", extra);
+	else
+		snprintf(kv, sizeof kv, "provider=%s,reattach=exec,huge_pages=off%s%s", c->provider, *extra ? "," : "",
+			 extra);
+	rc = hpshm_config_parse(cfg, kv, &err);
+	cr_assert_eq(rc, 0, "%s: %s", kv, err.message);
+	if (!strcmp(c->provider, "hugetlbfs") && mnt && *mnt) {
+		rc = hpshm_config_set(cfg, "hugetlbfs_path", mnt, &err);
+		cr_assert_eq(rc, 0, "HPSHM_TEST_HUGETLBFS=%s: %s", mnt, err.message);
+	}
+	rc = hpshm_provider_probe(c->provider, size, cfg, &probed, reason, sizeof reason);
+	if (rc == HPSHM_EUNAVAILABLE) {
+		hpshm_config_free(cfg);
+		HPT_UNAVAILABLE(c->provider, huge ? psz : NULL, "%s (%s pages): %s", c->provider, psz, reason);
+	}
+	cr_assert_eq(rc, 0, "probe %s: %s (%s)", c->provider, hpshm_errname(rc), reason);
+	cr_assert_eq(probed, c->page_size, "probe would use %zu-byte pages, want %zu", probed, c->page_size);
+	return cfg;
+}
+
+/* Create the case's segment and write the pattern over its usable size. */
+static hpshm_segment *case_create(const struct case_ *c, const hpshm_config *cfg, size_t size)
+{
+	hpshm_segment *seg = NULL;
+	const hpshm_report *r;
+	hpshm_error err;
+	uint64_t *w;
+	size_t words, i, kps;
+	int rc, ht = 0;
+
+	rc = hpshm_segment_create(&seg, size, cfg, &err);
+	cr_assert_eq(rc, 0, "create %s (%zu-byte pages) with reattach=exec after a good probe: %s: %s (hint: %s)",
+		     c->provider, c->page_size, hpshm_errname(rc), err.message, err.hint);
+	r = hpshm_segment_report(seg);
+	cr_assert_str_eq(r->provider, c->provider);
+	cr_assert_eq(hpshm_segment_is_owner(seg), 1);
+	cr_assert_eq(r->page_size, c->page_size);
+	cr_assert_geq(hpshm_segment_size(seg), size);
+	cr_assert_eq((uintptr_t)hpshm_segment_address(seg) % c->page_size, 0u);
+	kps = hpt_smaps_page_size(hpshm_segment_address(seg), &ht);
+	cr_assert_eq(kps, c->page_size, "parent: smaps KernelPageSize %zu, want %zu", kps, c->page_size);
+	w = hpshm_segment_address(seg);
+	words = hpshm_segment_size(seg) / sizeof *w;
+	for (i = 0; i < words; i++)
+		w[i] = reattach_pattern(i);
+	return seg;
+}
+
+/* The token's address field (the 6th), as a number. */
+static uintptr_t token_address(const char *tok)
+{
+	const char *p = tok;
+	int field;
+
+	for (field = 0; field < 5 && p; field++) {
+		p = strchr(p, ':');
+		if (p)
+			p++;
+	}
+	cr_assert_not_null(p, "token \"%s\" has too few fields", tok);
+	return (uintptr_t)strtoull(p, NULL, 16);
+}
+
+static const char *child_error(int status)
+{
+	switch (status) {
+	case 0: return "ok";
+	case CHILD_EATTACH: return "the attach failed";
+	case CHILD_EADDRESS: return "attached at another address";
+	case CHILD_EPATTERN: return "the parent's pattern is not there";
+	case CHILD_EKERNELPS: return "smaps KernelPageSize differs from the parent's page size";
+	case CHILD_EREPORTPS: return "the report's page size differs from the parent's";
+	case CHILD_EDETACH: return "detach failed or left the range mapped";
+	case CHILD_EOWNER: return "the child believes it owns the segment";
+	case CHILD_ECLASH: return "attach over a taken range did not fail with HPSHM_EEXIST";
+	case CHILD_EHOLDER: return "the clash error does not name the holder's maps line";
+	case CHILD_ELEAK: return "the failed attach left a mapping or a descriptor";
+	case CHILD_EUSAGE: return "the child's own setup failed";
+	default: return status > 128 ? "killed by a signal" : "unexpected exit status";
+	}
+}
+
+/* Spawn n children in check mode at once, wait for all, check every write-back. */
+static void run_children(const struct case_ *c, hpshm_segment *seg, int n)
+{
+	char path[] = HPSHM_REATTACH_CHILD, mode[] = "check";
+	char addr[32], ps[32], slot[NCHILDREN][16], nslots[16], value[NCHILDREN][32];
+	char *argv[NCHILDREN][8];
+	hpshm_child kids[NCHILDREN];
+	hpshm_error err;
+	uint64_t *w = hpshm_segment_address(seg);
+	size_t words = hpshm_segment_size(seg) / sizeof *w;
+	int i, rc, status;
+
+	cr_assert_leq(n, NCHILDREN);
+	snprintf(addr, sizeof addr, "%#" PRIxPTR, (uintptr_t)w);
+	snprintf(ps, sizeof ps, "%zu", c->page_size);
+	snprintf(nslots, sizeof nslots, "%d", NCHILDREN);
+	for (i = 0; i < n; i++) {
+		uint64_t v = 0xc41d000000000000ULL | (uint64_t)(i + 1) << 32 | (uint64_t)getpid();
+
+		snprintf(slot[i], sizeof slot[i], "%d", i);
+		snprintf(value[i], sizeof value[i], "%#" PRIx64, v);
+		argv[i][0] = path;
+		argv[i][1] = mode;
+		argv[i][2] = addr;
+		argv[i][3] = ps;
+		argv[i][4] = slot[i];
+		argv[i][5] = nslots;
+		argv[i][6] = value[i];
+		argv[i][7] = NULL;
+	}
+	fflush(NULL);
+	for (i = 0; i < n; i++) {
+		rc = hpshm_spawn(seg, path, argv[i], NULL, &kids[i], &err);
+		cr_assert_eq(rc, 0, "hpshm_spawn %s: %s: %s", path, hpshm_errname(rc), err.message);
+		cr_assert_gt(kids[i].pid, 0);
+	}
+	for (i = 0; i < n; i++) {
+		rc = hpshm_child_wait(&kids[i], &status, &err);
+		cr_assert_eq(rc, 0, "hpshm_child_wait: %s", err.message);
+		cr_expect_eq(status, 0, "child %d (%s, %zu-byte pages) exited %d: %s", i, c->provider, c->page_size, status,
+			     child_error(status));
+	}
+	for (i = 0; i < n; i++) {
+		uint64_t want = strtoull(value[i], NULL, 16);
+		size_t at = reattach_slot_word((size_t)i, words, NCHILDREN);
+
+		cr_expect_eq(w[at], want, "child %d's write-back at word %zu: %#" PRIx64 ", want %#" PRIx64, i, at, w[at],
+			     want);
+	}
+	/* The children only detached: the parent's pattern is still there, outside the slots. */
+	for (size_t k = 0; k < words; k++)
+		if (!reattach_is_slot(k, words, NCHILDREN) && w[k] != reattach_pattern(k))
+			cr_assert_fail("word %zu changed after the children detached", k);
+}
+
+static void destroy_unmapped(hpshm_segment *seg)
+{
+	void *a = hpshm_segment_address(seg);
+	size_t len = hpshm_segment_report(seg)->mapped_size;
+
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	cr_assert_eq(hpt_is_mapped(a, len), 0, "still mapped after destroy");
+}
+
+static void run_case(const struct case_ *c, int nchildren)
+{
+	size_t size = 2 * c->page_size + 1;
+	hpshm_config *cfg = case_config(c, size, "");
+	hpshm_segment *seg = case_create(c, cfg, size);
+	char tok[HPSHM_TOKEN_MAX];
+	hpshm_error err;
+	int n;
+
+	n = hpshm_segment_token(seg, tok, sizeof tok, &err);
+	cr_assert_gt(n, 0, "token of a reattach=exec %s segment: %s: %s", c->provider, hpshm_errname(n), err.message);
+	cr_assert_eq((size_t)n, strlen(tok));
+	cr_assert_eq(token_address(tok), (uintptr_t)hpshm_segment_address(seg), "token %s", tok);
+	cr_log_info("token %s", tok);
+	run_children(c, seg, nchildren);
+	destroy_unmapped(seg);
+	hpshm_config_free(cfg);
+}
+
+ParameterizedTestParameters(reattach, one_child_sees_the_segment)
+{
+	return cr_make_param_array(struct case_, cases, collect_cases());
+}
+
+ParameterizedTest(struct case_ *c, reattach, one_child_sees_the_segment)
+{
+	run_case(c, 1);
+}
+
+ParameterizedTestParameters(reattach, eight_children_at_once)
+{
+	return cr_make_param_array(struct case_, cases, collect_cases());
+}
+
+ParameterizedTest(struct case_ *c, reattach, eight_children_at_once, .timeout = 120)
+{
+	run_case(c, NCHILDREN);
+}
+
+/* A free range of len bytes aligned to align, well away from the automatic choice. */
+static uintptr_t free_aligned(size_t len, size_t align)
+{
+	uintptr_t hint = (uintptr_t)0x3a0000000000ULL;
+	void *p = mmap((void *)hint, len + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	uintptr_t a;
+
+	cr_assert_neq(p, MAP_FAILED);
+	a = ((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1);
+	munmap(p, len + align);
+	return a;
+}
+
+ParameterizedTestParameters(reattach, base_address_is_honoured)
+{
+	return cr_make_param_array(struct case_, cases, collect_cases());
+}
+
+ParameterizedTest(struct case_ *c, reattach, base_address_is_honoured)
+{
+	size_t size = 2 * c->page_size + 1;
+	size_t align = c->page_size > ((size_t)1 << 30) ? c->page_size : ((size_t)1 << 30);
+	uintptr_t at = free_aligned(size + 2 * c->page_size + 4096, align);
+	char extra[64], tok[HPSHM_TOKEN_MAX];
+	hpshm_config *cfg;
+	hpshm_segment *seg;
+	hpshm_error err;
+
+	snprintf(extra, sizeof extra, "base_address=%#" PRIxPTR, at);
+	cfg = case_config(c, size, extra);
+	seg = case_create(c, cfg, size);
+	cr_assert_eq((uintptr_t)hpshm_segment_address(seg), at, "base_address=%#" PRIxPTR " but the segment is at %p",
+		     at, hpshm_segment_address(seg));
+	cr_assert_gt(hpshm_segment_token(seg, tok, sizeof tok, &err), 0, "%s", err.message);
+	cr_assert_eq(token_address(tok), at, "token %s", tok);
+	run_children(c, seg, 1);
+	destroy_unmapped(seg);
+	hpshm_config_free(cfg);
+}
+
+/* A child that took part of the range first: HPSHM_EEXIST naming the holder, nothing left. */
+static void run_clash(const struct case_ *c, int inside)
+{
+	size_t size = 2 * c->page_size + 1;
+	hpshm_config *cfg = case_config(c, size, "");
+	hpshm_segment *seg = case_create(c, cfg, size);
+	size_t mapped = hpshm_segment_report(seg)->mapped_size;
+	char path[] = HPSHM_REATTACH_CHILD, mode[] = "clash", addr[32], off[32];
+	char *argv[] = {path, mode, addr, off, NULL};
+	hpshm_child kid;
+	hpshm_error err;
+	int rc, status = -1;
+
+	snprintf(addr, sizeof addr, "%#" PRIxPTR, (uintptr_t)hpshm_segment_address(seg));
+	/* inside: a base page in the middle of the range, not at its start */
+	snprintf(off, sizeof off, "%#zx", inside ? (mapped / 2) & ~(hpshm_base_page_size() - 1) : (size_t)0);
+	fflush(NULL);
+	rc = hpshm_spawn(seg, path, argv, NULL, &kid, &err);
+	cr_assert_eq(rc, 0, "hpshm_spawn: %s", err.message);
+	cr_assert_eq(hpshm_child_wait(&kid, &status, &err), 0, "%s", err.message);
+	cr_expect_eq(status, 0, "clash child (%s, holder at offset %s) exited %d: %s", c->provider, off, status,
+		     child_error(status));
+	destroy_unmapped(seg);
+	hpshm_config_free(cfg);
+}
+
+ParameterizedTestParameters(reattach, clash_at_the_start_names_the_holder)
+{
+	return cr_make_param_array(struct case_, cases, collect_cases());
+}
+
+ParameterizedTest(struct case_ *c, reattach, clash_at_the_start_names_the_holder)
+{
+	run_clash(c, 0);
+}
+
+ParameterizedTestParameters(reattach, clash_inside_the_range_names_the_holder)
+{
+	return cr_make_param_array(struct case_, cases, collect_cases());
+}
+
+ParameterizedTest(struct case_ *c, reattach, clash_inside_the_range_names_the_holder)
+{
+	run_clash(c, 1);
+}
+
+ParameterizedTestParameters(reattach, destroyed_segment_token_no_longer_attaches)
+{
+	return cr_make_param_array(struct case_, cases, collect_cases());
+}
+
+ParameterizedTest(struct case_ *c, reattach, destroyed_segment_token_no_longer_attaches)
+{
+	size_t size = 2 * c->page_size + 1;
+	hpshm_config *cfg = case_config(c, size, "");
+	hpshm_segment *seg = case_create(c, cfg, size), *again = NULL;
+	char tok[HPSHM_TOKEN_MAX];
+	hpshm_error err;
+	int rc, maps0, fds0;
+
+	cr_assert_gt(hpshm_segment_token(seg, tok, sizeof tok, &err), 0, "%s", err.message);
+	destroy_unmapped(seg);
+	maps0 = hpt_maps_count();
+	fds0 = hpt_fd_count();
+	memset(&err, 0, sizeof err);
+	rc = hpshm_segment_attach(&again, tok, NULL, &err);
+	cr_assert_lt(rc, 0, "the token of a destroyed %s segment attached", c->provider);
+	cr_assert_null(again);
+	cr_assert_eq(err.code, rc);
+	cr_assert_neq(err.message[0], '\0', "no message for %s", hpshm_errname(rc));
+	cr_log_info("%s: %s: %s", c->provider, hpshm_errname(rc), err.message);
+	cr_assert_eq(hpt_maps_count(), maps0, "a mapping was left behind");
+	cr_assert_eq(hpt_fd_count(), fds0, "a descriptor was left behind");
+	cr_assert_eq(hpt_is_mapped((void *)token_address(tok), size), 0);
+	hpshm_config_free(cfg);
+}
+
+Test(reattach, reattach_off_has_no_token)
+{
+	hpshm_config *cfg;
+	hpshm_segment *seg = NULL;
+	char tok[HPSHM_TOKEN_MAX];
+	hpshm_error err;
+	int rc;
+
+	cr_assert_eq(hpshm_config_new(&cfg), 0);
+	cr_assert_eq(hpshm_config_parse(cfg, "huge_pages=off,reattach=off", &err), 0, "%s", err.message);
+	rc = hpshm_segment_create(&seg, 65536, cfg, &err);
+	cr_assert_eq(rc, 0, "%s", err.message);
+	memset(&err, 0, sizeof err);
+	rc = hpshm_segment_token(seg, tok, sizeof tok, &err);
+	cr_assert_eq(rc, HPSHM_ENOTSUP, "token of a reattach=off segment: %s", hpshm_errname(rc));
+	cr_assert_eq(err.code, HPSHM_ENOTSUP);
+	cr_assert_neq(err.message[0], '\0');
+	cr_assert(hpt_contains(err.message, "reattach"), "message does not say why: %s", err.message);
+	{
+		char path[] = HPSHM_REATTACH_CHILD, mode[] = "hold", s[] = "0", slot[] = "0";
+		char *argv[] = {path, mode, s, slot, NULL};
+		hpshm_child kid;
+
+		rc = hpshm_spawn(seg, path, argv, NULL, &kid, &err);
+		cr_assert_eq(rc, HPSHM_ENOTSUP, "hpshm_spawn of a reattach=off segment: %s", hpshm_errname(rc));
+	}
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	hpshm_config_free(cfg);
+}
+
+static int has_provider(const char *want)
+{
+	const char *name;
+
+	for (unsigned i = 0; (name = hpshm_provider_name(i, NULL)) != NULL; i++)
+		if (!strcmp(name, want))
+			return 1;
+	return 0;
+}
+
+Test(reattach, mmap_hugetlb_named_with_reattach_exec_is_a_config_error)
+{
+	hpshm_config *cfg;
+	hpshm_segment *seg = NULL;
+	hpshm_error err;
+	int rc;
+
+	if (!has_provider("mmap_hugetlb"))
+		HPT_UNAVAILABLE("mmap_hugetlb", NULL, "mmap_hugetlb is not built in");
+	cr_assert_eq(hpshm_config_new(&cfg), 0);
+	cr_assert_eq(hpshm_config_parse(cfg, "provider=mmap_hugetlb,reattach=exec,huge_pages=on", &err), 0, "%s",
+		     err.message);
+	memset(&err, 0, sizeof err);
+	rc = hpshm_segment_create(&seg, 1 << 21, cfg, &err);
+	cr_assert_eq(rc, HPSHM_EVALUE, "create: %s: %s", hpshm_errname(rc), err.message);
+	cr_assert_null(seg);
+	cr_assert_str_eq(err.key, "reattach", "err.key is \"%s\": %s", err.key, err.message);
+	cr_assert(hpt_contains(err.message, "mmap_hugetlb"), "%s", err.message);
+	hpshm_config_free(cfg);
+}
+
+/* auto with reattach=exec: whatever the pool, never mmap_hugetlb, and the token works. */
+static void auto_never_mmap_hugetlb(const char *policy)
+{
+	hpshm_config *cfg;
+	hpshm_segment *seg = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	char kv[128], tok[HPSHM_TOKEN_MAX], psz[32];
+	const char *name;
+	unsigned caps = 0;
+	int rc;
+
+	cr_assert_eq(hpshm_config_new(&cfg), 0);
+	snprintf(kv, sizeof kv, "provider=auto,reattach=exec,huge_pages=%s", policy);
+	cr_assert_eq(hpshm_config_parse(cfg, kv, &err), 0, "%s", err.message);
+	memset(&r, 0, sizeof r);
+	rc = hpshm_segment_create_ex(&seg, 1 << 20, cfg, &r, &err);
+	if (rc < 0 && !strcmp(policy, "on")) {
+		for (unsigned i = 0; i < r.nattempts; i++)
+			cr_assert(strcmp(r.attempts[i].provider, "mmap_hugetlb") || r.attempts[i].result < 0,
+				  "mmap_hugetlb succeeded in a failed walk");
+		hpshm_config_free(cfg);
+		/* CI reserves a pool of the default size: then this must work */
+		HPT_UNAVAILABLE("memfd_hugetlb", hpt_size_text(hpt_default_huge_page_size(), psz, sizeof psz),
+				"huge_pages=on with reattach=exec: %s", err.message);
+	}
+	cr_assert_eq(rc, 0, "%s: %s", kv, err.message);
+	cr_assert_str_neq(r.provider, "mmap_hugetlb", "auto with reattach=exec picked mmap_hugetlb");
+	for (unsigned i = 0; (name = hpshm_provider_name(i, &caps)) != NULL; i++)
+		if (!strcmp(name, r.provider))
+			cr_assert(caps & HPSHM_CAP_REATTACH, "picked %s, which cannot re-attach", r.provider);
+	for (unsigned i = 0; i < r.nattempts; i++)
+		if (!strcmp(r.attempts[i].provider, "mmap_hugetlb"))
+			cr_assert_lt(r.attempts[i].result, 0, "mmap_hugetlb recorded as a success");
+	cr_log_info("huge_pages=%s, reattach=exec: %s", policy, r.provider);
+	cr_assert_gt(hpshm_segment_token(seg, tok, sizeof tok, &err), 0, "%s", err.message);
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	hpshm_config_free(cfg);
+}
+
+Test(reattach, auto_with_reattach_exec_never_picks_mmap_hugetlb_try)
+{
+	auto_never_mmap_hugetlb("try");
+}
+
+Test(reattach, auto_with_reattach_exec_never_picks_mmap_hugetlb_on)
+{
+	auto_never_mmap_hugetlb("on");
+}
+
+Test(reattach, attach_env_without_token_is_einval)
+{
+	hpshm_segment *seg = (hpshm_segment *)&seg;
+	hpshm_error err;
+	char *saved = getenv("HPSHM_TOKEN") ? strdup(getenv("HPSHM_TOKEN")) : NULL;
+	int rc;
+
+	unsetenv("HPSHM_TOKEN");
+	rc = hpshm_segment_attach_env(&seg, NULL, &err);
+	cr_assert_eq(rc, HPSHM_EINVAL);
+	cr_assert_null(seg);
+	cr_assert(hpt_contains(err.message, "HPSHM_TOKEN"), "%s", err.message);
+	if (saved) {
+		setenv("HPSHM_TOKEN", saved, 1);
+		free(saved);
+	}
+}

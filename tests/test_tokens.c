@@ -1,0 +1,728 @@
+/*
+ * tests/test_tokens.c -- 10,000 bad tokens: each one rejected with a clear error, no crash,
+ * no mapping and no descriptor left behind.
+ *
+ * The tokens start from a real token of a live segment (reattach=exec) and are truncated,
+ * byte-flipped, given other fields (with the check digits recomputed, so the mutation gets
+ * past the parser to the providers and to the header check), pointed at unrelated objects
+ * (/dev/null, a regular file of the segment's size, a closed descriptor, a SysV segment that
+ * is not hpshm's, ids that do not exist), or replaced by random junk.  A token whose only
+ * change is its nonce must reach the header check (the same token with the nonce intact
+ * attaches: the positive control proves it) and fail there.
+ *
+ * The format (core/reattach.c), eight fields: hpshm1:<provider>:<id>:<size>:<page size>:<address>:<nonce>:
+ * <check>, lower-case hex numbers, <check> the FNV-1a-32 of everything before it.
+ *
+ * A crash is a failed test: Criterion runs each test in its own process and reports a signal.
+ * The random tokens come from a fixed seed, so a failure is reproducible; each failure
+ * prints the token.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ipc.h>
+#include <sys/mman.h>
+#include <sys/shm.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+
+#include "fixture.h"
+#include "hpshm.h"
+
+#define NTOKENS 10000
+#define SEED    0x7e57c0de5eedULL
+#define NFIELDS 8
+
+TestSuite(tokens, .init = hpt_fixture_init, .fini = hpt_fixture_fini);
+
+/* ---- the token format, as the tests need it ---- */
+
+static uint32_t fnv1a(const char *s, size_t len)
+{
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 16777619u;
+	}
+	return h;
+}
+
+struct fields {
+	char f[NFIELDS][HPSHM_TOKEN_MAX];
+};
+
+static void split(const char *tok, struct fields *out)
+{
+	const char *p = tok;
+
+	memset(out, 0, sizeof *out);
+	for (int i = 0; i < NFIELDS; i++) {
+		const char *e = strchr(p, ':');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+
+		cr_assert(i == NFIELDS - 1 ? e == NULL : e != NULL, "token \"%s\" does not have %d fields", tok, NFIELDS);
+		memcpy(out->f[i], p, n);
+		out->f[i][n] = '\0';
+		p = e ? e + 1 : p + n;
+	}
+}
+
+/* Join fields 0..7 and append a correct check: a token the parser's checksum accepts. */
+static void join_checked(const struct fields *in, char *buf, size_t len)
+{
+	int n = 0;
+
+	for (int i = 0; i < NFIELDS - 1 && n >= 0 && (size_t)n < len; i++)
+		n += snprintf(buf + n, len - (size_t)n, "%s:", in->f[i]);
+	if (n >= 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, "%08x", fnv1a(buf, (size_t)n));
+}
+
+/* ---- the PRNG: xorshift64*, fixed seed ---- */
+
+static uint64_t rng_state = SEED;
+
+static uint64_t rnd(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545f4914f6cdd1dULL;
+}
+
+static size_t rnd_below(size_t n)
+{
+	return n ? (size_t)(rnd() % n) : 0;
+}
+
+/* ---- the check every bad token goes through ----
+ *
+ * Failures are recorded, not asserted at once: a test must first destroy its live segment
+ * and its foreign objects (a named segment or a SysV segment left behind would fail the
+ * machine-wide fixture for every later test), then fail with what went wrong.  The first
+ * token of each kind of failure is kept, so a report names every distinct problem.
+ */
+
+static unsigned tried, failures;
+static char failed_kinds[10][1024];
+static unsigned nkinds;
+
+static void failed(const char *what, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void failed(const char *what, const char *fmt, ...)
+{
+	char msg[900];
+	va_list ap;
+	unsigned k;
+
+	failures++;
+	for (k = 0; k < nkinds; k++)
+		if (!strncmp(failed_kinds[k], what, strlen(what)) && failed_kinds[k][strlen(what)] == ':')
+			return;
+	if (nkinds == sizeof failed_kinds / sizeof failed_kinds[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	snprintf(failed_kinds[nkinds++], sizeof failed_kinds[0], "%.100s: %s", what, msg);
+}
+
+#define CHECK(cond, what, ...)                     \
+	do {                                       \
+		if (!(cond))                       \
+			failed((what), __VA_ARGS__); \
+	} while (0)
+
+static void failures_reset(void)
+{
+	tried = failures = nkinds = 0;
+}
+
+/* After cleaning up: fail with every distinct problem, if any. */
+static void failures_assert(void)
+{
+	char all[sizeof failed_kinds + 64] = "";
+
+	for (unsigned k = 0; k < nkinds; k++) {
+		strcat(all, "\n  ");
+		strcat(all, failed_kinds[k]);
+	}
+	cr_assert_eq(failures, 0, "%u of %u tokens went wrong; the first of each kind:%s", failures, tried, all);
+}
+
+static int reject_one(const char *tok, const char *what)
+{
+	hpshm_segment *seg = (hpshm_segment *)&seg;
+	hpshm_error err;
+	int maps0 = hpt_maps_count(), fds0 = hpt_fd_count(), rc, maps1, fds1;
+
+	memset(&err, 0x5a, sizeof err);
+	rc = hpshm_segment_attach(&seg, tok, NULL, &err);
+	maps1 = hpt_maps_count();
+	fds1 = hpt_fd_count();
+	tried++;
+	if (rc == 0) {
+		failed(what, "token \"%.300s\" attached at %p", tok, hpshm_segment_address(seg));
+		hpshm_segment_destroy(seg);
+		return 0;
+	}
+	CHECK(rc < 0, what, "attach returned %d for \"%.300s\"", rc, tok);
+	CHECK(seg == NULL, what, "*out not NULL after failure for \"%.300s\"", tok);
+	CHECK(err.code == rc, what, "err.code %d, returned %d for \"%.300s\"", err.code, rc, tok);
+	if (!memchr(err.message, '\0', sizeof err.message)) {
+		failed(what, "message not terminated for \"%.300s\"", tok);
+		return rc;
+	}
+	CHECK(err.message[0] != '\0', what, "%s with an empty message for \"%.300s\"", hpshm_errname(rc), tok);
+	CHECK(maps1 == maps0, what, "/proc/self/maps went from %d to %d lines with \"%.300s\" (%s: %s)", maps0, maps1,
+	      tok, hpshm_errname(rc), err.message);
+	CHECK(fds1 == fds0, what, "/proc/self/fd went from %d to %d entries with \"%.300s\" (%s: %s)", fds0, fds1, tok,
+	      hpshm_errname(rc), err.message);
+	return rc;
+}
+
+/* ---- a live segment to take the real token from ---- */
+
+struct live {
+	hpshm_segment *seg;
+	hpshm_config  *cfg;
+	char           tok[HPSHM_TOKEN_MAX];
+	struct fields  f;
+	size_t         page_size;
+};
+
+static int live_make(struct live *l, const char *kv, size_t size)
+{
+	const char *mnt = getenv("HPSHM_TEST_HUGETLBFS");
+	hpshm_error err;
+	int rc;
+
+	memset(l, 0, sizeof *l);
+	cr_assert_eq(hpshm_config_new(&l->cfg), 0);
+	cr_assert_eq(hpshm_config_parse(l->cfg, kv, &err), 0, "%s: %s", kv, err.message);
+	if (mnt && *mnt)
+		cr_assert_eq(hpshm_config_set(l->cfg, "hugetlbfs_path", mnt, &err), 0, "%s", err.message);
+	rc = hpshm_segment_create(&l->seg, size, l->cfg, &err);
+	if (rc < 0) {
+		hpshm_config_free(l->cfg);
+		return rc;
+	}
+	rc = hpshm_segment_token(l->seg, l->tok, sizeof l->tok, &err);
+	cr_assert_gt(rc, 0, "token of %s: %s: %s", kv, hpshm_errname(rc), err.message);
+	split(l->tok, &l->f);
+	l->page_size = hpshm_segment_report(l->seg)->page_size;
+	cr_log_info("live token %s", l->tok);
+	return 0;
+}
+
+static void live_free(struct live *l)
+{
+	int rc = hpshm_segment_destroy(l->seg);
+
+	CHECK(rc == 0, "live segment", "its destroy failed: %s (did a bad token close its descriptor?)",
+	      hpshm_errname(rc));
+	hpshm_config_free(l->cfg);
+}
+
+/* A free range of len bytes aligned to align (the mapping made to find it is gone again). */
+static uintptr_t free_aligned(size_t len, size_t align)
+{
+	void *p = mmap((void *)(uintptr_t)0x2b0000000000ULL, len + align, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	uintptr_t a;
+
+	cr_assert_neq(p, MAP_FAILED);
+	a = ((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1);
+	munmap(p, len + align);
+	return a;
+}
+
+/* Field i of the live token replaced by v, check recomputed. */
+static void with_field(const struct live *l, int i, const char *v, char *buf, size_t len)
+{
+	struct fields f = l->f;
+
+	snprintf(f.f[i], sizeof f.f[i], "%s", v);
+	join_checked(&f, buf, len);
+}
+
+/*
+ * The nonce case: at a free address (the live segment holds its own), the token with its
+ * nonce intact attaches (so the mutation really reaches the header), and with another nonce
+ * it fails at the header check.
+ */
+static void nonce_is_checked(const struct live *l)
+{
+	size_t len = strtoull(l->f.f[3], NULL, 16);
+	size_t align = l->page_size > 65536 ? l->page_size : 65536;
+	uintptr_t at = free_aligned(len, align);
+	struct fields f = l->f;
+	char tok[HPSHM_TOKEN_MAX], addr[32];
+	hpshm_segment *seg = NULL;
+	hpshm_error err;
+	int rc, maps0 = hpt_maps_count(), fds0 = hpt_fd_count();
+
+	int byfd = !strncmp(l->f.f[2], "fd=", 3), dupfd = -1;
+
+	snprintf(addr, sizeof addr, "%" PRIxPTR, at);
+	snprintf(f.f[5], sizeof f.f[5], "%s", addr);
+	/* An attached segment owns its inherited descriptor and closes it when detached: give
+	 * it a copy, so the live segment keeps its own. */
+	if (byfd) {
+		dupfd = fcntl(atoi(l->f.f[2] + 3), F_DUPFD_CLOEXEC, 0);
+		cr_assert_geq(dupfd, 0);
+		snprintf(f.f[2], sizeof f.f[2], "fd=%d", dupfd);
+	}
+	join_checked(&f, tok, sizeof tok);
+	rc = hpshm_segment_attach(&seg, tok, NULL, &err);
+	if (rc < 0) {
+		failed("positive control", "the live token moved to a free address does not attach: %s: %s",
+		       hpshm_errname(rc), err.message);
+		if (dupfd >= 0 && fcntl(dupfd, F_GETFD) >= 0)
+			close(dupfd);
+		return;
+	}
+	CHECK((uintptr_t)hpshm_segment_address(seg) == at, "positive control", "attached at %p, not %#" PRIxPTR,
+	      hpshm_segment_address(seg), at);
+	CHECK(hpshm_segment_is_owner(seg) == 0, "positive control", "an attached segment says it is the owner");
+	CHECK(hpshm_segment_destroy(seg) == 0, "positive control", "detach failed");
+	CHECK(hpt_maps_count() == maps0, "positive control", "a mapping stayed after the detach");
+	if (byfd) {
+		if (fcntl(dupfd, F_GETFD) >= 0)
+			close(dupfd);
+		dupfd = fcntl(atoi(l->f.f[2] + 3), F_DUPFD_CLOEXEC, 0);
+		cr_assert_geq(dupfd, 0);
+		snprintf(f.f[2], sizeof f.f[2], "fd=%d", dupfd);
+	} else {
+		CHECK(hpt_fd_count() == fds0, "positive control", "the descriptor count changed after attach and detach");
+	}
+
+	for (int k = 0; k < 16; k++) {
+		unsigned long long nonce = strtoull(l->f.f[6], NULL, 16);
+
+		nonce ^= k < 8 ? 1ULL << (k * 8) : rnd() | 1;
+		snprintf(f.f[6], sizeof f.f[6], "%016llx", nonce);
+		join_checked(&f, tok, sizeof tok);
+		rc = reject_one(tok, "changed nonce");
+		CHECK(rc == HPSHM_EINVAL, "changed nonce", "%s, want HPSHM_EINVAL from the header check", hpshm_errname(rc));
+		CHECK(hpt_is_mapped((void *)at, len) == 0, "changed nonce", "the object stayed mapped");
+	}
+	memset(&err, 0, sizeof err);
+	seg = NULL;
+	if (hpshm_segment_attach(&seg, tok, NULL, &err) == 0)
+		hpshm_segment_destroy(seg);
+	CHECK(hpt_contains(err.message, "does not match") || hpt_contains(err.message, "nonce"), "changed nonce",
+	      "the header check's message does not say the token does not match: %s", err.message);
+	CHECK(err.hint[0] != '\0', "changed nonce", "no hint for a stale or forged token");
+	if (dupfd >= 0)
+		close(dupfd);
+}
+
+/* Every field of the live token given bad values, check recomputed: each must be refused. */
+static void fields_are_checked(const struct live *l)
+{
+	static const char *const any[] = {"", "0", "-1", "+1", " 1", "1 ", "0x10", "1e3", "ABC", "zz", "g",
+					  "ffffffffffffffff", "10000000000000000", "%s%s%n", "\\", "..", "/"};
+	char tok[HPSHM_TOKEN_MAX], v[HPSHM_TOKEN_MAX];
+	unsigned long long size = strtoull(l->f.f[3], NULL, 16), ps = strtoull(l->f.f[4], NULL, 16);
+	unsigned long long addr = strtoull(l->f.f[5], NULL, 16);
+
+	for (int i = 0; i < NFIELDS - 1; i++) {
+		for (size_t k = 0; k < sizeof any / sizeof any[0]; k++) {
+			with_field(l, i, any[k], tok, sizeof tok);
+			reject_one(tok, "field replaced");
+		}
+		memset(v, 'a', 300);
+		v[300] = '\0';
+		with_field(l, i, v, tok, sizeof tok);
+		reject_one(tok, "field made very long");
+	}
+	/* field 0: other versions */
+	for (const char *const *p = (const char *const[]){"hpshm0", "hpshm2", "HPSHM1", "hpshm", "hpshm10", NULL}; *p;
+	     p++) {
+		with_field(l, 0, *p, tok, sizeof tok);
+		reject_one(tok, "version");
+	}
+	/* field 1: other and unknown providers (the identifier then means nothing to them) */
+	for (const char *const *p = (const char *const[]){"mmap_hugetlb", "sysv_hugetlb", "hugetlbfs", "memfd_hugetlb",
+							  "plain", "windows_large", "freebsd_largepage", "PLAIN",
+							  "plain ", "nonexistent", NULL};
+	     *p; p++) {
+		if (!strcmp(*p, l->f.f[1]))
+			continue;
+		with_field(l, 1, *p, tok, sizeof tok);
+		reject_one(tok, "provider");
+	}
+	/* field 2: identifiers that name nothing, or something else */
+	for (const char *const *p = (const char *const[]){"fd=", "fd=-1", "fd=x", "fd=99999", "fd=2147483648",
+							  "fd=0", "fd=1", "fd=2", "shm=", "shm=-1", "shm=x",
+							  "shm=2147483647", "shm=99999999", "path=", "path=/",
+							  "path=/etc/passwd", "path=/dev/zero", "path=/hpshm.nonexistent",
+							  "path=/hpshm./../../etc/passwd", "path=/dev/shm/hpshm.x",
+							  "path=/tmp", "path=relative", "name=x", "x", NULL};
+	     *p; p++) {
+		with_field(l, 2, *p, tok, sizeof tok);
+		reject_one(tok, "identifier");
+	}
+	/* field 3: sizes the header does not hold */
+	{
+		unsigned long long sizes[] = {0, 1, 4096, size - ps, size + ps, size * 2, size + 1, size - 1,
+					      1ULL << 47, ~0ULL, ~0ULL - ps + 1};
+
+		for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+			snprintf(v, sizeof v, "%llx", sizes[k]);
+			with_field(l, 3, v, tok, sizeof tok);
+			reject_one(tok, "size");
+		}
+	}
+	/* field 4: page sizes */
+	{
+		unsigned long long pss[] = {0, 1, 4095, 3000, 4096, 8192, 65536, 2097152, 1ULL << 30, ps * 2, ps / 2,
+					    1ULL << 63};
+
+		for (size_t k = 0; k < sizeof pss / sizeof pss[0]; k++) {
+			if (pss[k] == ps)
+				continue;
+			snprintf(v, sizeof v, "%llx", pss[k]);
+			with_field(l, 4, v, tok, sizeof tok);
+			reject_one(tok, "page size");
+		}
+	}
+	/* field 5: addresses that are taken, unaligned, outside user space, or wrap */
+	{
+		uintptr_t stack = (uintptr_t)&v & ~(uintptr_t)(ps - 1);
+		unsigned long long addrs[] = {0, 1, addr + 1, addr + 4096 == addr + ps ? addr + 1 : addr + 4096,
+					      addr, addr + ps, stack, 0xffff800000000000ULL, ~0ULL & ~(ps - 1),
+					      (~0ULL - size) & ~(ps - 1), (uintptr_t)&reject_one & ~(uintptr_t)(ps - 1)};
+
+		for (size_t k = 0; k < sizeof addrs / sizeof addrs[0]; k++) {
+			snprintf(v, sizeof v, "%llx", addrs[k]);
+			with_field(l, 5, v, tok, sizeof tok);
+			reject_one(tok, "address");
+		}
+	}
+	/* field 8: wrong check digits */
+	for (int k = 0; k < 8; k++) {
+		struct fields f = l->f;
+		char ch = f.f[7][k];
+
+		f.f[7][k] = ch == '0' ? '1' : '0';
+		join_checked(&f, tok, sizeof tok);
+		memcpy(tok + strlen(tok) - 8, f.f[7], 8);
+		reject_one(tok, "check digit");
+	}
+}
+
+/* The identifier pointed at objects that are not the segment. */
+static void foreign_objects_are_refused(const struct live *l)
+{
+	size_t size = strtoull(l->f.f[3], NULL, 16);
+	size_t align = l->page_size > 65536 ? l->page_size : 65536;
+	char tmpl[] = "/tmp/hpshm-token-test.XXXXXX";
+	char tok[HPSHM_TOKEN_MAX], id[64], addr[32];
+	const char *const provs[] = {"plain", "memfd_hugetlb", "hugetlbfs", "sysv_hugetlb"};
+	struct fields f;
+	int devnull, tmp, closed, shmid;
+	void *shm;
+	struct shmid_ds ds;
+
+	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	cr_assert_geq(devnull, 0);
+	tmp = mkostemp(tmpl, O_CLOEXEC);
+	cr_assert_geq(tmp, 0);
+	unlink(tmpl);
+	cr_assert_eq(ftruncate(tmp, (off_t)size), 0);
+	closed = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	cr_assert_geq(closed, 0);
+	close(closed);
+	/* A SysV segment that is not hpshm's, removed when this process ends (IPC_RMID while attached). */
+	shmid = shmget(IPC_PRIVATE, size, IPC_CREAT | 0600);
+	cr_assert_geq(shmid, 0, "shmget: %s", strerror(errno));
+	shm = shmat(shmid, NULL, 0);
+	cr_assert_neq(shm, (void *)-1);
+	cr_assert_eq(shmctl(shmid, IPC_RMID, NULL), 0);
+	memset(shm, 0, size);
+	/* An id no segment has: one above every id in use. */
+	int nosuch = shmctl(0, SHM_INFO, &ds) + 1 + 12345;
+
+	snprintf(addr, sizeof addr, "%" PRIxPTR, free_aligned(size, align));
+	for (size_t pi = 0; pi < sizeof provs / sizeof provs[0]; pi++) {
+		const int ids[] = {devnull, tmp, closed};
+
+		for (int at = 0; at < 2; at++) {
+			f = l->f;
+			snprintf(f.f[1], sizeof f.f[1], "%s", provs[pi]);
+			if (at)
+				snprintf(f.f[5], sizeof f.f[5], "%s", addr); /* free: the header decides */
+			for (size_t k = 0; k < 3; k++) {
+				snprintf(id, sizeof id, "fd=%d", ids[k]);
+				snprintf(f.f[2], sizeof f.f[2], "%s", id);
+				join_checked(&f, tok, sizeof tok);
+				reject_one(tok, k == 0 ? "fd of /dev/null" : k == 1 ? "fd of a regular file" : "closed fd");
+			}
+			snprintf(f.f[2], sizeof f.f[2], "shm=%d", shmid);
+			join_checked(&f, tok, sizeof tok);
+			reject_one(tok, "shm= of a SysV segment that is not hpshm's");
+			snprintf(f.f[2], sizeof f.f[2], "shm=%d", nosuch);
+			join_checked(&f, tok, sizeof tok);
+			reject_one(tok, "shm= of a non-existent id");
+			snprintf(f.f[2], sizeof f.f[2], "path=%s", tmpl);
+			join_checked(&f, tok, sizeof tok);
+			reject_one(tok, "path= of a removed temp file");
+		}
+	}
+	/* the unrelated SysV segment was not touched */
+	for (size_t i = 0; i < size; i++)
+		if (((unsigned char *)shm)[i]) {
+			failed("foreign SysV segment", "written at byte %zu", i);
+			break;
+		}
+	shmdt(shm);
+	close(tmp);
+	close(devnull);
+}
+
+static void truncations_and_flips(const struct live *l)
+{
+	static const unsigned char repl[] = {0x01, 0x20, 0x80, 0xff, ':', ' ', '\n', 'A', '0', 'g'};
+	size_t len = strlen(l->tok);
+	char tok[HPSHM_TOKEN_MAX];
+
+	for (size_t n = 0; n < len; n++) {
+		memcpy(tok, l->tok, n);
+		tok[n] = '\0';
+		reject_one(tok, "truncated");
+	}
+	for (size_t i = 0; i < len; i++) {
+		for (size_t k = 0; k < sizeof repl; k++) {
+			memcpy(tok, l->tok, len + 1);
+			if (k < 4)
+				tok[i] = (char)(tok[i] ^ repl[k]);
+			else if (tok[i] != (char)repl[k])
+				tok[i] = (char)repl[k];
+			else
+				continue;
+			reject_one(tok, "byte changed");
+		}
+	}
+	/* extra bytes */
+	snprintf(tok, sizeof tok, "%s:", l->tok);
+	reject_one(tok, "trailing ':'");
+	snprintf(tok, sizeof tok, "%s0", l->tok);
+	reject_one(tok, "trailing digit");
+	snprintf(tok, sizeof tok, " %s", l->tok);
+	reject_one(tok, "leading space");
+	snprintf(tok, sizeof tok, "%s\n", l->tok);
+	reject_one(tok, "trailing newline");
+}
+
+static void random_tokens(const struct live *l, unsigned until)
+{
+	static const char *const provs[] = {"plain", "memfd_hugetlb", "hugetlbfs", "sysv_hugetlb", "mmap_hugetlb", "x"};
+	char *buf = malloc(HPSHM_TOKEN_MAX * 4);
+	size_t len = strlen(l->tok);
+
+	cr_assert_not_null(buf);
+	while (tried < until) {
+		unsigned kind = (unsigned)rnd_below(10);
+
+		if (kind < 3) {
+			/* random printable junk, sometimes behind the right prefix */
+			size_t n = rnd_below(kind == 2 ? HPSHM_TOKEN_MAX * 3 : 120), off = 0;
+
+			if (rnd_below(2))
+				off = (size_t)snprintf(buf, 16, "hpshm1:");
+			for (size_t i = off; i < n; i++)
+				buf[i] = (char)(0x21 + rnd_below(0x7e - 0x21 + 1));
+			buf[n > off ? n : off] = '\0';
+			reject_one(buf, "random junk");
+		} else if (kind < 6) {
+			/* structurally valid: random fields, correct check digits */
+			struct fields f;
+			static const char *const idk[] = {"fd=", "shm=", "path=/hpshm.", "fd=-"};
+
+			memset(&f, 0, sizeof f);
+			strcpy(f.f[0], "hpshm1");
+			snprintf(f.f[1], sizeof f.f[1], "%s", provs[rnd_below(6)]);
+			snprintf(f.f[2], sizeof f.f[2], "%s%llu", idk[rnd_below(4)],
+				 (unsigned long long)rnd_below(rnd_below(2) ? 64 : 1u << 20));
+			snprintf(f.f[3], sizeof f.f[3], "%llx",
+				 rnd_below(2) ? (unsigned long long)(rnd_below(64) + 1) << 12 : (unsigned long long)rnd());
+			snprintf(f.f[4], sizeof f.f[4], "%llx", 1ULL << (12 + rnd_below(20)));
+			snprintf(f.f[5], sizeof f.f[5], "%llx",
+				 rnd_below(2) ? (unsigned long long)(rnd() & 0x7fffffe00000ULL) : (unsigned long long)rnd());
+			snprintf(f.f[6], sizeof f.f[6], "%016llx", (unsigned long long)rnd());
+			join_checked(&f, buf, HPSHM_TOKEN_MAX);
+			reject_one(buf, "random fields");
+		} else {
+			/* the live token with 1..4 random bytes changed, check recomputed half the time */
+			struct fields f;
+			int changes = 1 + (int)rnd_below(4), fix = (int)rnd_below(2);
+
+			memcpy(buf, l->tok, len + 1);
+			for (int c = 0; c < changes; c++) {
+				size_t i = rnd_below(len);
+
+				buf[i] = (char)(buf[i] == '0' ? '1' : 0x21 + rnd_below(0x7e - 0x21 + 1));
+			}
+			if (!strcmp(buf, l->tok))
+				continue;
+			if (fix && strchr(buf, ':')) {
+				/* only when it still has nine fields: recompute the check */
+				int colons = 0;
+
+				for (size_t i = 0; buf[i]; i++)
+					colons += buf[i] == ':';
+				if (colons == NFIELDS - 1) {
+					split(buf, &f);
+					/* a changed address alone may name a free range: that token is right */
+					if (!strcmp(f.f[1], l->f.f[1]) && !strcmp(f.f[2], l->f.f[2]) &&
+					    !strcmp(f.f[3], l->f.f[3]) && !strcmp(f.f[4], l->f.f[4]) &&
+					    !strcmp(f.f[6], l->f.f[6]) && !strcmp(f.f[0], l->f.f[0]))
+						continue;
+					join_checked(&f, buf, HPSHM_TOKEN_MAX);
+				}
+			}
+			reject_one(buf, "mutated");
+		}
+	}
+	free(buf);
+}
+
+static void very_long_and_empty(void)
+{
+	size_t big = 100000;
+	char *s = malloc(big + 1);
+
+	cr_assert_not_null(s);
+	reject_one("", "empty string");
+	reject_one(":", "one colon");
+	reject_one("hpshm1:", "prefix only");
+	reject_one("hpshm1::::::::", "empty fields");
+	for (size_t n = HPSHM_TOKEN_MAX - 2; n <= HPSHM_TOKEN_MAX + 2; n++) {
+		memset(s, 'a', n);
+		memcpy(s, "hpshm1:", 7);
+		s[n] = '\0';
+		reject_one(s, "long string");
+	}
+	memset(s, 'f', big);
+	memcpy(s, "hpshm1:plain:fd=3:", 18);
+	s[big] = '\0';
+	reject_one(s, "100000 bytes");
+	memset(s, ':', big);
+	reject_one(s, "100000 colons");
+	free(s);
+}
+
+Test(tokens, ten_thousand_bad_tokens_are_rejected, .timeout = 120)
+{
+	struct live l;
+	hpshm_error err;
+	int rc;
+
+	rc = live_make(&l, "provider=plain,huge_pages=off,reattach=exec", 3 * 4096);
+	cr_assert_eq(rc, 0, "plain with reattach=exec: %s", hpshm_errname(rc));
+	cr_assert_eq(hpshm_segment_attach(NULL, l.tok, NULL, &err), HPSHM_EINVAL);
+	{
+		hpshm_segment *s = NULL;
+
+		cr_assert_lt(hpshm_segment_attach(&s, NULL, NULL, &err), 0);
+		cr_assert_null(s);
+	}
+	rng_state = SEED;
+	failures_reset();
+	very_long_and_empty();
+	truncations_and_flips(&l);
+	fields_are_checked(&l);
+	foreign_objects_are_refused(&l);
+	nonce_is_checked(&l);
+	cr_log_info("%u tokens from the live one, then random ones up to %d", tried, NTOKENS);
+	random_tokens(&l, NTOKENS);
+	/* the live segment is untouched */
+	{
+		hpshm_segment *s = NULL;
+
+		rc = hpshm_segment_attach(&s, l.tok, NULL, &err);
+		CHECK(rc == HPSHM_EEXIST, "live token", "in its creator: %s, want HPSHM_EEXIST (range taken)",
+		      hpshm_errname(rc));
+		if (rc == 0)
+			hpshm_segment_destroy(s);
+	}
+	live_free(&l);
+	cr_log_info("%u tokens tried", tried);
+	failures_assert();
+	cr_assert_geq(tried, NTOKENS);
+}
+
+/* The same mutations against each reattachable provider that works here. */
+struct prov_case {
+	char   provider[HPSHM_NAME_MAX];
+	int    huge;
+	int    named;
+};
+
+static struct prov_case prov_cases[16];
+
+ParameterizedTestParameters(tokens, every_provider_checks_its_tokens)
+{
+	const char *name;
+	unsigned caps;
+	size_t n = 0;
+
+	for (unsigned i = 0; (name = hpshm_provider_name(i, &caps)) != NULL && n < 14; i++) {
+		if (!(caps & HPSHM_CAP_REATTACH))
+			continue;
+		memset(&prov_cases[n], 0, sizeof prov_cases[n]);
+		snprintf(prov_cases[n].provider, sizeof prov_cases[n].provider, "%s", name);
+		prov_cases[n].huge = (caps & HPSHM_CAP_HUGE) != 0;
+		n++;
+		if (caps & HPSHM_CAP_NAMED) {
+			prov_cases[n] = prov_cases[n - 1];
+			prov_cases[n].named = 1;
+			n++;
+		}
+	}
+	return cr_make_param_array(struct prov_case, prov_cases, n);
+}
+
+ParameterizedTest(struct prov_case *c, tokens, every_provider_checks_its_tokens, .timeout = 120)
+{
+	char kv[256], reason[HPSHM_TEXT_MAX], psz[32];
+	size_t ps = 0, size;
+	hpshm_config *cfg;
+	struct live l;
+	int rc;
+
+	snprintf(kv, sizeof kv, "provider=%s,reattach=exec,huge_pages=%s%s", c->provider, c->huge ? "on" : "off",
+		 c->named ? ",name=tokentest" : "");
+	cr_log_info("%s", kv);
+	cr_assert_eq(hpshm_config_new(&cfg), 0);
+	cr_assert_eq(hpshm_config_parse(cfg, kv, NULL), 0);
+	if (getenv("HPSHM_TEST_HUGETLBFS") && *getenv("HPSHM_TEST_HUGETLBFS"))
+		(void)hpshm_config_set(cfg, "hugetlbfs_path", getenv("HPSHM_TEST_HUGETLBFS"), NULL);
+	rc = hpshm_provider_probe(c->provider, 0, cfg, &ps, reason, sizeof reason);
+	hpshm_config_free(cfg);
+	if (rc < 0)
+		HPT_UNAVAILABLE(c->provider, c->huge ? hpt_size_text(hpt_default_huge_page_size(), psz, sizeof psz) : NULL,
+				"%s: %s", c->provider, reason);
+	size = ps ? 2 * ps : 2 * 4096;
+	rc = live_make(&l, kv, size);
+	cr_assert_eq(rc, 0, "%s after a good probe: %s", kv, hpshm_errname(rc));
+	rng_state = SEED ^ (uint64_t)strlen(kv);
+	failures_reset();
+	truncations_and_flips(&l);
+	fields_are_checked(&l);
+	foreign_objects_are_refused(&l);
+	nonce_is_checked(&l);
+	cr_log_info("%s: %u tokens tried", kv, tried);
+	live_free(&l);
+	failures_assert();
+}
