@@ -215,6 +215,14 @@ static int attach_check_header(const struct hpshm_header *h, const struct token 
 	return 0;
 }
 
+/* Undo a provider's attach, keeping open a descriptor the process inherited. */
+static void attach_undo(const struct hpshm_provider *p, struct hpshm_mapping *m, int inherited_fd)
+{
+	if (inherited_fd >= 0 && m->fd == inherited_fd)
+		m->fd = -1;
+	(void)p->detach(m);
+}
+
 int hpshm_segment_attach(hpshm_segment **out, const char *token, const hpshm_config *cfg_in, hpshm_error *err)
 {
 	struct hpshm_config defaults;
@@ -227,7 +235,7 @@ int hpshm_segment_attach(hpshm_segment **out, const char *token, const hpshm_con
 	struct token t;
 	hpshm_error e;
 	uint64_t t0 = hpshm__now_ns();
-	int rc;
+	int rc, inherited_fd = -1;
 
 	if (err)
 		memset(err, 0, sizeof(*err));
@@ -267,15 +275,22 @@ int hpshm_segment_attach(hpshm_segment **out, const char *token, const hpshm_con
 		hpshm__log(cfg, HPSHM_LOG_ERROR, "attach %s %s: %s", p->name, t.id, e.message);
 		return rc;
 	}
+	/*
+	 * From here a failure means the token named the wrong object.  Undo the mapping but leave
+	 * an inherited descriptor open: the token only named it, and a forged token must not
+	 * close some other descriptor of this process.  It becomes ours only on success.
+	 */
+	if (strncmp(t.id, "fd=", 3) == 0)
+		inherited_fd = m.fd;
 	if (m.addr != rq.address || m.size != rq.size) {
-		(void)p->detach(&m);
+		attach_undo(p, &m, inherited_fd);
 		return hpshm_error_set(err, HPSHM_ESYS, 0, NULL, NULL, "provider %s attached at %p, not at %p", p->name,
 				       m.addr, rq.address);
 	}
 	rc = attach_check_header((const struct hpshm_header *)((char *)m.addr + m.size - HPSHM_HEADER_REGION), &t,
 				 err);
 	if (rc < 0) {
-		(void)p->detach(&m);
+		attach_undo(p, &m, inherited_fd);
 		return rc;
 	}
 	/* The child checks the backing too: the kernel, not the token, says what it got. */
@@ -283,7 +298,7 @@ int hpshm_segment_attach(hpshm_segment **out, const char *token, const hpshm_con
 	if (hpshm__verify_backing(m.addr, m.size, m.fd, &b) == 0 && b.page_size && b.page_size != rq.page_size) {
 		char want[32], got[32];
 
-		(void)p->detach(&m);
+		attach_undo(p, &m, inherited_fd);
 		return hpshm_error_set(err, HPSHM_ENOHUGE, 0, "verify", NULL,
 				       "attached segment is backed by %s pages, the creator's by %s",
 				       hpshm_size_format(b.page_size, got, sizeof(got)),
@@ -291,7 +306,7 @@ int hpshm_segment_attach(hpshm_segment **out, const char *token, const hpshm_con
 	}
 	seg = calloc(1, sizeof(*seg));
 	if (!seg) {
-		(void)p->detach(&m);
+		attach_undo(p, &m, inherited_fd);
 		return hpshm_error_set(err, HPSHM_ENOMEM, 0, "malloc", NULL, "out of memory for the segment handle");
 	}
 	seg->provider = p;

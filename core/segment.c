@@ -332,6 +332,10 @@ static int segment_fail(struct segment_walk *w, size_t size, hpshm_error *err)
 	char msg[HPSHM_MESSAGE_MAX], s[32];
 	size_t used;
 
+	/* A name in use is the caller's conflict, not a shortage of huge pages: say so. */
+	for (unsigned i = 0; i < r->nattempts; i++)
+		if (r->attempts[i].result == HPSHM_EEXIST)
+			code = HPSHM_EEXIST;
 	if (code == 0)
 		code = HPSHM_EUNAVAILABLE;
 	used = (size_t)snprintf(msg, sizeof(msg), "no provider could create a %s segment%s",
