@@ -32,8 +32,9 @@
  * descriptor really is a hugetlbfs file of the page size and at least the segment's length
  * (a stray descriptor number must not map some other file), then maps it with
  * MAP_FIXED_NOREPLACE at the creator's address and compares the address (kernels before 4.17
- * take the flag as a hint).  The child owns its inherited copy from then on: attach() sets
- * FD_CLOEXEC on it again and detach() closes it.  A shared mapping of the memfd takes no new
+ * take the flag as a hint), as every descriptor-backed backend does (ports/posix/segment.c).
+ * The child owns its inherited copy from then on: attach() sets FD_CLOEXEC on it again and
+ * detach() closes it.  A shared mapping of the memfd takes no new
  * reservation: the creator's covers every process.
  *
  * Crash safety: the kernel frees everything with the last descriptor and mapping, so a crash
@@ -43,12 +44,12 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "hpshm/provider.h"
 #include "port.h"
 #include "posix/sys.h"
+#include "posix/segment.h"
 
 #define MEMFD_NAME_MAX 249 /* the kernel's limit for a memfd name, without the NUL */
 
@@ -98,12 +99,10 @@ static int memfd_probe(const struct hpshm_request *rq, struct hpshm_probe *out)
 static int memfd_create_segment(struct hpshm_mapping *m, const struct hpshm_request *rq, hpshm_error *err)
 {
 	char label[MEMFD_NAME_MAX + 1];
-	char hint[HPSHM_TEXT_MAX];
 	char sz[32], psz[32];
 	unsigned bits = hpshm__huge_bits(rq->page_size);
 	const char *why;
-	int flags = MAP_SHARED;
-	int fd, saved;
+	int fd, saved, rc;
 	void *p;
 
 	hpshm_size_format(rq->size, sz, sizeof(sz));
@@ -113,12 +112,9 @@ static int memfd_create_segment(struct hpshm_mapping *m, const struct hpshm_requ
 				       rq->page_size);
 	if ((off_t)rq->size < 0 || (size_t)(off_t)rq->size != rq->size)
 		return hpshm_error_set(err, HPSHM_EOVERFLOW, 0, NULL, NULL, "%s does not fit in off_t", sz);
-	if (rq->address) {
-		if ((uintptr_t)rq->address % rq->page_size != 0)
-			return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "give a base_address that is a multiple of the page size",
-					       "base_address %p is not aligned to %s pages", rq->address, psz);
-		flags |= MAP_FIXED_NOREPLACE;
-	}
+	rc = hpshm__address_check(rq, HPSHM__MAP_CREATE, err);
+	if (rc < 0)
+		return rc;
 
 	/* Only a label for /proc/pid/maps: a long name is cut, not refused. */
 	snprintf(label, sizeof(label), "hpshm:%s", rq->name ? rq->name : "anon");
@@ -142,154 +138,59 @@ static int memfd_create_segment(struct hpshm_mapping *m, const struct hpshm_requ
 				       "could not size the memfd to %s (not a multiple of its %s pages?)", sz, psz);
 	}
 
-	p = hpshm__sys.mmap(rq->address, rq->size, PROT_READ | PROT_WRITE, flags, fd, 0);
-	if (p == MAP_FAILED || (rq->address && p != rq->address)) {
-		char line[HPSHM_TEXT_MAX - 80];
-
-		saved = p == MAP_FAILED ? errno : EEXIST;   /* close() below may clobber errno */
-		if (p != MAP_FAILED)
-			(void)hpshm__sys.munmap(p, rq->size); /* pre-4.17 kernel: NOREPLACE was a hint */
+	p = hpshm__map_at(rq, MAP_SHARED, fd);
+	if (p == MAP_FAILED) {
+		saved = errno; /* close() below may clobber it */
 		(void)hpshm__sys.close(fd);
 		switch (saved) {
 		case ENOMEM:
-			return hpshm_error_set(err, HPSHM_EUNAVAILABLE, saved, "mmap",
-					       hpshm__hugetlb_hint(rq->size, rq->page_size, hint, sizeof(hint)),
-					       "could not reserve %s of %s huge pages (pool or hugetlb cgroup short)",
-					       sz, psz);
+			return hpshm__reserve_failed(err, "mmap", saved, rq, "pool or hugetlb cgroup");
 		case EEXIST:
-			if (hpshm__maps_line(rq->address, line, sizeof(line)) == 0)
-				return hpshm_error_set(err, HPSHM_EEXIST, saved, "mmap", "choose another base_address",
-						       "base_address %p is taken by: %s", rq->address, line);
-			return hpshm_error_set(err, HPSHM_EEXIST, saved, "mmap", "choose another base_address",
-					       "another mapping overlaps %s at base_address %p", sz, rq->address);
+			return hpshm__map_taken(err, "mmap", saved, rq, HPSHM__MAP_CREATE);
 		default:
 			return hpshm_error_set(err, HPSHM_ESYS, saved, "mmap", NULL,
 					       "could not map the %s memfd of %s pages", sz, psz);
 		}
 	}
 
-	m->addr = p;
-	m->size = rq->size;
-	m->fd = fd;
-	m->id = -1;
-	m->path[0] = '\0';
-	m->priv = NULL;
-	return 0;
-}
-
-static int memfd_destroy(struct hpshm_mapping *m)
-{
-	int rc = 0;
-
-	if (hpshm__sys.munmap(m->addr, m->size) < 0)
-		rc = HPSHM_ESYS;
-	if (m->fd >= 0 && hpshm__sys.close(m->fd) < 0)
-		rc = HPSHM_ESYS;
-	m->addr = NULL;
-	m->fd = -1;
-	return rc;
-}
-
-static int memfd_identify(const struct hpshm_mapping *m, char *id, size_t len)
-{
-	int n;
-
-	if (m->fd < 0)
-		return HPSHM_EINVAL;
-	n = snprintf(id, len, "fd=%d", m->fd);
-	return n < 0 || (size_t)n >= len ? HPSHM_EOVERFLOW : n;
-}
-
-/* "fd=<n>": n decimal, no sign, no trailing text.  0, or -1. */
-static int memfd_parse_fd(const char *id, int *fd)
-{
-	char *end;
-	long v;
-
-	if (strncmp(id, "fd=", 3) != 0 || id[3] < '0' || id[3] > '9')
-		return -1;
-	errno = 0;
-	v = strtol(id + 3, &end, 10);
-	if (errno != 0 || *end != '\0' || v < 0 || v > INT32_MAX)
-		return -1;
-	*fd = (int)v;
+	hpshm__mapping_fill(m, p, rq->size, fd, -1, NULL);
 	return 0;
 }
 
 static int memfd_attach(struct hpshm_mapping *m, const struct hpshm_request *rq, const char *id, hpshm_error *err)
 {
+	const char *spawn_hint = "start the child with hpshm_spawn(), which keeps the descriptor open across exec";
 	struct statfs sfs;
 	struct stat st;
+	char what[48];
 	char sz[32], psz[32], have[32];
-	int fd, saved;
-	void *p;
+	int fd, rc;
 
 	hpshm_size_format(rq->size, sz, sizeof(sz));
 	hpshm_size_format(rq->page_size, psz, sizeof(psz));
-	if (memfd_parse_fd(id, &fd) < 0)
+	if (hpshm__id_parse(id, "fd=", &fd) < 0)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass the creator's token unchanged",
 				       "identifier \"%.64s\" is not fd=<descriptor>", id);
-	if (!rq->address || (uintptr_t)rq->address % rq->page_size != 0)
-		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass the creator's token unchanged",
-				       "address %p is not a multiple of the %s page size", rq->address, psz);
+	rc = hpshm__address_check(rq, HPSHM__MAP_ATTACH, err);
+	if (rc < 0)
+		return rc;
 
-	if (hpshm__sys.fstatfs(fd, &sfs) < 0) {
-		saved = errno;
-		return hpshm_error_set(err, HPSHM_EINVAL, saved, "fstatfs",
-				       "start the child with hpshm_spawn(), which keeps the descriptor open across exec",
+	/* A stray descriptor number must not map some other file: a hugetlbfs file of the page size, long enough. */
+	if (hpshm__sys.fstatfs(fd, &sfs) < 0)
+		return hpshm_error_set(err, HPSHM_EINVAL, errno, "fstatfs", spawn_hint,
 				       "descriptor %d is not open in this process", fd);
-	}
 	if ((uint32_t)sfs.f_type != (uint32_t)HUGETLBFS_MAGIC || sfs.f_bsize <= 0 || (size_t)sfs.f_bsize != rq->page_size)
-		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL,
-				       "start the child with hpshm_spawn(), which keeps the descriptor open across exec",
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, spawn_hint,
 				       "descriptor %d is not the segment's memfd (not hugetlbfs with %s pages)", fd, psz);
-	if (hpshm__sys.fstat(fd, &st) < 0) {
-		saved = errno;
-		return hpshm_error_set(err, HPSHM_ESYS, saved, "fstat", NULL, "could not inspect descriptor %d", fd);
-	}
+	if (hpshm__sys.fstat(fd, &st) < 0)
+		return hpshm_error_set(err, HPSHM_ESYS, errno, "fstat", NULL, "could not inspect descriptor %d", fd);
 	if (st.st_size < 0 || (uint64_t)st.st_size < (uint64_t)rq->size)
-		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL,
-				       "start the child with hpshm_spawn(), which keeps the descriptor open across exec",
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, spawn_hint,
 				       "descriptor %d is not the segment's memfd (%s long, the segment is %s)", fd,
 				       hpshm_size_format((size_t)st.st_size, have, sizeof(have)), sz);
 
-	p = hpshm__sys.mmap(rq->address, rq->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
-	if (p == MAP_FAILED || p != rq->address) {
-		char line[HPSHM_TEXT_MAX - 80];
-
-		saved = p == MAP_FAILED ? errno : EEXIST;
-		if (p != MAP_FAILED)
-			(void)hpshm__sys.munmap(p, rq->size); /* pre-4.17 kernel: NOREPLACE was a hint */
-		if (saved == EEXIST) {
-			if (hpshm__maps_line(rq->address, line, sizeof(line)) == 0)
-				return hpshm_error_set(err, HPSHM_EEXIST, saved, "mmap",
-						       "attach earlier in the child's start-up, or set base_address to a free range",
-						       "the segment's address %p is taken in this process by: %s", rq->address, line);
-			return hpshm_error_set(err, HPSHM_EEXIST, saved, "mmap",
-					       "attach earlier in the child's start-up, or set base_address to a free range",
-					       "another mapping overlaps the %s segment's range at %p in this process", sz,
-					       rq->address);
-		}
-		return hpshm_error_set(err, saved == ENOMEM ? HPSHM_ENOMEM : HPSHM_ESYS, saved, "mmap",
-				       saved == ENOMEM ? "check ulimit -v" : NULL,
-				       "could not map the %s memfd (descriptor %d) at %p", sz, fd, rq->address);
-	}
-
-	/* The child owns its copy now; keep it out of programs this child execs in turn. */
-	(void)hpshm__sys.fcntl(fd, F_SETFD, FD_CLOEXEC);
-	m->addr = p;
-	m->size = rq->size;
-	m->fd = fd;
-	m->id = -1;
-	m->path[0] = '\0';
-	m->priv = NULL;
-	return 0;
-}
-
-/* Undo attach(): the same as destroy(), since the memfd has no name to remove. */
-static int memfd_detach(struct hpshm_mapping *m)
-{
-	return memfd_destroy(m);
+	snprintf(what, sizeof(what), "the memfd (descriptor %d)", fd);
+	return hpshm__fd_attach_map(m, rq, fd, 1, what, err);
 }
 
 const struct hpshm_provider hpshm__provider_memfd_hugetlb = {
@@ -299,10 +200,10 @@ const struct hpshm_provider hpshm__provider_memfd_hugetlb = {
 	.caps        = HPSHM_CAP_HUGE | HPSHM_CAP_REATTACH | HPSHM_CAP_FD,
 	.probe       = memfd_probe,
 	.create      = memfd_create_segment,
-	.destroy     = memfd_destroy,
-	.identify    = memfd_identify,
+	.destroy     = hpshm__fd_unmap,     /* the memfd has no name to remove */
+	.identify    = hpshm__fd_identify, /* "fd=<n>": the mapping has no path */
 	.attach      = memfd_attach,
-	.detach      = memfd_detach,
+	.detach      = hpshm__fd_unmap,
 	.scan        = NULL, /* a memfd vanishes with its last user: nothing can be left over */
 	.remove      = NULL,
 };

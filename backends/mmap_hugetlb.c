@@ -19,10 +19,10 @@
  *   - MAP_NORESERVE is never passed: without a reservation a fault with no free page is a
  *     SIGBUS long after create() returned.
  *   - A fixed address is asked for with MAP_FIXED_NOREPLACE, which fails with EEXIST rather
- *     than replace what is mapped there.  Kernels before 4.17 ignore that flag and treat the
- *     address as a hint, so the address we got is compared as well.  An address not aligned
- *     to the huge page would be silently ignored as a hint (or EINVAL), so it is refused up
- *     front.
+ *     than replace what is mapped there; kernels before 4.17 take it as a hint, so the address
+ *     we got is compared as well (hpshm__map_at() in ports/posix/segment.c does both, and
+ *     names the holder of a taken range).  An address not aligned to the huge page would be
+ *     silently ignored as a hint (or EINVAL), so it is refused up front.
  *   - munmap of a hugetlb mapping needs the huge-page-aligned length; the core hands us a
  *     size that is already a multiple of the page size, and we unmap exactly m->size.
  *
@@ -38,6 +38,7 @@
 #include "hpshm/provider.h"
 #include "port.h"
 #include "posix/sys.h"
+#include "posix/segment.h"
 
 static int mmap_hugetlb_probe(const struct hpshm_request *rq, struct hpshm_probe *out)
 {
@@ -46,50 +47,29 @@ static int mmap_hugetlb_probe(const struct hpshm_request *rq, struct hpshm_probe
 	return hpshm__hugetlb_probe(rq, out);
 }
 
-/* The mapping at rq->address clashed with another one: say which, from /proc/self/maps. */
-static int mmap_hugetlb_clash(const struct hpshm_request *rq, int sys_errno, hpshm_error *err)
-{
-	char line[HPSHM_TEXT_MAX - 80];
-	char sz[32];
-
-	hpshm_size_format(rq->size, sz, sizeof(sz));
-	if (hpshm__maps_line(rq->address, line, sizeof(line)) == 0)
-		return hpshm_error_set(err, HPSHM_EEXIST, sys_errno, "mmap", "choose another base_address",
-				       "base_address %p is taken by: %s", rq->address, line);
-	return hpshm_error_set(err, HPSHM_EEXIST, sys_errno, "mmap", "choose another base_address",
-			       "another mapping overlaps %s at base_address %p", sz, rq->address);
-}
-
 static int mmap_hugetlb_create(struct hpshm_mapping *m, const struct hpshm_request *rq, hpshm_error *err)
 {
-	char hint[HPSHM_TEXT_MAX];
 	char sz[32], psz[32];
 	unsigned bits = hpshm__huge_bits(rq->page_size);
-	int flags = MAP_SHARED | MAP_ANONYMOUS | MAP_HUGETLB | (int)bits;
 	void *p;
+	int rc;
 
 	hpshm_size_format(rq->size, sz, sizeof(sz));
 	hpshm_size_format(rq->page_size, psz, sizeof(psz));
 	if (bits == 0)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "page size %zu is not a power of two",
 				       rq->page_size);
-	if (rq->address) {
-		if ((uintptr_t)rq->address % rq->page_size != 0)
-			return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "give a base_address that is a multiple of the page size",
-					       "base_address %p is not aligned to %s pages", rq->address, psz);
-		flags |= MAP_FIXED_NOREPLACE;
-	}
+	rc = hpshm__address_check(rq, HPSHM__MAP_CREATE, err);
+	if (rc < 0)
+		return rc;
 
-	p = hpshm__sys.mmap(rq->address, rq->size, PROT_READ | PROT_WRITE, flags, -1, 0);
+	p = hpshm__map_at(rq, MAP_SHARED | MAP_ANONYMOUS | MAP_HUGETLB | (int)bits, -1);
 	if (p == MAP_FAILED) {
 		int saved = errno;
 
 		switch (saved) {
 		case ENOMEM:
-			return hpshm_error_set(err, HPSHM_EUNAVAILABLE, saved, "mmap",
-					       hpshm__hugetlb_hint(rq->size, rq->page_size, hint, sizeof(hint)),
-					       "could not reserve %s of %s huge pages (pool or hugetlb cgroup short)",
-					       sz, psz);
+			return hpshm__reserve_failed(err, "mmap", saved, rq, "pool or hugetlb cgroup");
 		case EINVAL:
 			return hpshm_error_set(err, HPSHM_EUNAVAILABLE, saved, "mmap",
 					       "use a page size listed in /sys/kernel/mm/hugepages, or another provider (qemu-user refuses MAP_HUGETLB)",
@@ -99,24 +79,13 @@ static int mmap_hugetlb_create(struct hpshm_mapping *m, const struct hpshm_reque
 					       "add the user to vm.hugetlb_shm_group or grant CAP_IPC_LOCK (older kernels require it for MAP_HUGETLB)",
 					       "the kernel refused MAP_HUGETLB to this process");
 		case EEXIST:
-			return mmap_hugetlb_clash(rq, saved, err);
+			return hpshm__map_taken(err, "mmap", saved, rq, HPSHM__MAP_CREATE);
 		default:
 			return hpshm_error_set(err, HPSHM_ESYS, saved, "mmap", NULL,
 					       "mmap of %s with %s huge pages failed", sz, psz);
 		}
 	}
-	if (rq->address && p != rq->address) {
-		/* A kernel before 4.17 took MAP_FIXED_NOREPLACE as a hint and put it elsewhere. */
-		(void)hpshm__sys.munmap(p, rq->size);
-		return mmap_hugetlb_clash(rq, EEXIST, err);
-	}
-
-	m->addr = p;
-	m->size = rq->size;
-	m->fd = -1;
-	m->id = -1;
-	m->path[0] = '\0';
-	m->priv = NULL;
+	hpshm__mapping_fill(m, p, rq->size, -1, -1, NULL);
 	return 0;
 }
 

@@ -24,7 +24,8 @@
  *     no key can collide with another program's.
  *   - shmat() is never given SHM_REMAP: with an address, a clash must fail (EINVAL), not
  *     silently replace another mapping.  An address not aligned to the huge page is refused
- *     up front, so an EINVAL from shmat() at an aligned address means a clash.
+ *     up front, so an EINVAL from shmat() at an aligned address means a clash, reported like
+ *     any backend's (hpshm__map_taken() in ports/posix/segment.c names the holder).
  *   - SHM_NORESERVE is never passed: the reservation at shmget() time is what keeps a
  *     later fault from raising SIGBUS.
  *   - shm_segsz reports the requested size while the kernel rounds the file up to the huge
@@ -66,6 +67,7 @@
 #include "hpshm/provider.h"
 #include "port.h"
 #include "posix/sys.h"
+#include "posix/segment.h"
 
 #define SYSV_DEFAULT_MODE 0600
 #define SYSV_NAME_MAX     127 /* what the header's name field holds */
@@ -121,14 +123,12 @@ static int sysv_probe(const struct hpshm_request *rq, struct hpshm_probe *out)
 	return 0;
 }
 
-/* The hint for a failed shmget(), per errno. */
-static const char *sysv_hint(int sys_errno, const struct hpshm_request *rq, char *buf, size_t len)
+/* The hint for a failed shmget(), per errno (ENOMEM: hpshm__reserve_failed() gives the pool hint). */
+static const char *sysv_hint(int sys_errno)
 {
 	switch (sys_errno) {
 	case EPERM:
 		return "add the user to vm.hugetlb_shm_group or grant CAP_IPC_LOCK";
-	case ENOMEM:
-		return hpshm__hugetlb_hint(rq->size, rq->page_size, buf, len);
 	case ENOSPC:
 		return "kernel.shmall or kernel.shmmni exhausted: raise them, or remove stale segments (ipcs -m)";
 	case EINVAL:
@@ -142,23 +142,21 @@ static const char *sysv_hint(int sys_errno, const struct hpshm_request *rq, char
 /* shmget() of a new segment failed with saved: say why, per errno. */
 static int sysv_shmget_error(const struct hpshm_request *rq, int saved, hpshm_error *err)
 {
-	char hint[HPSHM_TEXT_MAX];
 	char sz[32], psz[32];
 
 	hpshm_size_format(rq->size, sz, sizeof(sz));
 	hpshm_size_format(rq->page_size, psz, sizeof(psz));
 	switch (saved) {
 	case EPERM:
-		return hpshm_error_set(err, HPSHM_EUNAVAILABLE, saved, "shmget", sysv_hint(saved, rq, hint, sizeof(hint)),
+		return hpshm_error_set(err, HPSHM_EUNAVAILABLE, saved, "shmget", sysv_hint(saved),
 				       "SysV huge pages need CAP_IPC_LOCK or vm.hugetlb_shm_group membership");
 	case ENOMEM:
-		return hpshm_error_set(err, HPSHM_EUNAVAILABLE, saved, "shmget", sysv_hint(saved, rq, hint, sizeof(hint)),
-				       "could not reserve %s of %s huge pages (pool or hugetlb cgroup short)", sz, psz);
+		return hpshm__reserve_failed(err, "shmget", saved, rq, "pool or hugetlb cgroup");
 	case ENOSPC:
-		return hpshm_error_set(err, HPSHM_EUNAVAILABLE, saved, "shmget", sysv_hint(saved, rq, hint, sizeof(hint)),
+		return hpshm_error_set(err, HPSHM_EUNAVAILABLE, saved, "shmget", sysv_hint(saved),
 				       "no room for a %s SysV segment", sz);
 	case EINVAL:
-		return hpshm_error_set(err, HPSHM_EUNAVAILABLE, saved, "shmget", sysv_hint(saved, rq, hint, sizeof(hint)),
+		return hpshm_error_set(err, HPSHM_EUNAVAILABLE, saved, "shmget", sysv_hint(saved),
 				       "the kernel refused a %s SysV segment of %s huge pages", sz, psz);
 	default:
 		return hpshm_error_set(err, HPSHM_ESYS, saved, "shmget", NULL, "shmget of %s with %s huge pages failed", sz,
@@ -197,13 +195,10 @@ static int sysv_read_header(int id, size_t segsz, struct hpshm_header *h, void *
 	if (p == (void *)-1)
 		return -1;
 	/* Only within shm_segsz: the mapping may be longer (rounded to the page), never shorter. */
-	ours = segsz >= HPSHM_HEADER_REGION &&
-	       memcmp((const char *)p + segsz - HPSHM_HEADER_REGION, HPSHM_HEADER_MAGIC, sizeof(h->magic)) == 0;
-	if (ours) {
+	ours = 0;
+	if (segsz >= HPSHM_HEADER_REGION) {
 		memcpy(h, (const char *)p + segsz - HPSHM_HEADER_REGION, sizeof(*h));
-		h->boot_id[sizeof(h->boot_id) - 1] = '\0';
-		h->provider[sizeof(h->provider) - 1] = '\0';
-		h->name[sizeof(h->name) - 1] = '\0';
+		ours = hpshm__header_accept(h);
 	}
 	if (at)
 		*at = p;
@@ -302,20 +297,19 @@ static int sysv_get_named(const struct hpshm_request *rq, int flags, hpshm_error
 
 static int sysv_create(struct hpshm_mapping *m, const struct hpshm_request *rq, hpshm_error *err)
 {
-	char sz[32], psz[32];
+	char sz[32];
 	unsigned bits = hpshm__huge_bits(rq->page_size);
 	unsigned mode = rq->mode ? rq->mode & 0777 : SYSV_DEFAULT_MODE;
 	void *p;
-	int id, saved;
+	int id, saved, rc;
 
 	hpshm_size_format(rq->size, sz, sizeof(sz));
-	hpshm_size_format(rq->page_size, psz, sizeof(psz));
 	if (bits == 0)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "page size %zu is not a power of two",
 				       rq->page_size);
-	if (rq->address && (uintptr_t)rq->address % rq->page_size != 0)
-		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "give a base_address that is a multiple of the page size",
-				       "base_address %p is not aligned to %s pages", rq->address, psz);
+	rc = hpshm__address_check(rq, HPSHM__MAP_CREATE, err);
+	if (rc < 0)
+		return rc;
 	if (rq->name && (rq->name[0] == '\0' || strlen(rq->name) > SYSV_NAME_MAX))
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "use 1 to 127 characters",
 				       "segment name \"%.64s\" is empty or too long", rq->name);
@@ -332,17 +326,10 @@ static int sysv_create(struct hpshm_mapping *m, const struct hpshm_request *rq, 
 
 	p = hpshm__sys.shmat(id, rq->address, 0);
 	if (p == (void *)-1) {
-		char line[HPSHM_TEXT_MAX - 80];
-
 		saved = errno;                                 /* shmctl() below may clobber it */
 		(void)hpshm__sys.shmctl(id, IPC_RMID, NULL);   /* back out the segment */
-		if (rq->address && saved == EINVAL) {
-			if (hpshm__maps_line(rq->address, line, sizeof(line)) == 0)
-				return hpshm_error_set(err, HPSHM_EEXIST, saved, "shmat", "choose another base_address",
-						       "base_address %p is taken by: %s", rq->address, line);
-			return hpshm_error_set(err, HPSHM_EEXIST, saved, "shmat", "choose another base_address",
-					       "another mapping overlaps %s at base_address %p", sz, rq->address);
-		}
+		if (rq->address && saved == EINVAL)            /* aligned, so EINVAL means a clash */
+			return hpshm__map_taken(err, "shmat", saved, rq, HPSHM__MAP_CREATE);
 		/* The pages were reserved by shmget(): ENOMEM here is address space, not the pool. */
 		return hpshm_error_set(err, saved == ENOMEM ? HPSHM_ENOMEM : HPSHM_ESYS, saved, "shmat",
 				       saved == ENOMEM ? "check ulimit -v, or ask for less" : NULL,
@@ -366,12 +353,7 @@ static int sysv_create(struct hpshm_mapping *m, const struct hpshm_request *rq, 
 				       "the kernel attached at %p, not at base_address %p", p, rq->address);
 	}
 
-	m->addr = p;
-	m->size = rq->size;
-	m->fd = -1;
-	m->id = id;
-	m->path[0] = '\0';
-	m->priv = NULL;
+	hpshm__mapping_fill(m, p, rq->size, -1, id, NULL);
 	return 0;
 }
 
@@ -406,38 +388,20 @@ static int sysv_identify(const struct hpshm_mapping *m, char *id, size_t len)
 	return n < 0 || (size_t)n >= len ? HPSHM_EOVERFLOW : n;
 }
 
-/* "shm=<id>": id decimal, no sign, no trailing text.  0, or -1. */
-static int sysv_parse_id(const char *text, int *id)
-{
-	char *end;
-	long v;
-
-	if (strncmp(text, "shm=", 4) != 0 || text[4] < '0' || text[4] > '9')
-		return -1;
-	errno = 0;
-	v = strtol(text + 4, &end, 10);
-	if (errno != 0 || *end != '\0' || v < 0 || v > INT32_MAX)
-		return -1;
-	*id = (int)v;
-	return 0;
-}
-
 static int sysv_attach(struct hpshm_mapping *m, const struct hpshm_request *rq, const char *text, hpshm_error *err)
 {
 	struct shmid_ds ds;
-	char sz[32], psz[32], have[32];
-	char line[HPSHM_TEXT_MAX - 80];
-	int id, saved;
+	char sz[32], have[32];
+	int id, saved, rc;
 	void *p;
 
 	hpshm_size_format(rq->size, sz, sizeof(sz));
-	hpshm_size_format(rq->page_size, psz, sizeof(psz));
-	if (sysv_parse_id(text, &id) < 0)
+	if (hpshm__id_parse(text, "shm=", &id) < 0)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass the creator's token unchanged",
 				       "identifier \"%.64s\" is not shm=<id>", text);
-	if (!rq->address || (uintptr_t)rq->address % rq->page_size != 0)
-		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass the creator's token unchanged",
-				       "address %p is not a multiple of the %s page size", rq->address, psz);
+	rc = hpshm__address_check(rq, HPSHM__MAP_ATTACH, err);
+	if (rc < 0)
+		return rc;
 
 	if (hpshm__sys.shmctl(id, IPC_STAT, &ds) < 0) {
 		saved = errno;
@@ -469,14 +433,7 @@ static int sysv_attach(struct hpshm_mapping *m, const struct hpshm_request *rq, 
 				return hpshm_error_set(err, HPSHM_EINVAL, saved, "shmat",
 						       "start the child while the creator still holds the segment",
 						       "SysV segment %d went away while attaching", id);
-			if (hpshm__maps_line(rq->address, line, sizeof(line)) == 0)
-				return hpshm_error_set(err, HPSHM_EEXIST, saved, "shmat",
-						       "attach earlier in the child's start-up, or set base_address to a free range",
-						       "the segment's address %p is taken in this process by: %s", rq->address, line);
-			return hpshm_error_set(err, HPSHM_EEXIST, saved, "shmat",
-					       "attach earlier in the child's start-up, or set base_address to a free range",
-					       "another mapping overlaps the %s segment's range at %p in this process", sz,
-					       rq->address);
+			return hpshm__map_taken(err, "shmat", saved, rq, HPSHM__MAP_ATTACH);
 		}
 		return hpshm_error_set(err, saved == ENOMEM ? HPSHM_ENOMEM : HPSHM_ESYS, saved, "shmat",
 				       saved == ENOMEM ? "check ulimit -v" : NULL, "could not attach SysV segment %d at %p", id,
@@ -490,12 +447,7 @@ static int sysv_attach(struct hpshm_mapping *m, const struct hpshm_request *rq, 
 				       "the kernel attached SysV segment %d at %p, not at %p", id, p, rq->address);
 	}
 
-	m->addr = p;
-	m->size = rq->size;
-	m->fd = -1;
-	m->id = id;
-	m->path[0] = '\0';
-	m->priv = NULL;
+	hpshm__mapping_fill(m, p, rq->size, -1, id, NULL);
 	return 0;
 }
 
@@ -567,7 +519,7 @@ static int sysv_remove(const struct hpshm_found *f, hpshm_error *err)
 	void *at = NULL;
 	int id, ours, saved;
 
-	if (sysv_parse_id(f->id, &id) < 0)
+	if (hpshm__id_parse(f->id, "shm=", &id) < 0)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "\"%.64s\" is not shm=<id>", f->id);
 	if (hpshm__sys.shmctl(id, IPC_STAT, &ds) < 0) {
 		saved = errno;

@@ -1,0 +1,140 @@
+/*
+ * ports/posix/segment.h -- how hpshm handles a descriptor-backed segment, for the backends.
+ *
+ * Internal: included by backends after posix/sys.h.  Backends never include one another, so
+ * what several of them do the same way lives here: the identifier a token carries, mapping at
+ * exactly the creator's address and naming whoever holds it, and, for segments that are
+ * named objects (hugetlbfs files, POSIX shm names), the create-time interlock, liveness by
+ * flock(), the header read from the tail, scan and remove.  What differs between those
+ * objects is described once per backend in a struct hpshm__names.
+ *
+ * Every function returns 0 or a negative HPSHM_E* code with err filled unless it says
+ * otherwise, and makes every system call through hpshm__sys.
+ */
+#ifndef HPSHM_PORTS_POSIX_SEGMENT_H
+#define HPSHM_PORTS_POSIX_SEGMENT_H
+
+#include "hpshm/provider.h"
+#include "posix/sys.h"
+
+/* ---- the identifier in a token ---- */
+
+/* "<key><n>" (key "fd=", "shm="): n decimal, no sign, no trailing text, at most INT32_MAX.  0, or -1. */
+int hpshm__id_parse(const char *text, const char *key, int *out);
+
+/*
+ * identify() of a descriptor-backed segment: "path=<m->path>" when it has a path a token can
+ * carry (no ':' or white space), else "fd=<m->fd>"; HPSHM_EINVAL with neither.  The length,
+ * or HPSHM_EOVERFLOW.
+ */
+int hpshm__fd_identify(const struct hpshm_mapping *m, char *id, size_t len);
+
+/* ---- mapping at an address ---- */
+
+/* Who asks for rq->address: the wording of errors differs, the checks do not. */
+enum hpshm__map_use {
+	HPSHM__MAP_CREATE, /* create(): rq->address is the base_address option, or NULL */
+	HPSHM__MAP_ATTACH  /* attach(): rq->address is the creator's, from the token */
+};
+
+/* rq->address is a multiple of rq->page_size, and is set when attaching.  0, or HPSHM_EINVAL. */
+int hpshm__address_check(const struct hpshm_request *rq, enum hpshm__map_use use, hpshm_error *err);
+
+/*
+ * mmap() rq->size bytes of fd (-1 with MAP_ANONYMOUS in flags), read-write, with flags, and
+ * when rq->address is set at exactly that address: MAP_FIXED_NOREPLACE is added, and a
+ * mapping elsewhere (kernels before 4.17 take the flag as a hint) is unmapped and counts as
+ * EEXIST.  The mapping, or MAP_FAILED with errno set, as mmap() itself.
+ */
+void *hpshm__map_at(const struct hpshm_request *rq, int flags, int fd);
+
+/*
+ * rq->address is taken (mmap EEXIST, shmat EINVAL): HPSHM_EEXIST naming the holder from
+ * /proc/self/maps, with the hint for use.  call is the call that failed.
+ */
+int hpshm__map_taken(hpshm_error *err, const char *call, int sys_errno, const struct hpshm_request *rq,
+		     enum hpshm__map_use use);
+
+/*
+ * A huge page reservation for rq failed (ENOMEM from mmap or shmget): HPSHM_EUNAVAILABLE, so
+ * the core moves on, with the pool hint.  short_of names what may be short ("pool or hugetlb
+ * cgroup").
+ */
+int hpshm__reserve_failed(hpshm_error *err, const char *call, int sys_errno, const struct hpshm_request *rq,
+			  const char *short_of);
+
+/* Fill m for a mapping at addr; path NULL or empty when create()'s caller owns no name. */
+void hpshm__mapping_fill(struct hpshm_mapping *m, void *addr, size_t size, int fd, long id, const char *path);
+
+/*
+ * The end of every descriptor-backed attach(): map fd MAP_SHARED at exactly rq->address and
+ * fill m.  An inherited descriptor becomes the child's own on success (FD_CLOEXEC set again,
+ * so programs it execs in turn do not get it); one the caller opened is closed on failure.
+ * what names the object in messages ("descriptor 5", a path).
+ */
+int hpshm__fd_attach_map(struct hpshm_mapping *m, const struct hpshm_request *rq, int fd, int inherited,
+			 const char *what, hpshm_error *err);
+
+/* Unmap and close; never removes a name.  destroy() of a nameless segment, and every detach(). */
+int hpshm__fd_unmap(struct hpshm_mapping *m);
+
+/* ---- the header at the tail ---- */
+
+/* Is h (just read) hpshm's?  1 with its strings NUL-terminated, or 0. */
+int hpshm__header_accept(struct hpshm_header *h);
+/* Read the header from the last HPSHM_HEADER_REGION bytes of a size-byte object: 1 if hpshm's, else 0. */
+int hpshm__header_pread(int fd, off_t size, struct hpshm_header *h);
+
+/* ---- named objects: files on a mount, or POSIX shm names ---- */
+
+/*
+ * Where a backend's named objects live and how its messages call them.  The liveness rule
+ * (provider.h): every process mapping one holds flock(LOCK_SH) on its descriptor, so LOCK_EX
+ * | LOCK_NB succeeds only on a dead one.  A backend keeps one const instance.
+ */
+struct hpshm__names {
+	int           shm_names; /* 1: shm_open()/shm_unlink() by name; 0: open()/unlink() of paths */
+	unsigned long fs_magic;  /* statfs f_type an object must have to be ours, 0 for any */
+	const char   *fs_name;   /* that file system's name, for messages */
+	const char   *noun;      /* an object in messages: "file", "POSIX shared memory" */
+	const char   *owner;     /* its owner in hints: "the file's owner" */
+	/* create() could not make path for a reason other than EEXIST: fill err, return its code */
+	int (*create_error)(int sys_errno, const char *path, hpshm_error *err);
+};
+
+/* Open an existing object: shm_open(), or open() with O_CLOEXEC | O_NOFOLLOW.  fd, or -1 with errno. */
+int hpshm__named_open(const struct hpshm__names *ns, const char *path, int flags);
+
+/* flock(op | LOCK_NB), retried for a moment: 0, or -1 with errno (EWOULDBLOCK: still held). */
+int hpshm__lock(int fd, int op);
+
+/* Is fd on ns's file system (with page_size blocks if page_size != 0)?  1 or 0. */
+int hpshm__named_fs_ok(const struct hpshm__names *ns, int fd, size_t page_size);
+
+/*
+ * Create the object path for rq (rq->name set) with mode, O_EXCL, and return its descriptor
+ * holding LOCK_SH.  A dead object of that name is removed and creation retried; a live one
+ * is HPSHM_EEXIST naming its creator from the header.  The descriptor, or an error.
+ */
+int hpshm__named_create(const struct hpshm__names *ns, const struct hpshm_request *rq, const char *path,
+			unsigned mode, hpshm_error *err);
+
+/* Open path read-write for attach() and take LOCK_SH, the mark of liveness.  The descriptor, or an error. */
+int hpshm__named_attach(const struct hpshm__names *ns, const char *path, hpshm_error *err);
+
+/* Remove path (unlink or shm_unlink).  0, or -1 with errno, as the call. */
+int hpshm__named_unlink(const struct hpshm__names *ns, const char *path);
+
+/* destroy() of a segment whose creator may own a name: unmap, unlink m->path (still locked), close. */
+int hpshm__named_destroy(const struct hpshm__names *ns, struct hpshm_mapping *m);
+
+/*
+ * scan(): fill f for object path (f->id = path, f->name = name) with its size, liveness and
+ * header.  0, or -1 if it is gone, not a regular file or not ours to open: skip it.
+ */
+int hpshm__named_inspect(const struct hpshm__names *ns, const char *path, const char *name, struct hpshm_found *f);
+
+/* remove(): unlink path if it is dead, under LOCK_EX, and only if path still names what was locked. */
+int hpshm__named_remove(const struct hpshm__names *ns, const char *path, hpshm_error *err);
+
+#endif /* HPSHM_PORTS_POSIX_SEGMENT_H */
