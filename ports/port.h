@@ -110,8 +110,9 @@ int hpshm__verify_backing(void *addr, size_t len, int fd, struct hpshm__backing 
  */
 int hpshm__populate(void *addr, size_t len, size_t page_size, int fd, unsigned *methods, hpshm_error *err);
 
-/* The line of /proc/self/maps holding addr, for error messages.  0, or HPSHM_EUNAVAILABLE. */
-int hpshm__maps_line(const void *addr, char *buf, size_t len);
+/* The first line of /proc/self/maps overlapping [addr, addr+size) (size 0: the byte at
+ * addr), for error messages that name what holds a range.  0, or HPSHM_EUNAVAILABLE. */
+int hpshm__maps_line(const void *addr, size_t size, char *buf, size_t len);
 
 /*
  * The checks every hugetlb provider shares, for probe(): the kernel offers rq->page_size,

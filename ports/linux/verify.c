@@ -151,26 +151,28 @@ int hpshm__verify_backing(void *addr, size_t len, int fd, struct hpshm__backing 
 	return known ? 0 : HPSHM_EUNAVAILABLE;
 }
 
-int hpshm__maps_line(const void *addr, char *buf, size_t len)
+int hpshm__maps_line(const void *addr, size_t size, char *buf, size_t len)
 {
 	char line[VERIFY_LINE_MAX];
-	uintptr_t a = (uintptr_t)addr, start, end;
+	uintptr_t a = (uintptr_t)addr, z, start, end;
 	int found = 0;
 	FILE *f;
 
 	if (buf == NULL || len == 0)
 		return HPSHM_EINVAL;
 	buf[0] = '\0';
+	z = size && a <= UINTPTR_MAX - size ? a + size : a + 1;
 	f = hpshm__sysfile_open("/proc/self/maps");
 	if (f == NULL)
 		return HPSHM_EUNAVAILABLE;
-	/* A long path is cut to what fits: the line is only for a message. */
+	/* The first mapping that overlaps [a, z): maps is sorted by address.  A long path is cut
+	 * to what fits: the line is only for a message. */
 	while (hpshm__getline(f, line, sizeof(line), NULL)) {
 		if (!verify_range(line, &start, &end))
 			continue;
-		if (start > a)
+		if (start >= z)
 			break;
-		if (a < end) {
+		if (end > a) {
 			snprintf(buf, len, "%s", line);
 			found = 1;
 			break;

@@ -128,15 +128,16 @@ int hpshm__map_taken(hpshm_error *err, const char *call, int sys_errno, const st
 
 	hpshm_size_format(rq->size, sz, sizeof(sz));
 	if (use == HPSHM__MAP_CREATE) {
-		if (hpshm__maps_line(rq->address, line, sizeof(line)) == 0)
+		if (hpshm__maps_line(rq->address, rq->size, line, sizeof(line)) == 0)
 			return hpshm_error_set(err, HPSHM_EEXIST, sys_errno, call, "choose another base_address",
 					       "base_address %p is taken by: %s", rq->address, line);
 		return hpshm_error_set(err, HPSHM_EEXIST, sys_errno, call, "choose another base_address",
 				       "another mapping overlaps %s at base_address %p", sz, rq->address);
 	}
-	if (hpshm__maps_line(rq->address, line, sizeof(line)) == 0)
+	if (hpshm__maps_line(rq->address, rq->size, line, sizeof(line)) == 0)
 		return hpshm_error_set(err, HPSHM_EEXIST, sys_errno, call, attach_hint,
-				       "the segment's address %p is taken in this process by: %s", rq->address, line);
+				       "the segment's range (%s at %p) is taken in this process by: %s", sz, rq->address,
+				       line);
 	return hpshm_error_set(err, HPSHM_EEXIST, sys_errno, call, attach_hint,
 			       "another mapping overlaps the %s segment's range at %p in this process", sz, rq->address);
 }
