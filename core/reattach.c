@@ -413,6 +413,10 @@ static int objects_alive(const struct hpshm_found *f)
 {
 	if (f->alive != 0)
 		return 1;
+	/* No header: a creator killed before it wrote one.  Only the provider's mark can tell,
+	 * and it says nobody holds the object. */
+	if (!f->has_header)
+		return 0;
 	return hpshm__process_alive(f->header.creator_pid, f->header.creator_start) != 0;
 }
 
@@ -421,8 +425,9 @@ static int objects_one(void *user, const struct hpshm_found *f)
 	struct objects_walk *w = user;
 	hpshm_object o;
 
-	if (!f->has_header)
-		return 0;
+	/* Providers report only objects in hpshm's own namespace (hpshm.* files, hpshm's SysV
+	 * keys), so one without a header is ours too: debris of a create that was killed before it
+	 * wrote the header.  It is listed, so gc can remove it. */
 	memset(&o, 0, sizeof(o));
 	hpshm__strlcpy(o.provider, w->provider->name, sizeof(o.provider));
 	hpshm__strlcpy(o.id, f->id, sizeof(o.id));
@@ -499,9 +504,9 @@ int hpshm_object_remove(const hpshm_object *obj, hpshm_error *err)
 	rc = p->scan(objects_match, &q);
 	if (rc < 0)
 		return hpshm_error_set(err, rc, 0, "scan", NULL, "provider %s could not list its segments", p->name);
-	if (!q.hit || !q.found.has_header)
+	if (!q.hit)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "list the segments again with `hpshm ls`",
-				       "segment %s is gone or no longer an hpshm segment", obj->id);
+				       "segment %s is gone", obj->id);
 	if (objects_alive(&q.found))
 		return hpshm_error_set(err, HPSHM_EEXIST, 0, NULL, "stop the processes using it first",
 				       "segment %s is alive (held by a process, or its creator pid %lld runs)", obj->id,

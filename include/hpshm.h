@@ -461,8 +461,9 @@ typedef int (*hpshm_object_fn)(void *user, const hpshm_object *obj);
 
 /**
  * List the named hpshm segments on this machine (SysV segments, hugetlbfs files, POSIX shm
- * objects), with whether any process still holds each.  Objects without an hpshm header are
- * not listed: they are not ours.
+ * objects), with whether any process still holds each.  Only hpshm's namespace is looked at
+ * (hpshm.* names, hpshm's SysV key range); an object there without a header is what a creator
+ * killed before writing it leaves, and is listed as dead with creator_pid 0.
  * @param fn   called for each object
  * @param user passed to fn
  * @param err  filled on failure, may be NULL

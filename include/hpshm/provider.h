@@ -171,7 +171,9 @@ struct hpshm_provider {
 
 	/**
 	 * Call fn for each named object of this provider on the machine, with its liveness and
-	 * header.  NULL if the provider has no named objects.
+	 * header.  Only objects in hpshm's own namespace (hpshm.* names, hpshm's SysV key range),
+	 * including those without a header: a creator killed before writing it leaves such
+	 * debris, which gc must be able to remove.  NULL if the provider has no named objects.
 	 * @return 0 or a negative HPSHM_E* code
 	 */
 	int (*scan)(hpshm_found_fn fn, void *user);
