@@ -61,9 +61,11 @@ static void check_text_attempts(FILE *out, const hpshm_report *r)
 		const hpshm_attempt *a = &r->attempts[i];
 		char ps[32];
 
-		fprintf(out, "  %u. %-16s %-8s %-20s errno %d (%s)", i + 1, a->provider,
+		fprintf(out, "  %u. %-16s %-8s %-20s", i + 1, a->provider,
 			a->page_size ? hpshm_size_format(a->page_size, ps, sizeof(ps)) : "-",
-			a->result == 0 ? "ok" : hpshm_errname(a->result), a->sys_errno, tool_errno_name(a->sys_errno));
+			a->result == 0 ? "ok" : hpshm_errname(a->result));
+		if (a->sys_errno)
+			fprintf(out, " %s", tool_errno_name(a->sys_errno));
 		if (a->call[0])
 			fprintf(out, " %s", a->call);
 		if (a->reason[0])
