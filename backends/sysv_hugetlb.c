@@ -31,17 +31,27 @@
  *   - shm_segsz reports the requested size while the kernel rounds the file up to the huge
  *     page; the core asks for a multiple of the page size, so the two agree.
  *
- * Named segments (rq->name set) are different on purpose: their key is a hash of the name
- * (FNV-1a 32 of "hpshm:<name>", never IPC_PRIVATE), and they are NOT marked at creation, so
- * `hpshm ls` and `hpshm gc` can find them after a crash (/proc/sysvipc/shm) and the next
- * create() of the name finds its predecessor.  That is PostgreSQL's interlock (it keys on
- * the data directory's inode): shmget(key, IPC_CREAT | IPC_EXCL) failing with EEXIST leads
- * to IPC_STAT of the old segment; attached (shm_nattch > 0) it is in use and create() fails;
- * unattached, we attach it read-only, check the hpshm header at its tail (else it belongs
- * to another program whose key collides with ours: fail, never remove it), check that our
- * own attachment is the only one, mark it for removal while still attached (so its id
- * cannot be reused under us) and try once more.  destroy() marks and detaches a named
- * segment just as it does an unnamed one.
+ * Named segments (rq->name set) are different on purpose: they have a key, and they are NOT
+ * marked at creation, so `hpshm ls` and `hpshm gc` can find them after a crash
+ * (/proc/sysvipc/shm) and the next create() of the name finds its predecessor.  The key is
+ * hpshm's own range: 0x48000000 | (FNV-1a 32 of "hpshm:<name>" & 0x00ffffff), 'H' in the top
+ * byte and never IPC_PRIVATE, so a segment can be known for hpshm's by its key alone, even
+ * one whose creator was killed before the core wrote the header at its tail.  That is
+ * PostgreSQL's interlock (it keys on the data directory's inode): shmget(key, IPC_CREAT |
+ * IPC_EXCL) failing with EEXIST leads to a look at the old segment under a read-only
+ * attachment of our own (sysv_see()), and then:
+ *   - attached by anyone else (shm_nattch, less our look, above 0): in use, create() fails;
+ *   - an hpshm header at its tail: a dead hpshm segment; it is marked for removal while we
+ *     are still attached (so its id cannot be reused under us) and shmget() tried again;
+ *   - no header, and its creator (shm_cpid) is no running process (kill(cpid, 0) says
+ *     ESRCH): debris of a create killed between shmget() and the header, removed the same
+ *     way.  While the creator runs it may be writing the header right now: in use.
+ * A foreign program whose key falls in 0x48xxxxxx (ftok() with proj_id 'H', say) can
+ * collide with a name's key.  hpshm still never removes a segment someone has attached, nor
+ * one whose creator runs, and calls one with a valid header "ours" only by the header's
+ * magic; but an unattached foreign segment of a dead creator, without an hpshm header, in
+ * the range, is taken for debris.  Keys outside the range are never looked at.  destroy()
+ * marks and detaches a named segment just as it does an unnamed one.
  *
  * Capabilities: HUGE, REATTACH (by shmid), NAMED (the shmid is a name other processes use).
  *
@@ -51,14 +61,17 @@
  * attached, which is also what PostgreSQL's EXEC_BACKEND path assumes.
  *
  * Crash safety: unnamed segments vanish with their last detach.  Named ones stay; scan()
- * reads /proc/sysvipc/shm (Linux), attaches each keyed segment read-only to read the header
- * at its tail, and counts it alive while shm_nattch, less our own look, is above 0.
- * remove() re-checks, under its own read-only attachment, that it is the same segment
- * (header nonce) and that nobody else is attached, then marks it.  A crash between shmget()
- * and the core writing the header leaves a named segment without a header, which neither
- * scan() nor create() will take for ours: the core writes the header right after create().
+ * reads /proc/sysvipc/shm (Linux) and reports every segment whose key is in hpshm's range,
+ * with or without a header: alive while shm_nattch, less our own look, is above 0, or, with
+ * no header, while its creator runs (the core adds the header's creator for the others).
+ * remove() looks again under its own read-only attachment: the key still in the range, the
+ * same segment as listed (header nonce, or still no header; ids are reused), nobody else
+ * attached and, without a header, the creator gone; then it marks the segment, which goes
+ * with our shmdt().  A creator's pid can be reused by an unrelated process: such debris is
+ * kept (taken for alive) until that process ends, never removed too early.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,6 +85,8 @@
 #define SYSV_DEFAULT_MODE 0600
 #define SYSV_NAME_MAX     127 /* what the header's name field holds */
 #define SYSV_CREATE_TRIES 3   /* rounds of "key taken, dead, marked, try again" */
+#define SYSV_KEY_RANGE    0x48000000u /* hpshm's named keys: 'H' in the top byte */
+#define SYSV_KEY_MASK     0xff000000u /* the bits that make the range */
 
 static int sysv_probe(const struct hpshm_request *rq, struct hpshm_probe *out)
 {
@@ -164,7 +179,7 @@ static int sysv_shmget_error(const struct hpshm_request *rq, int saved, hpshm_er
 	}
 }
 
-/* The key of a named segment: FNV-1a 32 of "hpshm:<name>", never IPC_PRIVATE. */
+/* The key of a named segment: in hpshm's range, the low 24 bits from FNV-1a 32 of "hpshm:<name>". */
 static key_t sysv_key(const char *name)
 {
 	const char *pre = "hpshm:";
@@ -175,48 +190,91 @@ static key_t sysv_key(const char *name)
 		h = (h ^ (unsigned char)*c) * 16777619u;
 	for (c = name; *c; c++)
 		h = (h ^ (unsigned char)*c) * 16777619u;
-	if ((key_t)h == IPC_PRIVATE)
-		h = 1;
-	return (key_t)h;
+	return (key_t)(SYSV_KEY_RANGE | (h & ~SYSV_KEY_MASK)); /* never IPC_PRIVATE (0) */
+}
+
+/* Is key in hpshm's range, so that a segment with it is a named hpshm segment or its debris? */
+static int sysv_key_ours(long long key)
+{
+	return ((uint32_t)key & SYSV_KEY_MASK) == SYSV_KEY_RANGE;
 }
 
 /*
- * Read the header at the tail of segment id (shm_segsz bytes) through a read-only
- * attachment.  1 if it is hpshm's, 0 if not, -1 with errno if the segment cannot be
- * attached.  With at non-NULL, the attachment is left in *at for the caller to shmdt().
+ * Has the process that created a segment (shm_cpid) ended?  1 if kill(cpid, 0) says ESRCH;
+ * 0 if it runs (EPERM too: it exists), or cpid is 0 (created in a pid namespace we cannot
+ * see), so that a segment is never taken for debris on a guess.
  */
-static int sysv_read_header(int id, size_t segsz, struct hpshm_header *h, void **at)
+static int sysv_creator_gone(pid_t cpid)
 {
-	void *p;
-	int ours;
+	if (cpid <= 0)
+		return 0;
+	if (hpshm__sys.kill(cpid, 0) == 0)
+		return 0;
+	return errno == ESRCH;
+}
 
-	memset(h, 0, sizeof(*h));
-	p = hpshm__sys.shmat(id, NULL, SHM_RDONLY);
-	if (p == (void *)-1)
+/* What a look at a segment in hpshm's key range found (sysv_see()). */
+struct sysv_seen {
+	struct hpshm_header header;     /* the header at its tail, when has_header */
+	int                 has_header; /* 1 if the tail holds hpshm's header */
+	unsigned long       others;     /* attachments other than our look */
+	pid_t               cpid;       /* its creator (shm_cpid) */
+	long long           key;        /* its key; IPC_PRIVATE once marked for removal */
+	void               *at;         /* our read-only attachment: the caller shmdt()s it */
+};
+
+/*
+ * Attach segment id read-only and see what it is.  0 with s filled and s->at attached, or
+ * -1 with errno: EINVAL or EIDRM (gone), EACCES (not ours to look at), or shmat()'s error.
+ * The attachment keeps the id from being reused while the caller decides, and is counted
+ * out of s->others.
+ */
+static int sysv_see(int id, struct sysv_seen *s)
+{
+	struct shmid_ds ds;
+	int saved;
+
+	memset(s, 0, sizeof(*s));
+	if (hpshm__sys.shmctl(id, IPC_STAT, &ds) < 0)
+		return -1;
+	s->at = hpshm__sys.shmat(id, NULL, SHM_RDONLY);
+	if (s->at == (void *)-1)
 		return -1;
 	/* Only within shm_segsz: the mapping may be longer (rounded to the page), never shorter. */
-	ours = 0;
-	if (segsz >= HPSHM_HEADER_REGION) {
-		memcpy(h, (const char *)p + segsz - HPSHM_HEADER_REGION, sizeof(*h));
-		ours = hpshm__header_accept(h);
+	if (ds.shm_segsz >= HPSHM_HEADER_REGION) {
+		memcpy(&s->header, (const char *)s->at + ds.shm_segsz - HPSHM_HEADER_REGION, sizeof(s->header));
+		s->has_header = hpshm__header_accept(&s->header);
 	}
-	if (at)
-		*at = p;
-	else
-		(void)hpshm__sys.shmdt(p);
-	return ours;
+	if (!s->has_header)
+		memset(&s->header, 0, sizeof(s->header));
+	/* A fresh count now that we are attached, less our own look. */
+	if (hpshm__sys.shmctl(id, IPC_STAT, &ds) < 0) {
+		saved = errno; /* shmdt() below may clobber it */
+		(void)hpshm__sys.shmdt(s->at);
+		errno = saved;
+		return -1;
+	}
+	s->others = ds.shm_nattch > 0 ? (unsigned long)ds.shm_nattch - 1 : 0;
+	s->cpid = ds.shm_cpid;
+	s->key = (long long)ds.shm_perm.__key;
+	return 0;
+}
+
+/* Debris of a create killed before the header: no header, nobody attached, creator gone. */
+static int sysv_debris(const struct sysv_seen *s)
+{
+	return !s->has_header && s->others == 0 && sysv_creator_gone(s->cpid);
 }
 
 /*
- * The key of name is taken by segment old.  Remove it if it is a dead hpshm segment and
- * return 0 (try again); otherwise HPSHM_EEXIST saying whose it is.
+ * The key of name is taken by segment old.  Remove it if it is a dead hpshm segment or the
+ * debris of a killed create, and return 0 (try again); otherwise HPSHM_EEXIST saying whose
+ * it is (top comment).
  */
 static int sysv_recycle(const struct hpshm_request *rq, key_t key, hpshm_error *err)
 {
-	struct hpshm_header h;
-	struct shmid_ds ds;
-	void *at = NULL;
-	int old, ours, saved;
+	struct sysv_seen s;
+	int old, saved;
 
 	old = hpshm__sys.shmget(key, 0, 0);
 	if (old < 0) {
@@ -227,50 +285,42 @@ static int sysv_recycle(const struct hpshm_request *rq, key_t key, hpshm_error *
 				       "SysV key 0x%08x of name %s is held by a segment this user cannot open",
 				       (unsigned)key, rq->name);
 	}
-	if (hpshm__sys.shmctl(old, IPC_STAT, &ds) < 0) {
+	if (sysv_see(old, &s) < 0) {
 		saved = errno;
 		if (saved == EINVAL || saved == EIDRM) /* Linux says EIDRM for "gone" */
 			return 0;
-		return hpshm_error_set(err, HPSHM_EEXIST, saved, "shmctl", "choose another name=",
-				       "SysV key 0x%08x of name %s is held by segment %d, which this user cannot inspect",
-				       (unsigned)key, rq->name, old);
-	}
-	if (ds.shm_nattch > 0)
-		return hpshm_error_set(err, HPSHM_EEXIST, EEXIST, "shmget", "choose another name= or stop the process using it",
-				       "segment %s is in use (SysV id %d, %lu attached, creator pid %ld)", rq->name, old,
-				       (unsigned long)ds.shm_nattch, (long)ds.shm_cpid);
-
-	ours = sysv_read_header(old, ds.shm_segsz, &h, &at);
-	if (ours < 0) {
-		saved = errno;
-		if (saved == EINVAL || saved == EIDRM)
-			return 0;
-		return hpshm_error_set(err, HPSHM_EEXIST, saved, "shmat", "choose another name=",
+		return hpshm_error_set(err, HPSHM_EEXIST, saved, saved == EACCES ? "shmctl" : "shmat", "choose another name=",
 				       "SysV key 0x%08x of name %s is held by segment %d, which this user cannot read",
 				       (unsigned)key, rq->name, old);
 	}
-	if (!ours) {
-		(void)hpshm__sys.shmdt(at);
-		return hpshm_error_set(err, HPSHM_EEXIST, EEXIST, "shmget",
-				       "choose another name=, or remove that segment with ipcrm if you know it is stale",
-				       "SysV key 0x%08x of name %s is held by a foreign segment (id %d, creator pid %ld)",
-				       (unsigned)key, rq->name, old, (long)ds.shm_cpid);
-	}
-	/* Dead and ours.  Attached now by us alone?  Then mark it while attached: the id stays ours. */
-	if (hpshm__sys.shmctl(old, IPC_STAT, &ds) == 0 && ds.shm_nattch > 1) {
-		(void)hpshm__sys.shmdt(at);
+	if (s.others > 0) {
+		(void)hpshm__sys.shmdt(s.at);
+		if (s.has_header)
+			return hpshm_error_set(err, HPSHM_EEXIST, EEXIST, "shmget",
+					       "choose another name= or stop the process using it",
+					       "segment %s is in use (SysV id %d, %lu attached, creator pid %lld per its header)",
+					       rq->name, old, s.others, (long long)s.header.creator_pid);
 		return hpshm_error_set(err, HPSHM_EEXIST, EEXIST, "shmget", "choose another name= or stop the process using it",
-				       "segment %s is in use (SysV id %d, creator pid %lld per its header)", rq->name, old,
-				       (long long)h.creator_pid);
+				       "segment %s is in use (SysV id %d, %lu attached, creator pid %ld, no hpshm header)",
+				       rq->name, old, s.others, (long)s.cpid);
 	}
+	if (!s.has_header && !sysv_debris(&s)) {
+		(void)hpshm__sys.shmdt(s.at);
+		return hpshm_error_set(err, HPSHM_EEXIST, EEXIST, "shmget",
+				       "choose another name=, or stop that process; with ipcrm only if you know the segment is stale",
+				       "SysV key 0x%08x of name %s is held by segment %d without an hpshm header whose creator "
+				       "pid %ld runs: being created now, or another program's segment",
+				       (unsigned)key, rq->name, old, (long)s.cpid);
+	}
+	/* Dead and ours, or debris.  Marked while we are attached: the id stays ours until our shmdt(). */
 	if (hpshm__sys.shmctl(old, IPC_RMID, NULL) < 0 && errno != EINVAL && errno != EIDRM) {
 		saved = errno;
-		(void)hpshm__sys.shmdt(at);
+		(void)hpshm__sys.shmdt(s.at);
 		return hpshm_error_set(err, HPSHM_EEXIST, saved, "shmctl",
 				       saved == EPERM ? "run as the segment's owner or root, or choose another name=" : NULL,
 				       "could not remove the dead segment %s (SysV id %d)", rq->name, old);
 	}
-	(void)hpshm__sys.shmdt(at);
+	(void)hpshm__sys.shmdt(s.at);
 	return 0;
 }
 
@@ -463,19 +513,17 @@ static int sysv_detach(struct hpshm_mapping *m)
 
 /*
  * /proc/sysvipc/shm: a heading, then per segment "key shmid perms size cpid lpid nattch
- * uid gid ...".  Only keyed segments can be ours: unnamed ones are IPC_PRIVATE, and a
- * marked segment's key reads 0 too.
+ * uid gid ...".  Only keys in hpshm's range can be ours: unnamed segments are IPC_PRIVATE,
+ * and a marked segment's key reads 0 too.
  */
 static int sysv_scan(hpshm_found_fn fn, void *user)
 {
-	struct hpshm_header h;
+	struct sysv_seen s;
 	struct hpshm_found f;
-	struct shmid_ds ds;
 	char path[512], line[512];
-	unsigned long long size, nattch;
+	unsigned long long size;
 	long long key;
-	int id, n, ours;
-	void *at;
+	int id, n, stop;
 	FILE *in;
 
 	n = snprintf(path, sizeof(path), "%s/proc/sysvipc/shm", hpshm__sysroot());
@@ -485,27 +533,26 @@ static int sysv_scan(hpshm_found_fn fn, void *user)
 	if (!in)
 		return errno == ENOENT ? 0 : HPSHM_EIO; /* no SysV IPC in this kernel */
 	while (fgets(line, sizeof(line), in)) {
-		if (sscanf(line, "%lld %d %*o %llu %*d %*d %llu", &key, &id, &size, &nattch) != 4 || key == IPC_PRIVATE)
+		if (sscanf(line, "%lld %d %*o %llu", &key, &id, &size) != 3 || !sysv_key_ours(key))
 			continue;
-		ours = sysv_read_header(id, (size_t)size, &h, &at);
-		if (ours <= 0) {
-			if (ours == 0)
-				(void)hpshm__sys.shmdt(at);
-			continue; /* not ours, gone, or not ours to read */
+		if (sysv_see(id, &s) < 0)
+			continue; /* gone, or not ours to read */
+		if (!sysv_key_ours(s.key)) {
+			(void)hpshm__sys.shmdt(s.at); /* marked, or the id reused, since the line was read */
+			continue;
 		}
 		memset(&f, 0, sizeof(f));
-		f.header = h;
 		snprintf(f.id, sizeof(f.id), "shm=%d", id);
-		snprintf(f.name, sizeof(f.name), "%s", f.header.name);
 		f.size = (size_t)size;
-		f.has_header = 1;
-		/* Fresh count, less our own look. */
-		if (hpshm__sys.shmctl(id, IPC_STAT, &ds) == 0)
-			f.alive = ds.shm_nattch > 1;
-		else
-			f.alive = nattch > 0;
-		(void)hpshm__sys.shmdt(at);
-		if (fn(user, &f) != 0)
+		f.has_header = s.has_header;
+		f.header = s.header;
+		/* Without a header the name is unknown: the key is a hash of it. */
+		snprintf(f.name, sizeof(f.name), "%s", s.has_header ? s.header.name : "");
+		/* The core adds the header's creator; without one, ours is the only word. */
+		f.alive = s.others > 0 || (!s.has_header && !sysv_creator_gone(s.cpid));
+		(void)hpshm__sys.shmdt(s.at);
+		stop = fn(user, &f);
+		if (stop != 0)
 			break;
 	}
 	fclose(in);
@@ -514,51 +561,47 @@ static int sysv_scan(hpshm_found_fn fn, void *user)
 
 static int sysv_remove(const struct hpshm_found *f, hpshm_error *err)
 {
-	struct hpshm_header h;
-	struct shmid_ds ds;
-	void *at = NULL;
-	int id, ours, saved;
+	struct sysv_seen s;
+	int id, saved;
 
 	if (hpshm__id_parse(f->id, "shm=", &id) < 0)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "\"%.64s\" is not shm=<id>", f->id);
-	if (hpshm__sys.shmctl(id, IPC_STAT, &ds) < 0) {
+	/* Look again under our own attachment, which keeps the id from being reused meanwhile. */
+	if (sysv_see(id, &s) < 0) {
 		saved = errno;
 		if (saved == EINVAL || saved == EIDRM)
 			return 0; /* someone removed it first */
-		return hpshm_error_set(err, HPSHM_ESYS, saved, "shmctl",
+		return hpshm_error_set(err, HPSHM_ESYS, saved, saved == EACCES ? "shmctl" : "shmat",
 				       saved == EACCES ? "run hpshm gc as the segment's owner or root" : NULL,
 				       "could not inspect SysV segment %d", id);
 	}
-	if (ds.shm_nattch > 0)
-		return hpshm_error_set(err, HPSHM_EEXIST, EEXIST, "shmctl", "stop the process using it first",
-				       "SysV segment %d is alive: %lu attached", id, (unsigned long)ds.shm_nattch);
-	/* Same segment as scan() saw (ids are reused), and still ours: compare the header under our look. */
-	ours = sysv_read_header(id, ds.shm_segsz, &h, &at);
-	if (ours < 0) {
-		saved = errno;
-		if (saved == EINVAL || saved == EIDRM)
-			return 0;
-		return hpshm_error_set(err, HPSHM_ESYS, saved, "shmat", NULL, "could not read SysV segment %d", id);
-	}
-	if (!ours || (f->has_header && h.nonce != f->header.nonce)) {
-		(void)hpshm__sys.shmdt(at);
+	/* Same segment as scan() saw (ids are reused), and still in hpshm's range. */
+	if (!sysv_key_ours(s.key) || s.has_header != f->has_header ||
+	    (s.has_header && s.header.nonce != f->header.nonce)) {
+		(void)hpshm__sys.shmdt(s.at);
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "run hpshm ls again",
 				       "SysV segment %d is no longer the one listed", id);
 	}
-	if (hpshm__sys.shmctl(id, IPC_STAT, &ds) == 0 && ds.shm_nattch > 1) {
-		(void)hpshm__sys.shmdt(at);
+	if (s.others > 0) {
+		(void)hpshm__sys.shmdt(s.at);
 		return hpshm_error_set(err, HPSHM_EEXIST, EEXIST, "shmctl", "stop the process using it first",
-				       "SysV segment %d is alive: %lu attached", id, (unsigned long)ds.shm_nattch - 1);
+				       "SysV segment %d is alive: %lu attached", id, s.others);
+	}
+	if (!s.has_header && !sysv_debris(&s)) {
+		(void)hpshm__sys.shmdt(s.at);
+		return hpshm_error_set(err, HPSHM_EEXIST, 0, NULL, "stop that process first, or let its create finish",
+				       "SysV segment %d has no hpshm header yet and its creator pid %ld runs", id,
+				       (long)s.cpid);
 	}
 	/* Marked while we are attached, so the id cannot be reused before; gone with our shmdt(). */
 	if (hpshm__sys.shmctl(id, IPC_RMID, NULL) < 0 && errno != EINVAL && errno != EIDRM) {
 		saved = errno;
-		(void)hpshm__sys.shmdt(at);
+		(void)hpshm__sys.shmdt(s.at);
 		return hpshm_error_set(err, HPSHM_ESYS, saved, "shmctl",
 				       saved == EPERM ? "run hpshm gc as the segment's owner or root" : NULL,
 				       "could not remove SysV segment %d", id);
 	}
-	(void)hpshm__sys.shmdt(at);
+	(void)hpshm__sys.shmdt(s.at);
 	return 0;
 }
 

@@ -432,7 +432,8 @@ static int objects_one(void *user, const struct hpshm_found *f)
 	hpshm__strlcpy(o.provider, w->provider->name, sizeof(o.provider));
 	hpshm__strlcpy(o.id, f->id, sizeof(o.id));
 	hpshm__strlcpy(o.name, f->header.name[0] ? f->header.name : f->name, sizeof(o.name));
-	o.size = (size_t)f->header.usable_size;
+	/* Without a header, the object's own size: what gc would give back. */
+	o.size = f->has_header ? (size_t)f->header.usable_size : f->size;
 	o.page_size = (size_t)f->header.page_size;
 	o.creator_pid = f->header.creator_pid;
 	o.created_unix = f->header.created_unix;

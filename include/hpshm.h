@@ -444,7 +444,7 @@ typedef struct hpshm_object {
 	char      provider[HPSHM_NAME_MAX]; /**< provider that made it */
 	char      id[256];                  /**< where it is: a file path, or "shm=<id>" */
 	char      name[128];                /**< the segment's name */
-	size_t    size;                     /**< bytes the caller could use */
+	size_t    size;                     /**< bytes the caller could use; the object's size if no header */
 	size_t    page_size;                /**< page size its creator verified */
 	long long creator_pid;              /**< the creating process */
 	uint64_t  created_unix;             /**< creation time, seconds since the epoch */
@@ -463,7 +463,8 @@ typedef int (*hpshm_object_fn)(void *user, const hpshm_object *obj);
  * List the named hpshm segments on this machine (SysV segments, hugetlbfs files, POSIX shm
  * objects), with whether any process still holds each.  Only hpshm's namespace is looked at
  * (hpshm.* names, hpshm's SysV key range); an object there without a header is what a creator
- * killed before writing it leaves, and is listed as dead with creator_pid 0.
+ * killed before writing it leaves.  It is listed with creator_pid 0 and an empty name for
+ * SysV, and is dead once no process holds it (for SysV, once its creator has ended too).
  * @param fn   called for each object
  * @param user passed to fn
  * @param err  filled on failure, may be NULL

@@ -379,11 +379,30 @@ struct found_list {
 	int          n;
 };
 
+/*
+ * Is o one of this run's objects?  By its name; but a SysV segment whose creator was killed
+ * before the header was written is listed without one (its key is only a hash of the name),
+ * so then by its creator (shm_cpid), which must be one of this run's creators.
+ */
+static int of_this_run(const char *prefix, const hpshm_object *o)
+{
+	struct shmid_ds ds;
+
+	if (strncmp(o->name, prefix, strlen(prefix)) == 0)
+		return 1;
+	if (o->name[0] != '\0' || strncmp(o->id, "shm=", 4) != 0 || shmctl(atoi(o->id + 4), IPC_STAT, &ds) != 0)
+		return 0;
+	for (int k = 0; k < ncreators; k++)
+		if (creators[k] == ds.shm_cpid)
+			return 1;
+	return 0;
+}
+
 static int collect(void *user, const hpshm_object *o)
 {
 	struct found_list *l = user;
 
-	if (strncmp(o->name, l->prefix, strlen(l->prefix)) == 0 && l->n < 64)
+	if (of_this_run(l->prefix, o) && l->n < 64)
 		l->obj[l->n++] = *o;
 	return 0;
 }
@@ -440,10 +459,10 @@ static int object_present(const char *prefix, const char *name, hpshm_object *ou
 }
 
 /*
- * After a failure, or to report a leak: remove what this run left that the library would
- * not (objects without a header are not listed).  Files named hpshm.<prefix>* in /dev/shm
- * and the test's hugetlbfs mount; SysV segments created by one of this run's creators.
- * Returns how many it removed and names them in buf.
+ * After a failure, or to report a leak: remove by hand what this run left and the gc logic
+ * did not (it must list and remove objects without a header too).  Files named
+ * hpshm.<prefix>* in /dev/shm and the test's hugetlbfs mount; SysV segments created by one
+ * of this run's creators.  Returns how many it removed and names them in buf.
  */
 static int remove_leftovers(const char *prefix, char *buf, size_t len)
 {

@@ -5,8 +5,10 @@
  * Named segments (SysV ids, hugetlbfs files, POSIX shm objects) outlive their processes: a
  * creator killed by SIGKILL never reaches hpshm_segment_destroy(), and its huge pages stay
  * taken from the pool until someone removes the object.  The library finds them through
- * each provider's scan() and the header at their tail (hpshm_objects_list()); only objects
- * with an hpshm header are listed, so `gc` cannot touch anything that is not ours.
+ * each provider's scan() and the header at their tail (hpshm_objects_list()), looking only
+ * in hpshm's own namespace (hpshm.* names, hpshm's SysV key range), so `gc` cannot touch
+ * anything outside it.  An object there without a header (creator pid 0) is what a create
+ * killed before writing the header left behind, and is removed like any dead segment.
  *
  * Alive means a process still holds the segment (a shared flock on a file, shm_nattch on a
  * SysV segment) or its creator still runs; dead means both say no.  `gc` removes dead
@@ -186,17 +188,26 @@ static enum gc_verdict gc_one(const hpshm_object *o, int dry_run, char *why, siz
 	int rc;
 
 	if (o->alive) {
-		snprintf(why, len, "alive: a process holds it, or its creator (pid %lld) runs", o->creator_pid);
+		if (o->creator_pid == 0)
+			snprintf(why, len, "alive: no hpshm header yet, and a process holds it or its creator runs");
+		else
+			snprintf(why, len, "alive: a process holds it, or its creator (pid %lld) runs", o->creator_pid);
 		return GC_KEPT_ALIVE;
 	}
 	if (dry_run) {
-		snprintf(why, len, "dead: no process holds it and its creator (pid %lld) is gone", o->creator_pid);
+		if (o->creator_pid == 0)
+			snprintf(why, len, "dead: no hpshm header (a create was killed before writing it) and no process holds it");
+		else
+			snprintf(why, len, "dead: no process holds it and its creator (pid %lld) is gone", o->creator_pid);
 		return GC_WOULD_REMOVE;
 	}
 	memset(&err, 0, sizeof(err));
 	rc = hpshm_object_remove(o, &err);
 	if (rc == 0) {
-		snprintf(why, len, "dead: no process held it and its creator (pid %lld) was gone", o->creator_pid);
+		if (o->creator_pid == 0)
+			snprintf(why, len, "dead: no hpshm header (a create was killed before writing it) and no process held it");
+		else
+			snprintf(why, len, "dead: no process held it and its creator (pid %lld) was gone", o->creator_pid);
 		return GC_REMOVED;
 	}
 	snprintf(why, len, "%s%s%s", err.message[0] ? err.message : hpshm_strerror(rc), err.hint[0] ? "; hint: " : "",

@@ -24,7 +24,10 @@
  * LOCK_EX | LOCK_NB succeeds is mapped by nobody: dead.  So:
  *   - create() of a name that exists takes LOCK_EX | LOCK_NB on the old object; dead, it is
  *     unlinked (which frees its pages) and creation retried; alive, the error names the
- *     creator from the header at the object's tail;
+ *     creator from the header at the object's tail.  Whether a dead object has a header
+ *     does not matter: one without is what a creator killed before the core wrote it left;
+ *   - scan() reports every object of the namespace, with or without a header, and remove()
+ *     unlinks any dead one: the lock, not the header, says whether it is in use;
  *   - a new object is unlocked for a moment between open(O_EXCL) and flock(), when another
  *     creator may take it for dead and unlink it.  So after locking, the creator checks that
  *     the name still refers to its object (same inode) and starts again if not;

@@ -130,11 +130,16 @@ int hpshm__named_destroy(const struct hpshm__names *ns, struct hpshm_mapping *m)
 
 /*
  * scan(): fill f for object path (f->id = path, f->name = name) with its size, liveness and
- * header.  0, or -1 if it is gone, not a regular file or not ours to open: skip it.
+ * header; has_header 0 when the tail holds none (too short, or a creator killed before the
+ * core wrote it), which is reported all the same.  0, or -1 if it is gone, not a regular
+ * file or not ours to open: skip it.
  */
 int hpshm__named_inspect(const struct hpshm__names *ns, const char *path, const char *name, struct hpshm_found *f);
 
-/* remove(): unlink path if it is dead, under LOCK_EX, and only if path still names what was locked. */
+/*
+ * remove(): unlink path if it is dead, under LOCK_EX, and only if path still names what was
+ * locked; with or without a header.
+ */
 int hpshm__named_remove(const struct hpshm__names *ns, const char *path, hpshm_error *err);
 
 #endif /* HPSHM_PORTS_POSIX_SEGMENT_H */

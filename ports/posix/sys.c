@@ -22,6 +22,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -74,6 +75,7 @@ static int sys_memfd_create(const char *name, unsigned flags)
 		.fcntl        = sys_fcntl,      \
 		.shm_open     = shm_open,       \
 		.shm_unlink   = shm_unlink,     \
+		.kill         = kill,           \
 	}
 
 struct hpshm__syscalls hpshm__sys = SYS_REAL_CALLS;

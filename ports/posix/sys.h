@@ -73,6 +73,7 @@ struct hpshm__syscalls {
 	int   (*fcntl)(int fd, int cmd, int arg);
 	int   (*shm_open)(const char *name, int flags, mode_t mode);
 	int   (*shm_unlink)(const char *name);
+	int   (*kill)(pid_t pid, int sig);
 };
 
 extern struct hpshm__syscalls hpshm__sys;
