@@ -2,11 +2,15 @@
  * bench/bench.h -- the stress benchmark behind `hpshm bench`: what its files share.
  *
  * A run compares configurations: hpshm providers at each huge page size, hpshm's plain
- * 4 KiB pages, and the peers (the same system calls without hpshm, THP, APR).  For each
- * configuration and round the controller creates the memory, builds a pointer chase in it,
- * starts worker processes that attach it, runs the timed phases in all workers at once,
- * stops them and tears the memory down.  Only one configuration's memory is alive at a
- * time, so a 4 GiB run needs 4 GiB (plus page tables), not one segment per configuration.
+ * 4 KiB pages, and the peers (the same system calls without hpshm, THP, APR).  They run in
+ * groups whose members are alive at the same time: every ratio the output reports is taken
+ * between members of one group, within one round, on memory that stayed put between the
+ * rounds (reference/performance-anchor.md: create both regions once, fault them in, then
+ * alternate short phases on the live regions).  A group is created once (setup samples),
+ * gets its chase and its workers once (attach and page-table samples), runs the rounds
+ * (chase, then rmw, in every member, the order reversed every other round), and is torn
+ * down once (teardown samples).  A group holds as many regions as it has members, so its
+ * memory is checked against MemAvailable and the huge page pools before it is created.
  *
  * Files, one concern each:
  *   workload.c  the access code every configuration runs, and the clocks it is timed by
@@ -15,7 +19,7 @@
  *   procfs.c    what the kernel says about a process: VmPTE, faults, THP coverage
  *   worker.c    worker processes (spawn, fork) and threads, and their protocol
  *   pool.c      --reserve: size the huge page pool for the run, put it back after
- *   run.c       configurations, rounds in alternating order, stopping on a signal
+ *   run.c       configurations, groups, rounds in alternating order, stopping on a signal
  *   stats.c     medians and per-round ratios
  *   output.c    the table, CSV and JSON;  svg.c  the chart
  *
@@ -38,6 +42,8 @@
 #define BENCH_PT_WORKERS    4    /* page tables are sampled with 1, 2 and 4 workers */
 #define BENCH_MAX_CONFIGS   24
 #define BENCH_MAX_ROUNDS    64
+#define BENCH_MAX_SAMPLES   512  /* per configuration and workload: rounds x the groups it is in */
+#define BENCH_GROUP_MAX     8    /* members of one group, the reference included */
 #define BENCH_MAX_SIZES     4    /* huge page sizes in one run */
 #define BENCH_LINE          64   /* the chase and rmw work on cache-line slots */
 #define BENCH_WHY_MAX       512  /* why a configuration could not run */
@@ -91,6 +97,8 @@ uint64_t bench_minflt(void);
 long bench_anon_huge_kib(const void *addr);
 /* Length of the mapping (the VMA) that contains addr, 0 if none. */
 size_t bench_vma_len(const void *addr);
+/* MemAvailable from /proc/meminfo in bytes, 0 if unreadable. */
+uint64_t bench_mem_available(void);
 
 /* ---- memory.c: one configuration's memory ---------------------------------------------- */
 
@@ -214,11 +222,20 @@ struct bench_options {
 	const char  *self_exe;                  /* this program, for spawned workers */
 };
 
-/* One measured value per round: CPU based, with wall time beside it. */
+/*
+ * The samples of one workload: one per round for chase and rmw, one per group the
+ * configuration ran in for setup, attach and teardown.  The gains are taken when the
+ * sample is, against the reference alive in the same group at the same time; a gain over
+ * a reference that never shared a group with this configuration is not measured.
+ */
 struct bench_series {
-	double   cpu[BENCH_MAX_ROUNDS];   /* the figure by thread CPU time */
-	double   wall[BENCH_MAX_ROUNDS];  /* the same by wall time */
-	uint8_t  have[BENCH_MAX_ROUNDS];  /* 1 if measured in that round */
+	double   cpu[BENCH_MAX_SAMPLES];      /* the figure by thread CPU time */
+	double   wall[BENCH_MAX_SAMPLES];     /* the same by wall time */
+	unsigned n;                           /* samples in cpu and wall */
+	double   vs_plain[BENCH_MAX_SAMPLES]; /* gains over plain (> 1 is better), same round */
+	unsigned n_plain;                     /* entries in vs_plain */
+	double   vs_raw[BENCH_MAX_SAMPLES];   /* gains over the raw peer, same round */
+	unsigned n_raw;                       /* entries in vs_raw */
 };
 
 struct bench_config {
@@ -232,10 +249,10 @@ struct bench_config {
 	int              raw_ref;              /* config of the raw peer, for ratio_vs_raw; -1 none */
 	int              usable;               /* 0 once it could not run */
 	char             why[BENCH_WHY_MAX];   /* why not */
-	size_t           verified_page_size;   /* from the report or smaps, first round */
+	size_t           verified_page_size;   /* from the report or smaps, first create */
 	int              huge;                 /* verified huge */
 	char             verified_by[HPSHM_NAME_MAX]; /* where it was read */
-	size_t           map_len;              /* bytes mapped, from the first round */
+	size_t           map_len;              /* bytes mapped, from its first create */
 	unsigned         workers;              /* workers in the timed phases */
 	struct bench_series s[BENCH_NW];       /* per workload, per round */
 	int              pt_done;              /* page tables sampled */
@@ -247,7 +264,10 @@ struct bench_result {
 	struct bench_options opt;              /* as run */
 	struct bench_config  cfg[BENCH_MAX_CONFIGS]; /* every configuration, usable or not */
 	unsigned             ncfg;             /* entries in cfg */
-	unsigned             rounds_done;      /* complete rounds */
+	unsigned             rounds_done;      /* rounds completed by every group that ran */
+	unsigned             groups;           /* groups run (or started) */
+	char                 groups_note[BENCH_WHY_MAX]; /* who was alive with whom: "{a, b, plain} ..." */
+	char                 split_note[BENCH_WHY_MAX];  /* what memory kept apart, and which gains it cost */
 	double               seconds;          /* the whole run, wall */
 	char                 thp_why[BENCH_WHY_MAX]; /* why THP was not compared, if not */
 	char                 apr_why[BENCH_WHY_MAX]; /* why APR was not compared, if not */
@@ -261,6 +281,9 @@ struct bench_result {
  */
 int bench_check_providers(const char *list, int fork_mode, char *why, size_t len);
 int bench_run(const struct bench_options *opt, struct bench_result *res, char *why, size_t len);
+/* The gain of v over ref for workload w, oriented so that > 1 is better (stats.c). */
+int    bench_higher_is_better(enum bench_workload w);
+double bench_gain(enum bench_workload w, double v, double ref);
 /* Printed from the controller's progress lines; NULL-safe. */
 void bench_progress(const struct bench_options *opt, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -279,6 +302,7 @@ struct bench_row {
 	const char  *unit;                /* "ns/access", "accesses/s", "s/GiB", "s", "KiB/worker" */
 	int          higher_is_better;    /* 1 for rates */
 	int          deterministic;       /* 1 for page tables */
+	int          per_group;           /* 1 for setup and teardown: one sample per group, not per round */
 	struct bench_summary v;           /* by CPU time (or exact, for page tables) */
 	double       wall_median;         /* by wall time; NAN where it does not apply */
 	int          has_plain, has_raw;  /* ratios measured */

@@ -272,7 +272,13 @@ static int thp_region(const struct bench_config *c, void *addr, size_t size, str
 			munmap(p + head + maplen, over - head);
 		p += head;
 	}
-	if (madvise(p, maplen, MADV_HUGEPAGE) < 0 || raw_populate(p, maplen) < 0) {
+	/*
+	 * Private memory is copied on write by fork: a worker forked for another member of the
+	 * group would write-protect every huge page here, and the threads' next writes would
+	 * copy them.  MADV_DONTFORK keeps it out of every child.
+	 */
+	if (madvise(p, maplen, MADV_HUGEPAGE) < 0 || (!shared && madvise(p, maplen, MADV_DONTFORK) < 0) ||
+	    raw_populate(p, maplen) < 0) {
 		e = errno;
 		munmap(p, maplen);
 		if (fd >= 0)

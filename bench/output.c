@@ -2,12 +2,13 @@
  * bench/output.c -- the results as rows, and the rows as a table, CSV or JSON.
  *
  * All three formats come from one list of rows (bench_rows), so they cannot disagree.  A
- * row is one configuration's figure for one workload: the median over the rounds by thread
- * CPU time with its min and max, the wall-time median beside it, and the gains over plain
- * 4 KiB pages and over the raw system calls, each the median [min, max] of per-round
- * ratios.  A gain is oriented so that above 1 is better whatever the unit: value / ref for
- * rates, ref / value for times and sizes.  Ratios that were not measured are null in JSON
- * and "-" in the table.
+ * row is one configuration's figure for one workload: the median over its samples by thread
+ * CPU time with its min and max (one sample per round for chase and rmw, one per group for
+ * setup, attach and teardown), the wall-time median beside it, and the gains over plain
+ * 4 KiB pages and over the raw system calls, each the median [min, max] of the ratios run.c
+ * took within one group and round.  A gain is oriented so that above 1 is better whatever
+ * the unit: value / ref for rates, ref / value for times and sizes.  Ratios that were not
+ * measured (the two sides never alive in one group) are null in JSON and "-" in the table.
  *
  * The page size shown is the verified one (the segment's report, or smaps for the peers),
  * never the one asked for.
@@ -27,30 +28,17 @@ static const struct {
 	const char *workload;    /* JSON workload */
 	const char *metric;      /* what of it */
 	const char *unit;        /* the figure's unit */
-	int higher_is_better;    /* rates */
 } bench_kinds[] = {
-	{ BENCH_W_CHASE,    "chase",    "chase",    "ns/access",   0 },
-	{ BENCH_W_RMW,      "rmw",      "rmw",      "accesses/s",  1 },
-	{ BENCH_W_SETUP,    "setup",    "create",   "s/GiB",       0 },
-	{ BENCH_W_ATTACH,   "setup",    "attach",   "s/worker",    0 },
-	{ BENCH_W_TEARDOWN, "teardown", "teardown", "s",           0 },
+	{ BENCH_W_CHASE,    "chase",    "chase",    "ns/access"  },
+	{ BENCH_W_RMW,      "rmw",      "rmw",      "accesses/s" },
+	{ BENCH_W_SETUP,    "setup",    "create",   "s/GiB"      },
+	{ BENCH_W_ATTACH,   "setup",    "attach",   "s/worker"   },
+	{ BENCH_W_TEARDOWN, "teardown", "teardown", "s"          },
 };
 
-static double gain(double v, double ref, int higher_is_better)
+/* The gains of c over its reference for series w, taken per round in their group, summarized. */
+static int ratios(const double *g, unsigned n, struct bench_summary *out)
 {
-	return higher_is_better ? v / ref : ref / v;
-}
-
-/* Per-round gains of c over ref for series w, summarized. */
-static int ratios(const struct bench_config *c, const struct bench_config *ref, enum bench_workload w, int hib,
-		  struct bench_summary *out)
-{
-	double g[BENCH_MAX_ROUNDS];
-	unsigned n = 0;
-
-	for (unsigned r = 0; r < BENCH_MAX_ROUNDS; r++)
-		if (c->s[w].have[r] && ref->s[w].have[r] && c->s[w].cpu[r] > 0 && ref->s[w].cpu[r] > 0)
-			g[n++] = gain(c->s[w].cpu[r], ref->s[w].cpu[r], hib);
 	bench_summarize(g, n, out);
 	return n > 0;
 }
@@ -77,36 +65,28 @@ unsigned bench_rows(const struct bench_result *res, struct bench_row *rows, unsi
 			const struct bench_config *c = &res->cfg[i];
 			const struct bench_config *plain = ref_of(res, c, c->plain_ref), *raw = ref_of(res, c, c->raw_ref);
 			const struct bench_series *s = &c->s[bench_kinds[k].w];
-			double cpu[BENCH_MAX_ROUNDS], wall[BENCH_MAX_ROUNDS];
 			struct bench_summary ws;
 			struct bench_row *row = &rows[n];
-			unsigned m = 0;
 
-			if (!c->usable)
-				continue;
-			for (unsigned r = 0; r < BENCH_MAX_ROUNDS; r++)
-				if (s->have[r]) {
-					cpu[m] = s->cpu[r];
-					wall[m++] = s->wall[r];
-				}
-			if (m == 0)
+			if (!c->usable || s->n == 0)
 				continue;
 			memset(row, 0, sizeof(*row));
 			row->c = c;
 			row->workload = bench_kinds[k].workload;
 			row->metric = bench_kinds[k].metric;
 			row->unit = bench_kinds[k].unit;
-			row->higher_is_better = bench_kinds[k].higher_is_better;
+			row->higher_is_better = bench_higher_is_better(bench_kinds[k].w);
+			row->per_group = bench_kinds[k].w != BENCH_W_CHASE && bench_kinds[k].w != BENCH_W_RMW;
 			row->workers = bench_kinds[k].w == BENCH_W_SETUP || bench_kinds[k].w == BENCH_W_TEARDOWN ? 1 :
 				       c->workers;
-			bench_summarize(cpu, m, &row->v);
-			bench_summarize(wall, m, &ws);
+			bench_summarize(s->cpu, s->n, &row->v);
+			bench_summarize(s->wall, s->n, &ws);
 			row->wall_median = ws.median;
 			row->faults = NAN;
 			if (plain)
-				row->has_plain = ratios(c, plain, bench_kinds[k].w, row->higher_is_better, &row->vs_plain);
+				row->has_plain = ratios(s->vs_plain, s->n_plain, &row->vs_plain);
 			if (raw)
-				row->has_raw = ratios(c, raw, bench_kinds[k].w, row->higher_is_better, &row->vs_raw);
+				row->has_raw = ratios(s->vs_raw, s->n_raw, &row->vs_raw);
 			n++;
 		}
 	}
@@ -216,12 +196,17 @@ void bench_print_text(FILE *out, const struct bench_result *res)
 	const char *last = "";
 	char size[32], ps[32], a[16], b[16], c[16], w[16], p[48], r[48];
 
-	fprintf(out, "hpshm bench: %s, %u worker%s (%s), %u of %u rounds, %.2g CPU-s per phase, %.0f s\n",
-		hpshm_size_format(res->opt.size, size, sizeof(size)), res->opt.workers, res->opt.workers == 1 ? "" : "s",
-		res->opt.fork_mode ? "fork" : "spawn", res->rounds_done, res->opt.rounds, res->opt.phase_seconds,
-		res->seconds);
-	fprintf(out, "figures: median [min-max] over rounds by thread CPU time; wall: median by wall clock;\n"
-		"vs plain / vs raw: median [min-max] of per-round gains, > 1 is better\n");
+	fprintf(out, "hpshm bench: %s, %u worker%s (%s), %u of %u rounds in each of %u group%s, %.2g CPU-s per phase, "
+		"%.0f s\n", hpshm_size_format(res->opt.size, size, sizeof(size)), res->opt.workers,
+		res->opt.workers == 1 ? "" : "s", res->opt.fork_mode ? "fork" : "spawn", res->rounds_done, res->opt.rounds,
+		res->groups, res->groups == 1 ? "" : "s", res->opt.phase_seconds, res->seconds);
+	fprintf(out, "figures: median [min-max] by thread CPU time, over rounds (chase, rmw) or groups (setup, teardown);\n"
+		"wall: median by wall clock; vs plain / vs raw: median [min-max] of the gains taken within one group\n"
+		"and round, > 1 is better\n");
+	if (res->groups_note[0])
+		fprintf(out, "groups (members alive at the same time): %s\n", res->groups_note);
+	if (res->split_note[0])
+		fprintf(out, "kept apart by memory: %s\n", res->split_note);
 	if (res->pool_note[0])
 		fprintf(out, "pool: %s\n", res->pool_note);
 	for (unsigned i = 0; i < n; i++) {
@@ -231,7 +216,7 @@ void bench_print_text(FILE *out, const struct bench_result *res)
 		if (strcmp(title, last) != 0) {
 			fprintf(out, "\n%s (%s%s)\n", strcmp(title, "create") == 0 ? "setup: create + populate" :
 				strcmp(title, "attach") == 0 ? "setup: attach = map + touch, per worker" : title, row->unit,
-				row->deterministic ? ", exact" : "");
+				row->deterministic ? ", exact" : row->per_group ? ", once per group" : "");
 			fprintf(out, "  %-14s %-6s %-20s %3s  %-30s %-9s %-24s %s\n", "provider", "page", "verified by", "wk",
 				"median [min-max]", "wall", "vs plain", "vs raw");
 			last = title;
@@ -326,10 +311,17 @@ int bench_print_json(FILE *out, const struct bench_result *res)
 	json_kv_string(&j, "start", res->opt.fork_mode ? "fork" : "spawn");
 	json_kv_uint(&j, "rounds", res->opt.rounds);
 	json_kv_uint(&j, "rounds_done", res->rounds_done);
+	json_kv_uint(&j, "groups", res->groups);
+	json_kv_string(&j, "group_members", res->groups_note);
+	if (res->split_note[0])
+		json_kv_string(&j, "kept_apart", res->split_note);
+	else
+		json_kv_null(&j, "kept_apart");
 	json_kv_double(&j, "phase_seconds", res->opt.phase_seconds, 3);
 	json_kv_double(&j, "seconds", res->seconds, 1);
 	json_kv_string(&j, "timing", "thread CPU time (CLOCK_THREAD_CPUTIME_ID); wall_median by CLOCK_MONOTONIC");
-	json_kv_string(&j, "ratios", "median of per-round gains; > 1 means better than the reference");
+	json_kv_string(&j, "ratios", "median of the gains taken within one group of live regions and one round; "
+		       "> 1 means better than the reference");
 	if (res->pool_note[0])
 		json_kv_string(&j, "pool", res->pool_note);
 	else
@@ -356,6 +348,7 @@ int bench_print_json(FILE *out, const struct bench_result *res)
 		json_kv_double(&j, "min", r->v.min, 6);
 		json_kv_double(&j, "max", r->v.max, 6);
 		json_kv_uint(&j, "samples", r->v.n);
+		json_kv_string(&j, "sampled", r->deterministic ? "once" : r->per_group ? "per group" : "per round");
 		json_kv_double(&j, "wall_median", r->wall_median, 6);
 		json_ratio(&j, "ratio_vs_plain", r->has_plain, &r->vs_plain);
 		json_ratio(&j, "ratio_vs_raw", r->has_raw, &r->vs_raw);

@@ -9,6 +9,9 @@
  *
  * THP is verified from smaps AnonHugePages (private) or ShmemPmdMapped (shared), since its
  * KernelPageSize stays 4 kB even when every page is huge.
+ *
+ * MemAvailable is read before each group of configurations is created: a group holds all
+ * its regions at once, and the bench must not push a shared machine into reclaim.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -100,4 +103,19 @@ long bench_anon_huge_kib(const void *addr)
 	}
 	fclose(f);
 	return kib;
+}
+
+uint64_t bench_mem_available(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[256];
+	unsigned long long kib = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1)
+			break;
+	fclose(f);
+	return (uint64_t)kib * 1024;
 }

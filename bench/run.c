@@ -1,28 +1,39 @@
 /*
- * bench/run.c -- the controller: which configurations run, in which order, and what is
- * measured in each round.
+ * bench/run.c -- the controller: which configurations run, which of them are alive together,
+ * in which order, and what is measured.
  *
- * Rounds alternate the order of the configurations (A B C, then C B A, ...), so a slow drift
- * of the machine (a neighbour's compile starting, memory going cold) does not favour the
- * configuration that always runs first.  In each round every configuration goes through:
- *   setup     create and populate (controller's thread CPU time, per GiB);
- *   build     the chase is written (untimed: it is the same sequential pass everywhere);
- *   attach    N workers map the memory and touch every base page (per worker);
- *   chase     all workers follow the chase at once (ns per access, mean of the workers);
- *   rmw       all workers increment random slots at once (accesses per CPU second, summed);
- *   pagetables  in the first round only, since it is exact: VmPTE and minor faults per
- *             worker with 1, 2 and 4 workers attached;
- *   teardown  workers exit, then the controller releases the memory, the last reference,
- *             so the figure includes freeing it.
+ * Configurations run in groups whose members are alive at the same time, so every ratio
+ * is taken between regions that stayed put, seconds apart, under the same load: per huge
+ * page size {the hpshm providers, their raw peer, plain}, then {raw 4 KiB, plain},
+ * {thp, plain}, {apr, plain}.  A group goes through:
+ *   setup     create and populate every member (controller's thread CPU time, per GiB),
+ *             hpshm members before their raw peer, which maps as many bytes;
+ *   build     the chase is written in each (untimed: the same sequential pass everywhere);
+ *   attach    each member's N workers map the memory and touch every base page (per worker);
+ *   pagetables  the first time a configuration runs, since it is exact: VmPTE and minor
+ *             faults per worker with 1, 2 and 4 workers attached;
+ *   rounds    every member's chase, then every member's rmw, the member order reversed on
+ *             odd rounds (A B C, C B A, ...) so a slow drift favours no one; the gains of a
+ *             round are taken right away, between members of the group;
+ *   teardown  every worker exits, then the controller releases each member's memory, the
+ *             last reference, so the figure includes freeing it.
+ * Setup, attach and teardown are so one sample per group: a 4 GiB run would otherwise
+ * spend most of its time faulting memory in.
  *
- * Every configuration is mapped at the same 1 GiB-aligned address, kept reserved (PROT_NONE)
- * between configurations: page-table figures depend on alignment (a 4 GiB region can span
- * 4 or 5 PMD pages), and hpshm and its raw peer must be compared on identical layouts.
+ * A group holds all its regions at once: before creating one, its 4 KiB memory is checked
+ * against 60 % of MemAvailable and its huge pages against what each pool can give, and
+ * what does not fit runs in a further group with plain (run_wanted), with the gains that
+ * then have no common group left unmeasured rather than taken across groups.
+ *
+ * Member i of a group is mapped at slot i of one PROT_NONE reservation, 1 GiB-aligned, and
+ * the slot is reserved again after teardown: page-table figures depend on alignment (a
+ * 4 GiB region can span 4 or 5 PMD pages), and hpshm and its raw peer must be compared on
+ * identical layouts.
  *
  * Stopping: SIGINT, SIGTERM and SIGHUP only set bench_stop.  Every wait wakes up (the
  * handlers are installed without SA_RESTART) or polls it, and the ordinary unwinding path
- * then kills and reaps the workers, destroys the memory and puts the pool back: one cleanup
- * path, run whether the bench ends well or not.
+ * then kills and reaps the workers, destroys every member's memory and puts the pool back:
+ * one cleanup path, run whether the bench ends well or not.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -52,10 +63,14 @@ volatile sig_atomic_t bench_stop;
 struct run {
 	const struct bench_options *opt;
 	struct bench_result        *res;
-	unsigned char              *place;      /* the 1 GiB-aligned address every region uses */
-	unsigned char              *resv;       /* the PROT_NONE reservation around it */
+	unsigned char              *resv;       /* the PROT_NONE reservation holding the slots */
 	size_t                      resv_len;   /* its length */
-	size_t                      hole;       /* bytes from place to the reservation's end */
+	unsigned char              *slot[BENCH_GROUP_MAX]; /* where member i of a group lives; NULL: anywhere */
+	size_t                      slot_len;   /* bytes of one slot: a region, rounded up to whole GiB */
+	unsigned                    nslots;     /* slots in the reservation */
+	int                         plain;      /* the plain configuration, every vs-plain reference */
+	unsigned                    groups_ran; /* groups in which something ran */
+	uint64_t                    budget;     /* CPU budget of a timed phase, ns */
 	uint64_t                    t0;         /* wall clock at the start */
 };
 
@@ -326,6 +341,7 @@ static void plan(struct run *run)
 	c = add_config(res, BENCH_HPSHM, start, "plain", 0);
 	if (c)
 		plain = (int)(c - res->cfg);
+	run->plain = plain;
 	if (want_raw && plain >= 0) {
 		add_raw(run, (unsigned)plain, start);
 		raw_plain = res->cfg[plain].raw_ref;
@@ -359,7 +375,13 @@ static void plan(struct run *run)
 
 /* ---- placement ---------------------------------------------------------------------------- */
 
-static int place_init(struct run *run, char *why, size_t len)
+/*
+ * One PROT_NONE reservation holds a slot per member of the largest group: member i of any
+ * group is created at slot i, 1 GiB-aligned, and the slot is reserved again after its
+ * teardown.  A slot is as large as the biggest region rounded up to whole GiB, so every
+ * region starts on a 1 GiB boundary and has the same page-table layout as its peers.
+ */
+static int place_init(struct run *run, unsigned nslots, char *why, size_t len)
 {
 	const struct bench_options *opt = run->opt;
 	size_t largest = GIB, span;
@@ -370,7 +392,9 @@ static int place_init(struct run *run, char *why, size_t len)
 			largest = opt->page_sizes[s];
 	/* The size, a header page a re-attachable segment may carry, rounded to the largest page. */
 	span = (opt->size + 2 * largest) / largest * largest;
-	run->resv_len = span + GIB;
+	run->slot_len = (span + GIB - 1) / GIB * GIB;
+	run->nslots = nslots;
+	run->resv_len = nslots * run->slot_len + GIB;
 	run->resv = mmap(NULL, run->resv_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (run->resv == MAP_FAILED) {
 		run->resv = NULL;
@@ -379,45 +403,250 @@ static int place_init(struct run *run, char *why, size_t len)
 	}
 	p = (uintptr_t)run->resv;
 	a = (p + GIB - 1) & ~(uintptr_t)(GIB - 1);
-	run->place = (unsigned char *)a;
-	run->hole = run->resv_len - (a - p);
+	for (unsigned i = 0; i < nslots; i++)
+		run->slot[i] = (unsigned char *)a + i * run->slot_len;
 	return 0;
 }
 
-/* Open the hole at place for one region, or close it again after teardown. */
-static void place_open(struct run *run)
+/* Open slot i for a region, or reserve it again after teardown. */
+static void *slot_open(struct run *run, unsigned i)
 {
-	(void)munmap(run->place, run->hole);
+	if (run->slot[i])
+		(void)munmap(run->slot[i], run->slot_len);
+	return run->slot[i];
 }
 
-static void place_close(struct run *run)
+static void slot_close(struct run *run, unsigned i)
 {
-	void *p = mmap(run->place, run->hole, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
-		       MAP_FIXED_NOREPLACE, -1, 0);
+	void *p;
 
-	if (p == MAP_FAILED)   /* something else took part of it: regions go where the kernel says */
-		run->place = NULL;
+	if (!run->slot[i])
+		return;
+	p = mmap(run->slot[i], run->slot_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+		 MAP_FIXED_NOREPLACE, -1, 0);
+	if (p == MAP_FAILED)   /* something else took part of it: regions there go where the kernel says */
+		run->slot[i] = NULL;
 }
 
+/* Unmap what is still ours: the slots still reserved, and the reservation's head and tail. */
 static void place_free(struct run *run)
 {
-	if (run->resv)
-		(void)munmap(run->resv, run->resv_len);
+	unsigned char *first, *end;
+
+	if (!run->resv)
+		return;
+	first = (unsigned char *)(((uintptr_t)run->resv + GIB - 1) & ~(uintptr_t)(GIB - 1));
+	end = first + run->nslots * run->slot_len;
+	if (first > run->resv)
+		(void)munmap(run->resv, (size_t)(first - run->resv));
+	if (run->resv + run->resv_len > end)
+		(void)munmap(end, (size_t)(run->resv + run->resv_len - end));
+	for (unsigned i = 0; i < run->nslots; i++)
+		if (run->slot[i])
+			(void)munmap(run->slot[i], run->slot_len);
 	run->resv = NULL;
 }
 
-/* ---- one configuration, one round --------------------------------------------------------- */
+/* ---- groups ------------------------------------------------------------------------------- */
+
+/* Configurations alive at the same time, the plain reference last when it is one of them. */
+struct group {
+	unsigned n;                    /* members */
+	int      m[BENCH_GROUP_MAX];   /* indices into res->cfg */
+};
+
+static void group_add(struct group *g, int idx)
+{
+	if (idx >= 0 && g->n < BENCH_GROUP_MAX)
+		g->m[g->n++] = idx;
+}
+
+/*
+ * The groups the run wants, before memory has its say: per huge page size, the hpshm
+ * providers with their raw peer and plain (so both of their gains come from one group);
+ * then the raw 4 KiB peer, THP and APR, each with plain.
+ */
+static unsigned plan_groups(struct run *run, struct group *want, unsigned max)
+{
+	const struct bench_options *opt = run->opt;
+	struct bench_result *res = run->res;
+	unsigned n = 0, with_plain = 0;
+	struct group *g;
+
+	for (unsigned s = 0; s < opt->npage_sizes && n < max; s++) {
+		g = &want[n];
+		memset(g, 0, sizeof(*g));
+		for (unsigned i = 0; i < res->ncfg; i++)
+			if (res->cfg[i].usable && res->cfg[i].kind == BENCH_HPSHM && res->cfg[i].page_size == opt->page_sizes[s])
+				group_add(g, (int)i);
+		for (unsigned i = 0; i < res->ncfg; i++)
+			if (res->cfg[i].usable && (res->cfg[i].kind == BENCH_RAW_MEMFD || res->cfg[i].kind == BENCH_RAW_ANON) &&
+			    res->cfg[i].page_size == opt->page_sizes[s])
+				group_add(g, (int)i);
+		if (g->n)
+			n++;
+	}
+	for (unsigned i = 0; i < res->ncfg && n < max; i++) {
+		const struct bench_config *c = &res->cfg[i];
+
+		if (!c->usable || (int)i == run->plain || c->page_size != 0 || (c->kind == BENCH_HPSHM &&
+		    strcmp(c->provider, "plain") == 0))
+			continue;
+		g = &want[n++];
+		memset(g, 0, sizeof(*g));
+		group_add(g, (int)i);
+	}
+	for (unsigned k = 0; k < n; k++)
+		if (run->plain >= 0) {
+			group_add(&want[k], run->plain);
+			with_plain++;
+		}
+	if (with_plain == 0 && run->plain >= 0 && res->cfg[run->plain].usable && n < max) {
+		g = &want[n++];
+		memset(g, 0, sizeof(*g));
+		group_add(g, run->plain);
+	}
+	return n;
+}
+
+static uint64_t region_pages(const struct run *run, size_t ps)
+{
+	return (run->opt->size + 2 * ps - 1) / ps;   /* the size and a header page, in pages */
+}
+
+/*
+ * Whether members m[0..n) can be alive at once right now: their 4 KiB memory (with room
+ * for the workers' page tables) within 60 % of MemAvailable, and their huge pages within
+ * what each pool can still give.  0, or -1 with why.
+ */
+static int group_fits(struct run *run, const int *m, unsigned n, char *why, size_t len)
+{
+	const struct bench_options *opt = run->opt;
+	uint64_t base = 0, avail = bench_mem_available();
+	char a[32], b[32], ps[32];
+
+	for (unsigned i = 0; i < n; i++) {
+		const struct bench_config *c = &run->res->cfg[m[i]];
+
+		if (c->page_size == 0)
+			base += opt->size + opt->size / 512 * (1 + BENCH_PT_WORKERS);
+	}
+	if (avail && (double)base > 0.6 * (double)avail) {
+		snprintf(why, len, "%s of 4 KiB memory alive at once is more than 60%% of MemAvailable (%s)",
+			 hpshm_size_format(base, a, sizeof(a)), hpshm_size_format(avail, b, sizeof(b)));
+		return -1;
+	}
+	for (unsigned s = 0; s < opt->npage_sizes; s++) {
+		size_t size = opt->page_sizes[s];
+		uint64_t need = 0;
+		unsigned k = 0;
+		struct hpshm__pool p;
+
+		for (unsigned i = 0; i < n; i++)
+			if (run->res->cfg[m[i]].page_size == size)
+				k++;
+		if (k == 0)
+			continue;
+		need = k * region_pages(run, size);
+		if (hpshm__pool_get(size, &p) == 0 && hpshm__pool_available(&p) < need) {
+			snprintf(why, len, "the %s pool can give %lu pages, %u region%s alive at once need %llu",
+				 hpshm_size_format(size, ps, sizeof(ps)), hpshm__pool_available(&p), k, k == 1 ? "" : "s",
+				 (unsigned long long)need);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static const char *short_size(size_t v, char *buf, size_t len)
+{
+	return v ? hpshm_size_format(v, buf, len) : "4KiB";
+}
+
+static void note_add(char *note, size_t size, const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 3, 4)))
+#endif
+	;
+
+static void note_add(char *note, size_t size, const char *fmt, ...)
+{
+	size_t used = strlen(note);
+	va_list ap;
+
+	if (used + 1 >= size)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(note + used, size - used, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- one group ----------------------------------------------------------------------------- */
+
+/* A member of the live group. */
+struct member {
+	int                  idx;                 /* its configuration, in res->cfg */
+	struct bench_config *c;                   /* the same */
+	struct bench_region  reg;                 /* its memory while created */
+	int                  created;             /* reg holds memory */
+	int                  live;                /* still measured */
+	struct bench_worker  w[BENCH_MAX_WORKERS]; /* its workers */
+	unsigned             nw;                  /* workers started */
+	long                 pte_kib;             /* the controller's VmPTE growth at create */
+	uint64_t             faults;              /* the controller's minor faults at create */
+	double               cur[BENCH_NW];       /* this round's (or this group's) figure, CPU based */
+	uint8_t              have[BENCH_NW];      /* cur measured */
+};
+
+static struct member members[BENCH_GROUP_MAX];   /* the controller runs one group at a time */
 
 static uint64_t round_seed(unsigned r)
 {
 	return 0x243f6a8885a308d3u * (r + 1) ^ 0x13198a2e03707344u;
 }
 
-static void sample(struct bench_config *c, enum bench_workload w, unsigned r, double cpu, double wall)
+static void sample(struct member *m, enum bench_workload w, double cpu, double wall)
 {
-	c->s[w].cpu[r] = cpu;
-	c->s[w].wall[r] = wall;
-	c->s[w].have[r] = 1;
+	struct bench_series *s = &m->c->s[w];
+
+	if (s->n < BENCH_MAX_SAMPLES) {
+		s->cpu[s->n] = cpu;
+		s->wall[s->n] = wall;
+		s->n++;
+	}
+	m->cur[w] = cpu;
+	m->have[w] = 1;
+}
+
+/* The gains of workload w between members measured in the same round (or group). */
+static void gains(struct member *mem, unsigned n, enum bench_workload w)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct member *a = &mem[i];
+		struct bench_series *s = &a->c->s[w];
+
+		if (!a->live || !a->have[w] || a->cur[w] <= 0)
+			continue;
+		for (unsigned j = 0; j < n; j++) {
+			const struct member *b = &mem[j];
+
+			if (j == i || !b->live || !b->have[w] || b->cur[w] <= 0)
+				continue;
+			if (b->idx == a->c->plain_ref && s->n_plain < BENCH_MAX_SAMPLES)
+				s->vs_plain[s->n_plain++] = bench_gain(w, a->cur[w], b->cur[w]);
+			if (b->idx == a->c->raw_ref && s->n_raw < BENCH_MAX_SAMPLES)
+				s->vs_raw[s->n_raw++] = bench_gain(w, a->cur[w], b->cur[w]);
+		}
+	}
+}
+
+static void member_fail(struct member *m, const char *why)
+{
+	if (!bench_stop)
+		unusable(m->c, "%s", why);
+	bench_workers_stop(m->w, m->nw);
+	m->nw = 0;
+	m->live = 0;
 }
 
 /* Pages tables per worker with 1, 2, 4 workers: the mean over the first k attaches. */
@@ -440,158 +669,373 @@ static void pagetables(struct bench_config *c, const struct bench_reply *rep, un
 	c->pt_done = 1;
 }
 
-/* Returns 0 (done, or the configuration marked unusable) or -1 when stopping. */
-static int measure(struct run *run, struct bench_config *c, unsigned r)
+static double elapsed(const struct run *run)
+{
+	return (double)(bench_wall_ns() - run->t0) / 1e9;
+}
+
+/* Create member i's memory at slot i: the setup sample.  0, or -1 when stopping. */
+static int member_create(struct run *run, struct member *m, unsigned i, unsigned gi)
 {
 	const struct bench_options *opt = run->opt;
-	struct bench_worker w[BENCH_MAX_WORKERS];
-	struct bench_reply rep[BENCH_MAX_WORKERS];
-	struct bench_reply att[BENCH_MAX_WORKERS];   /* the attach replies, for page tables */
-	struct bench_region reg;
-	uint64_t budget = (uint64_t)(opt->phase_seconds * 1e9);
-	uint64_t cpu0, wall0, cpu, wall;
-	long pte0, pte1;
-	uint64_t flt0;
-	unsigned nw = 0, want = c->workers;
+	struct bench_config *c = m->c;
+	double gib = (double)opt->size / (double)GIB;
+	uint64_t cpu0, wall0, flt0;
 	char why[BENCH_WHY_MAX] = "", ps[32];
-	double gib = (double)opt->size / (double)GIB, sum, wsum, wmax;
-	int rc = 0;
+	long pte0;
+	void *at;
 
-	if (run->place)
-		place_open(run);
+	at = slot_open(run, i);
 	pte0 = bench_vmpte_kib();
 	flt0 = bench_minflt();
 	cpu0 = bench_cpu_ns();
 	wall0 = bench_wall_ns();
-	if (bench_region_create(c, run->place, opt->size, &reg, why, sizeof(why)) < 0) {
+	if (bench_region_create(c, at, opt->size, &m->reg, why, sizeof(why)) < 0) {
 		unusable(c, "%s", why);
-		if (run->place)
-			place_close(run);
+		slot_close(run, i);
+		bench_progress(opt, "[%6.1fs] group %u: cannot use %s: %s", elapsed(run), gi, c->label, why);
 		return bench_stop ? -1 : 0;
 	}
-	cpu = bench_cpu_ns() - cpu0;
-	wall = bench_wall_ns() - wall0;
-	pte1 = bench_vmpte_kib();
-	sample(c, BENCH_W_SETUP, r, (double)cpu / 1e9 / gib, (double)wall / 1e9 / gib);
-
+	m->created = 1;
+	sample(m, BENCH_W_SETUP, (double)(bench_cpu_ns() - cpu0) / 1e9 / gib, (double)(bench_wall_ns() - wall0) / 1e9 / gib);
+	m->pte_kib = bench_vmpte_kib() - pte0;
+	m->faults = bench_minflt() - flt0;
 	if (!c->verified_by[0]) {
-		c->verified_page_size = reg.page_size;
-		c->huge = reg.huge;
-		c->map_len = reg.len;
-		snprintf(c->verified_by, sizeof(c->verified_by), "%s", reg.verified_by);
+		c->verified_page_size = m->reg.page_size;
+		c->huge = m->reg.huge;
+		c->map_len = m->reg.len;
+		snprintf(c->verified_by, sizeof(c->verified_by), "%s", m->reg.verified_by);
 		/* The raw peer maps exactly what hpshm mapped (a header page included). */
 		if (c->kind == BENCH_HPSHM && c->raw_ref >= 0 && run->res->cfg[c->raw_ref].map_len == 0)
-			run->res->cfg[c->raw_ref].map_len = reg.len;
+			run->res->cfg[c->raw_ref].map_len = m->reg.len;
 	}
-	if (c->page_size && c->kind != BENCH_THP && (!reg.huge || reg.page_size != c->page_size)) {
+	if (c->page_size && c->kind != BENCH_THP && (!m->reg.huge || m->reg.page_size != c->page_size)) {
 		unusable(c, "asked for %s pages, the kernel (%s) reports %s pages", hpshm_size_format(c->page_size, ps,
-			 sizeof(ps)), reg.verified_by, reg.huge ? "other huge" : "base");
-		goto teardown;
+			 sizeof(ps)), m->reg.verified_by, m->reg.huge ? "other huge" : "base");
+		return 0;
 	}
+	m->live = 1;
+	bench_progress(opt, "[%6.1fs] group %u: created %-14s %-6s at %p: setup %.3f s/GiB (%s)", elapsed(run), gi,
+		       c->label, short_size(m->reg.page_size, ps, sizeof(ps)), m->reg.addr, m->cur[BENCH_W_SETUP],
+		       m->reg.verified_by);
+	return 0;
+}
 
-	bench_chase_build(reg.addr, opt->size, round_seed(r));
-	if (bench_stop)
-		goto teardown;
+/* Start the member's workers and attach them: the attach sample, and page tables once. */
+static void member_attach(struct run *run, struct member *m)
+{
+	const struct bench_options *opt = run->opt;
+	struct bench_config *c = m->c;
+	struct bench_reply att[BENCH_MAX_WORKERS > BENCH_PT_WORKERS ? BENCH_MAX_WORKERS : BENCH_PT_WORKERS];
+	char why[BENCH_WHY_MAX] = "";
+	unsigned want = c->workers;
+	double sum = 0, wsum = 0;
 
-	for (nw = 0; nw < want; nw++)
-		if (bench_worker_start(&w[nw], c, &reg, opt->self_exe, why, sizeof(why)) < 0)
+	for (m->nw = 0; m->nw < want; m->nw++)
+		if (bench_worker_start(&m->w[m->nw], c, &m->reg, opt->self_exe, why, sizeof(why)) < 0)
 			goto failed;
-	if (bench_workers_run(w, nw, BENCH_OP_ATTACH, budget, round_seed(r), rep, why, sizeof(why)) < 0)
+	if (bench_workers_run(m->w, m->nw, BENCH_OP_ATTACH, run->budget, 0, att, why, sizeof(why)) < 0)
 		goto failed;
-	sum = wsum = 0;
-	for (unsigned i = 0; i < nw; i++) {
-		sum += (double)rep[i].t.cpu_ns / 1e9;
-		wsum += (double)rep[i].t.wall_ns / 1e9;
+	for (unsigned i = 0; i < m->nw; i++) {
+		sum += (double)att[i].t.cpu_ns / 1e9;
+		wsum += (double)att[i].t.wall_ns / 1e9;
 	}
-	sample(c, BENCH_W_ATTACH, r, sum / nw, wsum / nw);
-	memcpy(att, rep, sizeof(att[0]) * nw);
-	if (!c->pt_done && c->start == BENCH_START_THREAD) {
+	sample(m, BENCH_W_ATTACH, sum / m->nw, wsum / m->nw);
+	if (c->pt_done)
+		return;
+	if (c->start == BENCH_START_THREAD) {
 		/* One process: its page tables are the controller's, grown by create + populate. */
-		c->pt_kib[0] = (double)(pte1 - pte0);
-		c->pt_faults[0] = (double)(bench_minflt() - flt0);
+		c->pt_kib[0] = (double)m->pte_kib;
+		c->pt_faults[0] = (double)m->faults;
 		c->pt_done = 1;
+		return;
 	}
-
-	if (bench_workers_run(w, nw, BENCH_OP_CHASE, budget, round_seed(r), rep, why, sizeof(why)) < 0)
-		goto failed;
-	sum = wsum = 0;
-	for (unsigned i = 0; i < nw; i++) {
-		sum += (double)rep[i].t.cpu_ns / (double)rep[i].t.ops;
-		wsum += (double)rep[i].t.wall_ns / (double)rep[i].t.ops;
+	/* Exact, so measured once: more workers attach one at a time, then leave again. */
+	for (unsigned k = m->nw; k < BENCH_PT_WORKERS; k++) {
+		if (bench_worker_start(&m->w[m->nw], c, &m->reg, opt->self_exe, why, sizeof(why)) < 0)
+			goto failed;
+		m->nw++;
+		if (bench_workers_run(&m->w[k], 1, BENCH_OP_ATTACH, run->budget, 0, &att[k], why, sizeof(why)) < 0)
+			goto failed;
 	}
-	sample(c, BENCH_W_CHASE, r, sum / nw, wsum / nw);
-
-	if (bench_workers_run(w, nw, BENCH_OP_RMW, budget, round_seed(r), rep, why, sizeof(why)) < 0)
-		goto failed;
-	sum = wsum = wmax = 0;
-	for (unsigned i = 0; i < nw; i++) {
-		sum += (double)rep[i].t.ops / ((double)rep[i].t.cpu_ns / 1e9);
-		wsum += (double)rep[i].t.ops;
-		if ((double)rep[i].t.wall_ns > wmax)
-			wmax = (double)rep[i].t.wall_ns;
+	pagetables(c, att, m->nw);
+	if (m->nw > want) {
+		bench_workers_stop(&m->w[want], m->nw - want);
+		m->nw = want;
 	}
-	sample(c, BENCH_W_RMW, r, sum, wsum / (wmax / 1e9));
-
-	if (!c->pt_done) {
-		/* The first attaches were measured above; more workers attach one at a time. */
-		for (; nw < BENCH_PT_WORKERS; nw++) {
-			if (bench_worker_start(&w[nw], c, &reg, opt->self_exe, why, sizeof(why)) < 0)
-				goto failed;
-			if (bench_workers_run(&w[nw], 1, BENCH_OP_ATTACH, budget, 0, &att[nw], why, sizeof(why)) < 0) {
-				nw++;
-				goto failed;
-			}
-		}
-		pagetables(c, att, nw);
-	}
-	goto stop;
-
+	return;
 failed:
-	if (!bench_stop)
-		unusable(c, "%s", why);
-	rc = bench_stop ? -1 : 0;
-stop:
-	bench_workers_stop(w, nw);
-teardown:
-	cpu0 = bench_cpu_ns();
-	wall0 = bench_wall_ns();
-	if (bench_region_destroy(&reg) < 0 && c->usable)
-		unusable(c, "releasing the memory failed");
-	cpu = bench_cpu_ns() - cpu0;
-	wall = bench_wall_ns() - wall0;
-	if (c->usable && !bench_stop)
-		sample(c, BENCH_W_TEARDOWN, r, (double)cpu / 1e9, (double)wall / 1e9);
-	if (run->place)
-		place_close(run);
-	return bench_stop ? -1 : rc;
+	member_fail(m, why);
+}
+
+/* One timed phase in all of the member's workers at once. */
+static void member_phase(struct run *run, struct member *m, enum bench_workload w, unsigned r)
+{
+	struct bench_reply rep[BENCH_MAX_WORKERS];
+	char why[BENCH_WHY_MAX] = "";
+	double sum = 0, wsum = 0, wmax = 0;
+	unsigned n = m->nw;
+
+	if (bench_workers_run(m->w, n, w == BENCH_W_CHASE ? BENCH_OP_CHASE : BENCH_OP_RMW, run->budget, round_seed(r),
+			      rep, why, sizeof(why)) < 0) {
+		member_fail(m, why);
+		return;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		if (w == BENCH_W_CHASE) {
+			sum += (double)rep[i].t.cpu_ns / (double)rep[i].t.ops;
+			wsum += (double)rep[i].t.wall_ns / (double)rep[i].t.ops;
+		} else {
+			sum += (double)rep[i].t.ops / ((double)rep[i].t.cpu_ns / 1e9);
+			wsum += (double)rep[i].t.ops;
+			if ((double)rep[i].t.wall_ns > wmax)
+				wmax = (double)rep[i].t.wall_ns;
+		}
+	}
+	if (w == BENCH_W_CHASE)
+		sample(m, w, sum / n, wsum / n);
+	else
+		sample(m, w, sum, wsum / (wmax / 1e9));
+}
+
+/* "(2.19x plain, 1.00x raw)" for the gains of this round, or "". */
+static const char *round_gains(const struct member *mem, unsigned n, const struct member *a, enum bench_workload w,
+			       char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (unsigned j = 0; j < n; j++) {
+		const struct member *b = &mem[j];
+		int n1;
+
+		if (b == a || !b->live || !b->have[w] || !a->have[w] || (b->idx != a->c->plain_ref && b->idx != a->c->raw_ref))
+			continue;
+		n1 = snprintf(buf + used, len - used, "%s%.2fx %s", used ? ", " : " (", bench_gain(w, a->cur[w], b->cur[w]),
+			      b->idx == a->c->plain_ref ? "plain" : "raw");
+		if (n1 < 0 || (size_t)n1 >= len - used)
+			break;
+		used += (size_t)n1;
+	}
+	if (used && used + 1 < len)
+		snprintf(buf + used, len - used, ")");
+	return buf;
+}
+
+static void progress_round(struct run *run, struct member *mem, unsigned n, unsigned gi, unsigned r)
+{
+	char ps[32], g1[96], g2[96];
+
+	for (unsigned i = 0; i < n; i++) {
+		const struct member *m = &mem[i];
+
+		if (!m->live)
+			continue;
+		bench_progress(run->opt, "[%6.1fs] group %u round %u/%u %-14s %-6s chase %.0f ns%s  rmw %.1f M/s%s",
+			       elapsed(run), gi, r + 1, run->opt->rounds, m->c->label,
+			       short_size(m->c->verified_page_size, ps, sizeof(ps)), m->cur[BENCH_W_CHASE],
+			       round_gains(mem, n, m, BENCH_W_CHASE, g1, sizeof(g1)), m->cur[BENCH_W_RMW] / 1e6,
+			       round_gains(mem, n, m, BENCH_W_RMW, g2, sizeof(g2)));
+	}
+}
+
+/*
+ * Run members g[0..n) alive at the same time: create all, build the chase in each, start
+ * and attach all workers, then the rounds (every member's chase, then every member's rmw,
+ * the order reversed on odd rounds), then stop every worker and tear the memory down.
+ * Returns the rounds completed, -2 if no member could run, or -1 when stopping; the rounds
+ * every group completed go to res->rounds_done either way.
+ */
+static int run_group(struct run *run, const int *g, unsigned n, unsigned gi)
+{
+	const struct bench_options *opt = run->opt;
+	struct bench_result *res = run->res;
+	unsigned live = 0, done = 0;
+	int ran;
+	char ps[32], line[BENCH_WHY_MAX] = "";
+
+	memset(members, 0, sizeof(members));
+	for (unsigned i = 0; i < n; i++) {
+		members[i].idx = g[i];
+		members[i].c = &res->cfg[g[i]];
+		for (unsigned k = 0; k < BENCH_MAX_WORKERS; k++)
+			members[i].w[k].sock = -1;
+		note_add(line, sizeof(line), "%s%s%s%s", i ? ", " : "", members[i].c->label,
+			 members[i].c->kind == BENCH_THP || members[i].c->kind == BENCH_APR ? "" : " ",
+			 members[i].c->kind == BENCH_THP || members[i].c->kind == BENCH_APR ? "" :
+			 short_size(members[i].c->page_size, ps, sizeof(ps)));
+	}
+	note_add(res->groups_note, sizeof(res->groups_note), "%s{%s}", res->groups_note[0] ? " " : "", line);
+	bench_progress(opt, "[%6.1fs] group %u: %s, alive at the same time", elapsed(run), gi, line);
+
+	/* hpshm first: its raw peer then maps exactly as many bytes (see memory.c). */
+	for (int pass = 0; pass < 2 && !bench_stop; pass++)
+		for (unsigned i = 0; i < n && !bench_stop; i++)
+			if ((members[i].c->kind == BENCH_HPSHM) == (pass == 0) && member_create(run, &members[i], i, gi) < 0)
+				break;
+	for (unsigned i = 0; i < n && !bench_stop; i++)
+		if (members[i].live)
+			bench_chase_build(members[i].reg.addr, opt->size, round_seed(0));
+	for (unsigned i = 0; i < n && !bench_stop; i++) {
+		struct member *m = &members[i];
+
+		if (!m->live)
+			continue;
+		member_attach(run, m);
+		if (m->live)
+			bench_progress(opt, "[%6.1fs] group %u: %-14s %u workers attached: %.4f s/worker, page tables %.0f KiB/worker",
+				       elapsed(run), gi, m->c->label, m->nw, m->cur[BENCH_W_ATTACH], m->c->pt_kib[0]);
+	}
+	for (unsigned i = 0; i < n; i++)
+		live += members[i].live;
+	ran = live > 0;
+
+	for (unsigned r = 0; r < opt->rounds && live && !bench_stop; r++) {
+		for (unsigned i = 0; i < n; i++)
+			members[i].have[BENCH_W_CHASE] = members[i].have[BENCH_W_RMW] = 0;
+		for (unsigned k = 0; k < n && !bench_stop; k++) {
+			struct member *m = &members[r % 2 ? n - 1 - k : k];
+
+			if (m->live)
+				member_phase(run, m, BENCH_W_CHASE, r);
+		}
+		for (unsigned k = 0; k < n && !bench_stop; k++) {
+			struct member *m = &members[r % 2 ? n - 1 - k : k];
+
+			if (m->live)
+				member_phase(run, m, BENCH_W_RMW, r);
+		}
+		if (bench_stop)
+			break;
+		gains(members, n, BENCH_W_CHASE);
+		gains(members, n, BENCH_W_RMW);
+		progress_round(run, members, n, gi, r);
+		done = r + 1;
+	}
+
+	/* Every worker goes first: the controller's release is then the last reference. */
+	for (unsigned i = 0; i < n; i++) {
+		bench_workers_stop(members[i].w, members[i].nw);
+		members[i].nw = 0;
+	}
+	line[0] = '\0';
+	for (unsigned i = 0; i < n; i++) {
+		struct member *m = &members[i];
+		uint64_t cpu0, wall0;
+		int rc;
+
+		if (!m->created)
+			continue;
+		cpu0 = bench_cpu_ns();
+		wall0 = bench_wall_ns();
+		rc = bench_region_destroy(&m->reg);
+		if (rc < 0 && m->live)
+			member_fail(m, "releasing the memory failed");
+		if (m->live && !bench_stop) {
+			sample(m, BENCH_W_TEARDOWN, (double)(bench_cpu_ns() - cpu0) / 1e9, (double)(bench_wall_ns() - wall0) / 1e9);
+			note_add(line, sizeof(line), "%s%s %.4f s", line[0] ? ", " : "", m->c->label, m->cur[BENCH_W_TEARDOWN]);
+		}
+		m->created = 0;
+		slot_close(run, i);
+	}
+	if (ran && (run->groups_ran++ == 0 || done < res->rounds_done))
+		res->rounds_done = done;
+	if (bench_stop)
+		return -1;
+	gains(members, n, BENCH_W_SETUP);
+	gains(members, n, BENCH_W_ATTACH);
+	gains(members, n, BENCH_W_TEARDOWN);
+	if (!ran)
+		return -2;
+	bench_progress(opt, "[%6.1fs] group %u: torn down: %s", elapsed(run), gi, line);
+	return (int)done;
+}
+
+/*
+ * Run the wanted group g, or as much of it as memory allows at once: members join while
+ * they fit (with the reference), the others run in further groups with the reference.  A
+ * member that does not fit even alone with it runs alone, and one that does not fit at all
+ * is reported unusable.  Gains whose two sides end up in different groups are not measured,
+ * and the split note says so.  Returns -1 when stopping.
+ */
+static int run_wanted(struct run *run, const struct group *want)
+{
+	struct bench_result *res = run->res;
+	int pending[BENCH_GROUP_MAX], rest[BENCH_GROUP_MAX], g[BENCH_GROUP_MAX];
+	unsigned np = 0, nr, ng;
+	int ref = -1;
+	char why[BENCH_WHY_MAX], ps[32];
+
+	for (unsigned i = 0; i < want->n; i++) {
+		if (!res->cfg[want->m[i]].usable)
+			continue;
+		if (want->m[i] == run->plain)
+			ref = run->plain;
+		else
+			pending[np++] = want->m[i];
+	}
+	if (np == 0 && ref >= 0) {   /* plain alone: nothing else to compare here */
+		pending[np++] = ref;
+		ref = -1;
+	}
+	while (np > 0 && !bench_stop) {
+		int rc;
+
+		ng = nr = 0;
+		for (unsigned i = 0; i < np; i++) {
+			g[ng] = pending[i];
+			if (ref >= 0)
+				g[ng + 1] = ref;
+			if (group_fits(run, g, ng + 1 + (ref >= 0), why, sizeof(why)) == 0) {
+				ng++;
+				continue;
+			}
+			rest[nr++] = pending[i];
+			if (ng == 0)
+				continue;   /* not even with the reference alone: handled below */
+			note_add(res->split_note, sizeof(res->split_note), "%s%s %s kept out of group %u: %s",
+				 res->split_note[0] ? "; " : "", res->cfg[pending[i]].label,
+				 short_size(res->cfg[pending[i]].page_size, ps, sizeof(ps)), res->groups + 1, why);
+			bench_progress(run->opt, "%s %s kept out of group %u: %s", res->cfg[pending[i]].label,
+				       short_size(res->cfg[pending[i]].page_size, ps, sizeof(ps)), res->groups + 1, why);
+		}
+		if (ng == 0) {
+			/* Not even with the reference: alone, without a gain over plain, or not at all. */
+			char alone[BENCH_WHY_MAX];
+
+			g[0] = rest[0];
+			g[1] = ref;
+			memmove(rest, rest + 1, --nr * sizeof(rest[0]));
+			(void)group_fits(run, g, 1 + (ref >= 0), why, sizeof(why));   /* its own reason, for the note */
+			if (group_fits(run, g, 1, alone, sizeof(alone)) < 0) {
+				unusable(&res->cfg[g[0]], "not enough memory: %s", alone);
+				bench_progress(run->opt, "cannot use %s: not enough memory: %s", res->cfg[g[0]].label, alone);
+				memcpy(pending, rest, nr * sizeof(rest[0]));
+				np = nr;
+				continue;
+			}
+			ng = 1;
+			note_add(res->split_note, sizeof(res->split_note), "%s%s %s ran alone (no gain over plain): %s",
+				 res->split_note[0] ? "; " : "", res->cfg[g[0]].label,
+				 short_size(res->cfg[g[0]].page_size, ps, sizeof(ps)), why);
+		} else if (ref >= 0) {
+			g[ng++] = ref;
+		}
+		rc = run_group(run, g, ng, ++res->groups);
+		if (rc == -1)
+			return -1;
+		memcpy(pending, rest, nr * sizeof(rest[0]));
+		np = nr;
+	}
+	return bench_stop ? -1 : 0;
 }
 
 /* ---- the run ------------------------------------------------------------------------------ */
 
-static const char *short_size(size_t v, char *buf, size_t len)
-{
-	return v ? hpshm_size_format(v, buf, len) : "4KiB";
-}
-
-static void progress_round(struct run *run, const struct bench_config *c, unsigned r)
-{
-	char ps[32];
-
-	if (!c->usable) {
-		bench_progress(run->opt, "[%6.1fs] round %u/%u %-14s cannot run: %s",
-			       (double)(bench_wall_ns() - run->t0) / 1e9, r + 1, run->opt->rounds, c->label, c->why);
-		return;
-	}
-	bench_progress(run->opt, "[%6.1fs] round %u/%u %-14s %-6s setup %.3f s/GiB  chase %.0f ns  rmw %.1f M/s  "
-		       "teardown %.4f s", (double)(bench_wall_ns() - run->t0) / 1e9, r + 1, run->opt->rounds, c->label,
-		       short_size(c->verified_page_size, ps, sizeof(ps)), c->s[BENCH_W_SETUP].cpu[r],
-		       c->s[BENCH_W_CHASE].cpu[r], c->s[BENCH_W_RMW].cpu[r] / 1e6, c->s[BENCH_W_TEARDOWN].cpu[r]);
-}
-
 /*
  * A pool just filled by --reserve hands out memory the hypervisor has to fault in first
- * (reference: cold pool, up to 4 s/GiB), which would make round 1's setup measure the host.
- * Faulting every free page in once, and giving it back, makes every round see a warm pool.
+ * (reference: cold pool, up to 4 s/GiB), which would make the first setup measure the host.
+ * Faulting every new page in once, and giving it back, makes every group see a warm pool.
  */
 static void pool_warm(struct run *run, size_t ps, unsigned long pages)
 {
@@ -610,12 +1054,73 @@ static void pool_warm(struct run *run, size_t ps, unsigned long pages)
 	}
 }
 
+/* Huge page regions of one page size that the wanted group holds at once. */
+static unsigned huge_regions(const struct bench_options *opt)
+{
+	const char *list = opt->providers ? opt->providers : "auto,plain," PEERS;
+	const char *name;
+	unsigned caps, n = (unsigned)list_has(list, "auto") + (unsigned)list_has(list, "raw");
+
+	for (unsigned i = 0; (name = hpshm_provider_name(i, &caps)) != NULL; i++)
+		if ((caps & HPSHM_CAP_HUGE) && list_has(list, name))
+			n++;
+	return n;
+}
+
+/*
+ * --reserve: add to each pool the pages of every huge region that will be alive at once
+ * (an hpshm provider and its raw peer: two regions), within 60 % of MemAvailable less the
+ * plain region that lives beside them.  What does not fit is said, and the groups then
+ * split (run_wanted).  0, or -1 with why.
+ */
+static int reserve(struct run *run, struct bench_pool *pools, char *why, size_t len)
+{
+	const struct bench_options *opt = run->opt;
+	struct bench_result *res = run->res;
+	unsigned want = huge_regions(opt);
+	double room = 0.6 * (double)bench_mem_available() - (double)opt->size;
+	char pwhy[BENCH_WHY_MAX], a[32], b[32];
+
+	for (unsigned s = 0; s < opt->npage_sizes && !bench_stop && want; s++) {
+		size_t ps = opt->page_sizes[s];
+		unsigned long per = (unsigned long)region_pages(run, ps);
+		unsigned k = want;
+		size_t used = strlen(res->pool_note);
+
+		while (k > 0 && (double)k * (double)per * (double)ps > room)
+			k--;
+		if (k < want) {
+			bench_progress(opt, "--reserve: room for %u of the %u %s regions alive at once (%s each; 60%% of "
+				       "MemAvailable less the plain region leaves %s)", k, want, hpshm_size_format(ps, a, sizeof(a)),
+				       hpshm_size_format(per * ps, b, sizeof(b)), room > 0 ? hpshm_size_format((uint64_t)room,
+				       pwhy, sizeof(pwhy)) : "nothing");
+			if (k == 0)
+				continue;
+		}
+		if (bench_pool_reserve(&pools[s], ps, k * per, pwhy, sizeof(pwhy)) < 0) {
+			snprintf(why, len, "--reserve: %s", pwhy);
+			return -1;
+		}
+		room -= (double)(pools[s].set - pools[s].before) * (double)ps;
+		snprintf(res->pool_note + used, sizeof(res->pool_note) - used, "%s%zu KiB pool %lu -> %lu pages (%u region%s)%s%s",
+			 used ? "; " : "", ps >> 10, pools[s].before, pools[s].set, k, k == 1 ? "" : "s", pwhy[0] ? ": " : "",
+			 pwhy);
+		if (pools[s].set > pools[s].before)
+			pool_warm(run, ps, pools[s].set - pools[s].before);
+	}
+	if (res->pool_note[0])
+		bench_progress(opt, "--reserve: %s (restored at exit)", res->pool_note);
+	return 0;
+}
+
 int bench_run(const struct bench_options *opt, struct bench_result *res, char *why, size_t len)
 {
+	static struct group want[BENCH_MAX_CONFIGS];
 	struct bench_pool pools[BENCH_MAX_SIZES];
 	struct sigaction sa, old[3];
 	static const int sigs[3] = { SIGINT, SIGTERM, SIGHUP };
 	struct run run;
+	unsigned nwant, nslots = 1;
 	int rc = BENCH_OK;
 	char pwhy[BENCH_WHY_MAX];
 
@@ -625,7 +1130,9 @@ int bench_run(const struct bench_options *opt, struct bench_result *res, char *w
 	res->opt = *opt;
 	run.opt = &res->opt;
 	run.res = res;
+	run.plain = -1;
 	run.t0 = bench_wall_ns();
+	run.budget = (uint64_t)(opt->phase_seconds * 1e9);
 	why[0] = '\0';
 	bench_stop = 0;
 
@@ -635,30 +1142,12 @@ int bench_run(const struct bench_options *opt, struct bench_result *res, char *w
 	for (int i = 0; i < 3; i++)
 		sigaction(sigs[i], &sa, &old[i]);
 
-	if (opt->reserve) {
-		for (unsigned s = 0; s < opt->npage_sizes && !bench_stop; s++) {
-			size_t ps = opt->page_sizes[s];
-			unsigned long pages = (unsigned long)((opt->size + 2 * ps - 1) / ps);   /* + a header page */
-			size_t used = strlen(res->pool_note);
-
-			if (bench_pool_reserve(&pools[s], ps, pages, pwhy, sizeof(pwhy)) < 0) {
-				snprintf(why, len, "--reserve: %s", pwhy);
-				rc = BENCH_FAIL;
-				goto out;
-			}
-			snprintf(res->pool_note + used, sizeof(res->pool_note) - used, "%s%zu KiB pool %lu -> %lu pages%s%s",
-				 used ? "; " : "", ps >> 10, pools[s].before, pools[s].set, pwhy[0] ? ": " : "", pwhy);
-			if (pools[s].set > pools[s].before)
-				pool_warm(&run, ps, pools[s].set - pools[s].before);
-		}
-		bench_progress(opt, "--reserve: %s (restored at exit)", res->pool_note);
-	}
-
-	plan(&run);
-	if (place_init(&run, why, len) < 0) {
+	if (opt->reserve && reserve(&run, pools, why, len) < 0) {
 		rc = BENCH_FAIL;
 		goto out;
 	}
+
+	plan(&run);
 	for (unsigned i = 0; i < res->ncfg; i++)
 		if (!res->cfg[i].usable)
 			bench_progress(opt, "cannot use %s: %s", res->cfg[i].label, res->cfg[i].why);
@@ -666,23 +1155,20 @@ int bench_run(const struct bench_options *opt, struct bench_result *res, char *w
 		bench_progress(opt, "cannot use thp: %s", res->thp_why);
 	if (res->apr_why[0])
 		bench_progress(opt, "cannot use apr: %s", res->apr_why);
-
-	for (unsigned r = 0; r < opt->rounds && !bench_stop; r++) {
-		for (unsigned k = 0; k < res->ncfg && !bench_stop; k++) {
-			struct bench_config *c = &res->cfg[r % 2 ? res->ncfg - 1 - k : k];
-
-			if (!c->usable)
-				continue;
-			if (measure(&run, c, r) < 0)
-				break;
-			progress_round(&run, c, r);
-		}
-		if (!bench_stop)
-			res->rounds_done = r + 1;
+	nwant = plan_groups(&run, want, BENCH_MAX_CONFIGS);
+	for (unsigned k = 0; k < nwant; k++)
+		if (want[k].n > nslots)
+			nslots = want[k].n;
+	if (place_init(&run, nslots, why, len) < 0) {
+		rc = BENCH_FAIL;
+		goto out;
 	}
+	for (unsigned k = 0; k < nwant && !bench_stop; k++)
+		if (run_wanted(&run, &want[k]) < 0)
+			break;
 	if (bench_stop) {
-		snprintf(why, len, "interrupted after %u complete round%s: workers killed, memory released%s",
-			 res->rounds_done, res->rounds_done == 1 ? "" : "s", opt->reserve ? ", pool restored" : "");
+		snprintf(why, len, "interrupted in group %u: workers killed, memory released%s", res->groups,
+			 opt->reserve ? ", pool restored" : "");
 		rc = BENCH_INTERRUPTED;
 	}
 out:

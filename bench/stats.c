@@ -4,8 +4,8 @@
  * Every figure of the bench is a median with its min and max, never a mean: on a shared VM
  * one round in five can be slowed twofold by a neighbour, and a median shrugs that off
  * while the range still shows it happened.  Ratios are taken per round (A and B of the same
- * round ran seconds apart, under the same load) and then summarized, rather than taking
- * the ratio of two medians.
+ * round ran seconds apart, on memory alive at the same time, under the same load) and then
+ * summarized, rather than taking the ratio of two medians.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -22,18 +22,29 @@ static int cmp_double(const void *a, const void *b)
 
 void bench_summarize(const double *v, unsigned n, struct bench_summary *s)
 {
-	double sorted[BENCH_MAX_ROUNDS];
+	double sorted[BENCH_MAX_SAMPLES];
 
 	s->n = n;
 	if (n == 0) {
 		s->median = s->min = s->max = NAN;
 		return;
 	}
-	if (n > BENCH_MAX_ROUNDS)
-		n = BENCH_MAX_ROUNDS;
+	if (n > BENCH_MAX_SAMPLES)
+		n = BENCH_MAX_SAMPLES;
 	memcpy(sorted, v, n * sizeof(*v));
 	qsort(sorted, n, sizeof(*sorted), cmp_double);
 	s->min = sorted[0];
 	s->max = sorted[n - 1];
 	s->median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+}
+
+/* Rates are better higher; latencies, times and sizes lower. */
+int bench_higher_is_better(enum bench_workload w)
+{
+	return w == BENCH_W_RMW;
+}
+
+double bench_gain(enum bench_workload w, double v, double ref)
+{
+	return bench_higher_is_better(w) ? v / ref : ref / v;
 }

@@ -55,7 +55,7 @@ struct bench_cmd {
 	uint32_t op;         /* enum bench_op */
 	uint32_t index;      /* the worker's number: seeds and start slots differ per worker */
 	uint64_t budget_ns;  /* CPU budget of a timed phase */
-	uint64_t seed;       /* the round's seed: the same for every configuration of a round */
+	uint64_t seed;       /* the round's seed: the same for every member of a group in a round */
 };
 
 /* Where a worker's memory is and how it gets there. */
@@ -152,7 +152,10 @@ static void worker_serve(struct worker_view *v, int map)
 			worker_attach(v, map, &rep);
 			break;
 		case BENCH_OP_CHASE:
-			bench_chase_run(v->addr, v->size, (cmd.index + 1) * 0x9e3779b97f4a7c15u, cmd.budget_ns, &rep.t);
+			/* The start moves every round, the same for every member of a round: no round
+			 * re-walks the lines the one before left in the caches. */
+			bench_chase_run(v->addr, v->size, ((cmd.index + 1) * 0x9e3779b97f4a7c15u) ^ cmd.seed, cmd.budget_ns,
+					&rep.t);
 			break;
 		case BENCH_OP_RMW:
 			bench_rmw_run(v->addr, v->size, cmd.seed ^ ((uint64_t)(cmd.index + 1) << 40), cmd.budget_ns,
