@@ -1,0 +1,336 @@
+/*
+ * tests/test_bench.c -- `hpshm bench` as a program: its arguments, the shape of its JSON, what
+ * it does when huge pages cannot be had, and that Ctrl-C leaves nothing behind.
+ *
+ * These assert behaviour, never speed: the figures themselves are for people to read
+ * (doc/bench.md), and on a shared 2-vCPU machine no timing is a fair pass/fail line.  What is
+ * exact is asserted exactly: the verified page size of every row and the page-table sizes.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "fixture.h"
+#include "toolrun.h"
+
+#ifndef HPSHM_TOOL_PATH
+#error "HPSHM_TOOL_PATH must name the built hpshm tool"
+#endif
+
+#define bench(...) hpt_tool(HPSHM_TOOL_PATH, "bench", __VA_ARGS__)
+
+TestSuite(bench, .init = hpt_fixture_init, .fini = hpt_fixture_fini, .timeout = 240);
+
+/* One row of "results": the text from its "provider" key to the next row's. */
+struct row {
+	const char *start;
+	size_t      len;
+};
+
+static int row_next(const char *json, const char **cursor, struct row *r)
+{
+	const char *p = strstr(*cursor, "\"provider\": ");
+	const char *q;
+
+	(void)json;
+	if (!p)
+		return 0;
+	q = strstr(p + 1, "\"provider\": ");
+	r->start = p;
+	r->len = q ? (size_t)(q - p) : strlen(p);
+	*cursor = p + 1;
+	return 1;
+}
+
+/* The text value of key in row r, into buf: 1, or 0 if absent. */
+static int row_str(const struct row *r, const char *key, char *buf, size_t len)
+{
+	char pat[64];
+	const char *p, *e;
+
+	snprintf(pat, sizeof pat, "\"%s\": \"", key);
+	p = strstr(r->start, pat);
+	if (!p || p >= r->start + r->len)
+		return 0;
+	p += strlen(pat);
+	e = strchr(p, '"');
+	if (!e)
+		return 0;
+	snprintf(buf, len, "%.*s", (int)(e - p), p);
+	return 1;
+}
+
+/* The number value of key in row r: 1, or 0 if absent or null. */
+static int row_num(const struct row *r, const char *key, double *out)
+{
+	char pat[64];
+	const char *p;
+
+	snprintf(pat, sizeof pat, "\"%s\": ", key);
+	p = strstr(r->start, pat);
+	if (!p || p >= r->start + r->len)
+		return 0;
+	p += strlen(pat);
+	if (strncmp(p, "null", 4) == 0)
+		return 0;
+	*out = strtod(p, NULL);
+	return 1;
+}
+
+static void expect_usage_error(const char *named, const char *a0, const char *a1, const char *a2)
+{
+	struct hpt_run *r = bench(a0, a1, a2, NULL);
+
+	cr_expect_eq(r->status, 2, "bench %s %s: exit %d, want 2 (usage)", a0, a1 ? a1 : "", r->status);
+	cr_expect(strstr(r->err, named), "bench %s %s: stderr does not name %s: %s", a0, a1 ? a1 : "", named,
+		  r->err);
+}
+
+Test(bench, rejects_bad_arguments_naming_them)
+{
+	expect_usage_error("--size", "--size", "0", NULL);
+	expect_usage_error("--size", "--size", "lots", NULL);
+	expect_usage_error("--size", "--size", "99999999999999999999", NULL);
+	expect_usage_error("--workers", "--workers", "0", NULL);
+	expect_usage_error("--rounds", "--rounds", "0", NULL);
+	expect_usage_error("--phase-seconds", "--phase-seconds", "-1", NULL);
+	expect_usage_error("nosuch", "--providers", "nosuch", NULL);
+	expect_usage_error("--bogus", "--bogus", NULL, NULL);
+	expect_usage_error("--json", "--json", "--csv", NULL);
+}
+
+/* A run small enough for a test: two rounds of very short phases. */
+#define SMALL "--rounds", "2", "--phase-seconds", "0.05", "--quiet", "--json"
+
+Test(bench, json_has_every_workload_with_verified_page_sizes)
+{
+	static const char *const workloads[] = { "chase", "rmw", "setup", "teardown", "pagetables" };
+	struct hpt_run *r = bench("--size", "16MiB", "--providers", "plain,raw", SMALL, NULL);
+	const char *cur;
+	struct row row;
+	int seen[5] = { 0 }, plain_pt[5] = { 0 }, rows = 0;
+
+	cr_assert_eq(r->status, 0, "bench failed: %s", r->err);
+	cr_assert(hpt_json_ok(r->out), "not one JSON value:\n%s", r->out);
+	cr_assert(strstr(r->out, "\"results\""), "%s", r->out);
+	for (cur = r->out; row_next(r->out, &cur, &row);) {
+		char provider[64], workload[32], unit[32];
+		double ps, workers, median;
+
+		if (!row_str(&row, "workload", workload, sizeof workload))
+			continue;   /* not a result row (e.g. an "unavailable" entry) */
+		rows++;
+		cr_assert(row_str(&row, "provider", provider, sizeof provider));
+		cr_assert(row_str(&row, "unit", unit, sizeof unit), "row without a unit: %.*s", (int)row.len,
+			  row.start);
+		cr_assert(row_num(&row, "page_size", &ps), "row without a verified page size");
+		cr_expect_eq((long)ps, sysconf(_SC_PAGESIZE), "%s %s: page size %.0f", provider, workload, ps);
+		cr_assert(row_num(&row, "workers", &workers));
+		cr_assert(row_num(&row, "median", &median), "%s %s has no median", provider, workload);
+		cr_expect_gt(median, 0.0, "%s %s: median %f", provider, workload, median);
+		for (int i = 0; i < 5; i++)
+			if (strcmp(workload, workloads[i]) == 0)
+				seen[i] = 1;
+		if (strcmp(provider, "plain") == 0 && strcmp(workload, "pagetables") == 0 && workers <= 4)
+			plain_pt[(int)workers] = 1;
+		/* Each row is compared with at least one reference: plain's with raw, raw's with plain. */
+		cr_expect(strstr(row.start, "\"ratio_vs_plain\"") && strstr(row.start, "\"ratio_vs_raw\""),
+			  "%s %s lacks ratio fields", provider, workload);
+	}
+	cr_assert_gt(rows, 0, "no result rows:\n%s", r->out);
+	for (int i = 0; i < 5; i++)
+		cr_expect(seen[i], "no %s row", workloads[i]);
+	cr_expect(plain_pt[1] && plain_pt[2] && plain_pt[4], "page tables not measured with 1, 2 and 4 workers");
+}
+
+/* Free pages of the default huge page pool, from sysfs. */
+static long pool_free(size_t *page_size)
+{
+	char path[128], buf[64];
+	long kb = 0, n = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	while (f && fgets(buf, sizeof buf, f))
+		if (sscanf(buf, "Hugepagesize: %ld kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	if (kb <= 0)
+		return -1;
+	*page_size = (size_t)kb << 10;
+	snprintf(path, sizeof path, "/sys/kernel/mm/hugepages/hugepages-%ldkB/free_hugepages", kb);
+	f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%ld", &n) != 1)
+			n = -1;
+		fclose(f);
+	}
+	return n;
+}
+
+/*
+ * More than the pool holds: every huge provider must be reported unusable with its reason,
+ * and the run must still compare what it can.  Sized from the pool, so it holds with an empty
+ * pool and with CI's reserved one alike.
+ */
+Test(bench, runs_without_huge_pages_and_says_why)
+{
+	char size[32];
+	size_t ps = 0;
+	long free_pages = pool_free(&ps);
+	struct hpt_run *r;
+
+	if (free_pages < 0)
+		cr_skip_test("the kernel offers no huge pages: nothing to be unavailable");
+	snprintf(size, sizeof size, "%ldMiB", (long)(((size_t)free_pages + 8) * (ps >> 20)) + 8);
+	r = bench("--size", size, "--providers", "auto,plain", "--rounds", "1", "--phase-seconds", "0.02",
+		  "--quiet", "--json", NULL);
+	cr_assert_eq(r->status, 0, "bench must run without huge pages: %s", r->err);
+	cr_assert(hpt_json_ok(r->out), "not one JSON value:\n%s", r->out);
+	cr_assert(strstr(r->out, "\"unavailable\""), "no unavailable list:\n%s", r->out);
+	cr_expect(strstr(r->out, "nr_hugepages"), "the reason does not name vm.nr_hugepages:\n%s", r->out);
+	cr_expect(strstr(r->out, "\"workload\": \"rmw\""), "plain was not measured:\n%s", r->out);
+}
+
+/*
+ * With a pool: the huge rows carry the page size the kernel reports, and their page tables
+ * are a small fraction of plain's (exact figures: 2 KiB per MiB for 4 KiB pages, next to
+ * nothing for 2 MiB ones).
+ */
+Test(bench, huge_rows_are_verified_and_page_tables_shrink)
+{
+	size_t ps = 0;
+	long free_pages = pool_free(&ps);
+	const char *cur;
+	struct row row;
+	double huge_pt = -1, plain_pt = -1;
+	int huge_rows = 0;
+	struct hpt_run *r;
+
+	if (free_pages < 40)
+		HPT_UNAVAILABLE("memfd_hugetlb", "2MiB",
+				"needs 40 free huge pages, %ld are (reserve a pool: echo 64 > /proc/sys/vm/nr_hugepages)",
+				free_pages);
+	r = bench("--size", "64MiB", "--providers", "memfd_hugetlb,plain", SMALL, NULL);
+	cr_assert_eq(r->status, 0, "bench failed: %s", r->err);
+	cr_assert(hpt_json_ok(r->out), "not one JSON value:\n%s", r->out);
+	for (cur = r->out; row_next(r->out, &cur, &row);) {
+		char provider[64], workload[32];
+		double page, workers, median;
+
+		if (!row_str(&row, "workload", workload, sizeof workload) ||
+		    !row_str(&row, "provider", provider, sizeof provider) || !row_num(&row, "page_size", &page))
+			continue;
+		if (strcmp(provider, "memfd_hugetlb") == 0) {
+			huge_rows++;
+			cr_expect_eq((size_t)page, ps, "memfd_hugetlb %s: verified page size %.0f, want %zu", workload,
+				     page, ps);
+		}
+		if (strcmp(workload, "pagetables") == 0 && row_num(&row, "workers", &workers) && workers == 1 &&
+		    row_num(&row, "median", &median))
+			*(strcmp(provider, "plain") == 0 ? &plain_pt : &huge_pt) = median;
+	}
+	cr_assert_gt(huge_rows, 0, "no memfd_hugetlb rows:\n%s\n%s", r->out, r->err);
+	cr_assert(plain_pt > 0 && huge_pt >= 0, "page tables missing (plain %f, huge %f)", plain_pt, huge_pt);
+	/* 64 MiB of 4 KiB pages needs 128 KiB of page tables per process; 2 MiB pages at most one page. */
+	cr_expect_geq(plain_pt, 128.0, "plain page tables %f KiB", plain_pt);
+	cr_expect_leq(huge_pt * 10, plain_pt, "huge page tables %f KiB, plain %f KiB", huge_pt, plain_pt);
+}
+
+/* Processes still running that came from the bench: its workers re-exec the tool. */
+static int bench_workers_alive(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d)) != NULL) {
+		char path[300], cmd[512];
+		size_t len;
+		FILE *f;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof path, "/proc/%s/cmdline", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		len = fread(cmd, 1, sizeof cmd - 1, f);
+		fclose(f);
+		for (size_t i = 0; i < len; i++)
+			if (cmd[i] == '\0')
+				cmd[i] = ' ';
+		cmd[len] = '\0';
+		if (strstr(cmd, "__bench-worker"))
+			n++;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+Test(bench, ctrl_c_stops_cleanly_and_leaves_nothing)
+{
+	static char tool_path[] = HPSHM_TOOL_PATH, a1[] = "bench", a2[] = "--size", a3[] = "64MiB",
+		    a4[] = "--providers", a5[] = "plain,raw", a6[] = "--rounds", a7[] = "64",
+		    a8[] = "--phase-seconds", a9[] = "0.2", path_env[] = "PATH=/usr/bin:/bin";
+	char *argv[] = { tool_path, a1, a2, a3, a4, a5, a6, a7, a8, a9, NULL };
+	char *envp[] = { path_env, NULL };
+	char err[8192] = "";
+	size_t used = 0;
+	int pe[2], st = 0, running = 0;
+	struct timespec t0, now;
+	pid_t pid;
+
+	cr_assert_eq(pipe(pe), 0);
+	fflush(NULL);
+	pid = fork();
+	cr_assert_neq(pid, -1);
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 1);
+		dup2(pe[1], 2);
+		close(pe[0]);
+		close(pe[1]);
+		execve(tool_path, argv, envp);
+		_exit(127);
+	}
+	close(pe[1]);
+	/* Wait until the rounds run (workers started, memory live), then interrupt. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		struct pollfd p = { .fd = pe[0], .events = POLLIN };
+		ssize_t n;
+
+		if (poll(&p, 1, 1000) > 0) {
+			n = read(pe[0], err + used, sizeof err - 1 - used);
+			if (n <= 0)
+				break;
+			used += (size_t)n;
+			err[used] = '\0';
+		}
+		running = strstr(err, "round 2/") != NULL;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while (!running && now.tv_sec - t0.tv_sec < 60 && used < sizeof err - 1);
+	cr_assert(running, "the bench never reached round 2:\n%s", err);
+	cr_assert_eq(kill(pid, SIGINT), 0);
+	while (read(pe[0], err + used, used < sizeof err - 1 ? sizeof err - 1 - used : 0) > 0 && used < sizeof err - 1)
+		used = strlen(err);
+	close(pe[0]);
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert(WIFEXITED(st), "the bench died of signal %d", WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+	cr_expect_eq(WEXITSTATUS(st), 130, "exit %d after SIGINT, want 130", WEXITSTATUS(st));
+	cr_expect_eq(bench_workers_alive(), 0, "bench workers outlived the bench");
+	/* The fixture checks the pool, SysV segments, /dev/shm and hugetlbfs files. */
+}
