@@ -133,6 +133,7 @@ static uint64_t perm_inv(const struct perm *p, uint64_t x)
 	return x;
 }
 
+BENCH_UNINSTRUMENTED
 void bench_chase_build(void *base, size_t size, uint64_t key)
 {
 	uint64_t n = size / BENCH_LINE;
@@ -156,6 +157,7 @@ static int phase_over(uint64_t cpu0, uint64_t wall0, uint64_t budget_ns, struct 
 	return t->cpu_ns >= budget_ns || t->wall_ns >= WALL_CAP * budget_ns || bench_stop;
 }
 
+BENCH_UNINSTRUMENTED
 void bench_chase_run(const void *base, size_t size, uint64_t start, uint64_t budget_ns, struct bench_timing *t)
 {
 	const unsigned char *b = base;
@@ -183,6 +185,7 @@ static inline uint64_t rmw_index(uint64_t r, uint64_t n)
 	return n <= ((uint64_t)1 << 32) ? ((r >> 32) * n) >> 32 : (r >> 1) % n;
 }
 
+BENCH_UNINSTRUMENTED
 void bench_rmw_run(void *base, size_t size, uint64_t seed, uint64_t budget_ns, struct bench_timing *t)
 {
 	uint64_t *w = base;
@@ -203,6 +206,7 @@ void bench_rmw_run(void *base, size_t size, uint64_t seed, uint64_t budget_ns, s
 	} while (!phase_over(cpu0, wall0, budget_ns, t));
 }
 
+BENCH_UNINSTRUMENTED
 void bench_touch(const void *base, size_t len, size_t stride, struct bench_timing *t)
 {
 	const unsigned char *b = base;

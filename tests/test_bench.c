@@ -242,9 +242,13 @@ Test(bench, huge_rows_are_verified_and_page_tables_shrink)
 	}
 	cr_assert_gt(huge_rows, 0, "no memfd_hugetlb rows:\n%s\n%s", r->out, r->err);
 	cr_assert(plain_pt > 0 && huge_pt >= 0, "page tables missing (plain %f, huge %f)", plain_pt, huge_pt);
-	/* 64 MiB of 4 KiB pages needs 128 KiB of page tables per process; 2 MiB pages at most one page. */
+	/*
+	 * 64 MiB of 4 KiB pages needs 128 KiB of page tables per process (2 KiB per MiB); with
+	 * 2 MiB pages nearly all of it goes.  Compared as a difference, so a few pages the worker
+	 * allocates for itself meanwhile (more in a sanitizer build) cannot decide it.
+	 */
 	cr_expect_geq(plain_pt, 128.0, "plain page tables %f KiB", plain_pt);
-	cr_expect_leq(huge_pt * 10, plain_pt, "huge page tables %f KiB, plain %f KiB", huge_pt, plain_pt);
+	cr_expect_geq(plain_pt - huge_pt, 0.9 * 128.0, "huge page tables %f KiB, plain %f KiB", huge_pt, plain_pt);
 }
 
 /* Processes still running that came from the bench: its workers re-exec the tool. */
