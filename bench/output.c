@@ -155,7 +155,7 @@ static char *num(double v, char *buf, size_t len)
 
 static char *ratio_text(int have, const struct bench_summary *s, int exact, char *buf, size_t len)
 {
-	char a[16];
+	char a[24];
 
 	if (!have)
 		snprintf(buf, len, "-");
@@ -194,7 +194,7 @@ void bench_print_text(FILE *out, const struct bench_result *res)
 	static struct bench_row rows[BENCH_MAX_CONFIGS * 8];
 	unsigned n = bench_rows(res, rows, sizeof(rows) / sizeof(rows[0]));
 	const char *last = "";
-	char size[32], ps[32], a[16], b[16], c[16], w[16], p[48], r[48];
+	char size[32], ps[32], a[16], b[16], c[16], w[16], p[64], r[48], rr[48];
 
 	fprintf(out, "hpshm bench: %s, %u worker%s (%s), %u of %u rounds in each of %u group%s, %.2g CPU-s per phase, "
 		"%.0f s\n", hpshm_size_format(res->opt.size, size, sizeof(size)), res->opt.workers,
@@ -230,7 +230,7 @@ void bench_print_text(FILE *out, const struct bench_result *res)
 			page_text(row->c, ps, sizeof(ps)), row->c->verified_by, row->workers, p,
 			num(row->wall_median, w, sizeof(w)),
 			ratio_text(row->has_plain, &row->vs_plain, row->deterministic, r, sizeof(r)),
-			ratio_text(row->has_raw, &row->vs_raw, row->deterministic, c, sizeof(c)));
+			ratio_text(row->has_raw, &row->vs_raw, row->deterministic, rr, sizeof(rr)));
 	}
 	if (n == 0)
 		fprintf(out, "\nno configuration completed a round\n");
