@@ -219,7 +219,8 @@ static int segment_try(struct segment_walk *w, const struct hpshm_provider *p, s
 		if (huge_ps == 0) {
 			if (cfg->huge_page_size && cfg->huge_page_size != HPSHM__LARGEST)
 				hpshm__strlcpy(w->key, "huge_page_size", sizeof(w->key));
-			segment_attempt(w, p, cfg->huge_page_size, HPSHM_EUNAVAILABLE, 0, "config", huge_why);
+			segment_attempt(w, p, cfg->huge_page_size == HPSHM__LARGEST ? 0 : cfg->huge_page_size,
+					HPSHM_EUNAVAILABLE, 0, "config", huge_why);
 			return HPSHM_EUNAVAILABLE;
 		}
 		rq.page_size = huge_ps;
