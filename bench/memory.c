@@ -34,20 +34,8 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "posix/sys.h"   /* the MAP_/MFD_ flags libc headers may lack */
 #include "port.h"
-
-#ifndef MAP_FIXED_NOREPLACE
-#define MAP_FIXED_NOREPLACE 0x100000
-#endif
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
-#ifndef MFD_HUGETLB
-#define MFD_HUGETLB 0x0004U
-#endif
-#ifndef MAP_HUGETLB
-#define MAP_HUGETLB 0x40000
-#endif
 
 #define HUGE_SHIFT 26   /* log2(page size) << 26 selects the size in mmap and memfd_create */
 

@@ -49,11 +49,8 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "posix/sys.h"   /* the MAP_/MFD_ flags libc headers may lack */
 #include "port.h"
-
-#ifndef MAP_FIXED_NOREPLACE
-#define MAP_FIXED_NOREPLACE 0x100000
-#endif
 
 #define GIB ((size_t)1 << 30)
 #define PEERS "raw,thp,apr"   /* the peers, as --providers names them */

@@ -43,10 +43,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-
-#ifndef MAP_FIXED_NOREPLACE
-#define MAP_FIXED_NOREPLACE 0x100000
-#endif
+#include "posix/sys.h"   /* the MAP_/MFD_ flags libc headers may lack */
 
 #define STOP_GRACE_MS 2000   /* how long a worker may take to exit before SIGKILL */
 
@@ -237,7 +234,6 @@ int bench_worker_main(int argc, char **argv)
 }
 
 /* ---- the controller's side ---------------------------------------------------------------- */
-
 
 static void *worker_thread(void *arg)
 {
