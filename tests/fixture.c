@@ -440,9 +440,27 @@ int hpt_maps_count(void)
 
 	if (!f)
 		return -1;
-	while (fgets(line, sizeof line, f))
-		if (strchr(line, '\n'))
+	/*
+	 * Only mappings of an object count: every segment hpshm makes has a name in maps
+	 * (/memfd:..., /SYSV..., a hugetlbfs path, /dev/shm/..., /anon_hugepage, /dev/zero for
+	 * shared anonymous memory).  Private anonymous mappings have none, and an allocator (a
+	 * sanitizer's above all) makes and drops those at any time.
+	 */
+	while (fgets(line, sizeof line, f)) {
+		char *path = NULL;
+		int field = 0;
+
+		if (!strchr(line, '\n'))
+			continue;
+		for (char *p = line; *p && field < 5; p++)
+			if (*p == ' ' && p[1] != ' ')
+				if (++field == 5)
+					path = p + 1;
+		while (path && *path == ' ')
+			path++;
+		if (path && *path && *path != '\n' && *path != '[')
 			n++;
+	}
 	fclose(f);
 	return n;
 }

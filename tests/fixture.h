@@ -64,7 +64,7 @@ size_t hpt_smaps_page_size(const void *addr, int *hugetlb);
 int hpt_is_mapped(const void *addr, size_t len);
 /* Entries in /proc/self/fd. */
 int hpt_fd_count(void);
-/* Lines of /proc/self/maps. */
+/* Mappings of a named object in /proc/self/maps (private anonymous ones are not counted). */
 int hpt_maps_count(void);
 
 /* Format a size as the library's config accepts it, e.g. "2MiB" (units of 1024). */
