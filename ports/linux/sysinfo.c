@@ -171,21 +171,28 @@ size_t hpshm__base_page_size(void)
 	return ps > 0 ? (size_t)ps : 4096;
 }
 
-size_t hpshm__default_huge_page_size(void)
+/* The number after "key:" in a "key: value" file such as /proc/meminfo: 0, or -1. */
+static int sysinfo_number(const char *path, const char *key, int base, unsigned long long *out)
 {
 	char buf[8192];
 	const char *v;
-	unsigned long long kb;
 	char *end;
 
-	if (hpshm__read_file("/proc/meminfo", buf, sizeof(buf)) < 0)
-		return 0;
-	v = sysinfo_field(buf, "Hugepagesize");
+	if (hpshm__read_file(path, buf, sizeof(buf)) < 0)
+		return -1;
+	v = sysinfo_field(buf, key);
 	if (v == NULL)
-		return 0;
+		return -1;
 	errno = 0;
-	kb = strtoull(v, &end, 10);
-	if (errno != 0 || end == v || kb == 0 || kb > SIZE_MAX / 1024)
+	*out = strtoull(v, &end, base);
+	return errno != 0 || end == v ? -1 : 0;
+}
+
+size_t hpshm__default_huge_page_size(void)
+{
+	unsigned long long kb;
+
+	if (sysinfo_number("/proc/meminfo", "Hugepagesize", 10, &kb) < 0 || kb == 0 || kb > SIZE_MAX / 1024)
 		return 0;
 	return (size_t)kb * 1024;
 }
@@ -294,19 +301,9 @@ unsigned long hpshm__pool_available(const struct hpshm__pool *p)
 
 int hpshm__has_cap_ipc_lock(void)
 {
-	char buf[8192];
-	const char *v;
 	unsigned long long caps;
-	char *end;
 
-	if (hpshm__read_file("/proc/self/status", buf, sizeof(buf)) < 0)
-		return 0;
-	v = sysinfo_field(buf, "CapEff");
-	if (v == NULL)
-		return 0;
-	errno = 0;
-	caps = strtoull(v, &end, 16);
-	if (errno != 0 || end == v)
+	if (sysinfo_number("/proc/self/status", "CapEff", 16, &caps) < 0)
 		return 0;
 	return (int)((caps >> SYSINFO_CAP_IPC_LOCK) & 1);
 }
