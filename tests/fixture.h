@@ -14,11 +14,20 @@
  * then reported as "crashed during its setup or teardown" and the executable exits non-zero.
  * Criterion 2.4.1 also runs no .fini after cr_skip_test(): a test that skips after its .init
  * made something (a fake sysroot) must undo it before skipping.
+ *
+ * One test at a time.  The snapshot is of the whole machine, so a test running beside another
+ * sees the other's segments and files appear and vanish, and one of them fails for a leak it
+ * did not make.  CTest runs every suite with --jobs=1 and RUN_SERIAL, and fixture.c makes
+ * every suite program run its tests one by one whatever --jobs or CRITERION_JOBS say (a
+ * Criterion report hook sets criterion_options.jobs to 1 before the first worker starts), so
+ * running a suite by hand gives the same answer as ctest.  Two suite programs at once, or a
+ * suite beside anything else that makes huge page segments, still see each other: run one.
  */
 #ifndef HPSHM_TESTS_FIXTURE_H
 #define HPSHM_TESTS_FIXTURE_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include <criterion/criterion.h>
 
