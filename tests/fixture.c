@@ -344,6 +344,22 @@ int hpt_required(const char *a, const char *b)
 	return (a && required_one(list, a)) || (b && required_one(list, b));
 }
 
+pid_t hpt_fork(void)
+{
+	pid_t parent = getpid(), pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		/* A test that dies (a failed assert, a timeout) takes its children with it; if it
+		 * died before the signal was set, this child is already an orphan and goes too. */
+		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
+	}
+	return pid;
+}
+
 int hpt_pool_read(size_t page_size, struct hpt_pool *out)
 {
 	char dir[128], path[256];

@@ -51,6 +51,15 @@ int hpt_required(const char *a, const char *b);
 			cr_skip_test(__VA_ARGS__);                                   \
 	} while (0)
 
+/*
+ * fork() for a test, after flushing stdio.  The child dies with the test (PR_SET_PDEATHSIG,
+ * and it exits at once if the test was gone before that was set), so no child outlives a test
+ * that failed or timed out.  The child shares the test's connection to the Criterion runner
+ * and must make no cr_* call: branch on 0 first, end the child with _exit(), and check for -1
+ * in the parent.
+ */
+pid_t hpt_fork(void);
+
 /* One real pool, read from /sys (not the library's sysroot). */
 struct hpt_pool {
 	size_t        page_size;

@@ -297,9 +297,7 @@ Test(bench, ctrl_c_stops_cleanly_and_leaves_nothing)
 	pid_t pid;
 
 	cr_assert_eq(pipe(pe), 0);
-	fflush(NULL);
-	pid = fork();
-	cr_assert_neq(pid, -1);
+	pid = hpt_fork();
 	if (pid == 0) {
 		int null = open("/dev/null", O_WRONLY);
 
@@ -310,6 +308,7 @@ Test(bench, ctrl_c_stops_cleanly_and_leaves_nothing)
 		execve(tool_path, argv, envp);
 		_exit(127);
 	}
+	cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
 	close(pe[1]);
 	/* Wait until the rounds run (workers started, memory live), then interrupt. */
 	clock_gettime(CLOCK_MONOTONIC, &t0);

@@ -11,6 +11,7 @@
  * HPSHM_TEST_REQUIRE names the provider or the page size (or says "all"): then it fails.
  * hugetlbfs uses HPSHM_TEST_HUGETLBFS as hugetlbfs_path when set, else mount discovery.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,9 +157,7 @@ ParameterizedTest(struct case_ *c, conformance, contract)
 			cr_assert_fail("word %zu reads back %#llx", i, (unsigned long long)w[i]);
 
 	/* shared with a forked child, both ways */
-	fflush(NULL);
-	pid = fork();
-	cr_assert_neq(pid, -1);
+	pid = hpt_fork();
 	if (pid == 0) {
 		int bad = 0;
 
@@ -168,6 +167,7 @@ ParameterizedTest(struct case_ *c, conformance, contract)
 		w[words - 1] = 0xdecaf;
 		_exit(bad ? 3 : 0);
 	}
+	cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_assert(WIFEXITED(status), "child died of signal %d", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 	cr_assert_eq(WEXITSTATUS(status), 0, "the child did not see the parent's writes");

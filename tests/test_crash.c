@@ -521,9 +521,7 @@ static void run_tool_gc(void)
 	int status;
 	pid_t pid;
 
-	fflush(NULL);
-	pid = fork();
-	cr_assert_neq(pid, -1);
+	pid = hpt_fork();
 	if (pid == 0) {
 		int devnull = open("/dev/null", O_WRONLY);
 
@@ -532,6 +530,7 @@ static void run_tool_gc(void)
 		execv(tool, argv);
 		_exit(127);
 	}
+	cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
 		failed("`hpshm gc` did not exit normally (status %#x)", status);
 	/* 1 means some removal failed: maybe another user's object; ours are checked after. */
@@ -615,14 +614,12 @@ Test(crash, sigkill_rounds_then_gc_leave_the_machine_as_it_began, .timeout = 600
 		snprintf(name, sizeof name, "%s%d", prefix, r / 2);
 		memset(&news, 0, sizeof news);
 		cr_assert_eq(pipe2(fds, O_CLOEXEC), 0);
-		fflush(NULL);
-		c = fork();
-		cr_assert_neq(c, -1);
+		c = hpt_fork();
 		if (c == 0) {
-			(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
 			close(fds[0]);
 			creator(fds[1], p, name, nchildren, how == 3 && !holder ? 0 : 30, holder);
 		}
+		cr_assert_neq(c, -1, "fork: %s", strerror(errno));
 		close(fds[1]);
 		if (ncreators < (int)(sizeof creators / sizeof creators[0]))
 			creators[ncreators++] = c;
@@ -755,11 +752,8 @@ static void owner_interlock(const struct named *p, const char *prefix)
 	cfg = named_config(p, name, named_size(p));
 	cr_assert_not_null(cfg);
 	cr_assert_eq(pipe2(fds, O_CLOEXEC), 0);
-	fflush(NULL);
-	c = fork();
-	cr_assert_neq(c, -1);
+	c = hpt_fork();
 	if (c == 0) {
-		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
 		close(fds[0]);
 		rc = hpshm_segment_create(&seg, named_size(p), cfg, &err);
 		say(fds[1], MSG_CREATED, rc);
@@ -768,6 +762,7 @@ static void owner_interlock(const struct named *p, const char *prefix)
 		pause();
 		_exit(0);
 	}
+	cr_assert_neq(c, -1, "fork: %s", strerror(errno));
 	creators[ncreators++] = c;
 	close(fds[1]);
 	rc = (int)read(fds[0], &m, sizeof m);

@@ -121,8 +121,7 @@ static int run_in_cgroup(const char *procs, const char *policy, int *status)
 
 	if (pipe(go) < 0)
 		return -errno;
-	fflush(NULL);
-	pid = fork();
+	pid = hpt_fork();
 	if (pid < 0)
 		return -errno;
 	if (pid == 0) {
@@ -261,13 +260,13 @@ Test(sysbus, sysv_without_privilege_is_unavailable_with_the_reason)
 	/* A pool on paper, so the probe gets past the pool check to the privilege check;
 	 * vm.hugetlb_shm_group there is root's group, which nobody is not in. */
 	hpt_fakeroot_create(64, 64);
-	fflush(NULL);
-	pid = fork();
-	cr_assert_neq(pid, -1);
+	pid = hpt_fork();
 	if (pid == 0)
 		_exit(child_nobody());
-	waitpid(pid, &status, 0);
+	if (pid > 0)
+		waitpid(pid, &status, 0);
 	hpt_fakeroot_destroy();
+	cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
 	cr_assert(WIFEXITED(status), "the child died of signal %d", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 	cr_assert_eq(WEXITSTATUS(status), CHILD_OK, "child exit %d", WEXITSTATUS(status));
 }

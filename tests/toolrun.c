@@ -17,6 +17,7 @@
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
 
+#include "fixture.h"
 #include "toolrun.h"
 
 static struct hpt_run result;
@@ -41,9 +42,7 @@ struct hpt_run *hpt_tool_argv(const char *tool_path, char *const argv_in[], char
 	memset(&result, 0, sizeof result);
 	cr_assert_eq(pipe(po), 0);
 	cr_assert_eq(pipe(pe), 0);
-	fflush(NULL);
-	pid = fork();
-	cr_assert_neq(pid, -1);
+	pid = hpt_fork();
 	if (pid == 0) {
 		dup2(po[1], 1);
 		dup2(pe[1], 2);
@@ -54,6 +53,7 @@ struct hpt_run *hpt_tool_argv(const char *tool_path, char *const argv_in[], char
 		execve(tool_path, argv, envp);
 		_exit(127);
 	}
+	cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
 	close(po[1]);
 	close(pe[1]);
 	fds[0].fd = po[0];
