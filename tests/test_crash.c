@@ -162,7 +162,7 @@ static int named_providers(struct named *out, int max)
 				break;
 			}
 		if (!found || !(caps & HPSHM_CAP_NAMED)) {
-			cr_log_warn("crash rounds without %s: not built in or has no named segments", want[i]);
+			cr_log_info("crash rounds without %s: not built in or has no named segments", want[i]);
 			continue;
 		}
 		memset(&p, 0, sizeof p);
@@ -170,7 +170,7 @@ static int named_providers(struct named *out, int max)
 		p.huge = (caps & HPSHM_CAP_HUGE) != 0;
 		p.page_size = p.huge ? dps : hpshm_base_page_size();
 		if (p.huge && !dps) {
-			cr_log_warn("crash rounds without %s: the kernel offers no huge page size", want[i]);
+			cr_log_info("crash rounds without %s: the kernel offers no huge page size", want[i]);
 			cr_assert(!hpt_required(want[i], NULL), "%s required but the kernel has no huge pages", want[i]);
 			continue;
 		}
@@ -179,7 +179,7 @@ static int named_providers(struct named *out, int max)
 		rc = hpshm_provider_probe(p.provider, named_size(&p) + 4096, cfg, NULL, reason, sizeof reason);
 		hpshm_config_free(cfg);
 		if (rc < 0) {
-			cr_log_warn("crash rounds without %s: %s", want[i], reason);
+			cr_log_info("crash rounds without %s: %s", want[i], reason);
 			cr_assert(!hpt_required(want[i], p.huge ? hpt_size_text(p.page_size, psz, sizeof psz) : NULL),
 				  "required by HPSHM_TEST_REQUIRE but unavailable: %s: %s", want[i], reason);
 			continue;
@@ -533,11 +533,16 @@ static void run_tool_gc(void)
 	cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
 		failed("`hpshm gc` did not exit normally (status %#x)", status);
-	/* 1 means some removal failed: maybe another user's object; ours are checked after. */
 	else if (WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != 1)
 		failed("`hpshm gc` exited %d", WEXITSTATUS(status));
+	/*
+	 * 1 says some object could not be removed or some provider could not be listed (its
+	 * stderr, above, says which): that may be another user's object or a mechanism this
+	 * machine lacks, and is no failure of this test.  Whether gc removed this run's objects
+	 * is checked by the caller, object by object.
+	 */
 	else if (WEXITSTATUS(status))
-		cr_log_warn("hpshm gc exited %d", WEXITSTATUS(status));
+		cr_log_info("`hpshm gc` exited 1: something outside this run was not removed or listed");
 }
 #endif
 
