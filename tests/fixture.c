@@ -309,14 +309,51 @@ static size_t token_size(const char *s, size_t n)
 	return (size_t)v * mult;
 }
 
-static int required_one(const char *list, const char *tok)
+/*
+ * One item of HPSHM_TEST_REQUIRE, p[0..n): its text without the page count in *name_len, and
+ * the count after '*' in *count (-1 when there is none).
+ */
+static void require_item(const char *p, size_t n, size_t *name_len, long *count)
+{
+	const char *star = memchr(p, '*', n);
+	char digits[32], *end;
+	size_t dn;
+
+	*name_len = n;
+	*count = -1;
+	if (!star)
+		return;
+	*name_len = (size_t)(star - p);
+	dn = n - *name_len - 1;
+	if (!token_size(p, *name_len))
+		cr_assert_fail("HPSHM_TEST_REQUIRE item \"%.*s\": only a page size takes a page count, as in 1GiB*2",
+			       (int)n, p);
+	if (dn == 0 || dn >= sizeof digits || !isdigit((unsigned char)star[1]))
+		cr_assert_fail("HPSHM_TEST_REQUIRE item \"%.*s\": the page count after '*' must be a number, "
+			       "as in 1GiB*2", (int)n, p);
+	memcpy(digits, star + 1, dn);
+	digits[dn] = '\0';
+	errno = 0;
+	*count = strtol(digits, &end, 10);
+	if (*end != '\0' || errno)
+		cr_assert_fail("HPSHM_TEST_REQUIRE item \"%.*s\": the page count after '*' must be a number, "
+			       "as in 1GiB*2", (int)n, p);
+}
+
+/*
+ * Walk the list: is tok named (or "all")?  When tok is a page size that the list gives a page
+ * count, *count is the smallest such count; it is left alone otherwise.
+ */
+static int required_one(const char *list, const char *tok, long *count)
 {
 	const char *p = list;
 	size_t tn = strlen(tok), tsize = token_size(tok, tn);
+	int named = 0;
 
 	while (*p) {
 		const char *e = strchr(p, ',');
-		size_t n = e ? (size_t)(e - p) : strlen(p);
+		size_t n = e ? (size_t)(e - p) : strlen(p), name_len;
+		long c;
 
 		while (n && isspace((unsigned char)*p)) {
 			p++;
@@ -324,24 +361,60 @@ static int required_one(const char *list, const char *tok)
 		}
 		while (n && isspace((unsigned char)p[n - 1]))
 			n--;
-		if ((n == 3 && !strncasecmp(p, "all", 3)) || (n == tn && !strncasecmp(p, tok, n)))
-			return 1;
-		if (tsize && token_size(p, n) == tsize)
-			return 1;
+		require_item(p, n, &name_len, &c);
+		if ((name_len == 3 && !strncasecmp(p, "all", 3)) || (name_len == tn && !strncasecmp(p, tok, tn)))
+			named = 1;
+		if (tsize && token_size(p, name_len) == tsize) {
+			named = 1;
+			if (c >= 0 && (*count < 0 || c < *count))
+				*count = c;
+		}
 		if (!e)
 			break;
 		p = e + 1;
 	}
-	return 0;
+	return named;
+}
+
+int hpt_required_pages(const char *a, const char *b, unsigned long pages)
+{
+	const char *list = getenv("HPSHM_TEST_REQUIRE");
+	long count = -1;
+	int named;
+
+	if (!list || !*list)
+		return 0;
+	named = a ? required_one(list, a, &count) : 0;
+	named |= b ? required_one(list, b, &count) : 0;
+	if (count >= 0 && pages > (unsigned long)count) {
+		cr_log_info("not required: HPSHM_TEST_REQUIRE=%s guarantees %ld page%s of this size, the test needs %lu",
+			    list, count, count == 1 ? "" : "s", pages);
+		return 0;
+	}
+	return named;
 }
 
 int hpt_required(const char *a, const char *b)
 {
-	const char *list = getenv("HPSHM_TEST_REQUIRE");
+	return hpt_required_pages(a, b, 1);
+}
 
-	if (!list || !*list)
-		return 0;
-	return (a && required_one(list, a)) || (b && required_one(list, b));
+unsigned long hpt_pages(size_t size, size_t page_size)
+{
+	return page_size ? (unsigned long)(size / page_size + (size % page_size != 0)) : 0;
+}
+
+const char *hpt_test_hugetlbfs(size_t page_size)
+{
+	const char *mnt = getenv("HPSHM_TEST_HUGETLBFS");
+	struct statfs sfs;
+
+	if (!mnt || !*mnt)
+		return NULL;
+	if (statfs(mnt, &sfs) == 0 && (uint32_t)sfs.f_type == (uint32_t)HUGETLBFS_MAGIC &&
+	    (size_t)sfs.f_bsize != page_size)
+		return NULL;
+	return mnt;
 }
 
 pid_t hpt_fork(void)

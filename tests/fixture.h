@@ -39,17 +39,47 @@ void hpt_fixture_fini(void);
  * Does HPSHM_TEST_REQUIRE (a comma list: provider names, page sizes such as "2MiB", words
  * such as "pool" or "cgroup", or "all") name this token?  Page sizes compare by value, so
  * "2MB", "2MiB" and "2048k" are the same token.  NULL tokens are ignored.
+ *
+ * A page size in the list may carry a page count, "1GiB*2": the run guarantees that many free
+ * pages of that size and no more.  A test on pages of that size (a size among its tokens) that
+ * needs more pages is then not required, whatever else the list names: it skips and the log
+ * says why.  "1GiB*0" says the kernel offers the size but the run has none of its pages.
+ * hpt_required() is hpt_required_pages() for a test that needs one page.  A count on a token
+ * that is not a size, or a count that is not a number, fails the test that reads it.
  */
 int hpt_required(const char *a, const char *b);
+int hpt_required_pages(const char *a, const char *b, unsigned long pages);
 
 /* Skip with the reason, or fail with it when the run requires the thing that is missing. */
-#define HPT_UNAVAILABLE(tok_a, tok_b, ...)                                          \
-	do {                                                                         \
-		if (hpt_required((tok_a), (tok_b)))                                  \
+#define HPT_UNAVAILABLE(tok_a, tok_b, ...) HPT_UNAVAILABLE_PAGES((tok_a), (tok_b), 1, __VA_ARGS__)
+
+/* The same for a test that needs `pages` pages of the page size among its tokens. */
+#define HPT_UNAVAILABLE_PAGES(tok_a, tok_b, pages, ...)                                    \
+	do {                                                                                \
+		if (hpt_required_pages((tok_a), (tok_b), (pages)))                          \
 			cr_assert_fail("required by HPSHM_TEST_REQUIRE but unavailable: " __VA_ARGS__); \
-		else                                                                 \
-			cr_skip_test(__VA_ARGS__);                                   \
+		else                                                                        \
+			cr_skip_test(__VA_ARGS__);                                          \
 	} while (0)
+
+/*
+ * Pages this large come one or two at a time: a kernel that did not reserve them at boot often
+ * finds only one or two free gigabytes at run time, and CI asks for two ("1GiB*2" in
+ * HPSHM_TEST_REQUIRE).  A test on pages of this size or larger picks a size that needs at most
+ * two of them.
+ */
+#define HPT_LARGE_PAGE ((size_t)1 << 30)
+
+/* Pages of page_size that size bytes take (size rounded up). */
+unsigned long hpt_pages(size_t size, size_t page_size);
+
+/*
+ * HPSHM_TEST_HUGETLBFS (the hugetlbfs mount a run set up) for a test on page_size pages, or
+ * NULL when that variable is unset or names a hugetlbfs mount of another page size: the
+ * provider then finds a mount of the right size itself.  A path that is not a hugetlbfs mount
+ * at all is returned as it is, so the library says what is wrong with it.
+ */
+const char *hpt_test_hugetlbfs(size_t page_size);
 
 /*
  * fork() for a test, after flushing stdio.  The child dies with the test (PR_SET_PDEATHSIG,

@@ -9,7 +9,10 @@
  *
  * A provider whose probe says it cannot work here is skipped with its reason, unless
  * HPSHM_TEST_REQUIRE names the provider or the page size (or says "all"): then it fails.
- * hugetlbfs uses HPSHM_TEST_HUGETLBFS as hugetlbfs_path when set, else mount discovery.
+ * Pages of 1 GiB and more are scarce, so there the segment takes two pages, not four, and a
+ * run that guarantees fewer ("1GiB*1") does not require it.  hugetlbfs uses
+ * HPSHM_TEST_HUGETLBFS as hugetlbfs_path when that mount has the case's page size, else
+ * mount discovery.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -86,7 +89,8 @@ ParameterizedTest(struct case_ *c, conformance, contract)
 	size_t want_ps = huge ? c->page_size : base;
 	size_t size, probed_ps = 0, i, words, smaps_ps;
 	char kv[512], psz[32], reason[HPSHM_TEXT_MAX];
-	const char *mnt = getenv("HPSHM_TEST_HUGETLBFS");
+	const char *mnt = hpt_test_hugetlbfs(want_ps);
+	unsigned long npages;
 	hpshm_config *cfg;
 	hpshm_segment *seg = NULL;
 	const hpshm_report *r;
@@ -100,8 +104,9 @@ ParameterizedTest(struct case_ *c, conformance, contract)
 	if (c->no_sizes)
 		HPT_UNAVAILABLE(c->provider, NULL, "%s: the kernel offers no huge page size", c->provider);
 
-	/* three pages and a bit: rounding must give four */
-	size = 3 * want_ps + 1;
+	/* Three pages and a bit: rounding must give four.  One and a bit (two) for large pages. */
+	npages = want_ps >= HPT_LARGE_PAGE ? 2 : 4;
+	size = (npages - 1) * want_ps + 1;
 	cr_assert_eq(hpshm_config_new(&cfg), 0);
 	if (huge)
 		snprintf(kv, sizeof kv, "provider=%s,huge_pages=on,huge_page_size=%s", c->provider, psz);
@@ -117,7 +122,8 @@ ParameterizedTest(struct case_ *c, conformance, contract)
 	rc = hpshm_provider_probe(c->provider, size, cfg, &probed_ps, reason, sizeof reason);
 	if (rc == HPSHM_EUNAVAILABLE) {
 		hpshm_config_free(cfg);
-		HPT_UNAVAILABLE(c->provider, huge ? psz : NULL, "%s (%s pages): %s", c->provider, psz, reason);
+		HPT_UNAVAILABLE_PAGES(c->provider, huge ? psz : NULL, npages, "%s (%s pages): %s", c->provider, psz,
+				      reason);
 	}
 	cr_assert_eq(rc, 0, "probe %s: %s (%s)", c->provider, hpshm_errname(rc), reason);
 	cr_assert_eq(probed_ps, want_ps, "probe would use %zu-byte pages, want %zu", probed_ps, want_ps);
@@ -133,7 +139,7 @@ ParameterizedTest(struct case_ *c, conformance, contract)
 	cr_assert_eq(r->requested_size, size);
 	cr_assert_eq(r->mapped_size % want_ps, 0u, "mapped %zu is not a multiple of %zu", r->mapped_size, want_ps);
 	cr_assert_geq(r->mapped_size, size);
-	cr_assert_eq(r->mapped_size, 4 * want_ps);
+	cr_assert_eq(r->mapped_size, npages * want_ps);
 	cr_assert_eq(hpshm_segment_size(seg), r->mapped_size);
 	cr_assert_eq(r->verified, 1, "page size not read back from the kernel (%s)", r->verified_by);
 	cr_assert_eq(r->page_size, want_ps, "kernel says %zu-byte pages, want %zu", r->page_size, want_ps);
@@ -217,6 +223,60 @@ Test(conformance, huge_page_sizes_are_the_kernels)
 		for (i = 0; i < n && i < 16; i++)
 			found |= sizes[i] == hpt_default_huge_page_size();
 		cr_assert(found, "the default huge page size is not offered");
+	}
+}
+
+/* HPSHM_TEST_REQUIRE as the fixture reads it, page counts included (fixture.h). */
+Test(conformance, require_list_page_counts_bound_what_is_required)
+{
+	static const struct {
+		const char   *list, *a, *b;
+		unsigned long pages;
+		int           want;
+	} t[] = {
+		{"memfd_hugetlb, 2MiB ,1GiB*2,64KiB*0,cgroup", "memfd_hugetlb", NULL, 1, 1},
+		{"memfd_hugetlb, 2MiB ,1GiB*2,64KiB*0,cgroup", "cgroup", NULL, 1, 1},
+		{"memfd_hugetlb, 2MiB ,1GiB*2,64KiB*0,cgroup", "sysv_hugetlb", NULL, 1, 0},
+		/* a size without a count: any number of pages */
+		{"memfd_hugetlb, 2MiB ,1GiB*2,64KiB*0,cgroup", "sysv_hugetlb", "2MiB", 1000, 1},
+		/* sizes compare by value, with or without a count */
+		{"memfd_hugetlb, 2MiB ,1GiB*2,64KiB*0,cgroup", "sysv_hugetlb", "2048k", 1, 1},
+		{"memfd_hugetlb, 2MiB ,1GiB*2,64KiB*0,cgroup", "sysv_hugetlb", "1048576KiB", 2, 1},
+		/* within the count: required; beyond it: not, even for a provider the list names */
+		{"memfd_hugetlb, 2MiB ,1GiB*2,64KiB*0,cgroup", "sysv_hugetlb", "1GiB", 1, 1},
+		{"memfd_hugetlb, 2MiB ,1GiB*2,64KiB*0,cgroup", "memfd_hugetlb", "1GiB", 2, 1},
+		{"memfd_hugetlb, 2MiB ,1GiB*2,64KiB*0,cgroup", "memfd_hugetlb", "1GiB", 3, 0},
+		{"memfd_hugetlb, 2MiB ,1GiB*2,64KiB*0,cgroup", "1GiB", "memfd_hugetlb", 3, 0},
+		/* a size the kernel offers and the run has no pages of */
+		{"memfd_hugetlb, 2MiB ,1GiB*2,64KiB*0,cgroup", "memfd_hugetlb", "64KiB", 1, 0},
+		{"memfd_hugetlb, 2MiB ,1GiB*2,64KiB*0,cgroup", "pool", "64KiB", 1, 0},
+		/* a size the list does not name: the provider decides, as without counts */
+		{"memfd_hugetlb, 2MiB ,1GiB*2,64KiB*0,cgroup", "memfd_hugetlb", "4MiB", 9, 1},
+		{"memfd_hugetlb, 2MiB ,1GiB*2,64KiB*0,cgroup", "sysv_hugetlb", "4MiB", 1, 0},
+		/* "all" is bounded by a count too; the smallest count of a size wins */
+		{"all,1GiB*1", "sysv_hugetlb", NULL, 5, 1},
+		{"all,1GiB*1", "sysv_hugetlb", "1GiB", 1, 1},
+		{"all,1GiB*1", "sysv_hugetlb", "1GiB", 2, 0},
+		{"1GiB*3,1G*1", "sysv_hugetlb", "1GiB", 2, 0},
+		{"", "memfd_hugetlb", "2MiB", 1, 0},
+	};
+	const char *saved = getenv("HPSHM_TEST_REQUIRE");
+	char *keep = saved ? strdup(saved) : NULL;
+
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+		cr_assert_eq(setenv("HPSHM_TEST_REQUIRE", t[i].list, 1), 0);
+		cr_expect_eq(hpt_required_pages(t[i].a, t[i].b, t[i].pages), t[i].want,
+			     "HPSHM_TEST_REQUIRE=\"%s\", tokens %s and %s, %lu pages: want %d", t[i].list, t[i].a,
+			     t[i].b ? t[i].b : "(none)", t[i].pages, t[i].want);
+	}
+	cr_assert_eq(setenv("HPSHM_TEST_REQUIRE", "memfd_hugetlb,1GiB*0", 1), 0);
+	cr_expect_eq(hpt_required("memfd_hugetlb", "1GiB"), 0, "one page of a size with no pages is not required");
+	cr_expect_eq(hpt_required("memfd_hugetlb", "2MiB"), 1);
+	unsetenv("HPSHM_TEST_REQUIRE");
+	cr_expect_eq(hpt_required_pages("memfd_hugetlb", "1GiB", 1), 0, "nothing is required without the variable");
+	if (keep) {
+		setenv("HPSHM_TEST_REQUIRE", keep, 1);
+		free(keep);
 	}
 }
 

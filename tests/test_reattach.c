@@ -8,14 +8,17 @@
  * first act, checks the address, the pattern, the page size from its own /proc/self/smaps
  * and from the report, writes back in its slot, detaches and exits 0; the parent waits and
  * checks the write-back.  Once with one child, once with 8 at a time, once at a
- * base_address the test chose.
+ * base_address the test chose.  The segment spans three pages (two and a bit, plus the header
+ * region at its tail), but only one where pages are 1 GiB or larger: a run may have only one
+ * or two of those.
  *
  * The clash tests start a child that maps something inside the segment's range first: the
  * attach must fail with HPSHM_EEXIST naming that mapping, and leave nothing behind.
  *
  * A provider whose probe says it cannot work here is skipped with its reason, unless
  * HPSHM_TEST_REQUIRE names the provider or the page size (test_conformance's rule).
- * hugetlbfs uses HPSHM_TEST_HUGETLBFS as hugetlbfs_path when set.
+ * hugetlbfs uses HPSHM_TEST_HUGETLBFS as hugetlbfs_path when that mount has the case's page
+ * size, else mount discovery.
  */
 #include <inttypes.h>
 #include <stdint.h>
@@ -30,6 +33,7 @@
 
 #include "fixture.h"
 #include "hpshm.h"
+#include "hpshm/provider.h"
 #include "reattach_child.h"
 
 #ifndef HPSHM_REATTACH_CHILD
@@ -84,13 +88,23 @@ static size_t collect_cases(void)
 TestSuite(reattach, .init = hpt_fixture_init, .fini = hpt_fixture_fini);
 
 /*
+ * The size to create: two pages and a bit, so the segment spans pages; half a page and a bit
+ * where pages are large (HPT_LARGE_PAGE), so that with the header region at the tail it still
+ * takes one page, since a run may have only one or two of those.
+ */
+static size_t case_size(const struct case_ *c)
+{
+	return c->page_size >= HPT_LARGE_PAGE ? c->page_size / 2 + 1 : 2 * c->page_size + 1;
+}
+
+/*
  * A configuration for case c with reattach=exec, probed: skips (or fails under
  * HPSHM_TEST_REQUIRE) when the provider cannot work here.  extra is appended ("" for none).
  */
 static hpshm_config *case_config(const struct case_ *c, size_t size, const char *extra)
 {
 	int huge = (c->caps & HPSHM_CAP_HUGE) != 0;
-	const char *mnt = getenv("HPSHM_TEST_HUGETLBFS");
+	const char *mnt = hpt_test_hugetlbfs(c->page_size);
 	char kv[512], psz[32], reason[HPSHM_TEXT_MAX];
 	size_t probed = 0;
 	hpshm_config *cfg;
@@ -117,7 +131,8 @@ static hpshm_config *case_config(const struct case_ *c, size_t size, const char 
 	rc = hpshm_provider_probe(c->provider, size, cfg, &probed, reason, sizeof reason);
 	if (rc == HPSHM_EUNAVAILABLE) {
 		hpshm_config_free(cfg);
-		HPT_UNAVAILABLE(c->provider, huge ? psz : NULL, "%s (%s pages): %s", c->provider, psz, reason);
+		HPT_UNAVAILABLE_PAGES(c->provider, huge ? psz : NULL, hpt_pages(size + HPSHM_HEADER_REGION, c->page_size),
+				      "%s (%s pages): %s", c->provider, psz, reason);
 	}
 	cr_assert_eq(rc, 0, "probe %s: %s (%s)", c->provider, hpshm_errname(rc), reason);
 	cr_assert_eq(probed, c->page_size, "probe would use %zu-byte pages, want %zu", probed, c->page_size);
@@ -252,7 +267,7 @@ static void destroy_unmapped(hpshm_segment *seg)
 
 static void run_case(const struct case_ *c, int nchildren)
 {
-	size_t size = 2 * c->page_size + 1;
+	size_t size = case_size(c);
 	hpshm_config *cfg = case_config(c, size, "");
 	hpshm_segment *seg = case_create(c, cfg, size);
 	char tok[HPSHM_TOKEN_MAX];
@@ -309,7 +324,7 @@ ParameterizedTestParameters(reattach, base_address_is_honoured)
 
 ParameterizedTest(struct case_ *c, reattach, base_address_is_honoured)
 {
-	size_t size = 2 * c->page_size + 1;
+	size_t size = case_size(c);
 	size_t align = c->page_size > ((size_t)1 << 30) ? c->page_size : ((size_t)1 << 30);
 	uintptr_t at = free_aligned(size + 2 * c->page_size + 4096, align);
 	char extra[64], tok[HPSHM_TOKEN_MAX];
@@ -332,7 +347,7 @@ ParameterizedTest(struct case_ *c, reattach, base_address_is_honoured)
 /* A child that took part of the range first: HPSHM_EEXIST naming the holder, nothing left. */
 static void run_clash(const struct case_ *c, int inside)
 {
-	size_t size = 2 * c->page_size + 1;
+	size_t size = case_size(c);
 	hpshm_config *cfg = case_config(c, size, "");
 	hpshm_segment *seg = case_create(c, cfg, size);
 	size_t mapped = hpshm_segment_report(seg)->mapped_size;
@@ -382,7 +397,7 @@ ParameterizedTestParameters(reattach, destroyed_segment_token_no_longer_attaches
 
 ParameterizedTest(struct case_ *c, reattach, destroyed_segment_token_no_longer_attaches)
 {
-	size_t size = 2 * c->page_size + 1;
+	size_t size = case_size(c);
 	hpshm_config *cfg = case_config(c, size, "");
 	hpshm_segment *seg = case_create(c, cfg, size), *again = NULL;
 	char tok[HPSHM_TOKEN_MAX];
