@@ -8,7 +8,9 @@
 #   HPSHM_CMAKE_ARGS   extra CMake arguments, split on spaces
 #                      (.ci/run uses "-DHPSHM_SANITIZE=ON -DCMAKE_C_COMPILER=clang")
 #   HPSHM_TEST_REQUIRE what must not be skipped (set by .ci/run after it reserves a pool);
-#                      without it, tests that need huge pages skip and say why.
+#                      without it, tests that need huge pages skip and say why.  A page
+#                      size may carry the pages the run has of it, "1GiB*2": tests that
+#                      need more of them skip (tests/fixture.h)
 #   HPSHM_SKIP_DEPS=1  do not check or install Debian packages
 #
 # After ctest, the Criterion "Synthesis" line of every test program is printed, followed by one
