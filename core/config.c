@@ -96,12 +96,13 @@ static int parse_provider(struct hpshm_config *c, const char *v, hpshm_error *er
 					  "provider: auto cannot be part of a list");
 		if (!hpshm__provider_find(names[n])) {
 			char known[HPSHM_TEXT_MAX] = "auto";
-			const struct hpshm_provider *pr;
+			struct hpshm__provider_list all;
 
-			for (unsigned i = 0; (pr = hpshm__provider_at(i)) != NULL; i++) {
+			hpshm__providers(&all);
+			for (unsigned i = 0; i < all.n; i++) {
 				size_t used = strlen(known);
 
-				snprintf(known + used, sizeof(known) - used, ", %s", pr->name);
+				snprintf(known + used, sizeof(known) - used, ", %s", all.p[i]->name);
 			}
 			config_bad(err, HPSHM_ENOPROVIDER, "provider", known, "provider: unknown provider \"%s\"",
 				   names[n]);

@@ -73,8 +73,14 @@ struct hpshm_header *hpshm__header_write(const struct hpshm_mapping *m, const ch
 /* The defaults, as a config: used when the caller passes NULL. */
 void hpshm__config_init(struct hpshm_config *cfg);
 
-/* Providers in auto order: registered ones, then the built-in table.  NULL past the end. */
-const struct hpshm_provider *hpshm__provider_at(unsigned index);
+/* A consistent copy of the provider table, in auto order: registered ones, then the built-in
+ * table.  Walks iterate a copy, so concurrent (un)registration cannot shift it under them. */
+struct hpshm__provider_list {
+	unsigned                     n;                        /* entries in p[] */
+	const struct hpshm_provider *p[HPSHM__MAX_PROVIDERS];  /* in walk order */
+};
+void hpshm__providers(struct hpshm__provider_list *out);
+/* The provider registered under name, or NULL. */
 const struct hpshm_provider *hpshm__provider_find(const char *name);
 
 /* One log line through the config's sink; cfg may be NULL (then nothing is logged). */

@@ -13,8 +13,10 @@
  * Applications' providers (hpshm_provider_register) come before the built-in ones, since an
  * application that brings its own mechanism means it to be used.
  *
- * Registration is meant for start-up, before segments are created from other threads; a small
- * spin lock keeps two registering threads from corrupting the table.
+ * Registration is meant for start-up, but nothing breaks if it happens while other threads
+ * create segments: a short spin lock guards the table, and every walk works on its own copy
+ * (hpshm__providers), so a table that shifts under a walk can neither skip nor repeat a
+ * provider.  A provider must stay valid while segments it made exist (provider.h).
  */
 #include <stdatomic.h>
 #include <string.h>
@@ -54,33 +56,46 @@ static void registry_lock_give(void)
 	atomic_flag_clear_explicit(&registry_lock, memory_order_release);
 }
 
-const struct hpshm_provider *hpshm__provider_at(unsigned index)
+void hpshm__providers(struct hpshm__provider_list *out)
 {
-	if (index < nregistered)
-		return registered[index];
-	index -= nregistered;
-	return index < NBUILTIN ? builtin[index] : NULL;
+	registry_lock_take();
+	memcpy(out->p, registered, nregistered * sizeof(registered[0]));
+	out->n = nregistered;
+	registry_lock_give();
+	memcpy(out->p + out->n, builtin, sizeof(builtin));
+	out->n += NBUILTIN;
+}
+
+/* The caller holds the lock, or owns a snapshot. */
+static const struct hpshm_provider *registry_find(const struct hpshm_provider *const *table, unsigned n,
+						  const char *name)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (strcmp(table[i]->name, name) == 0)
+			return table[i];
+	return NULL;
 }
 
 const struct hpshm_provider *hpshm__provider_find(const char *name)
 {
 	const struct hpshm_provider *p;
 
-	for (unsigned i = 0; (p = hpshm__provider_at(i)) != NULL; i++)
-		if (strcmp(p->name, name) == 0)
-			return p;
-	return NULL;
+	registry_lock_take();
+	p = registry_find(registered, nregistered, name);
+	registry_lock_give();
+	return p ? p : registry_find(builtin, NBUILTIN, name);
 }
 
 const char *hpshm_provider_name(unsigned index, unsigned *caps)
 {
-	const struct hpshm_provider *p = hpshm__provider_at(index);
+	struct hpshm__provider_list all;
 
-	if (!p)
+	hpshm__providers(&all);
+	if (index >= all.n)
 		return NULL;
 	if (caps)
-		*caps = p->caps;
-	return p->name;
+		*caps = all.p[index]->caps;
+	return all.p[index]->name;
 }
 
 int hpshm_provider_register(const struct hpshm_provider *p, hpshm_error *err)
@@ -98,7 +113,7 @@ int hpshm_provider_register(const struct hpshm_provider *p, hpshm_error *err)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "use a short name without commas",
 				       "provider name \"%s\" is not usable", p->name);
 	registry_lock_take();
-	if (hpshm__provider_find(p->name))
+	if (registry_find(registered, nregistered, p->name) || registry_find(builtin, NBUILTIN, p->name))
 		rc = hpshm_error_set(err, HPSHM_EEXIST, 0, NULL, "choose another name",
 				     "a provider named \"%s\" is already registered", p->name);
 	else if (nregistered == sizeof(registered) / sizeof(registered[0]))

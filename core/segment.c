@@ -413,9 +413,12 @@ int hpshm_segment_create_ex(hpshm_segment **out, size_t size, const hpshm_config
 	huge_ps = segment_huge_page_size(cfg, size, huge_why, sizeof(huge_why));
 
 	if (cfg->nproviders == 0) {
+		struct hpshm__provider_list all;
+
 		/* Providers the policy excludes are recorded too: the report lists every one. */
-		for (unsigned i = 0; (p = hpshm__provider_at(i)) != NULL; i++) {
-			rc = segment_try(&w, p, size, huge_ps, huge_why, &seg);
+		hpshm__providers(&all);
+		for (unsigned i = 0; i < all.n; i++) {
+			rc = segment_try(&w, all.p[i], size, huge_ps, huge_why, &seg);
 			if (rc == 0)
 				break;
 		}

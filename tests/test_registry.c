@@ -6,6 +6,8 @@
  * every machine and the walk is the same everywhere.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -567,4 +569,70 @@ Test(registry, probe_of_a_registered_provider_reports_its_reason)
 	f->probe_result = 0;
 	cr_assert_eq(hpshm_provider_probe("fake_absent", 3 * MIB, NULL, &ps, reason, sizeof reason), 0);
 	cr_assert_eq(f->creates, 0u, "probe must not create");
+}
+
+/* Registers and unregisters a provider named "fake_churn" until told to stop. */
+struct churn {
+	struct hpt_fake *f;
+	atomic_int       stop;
+	unsigned long    rounds;
+};
+
+static void *churn_main(void *arg)
+{
+	struct churn *c = arg;
+
+	while (!atomic_load(&c->stop)) {
+		if (hpshm_provider_register(&c->f->provider, NULL) == 0)
+			(void)hpshm_provider_unregister(&c->f->provider);
+		c->rounds++;
+	}
+	return NULL;
+}
+
+/*
+ * A walk that runs while another thread registers and unregisters a provider sees every
+ * built-in provider exactly once: the registry hands each walk a consistent view, so a
+ * table that shifts under it can neither skip nor repeat one.
+ */
+Test(registry, walk_sees_each_builtin_once_while_another_thread_registers)
+{
+	struct churn c = { .f = hpt_fake_init(0, "fake_churn", HPSHM_CAP_HUGE) };
+	const char *builtin[32];
+	unsigned nbuiltin = 0, round, bad = 0;
+	const char *name;
+	pthread_t t;
+
+	c.f->probe_result = HPSHM_EUNAVAILABLE;
+	snprintf(c.f->probe_reason, sizeof c.f->probe_reason, "churning");
+	for (unsigned i = 0; (name = hpshm_provider_name(i, NULL)) != NULL; i++)
+		builtin[nbuiltin++] = name;
+	cr_assert_eq(pthread_create(&t, NULL, churn_main, &c), 0);
+
+	/* huge_pages=try walks every provider; the empty fake pool rules the huge ones out by
+	 * probe, so each create ends on plain and its report lists the whole walk. */
+	set("huge_pages=try");
+	for (round = 0; round < 4000 && bad == 0; round++) {
+		hpshm_segment *seg = NULL;
+		hpshm_report r;
+		hpshm_error err;
+
+		cr_assert_eq(hpshm_segment_create_ex(&seg, 4096, cfg, &r, &err), 0, "%s", err.message);
+		for (unsigned b = 0; b < nbuiltin; b++) {
+			unsigned seen = 0;
+
+			for (unsigned a = 0; a < r.nattempts; a++)
+				seen += strcmp(r.attempts[a].provider, builtin[b]) == 0;
+			if (seen != 1) {
+				cr_log_info("round %u: %s appears %u times in the walk", round, builtin[b], seen);
+				bad++;
+			}
+		}
+		hpshm_segment_destroy(seg);
+	}
+	atomic_store(&c.stop, 1);
+	pthread_join(t, NULL);
+	(void)hpshm_provider_unregister(&c.f->provider);
+	cr_log_info("%u walks against %lu register/unregister rounds", round, c.rounds);
+	cr_assert_eq(bad, 0u, "a walk skipped or repeated a built-in provider while the table changed");
 }
