@@ -29,12 +29,22 @@ extern const struct hpshm_provider hpshm__provider_sysv_hugetlb;
 extern const struct hpshm_provider hpshm__provider_hugetlbfs;
 extern const struct hpshm_provider hpshm__provider_plain;
 
-/* Best first; plain last and always built.  CMakeLists.txt builds exactly these per OS. */
+/*
+ * Best first; plain last and always built.  CMakeLists.txt builds a backend only on the OS it
+ * belongs to and only when its HPSHM_WITH_<NAME> option is on, and defines the same macro for
+ * this file: the two must change together.
+ */
 static const struct hpshm_provider *const builtin[] = {
-#if defined(__linux__)
+#if HPSHM_WITH_MEMFD_HUGETLB
 	&hpshm__provider_memfd_hugetlb,
+#endif
+#if HPSHM_WITH_MMAP_HUGETLB
 	&hpshm__provider_mmap_hugetlb,
+#endif
+#if HPSHM_WITH_SYSV_HUGETLB
 	&hpshm__provider_sysv_hugetlb,
+#endif
+#if HPSHM_WITH_HUGETLBFS
 	&hpshm__provider_hugetlbfs,
 #endif
 	&hpshm__provider_plain,
@@ -54,6 +64,22 @@ static void registry_lock_take(void)
 static void registry_lock_give(void)
 {
 	atomic_flag_clear_explicit(&registry_lock, memory_order_release);
+}
+
+/*
+ * Every name hpshm gives a provider, on any OS and in any build: a configuration that leaves
+ * one out (provider=auto,-sysv_hugetlb) stays valid on a build or an OS without it.
+ */
+static const char *const known_names[] = {
+	"memfd_hugetlb", "mmap_hugetlb", "sysv_hugetlb", "hugetlbfs", "windows_large", "freebsd_largepage", "plain",
+};
+
+int hpshm__provider_name_known(const char *name)
+{
+	for (size_t i = 0; i < sizeof(known_names) / sizeof(known_names[0]); i++)
+		if (strcmp(known_names[i], name) == 0)
+			return 1;
+	return 0;
 }
 
 void hpshm__providers(struct hpshm__provider_list *out)

@@ -143,6 +143,9 @@ static void segment_keep_hint(struct segment_walk *w, const char *hint)
 /* Is provider p a candidate under this configuration?  NULL if yes, else why not. */
 static const char *segment_excluded(const struct hpshm_config *cfg, const struct hpshm_provider *p)
 {
+	for (unsigned i = 0; i < cfg->nexcluded; i++)
+		if (strcmp(cfg->excluded[i], p->name) == 0)
+			return "left out by provider=auto,-name";
 	if (cfg->huge_pages == HPSHM_HUGE_ON && !(p->caps & HPSHM_CAP_HUGE))
 		return "huge_pages=on admits only huge page providers";
 	if (cfg->huge_pages == HPSHM_HUGE_OFF && (p->caps & HPSHM_CAP_HUGE))

@@ -571,6 +571,60 @@ Test(registry, probe_of_a_registered_provider_reports_its_reason)
 	cr_assert_eq(f->creates, 0u, "probe must not create");
 }
 
+/* provider=auto,-name walks the table without name: it is recorded as left out, never probed. */
+Test(registry, auto_minus_a_name_leaves_that_provider_out)
+{
+	struct hpt_fake *a = fake(0, "fake_a", 0);
+	struct hpt_fake *b = fake(1, "fake_b", 0);
+	const hpshm_attempt *att;
+	hpshm_segment *seg = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	char buf[256];
+	int rc;
+
+	set("provider=auto,-fake_a");
+	cr_assert_gt(hpshm_config_get(cfg, "provider", buf, sizeof buf), 0);
+	cr_assert_str_eq(buf, "auto,-fake_a");
+	rc = hpshm_segment_create_ex(&seg, 4096, cfg, &r, &err);
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	cr_assert_str_eq(r.provider, "fake_b");
+	cr_assert_eq(a->probes, 0u, "a provider left out was probed");
+	cr_assert_eq(a->creates, 0u);
+	att = find_attempt(&r, "fake_a");
+	cr_assert_not_null(att, "the report must say fake_a was left out");
+	cr_assert_eq(att->result, HPSHM_EUNAVAILABLE);
+	cr_assert_str_eq(att->call, "config");
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	cr_assert_eq(b->destroys, 1u);
+
+	/* "-name" alone implies auto */
+	set("provider=-fake_a,-fake_b");
+	cr_assert_gt(hpshm_config_get(cfg, "provider", buf, sizeof buf), 0);
+	cr_assert_str_eq(buf, "auto,-fake_a,-fake_b");
+	rc = hpshm_segment_create_ex(&seg, 4096, cfg, &r, &err);
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	cr_assert_str_neq(r.provider, "fake_a");
+	cr_assert_str_neq(r.provider, "fake_b");
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+}
+
+Test(registry, exclusions_are_checked_like_names)
+{
+	hpshm_error err;
+
+	fake(0, "fake_a", 0);
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm_config_set(cfg, "provider", "fake_a,-plain", &err), HPSHM_EVALUE);
+	cr_assert_str_eq(err.key, "provider");
+	cr_assert_eq(hpshm_config_set(cfg, "provider", "-fake_a,auto", &err), HPSHM_EVALUE);
+	cr_assert_eq(hpshm_config_set(cfg, "provider", "auto,-", &err), HPSHM_EVALUE);
+	cr_assert_eq(hpshm_config_set(cfg, "provider", "auto,-no_such_provider", &err), HPSHM_ENOPROVIDER);
+	cr_assert(hpt_contains(err.message, "no_such_provider"), "%s", err.message);
+	/* a provider of another OS is a valid exclusion: one config file serves every build */
+	cr_assert_eq(hpshm_config_set(cfg, "provider", "auto,-windows_large", &err), 0, "%s", err.message);
+}
+
 /* Registers and unregisters a provider named "fake_churn" until told to stop. */
 struct churn {
 	struct hpt_fake *f;
