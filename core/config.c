@@ -63,74 +63,117 @@ static int config_word(const char *v, const char *const *words)
 	return -1;
 }
 
+/* "auto, memfd_hugetlb, ..." for messages that list what provider= accepts. */
+static void provider_known(char *buf, size_t len)
+{
+	struct hpshm__provider_list all;
+
+	snprintf(buf, len, "auto");
+	hpshm__providers(&all);
+	for (unsigned i = 0; i < all.n; i++) {
+		size_t used = strlen(buf);
+
+		snprintf(buf + used, len - used, ", %s", all.p[i]->name);
+	}
+}
+
+/*
+ * provider=auto walks the table; provider=a,b names the providers to try, in order;
+ * provider=auto,-a,-b (or -a,-b: auto is implied) walks the table without a and b, which is
+ * how an operator switches a backend off at run time.  An exclusion may name a provider this
+ * build lacks (the same config file serves every build and OS); a name to use may not.
+ */
 static int parse_provider(struct hpshm_config *c, const char *v, hpshm_error *err)
 {
-	char names[HPSHM__MAX_PROVIDERS][HPSHM_NAME_MAX];
-	unsigned n = 0;
+	static const char accepted[] = "auto, provider names separated by commas, or auto,-name to leave one out";
+	char names[HPSHM__MAX_PROVIDERS][HPSHM_NAME_MAX], excluded[HPSHM__MAX_PROVIDERS][HPSHM_NAME_MAX];
+	unsigned n = 0, nx = 0, nauto = 0, item = 0;
 	const char *p = v;
 
-	if (strcmp(v, "auto") == 0) {
-		c->nproviders = 0;
-		return 0;
-	}
 	while (*p) {
 		const char *end = p + strcspn(p, ",");
 		const char *q = end;
+		char name[HPSHM_NAME_MAX];
+		int minus;
 		size_t len;
 
 		while (p < q && isspace((unsigned char)*p))
 			p++;
 		while (q > p && isspace((unsigned char)q[-1]))
 			q--;
+		minus = p < q && *p == '-';
+		if (minus)
+			p++;
 		len = (size_t)(q - p);
 		if (len == 0 || len >= HPSHM_NAME_MAX)
-			return config_bad(err, HPSHM_EVALUE, "provider", "auto, or provider names separated by commas",
+			return config_bad(err, HPSHM_EVALUE, "provider", accepted,
 					  "provider: empty or overlong name in \"%s\"", v);
-		if (n == HPSHM__MAX_PROVIDERS)
+		if (n + nx == HPSHM__MAX_PROVIDERS)
 			return config_bad(err, HPSHM_EVALUE, "provider", "at most 16 names",
 					  "provider: too many names in \"%s\"", v);
-		memcpy(names[n], p, len);
-		names[n][len] = '\0';
-		if (strcmp(names[n], "auto") == 0)
-			return config_bad(err, HPSHM_EVALUE, "provider", "auto, or provider names separated by commas",
-					  "provider: auto cannot be part of a list");
-		if (!hpshm__provider_find(names[n])) {
-			char known[HPSHM_TEXT_MAX] = "auto";
-			const struct hpshm_provider *pr;
+		memcpy(name, p, len);
+		name[len] = '\0';
+		if (strcmp(name, "auto") == 0) {
+			if (minus || item != 0)
+				return config_bad(err, HPSHM_EVALUE, "provider", accepted,
+						  "provider: auto can only come first, as in auto,-sysv_hugetlb");
+			nauto = 1;
+		} else if (minus) {
+			if (!hpshm__provider_find(name) && !hpshm__provider_name_known(name)) {
+				char known[HPSHM_TEXT_MAX];
 
-			for (unsigned i = 0; (pr = hpshm__provider_at(i)) != NULL; i++) {
-				size_t used = strlen(known);
-
-				snprintf(known + used, sizeof(known) - used, ", %s", pr->name);
+				provider_known(known, sizeof(known));
+				config_bad(err, HPSHM_ENOPROVIDER, "provider", known,
+					   "provider: cannot leave out unknown provider \"%s\"", name);
+				return HPSHM_ENOPROVIDER;
 			}
-			config_bad(err, HPSHM_ENOPROVIDER, "provider", known, "provider: unknown provider \"%s\"",
-				   names[n]);
-			return HPSHM_ENOPROVIDER;
+			memcpy(excluded[nx++], name, len + 1);
+		} else {
+			if (!hpshm__provider_find(name)) {
+				char known[HPSHM_TEXT_MAX];
+
+				provider_known(known, sizeof(known));
+				config_bad(err, HPSHM_ENOPROVIDER, "provider", known, "provider: unknown provider \"%s\"",
+					   name);
+				return HPSHM_ENOPROVIDER;
+			}
+			memcpy(names[n++], name, len + 1);
 		}
-		n++;
+		item++;
 		p = *end ? end + 1 : end;
 	}
-	if (n == 0)
-		return config_bad(err, HPSHM_EVALUE, "provider", "auto, or provider names separated by commas",
-				  "provider: empty value");
+	if (item == 0)
+		return config_bad(err, HPSHM_EVALUE, "provider", accepted, "provider: empty value");
+	if (n && (nauto || nx))
+		return config_bad(err, HPSHM_EVALUE, "provider", accepted,
+				  "provider: \"%s\" mixes a list of providers with auto or -name; use one or the other", v);
 	memcpy(c->providers, names, sizeof(names[0]) * n);
 	c->nproviders = n;
+	memcpy(c->excluded, excluded, sizeof(excluded[0]) * nx);
+	c->nexcluded = nx;
 	return 0;
 }
 
 static int format_provider(const struct hpshm_config *c, char *buf, size_t len)
 {
-	size_t used = 0;
+	/* Built whole first, so a short or absent buffer is only ever written by snprintf. */
+	char all[HPSHM__MAX_PROVIDERS * (HPSHM_NAME_MAX + 2) + 8];
+	size_t used;
 
-	if (c->nproviders == 0)
-		return snprintf(buf, len, "auto");
-	buf[0] = '\0';
-	for (unsigned i = 0; i < c->nproviders; i++) {
-		int n = snprintf(buf + used, used < len ? len - used : 0, "%s%s", i ? "," : "", c->providers[i]);
-
-		used += (size_t)n;
+	if (c->nproviders == 0) {
+		snprintf(all, sizeof(all), "auto");
+		for (unsigned i = 0; i < c->nexcluded; i++) {
+			used = strlen(all);
+			snprintf(all + used, sizeof(all) - used, ",-%s", c->excluded[i]);
+		}
+	} else {
+		all[0] = '\0';
+		for (unsigned i = 0; i < c->nproviders; i++) {
+			used = strlen(all);
+			snprintf(all + used, sizeof(all) - used, "%s%s", i ? "," : "", c->providers[i]);
+		}
 	}
-	return (int)used;
+	return snprintf(buf, len, "%s", all);
 }
 
 static const char *const huge_words[] = { "off", "try", "on", NULL };

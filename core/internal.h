@@ -39,6 +39,8 @@ enum hpshm__key {
 struct hpshm_config {
 	char             providers[HPSHM__MAX_PROVIDERS][HPSHM_NAME_MAX]; /* provider= list */
 	unsigned         nproviders;      /* 0 means auto */
+	char             excluded[HPSHM__MAX_PROVIDERS][HPSHM_NAME_MAX]; /* provider=auto,-name: left out of auto */
+	unsigned         nexcluded;       /* entries in excluded[] */
 	hpshm_huge_pages huge_pages;      /* huge_pages= */
 	size_t           huge_page_size;  /* 0 default, HPSHM__LARGEST, or bytes */
 	int              reattach;        /* enum hpshm__reattach_mode */
@@ -73,8 +75,16 @@ struct hpshm_header *hpshm__header_write(const struct hpshm_mapping *m, const ch
 /* The defaults, as a config: used when the caller passes NULL. */
 void hpshm__config_init(struct hpshm_config *cfg);
 
-/* Providers in auto order: registered ones, then the built-in table.  NULL past the end. */
-const struct hpshm_provider *hpshm__provider_at(unsigned index);
+/* A consistent copy of the provider table, in auto order: registered ones, then the built-in
+ * table.  Walks iterate a copy, so concurrent (un)registration cannot shift it under them. */
+struct hpshm__provider_list {
+	unsigned                     n;                        /* entries in p[] */
+	const struct hpshm_provider *p[HPSHM__MAX_PROVIDERS];  /* in walk order */
+};
+void hpshm__providers(struct hpshm__provider_list *out);
+/* Is name one of the provider names hpshm defines on some OS (built here or not)? */
+int hpshm__provider_name_known(const char *name);
+/* The provider registered under name, or NULL. */
 const struct hpshm_provider *hpshm__provider_find(const char *name);
 
 /* One log line through the config's sink; cfg may be NULL (then nothing is logged). */

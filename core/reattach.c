@@ -449,14 +449,16 @@ static int objects_one(void *user, const struct hpshm_found *f)
 int hpshm_objects_list(hpshm_object_fn fn, void *user, hpshm_error *err)
 {
 	struct objects_walk w;
-	const struct hpshm_provider *p;
+	struct hpshm__provider_list all;
 
 	if (!fn)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_objects_list: NULL callback");
 	memset(&w, 0, sizeof(w));
 	w.fn = fn;
 	w.user = user;
-	for (unsigned i = 0; (p = hpshm__provider_at(i)) != NULL && !w.stop; i++) {
+	hpshm__providers(&all);
+	for (unsigned i = 0; i < all.n && !w.stop; i++) {
+		const struct hpshm_provider *p = all.p[i];
 		int rc;
 
 		if (p->abi_version < 2 || !p->scan)

@@ -13,8 +13,10 @@
  * Applications' providers (hpshm_provider_register) come before the built-in ones, since an
  * application that brings its own mechanism means it to be used.
  *
- * Registration is meant for start-up, before segments are created from other threads; a small
- * spin lock keeps two registering threads from corrupting the table.
+ * Registration is meant for start-up, but nothing breaks if it happens while other threads
+ * create segments: a short spin lock guards the table, and every walk works on its own copy
+ * (hpshm__providers), so a table that shifts under a walk can neither skip nor repeat a
+ * provider.  A provider must stay valid while segments it made exist (provider.h).
  */
 #include <stdatomic.h>
 #include <string.h>
@@ -27,12 +29,22 @@ extern const struct hpshm_provider hpshm__provider_sysv_hugetlb;
 extern const struct hpshm_provider hpshm__provider_hugetlbfs;
 extern const struct hpshm_provider hpshm__provider_plain;
 
-/* Best first; plain last and always built.  CMakeLists.txt builds exactly these per OS. */
+/*
+ * Best first; plain last and always built.  CMakeLists.txt builds a backend only on the OS it
+ * belongs to and only when its HPSHM_WITH_<NAME> option is on, and defines the same macro for
+ * this file: the two must change together.
+ */
 static const struct hpshm_provider *const builtin[] = {
-#if defined(__linux__)
+#if HPSHM_WITH_MEMFD_HUGETLB
 	&hpshm__provider_memfd_hugetlb,
+#endif
+#if HPSHM_WITH_MMAP_HUGETLB
 	&hpshm__provider_mmap_hugetlb,
+#endif
+#if HPSHM_WITH_SYSV_HUGETLB
 	&hpshm__provider_sysv_hugetlb,
+#endif
+#if HPSHM_WITH_HUGETLBFS
 	&hpshm__provider_hugetlbfs,
 #endif
 	&hpshm__provider_plain,
@@ -54,33 +66,62 @@ static void registry_lock_give(void)
 	atomic_flag_clear_explicit(&registry_lock, memory_order_release);
 }
 
-const struct hpshm_provider *hpshm__provider_at(unsigned index)
+/*
+ * Every name hpshm gives a provider, on any OS and in any build: a configuration that leaves
+ * one out (provider=auto,-sysv_hugetlb) stays valid on a build or an OS without it.
+ */
+static const char *const known_names[] = {
+	"memfd_hugetlb", "mmap_hugetlb", "sysv_hugetlb", "hugetlbfs", "windows_large", "freebsd_largepage", "plain",
+};
+
+int hpshm__provider_name_known(const char *name)
 {
-	if (index < nregistered)
-		return registered[index];
-	index -= nregistered;
-	return index < NBUILTIN ? builtin[index] : NULL;
+	for (size_t i = 0; i < sizeof(known_names) / sizeof(known_names[0]); i++)
+		if (strcmp(known_names[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+void hpshm__providers(struct hpshm__provider_list *out)
+{
+	registry_lock_take();
+	memcpy(out->p, registered, nregistered * sizeof(registered[0]));
+	out->n = nregistered;
+	registry_lock_give();
+	memcpy(out->p + out->n, builtin, sizeof(builtin));
+	out->n += NBUILTIN;
+}
+
+/* The caller holds the lock, or owns a snapshot. */
+static const struct hpshm_provider *registry_find(const struct hpshm_provider *const *table, unsigned n,
+						  const char *name)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (strcmp(table[i]->name, name) == 0)
+			return table[i];
+	return NULL;
 }
 
 const struct hpshm_provider *hpshm__provider_find(const char *name)
 {
 	const struct hpshm_provider *p;
 
-	for (unsigned i = 0; (p = hpshm__provider_at(i)) != NULL; i++)
-		if (strcmp(p->name, name) == 0)
-			return p;
-	return NULL;
+	registry_lock_take();
+	p = registry_find(registered, nregistered, name);
+	registry_lock_give();
+	return p ? p : registry_find(builtin, NBUILTIN, name);
 }
 
 const char *hpshm_provider_name(unsigned index, unsigned *caps)
 {
-	const struct hpshm_provider *p = hpshm__provider_at(index);
+	struct hpshm__provider_list all;
 
-	if (!p)
+	hpshm__providers(&all);
+	if (index >= all.n)
 		return NULL;
 	if (caps)
-		*caps = p->caps;
-	return p->name;
+		*caps = all.p[index]->caps;
+	return all.p[index]->name;
 }
 
 int hpshm_provider_register(const struct hpshm_provider *p, hpshm_error *err)
@@ -98,7 +139,7 @@ int hpshm_provider_register(const struct hpshm_provider *p, hpshm_error *err)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "use a short name without commas",
 				       "provider name \"%s\" is not usable", p->name);
 	registry_lock_take();
-	if (hpshm__provider_find(p->name))
+	if (registry_find(registered, nregistered, p->name) || registry_find(builtin, NBUILTIN, p->name))
 		rc = hpshm_error_set(err, HPSHM_EEXIST, 0, NULL, "choose another name",
 				     "a provider named \"%s\" is already registered", p->name);
 	else if (nregistered == sizeof(registered) / sizeof(registered[0]))

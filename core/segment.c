@@ -143,6 +143,9 @@ static void segment_keep_hint(struct segment_walk *w, const char *hint)
 /* Is provider p a candidate under this configuration?  NULL if yes, else why not. */
 static const char *segment_excluded(const struct hpshm_config *cfg, const struct hpshm_provider *p)
 {
+	for (unsigned i = 0; i < cfg->nexcluded; i++)
+		if (strcmp(cfg->excluded[i], p->name) == 0)
+			return "left out by provider=auto,-name";
 	if (cfg->huge_pages == HPSHM_HUGE_ON && !(p->caps & HPSHM_CAP_HUGE))
 		return "huge_pages=on admits only huge page providers";
 	if (cfg->huge_pages == HPSHM_HUGE_OFF && (p->caps & HPSHM_CAP_HUGE))
@@ -413,9 +416,12 @@ int hpshm_segment_create_ex(hpshm_segment **out, size_t size, const hpshm_config
 	huge_ps = segment_huge_page_size(cfg, size, huge_why, sizeof(huge_why));
 
 	if (cfg->nproviders == 0) {
+		struct hpshm__provider_list all;
+
 		/* Providers the policy excludes are recorded too: the report lists every one. */
-		for (unsigned i = 0; (p = hpshm__provider_at(i)) != NULL; i++) {
-			rc = segment_try(&w, p, size, huge_ps, huge_why, &seg);
+		hpshm__providers(&all);
+		for (unsigned i = 0; i < all.n; i++) {
+			rc = segment_try(&w, all.p[i], size, huge_ps, huge_why, &seg);
 			if (rc == 0)
 				break;
 		}

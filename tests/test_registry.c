@@ -6,6 +6,8 @@
  * every machine and the walk is the same everywhere.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -567,4 +569,124 @@ Test(registry, probe_of_a_registered_provider_reports_its_reason)
 	f->probe_result = 0;
 	cr_assert_eq(hpshm_provider_probe("fake_absent", 3 * MIB, NULL, &ps, reason, sizeof reason), 0);
 	cr_assert_eq(f->creates, 0u, "probe must not create");
+}
+
+/* provider=auto,-name walks the table without name: it is recorded as left out, never probed. */
+Test(registry, auto_minus_a_name_leaves_that_provider_out)
+{
+	struct hpt_fake *a = fake(0, "fake_a", 0);
+	struct hpt_fake *b = fake(1, "fake_b", 0);
+	const hpshm_attempt *att;
+	hpshm_segment *seg = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	char buf[256];
+	int rc;
+
+	set("provider=auto,-fake_a");
+	cr_assert_gt(hpshm_config_get(cfg, "provider", buf, sizeof buf), 0);
+	cr_assert_str_eq(buf, "auto,-fake_a");
+	rc = hpshm_segment_create_ex(&seg, 4096, cfg, &r, &err);
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	cr_assert_str_eq(r.provider, "fake_b");
+	cr_assert_eq(a->probes, 0u, "a provider left out was probed");
+	cr_assert_eq(a->creates, 0u);
+	att = find_attempt(&r, "fake_a");
+	cr_assert_not_null(att, "the report must say fake_a was left out");
+	cr_assert_eq(att->result, HPSHM_EUNAVAILABLE);
+	cr_assert_str_eq(att->call, "config");
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	cr_assert_eq(b->destroys, 1u);
+
+	/* "-name" alone implies auto */
+	set("provider=-fake_a,-fake_b");
+	cr_assert_gt(hpshm_config_get(cfg, "provider", buf, sizeof buf), 0);
+	cr_assert_str_eq(buf, "auto,-fake_a,-fake_b");
+	rc = hpshm_segment_create_ex(&seg, 4096, cfg, &r, &err);
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	cr_assert_str_neq(r.provider, "fake_a");
+	cr_assert_str_neq(r.provider, "fake_b");
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+}
+
+Test(registry, exclusions_are_checked_like_names)
+{
+	hpshm_error err;
+
+	fake(0, "fake_a", 0);
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm_config_set(cfg, "provider", "fake_a,-plain", &err), HPSHM_EVALUE);
+	cr_assert_str_eq(err.key, "provider");
+	cr_assert_eq(hpshm_config_set(cfg, "provider", "-fake_a,auto", &err), HPSHM_EVALUE);
+	cr_assert_eq(hpshm_config_set(cfg, "provider", "auto,-", &err), HPSHM_EVALUE);
+	cr_assert_eq(hpshm_config_set(cfg, "provider", "auto,-no_such_provider", &err), HPSHM_ENOPROVIDER);
+	cr_assert(hpt_contains(err.message, "no_such_provider"), "%s", err.message);
+	/* a provider of another OS is a valid exclusion: one config file serves every build */
+	cr_assert_eq(hpshm_config_set(cfg, "provider", "auto,-windows_large", &err), 0, "%s", err.message);
+}
+
+/* Registers and unregisters a provider named "fake_churn" until told to stop. */
+struct churn {
+	struct hpt_fake *f;
+	atomic_int       stop;
+	unsigned long    rounds;
+};
+
+static void *churn_main(void *arg)
+{
+	struct churn *c = arg;
+
+	while (!atomic_load(&c->stop)) {
+		if (hpshm_provider_register(&c->f->provider, NULL) == 0)
+			(void)hpshm_provider_unregister(&c->f->provider);
+		c->rounds++;
+	}
+	return NULL;
+}
+
+/*
+ * A walk that runs while another thread registers and unregisters a provider sees every
+ * built-in provider exactly once: the registry hands each walk a consistent view, so a
+ * table that shifts under it can neither skip nor repeat one.
+ */
+Test(registry, walk_sees_each_builtin_once_while_another_thread_registers)
+{
+	struct churn c = { .f = hpt_fake_init(0, "fake_churn", HPSHM_CAP_HUGE) };
+	const char *builtin[32];
+	unsigned nbuiltin = 0, round, bad = 0;
+	const char *name;
+	pthread_t t;
+
+	c.f->probe_result = HPSHM_EUNAVAILABLE;
+	snprintf(c.f->probe_reason, sizeof c.f->probe_reason, "churning");
+	for (unsigned i = 0; (name = hpshm_provider_name(i, NULL)) != NULL; i++)
+		builtin[nbuiltin++] = name;
+	cr_assert_eq(pthread_create(&t, NULL, churn_main, &c), 0);
+
+	/* huge_pages=try walks every provider; the empty fake pool rules the huge ones out by
+	 * probe, so each create ends on plain and its report lists the whole walk. */
+	set("huge_pages=try");
+	for (round = 0; round < 4000 && bad == 0; round++) {
+		hpshm_segment *seg = NULL;
+		hpshm_report r;
+		hpshm_error err;
+
+		cr_assert_eq(hpshm_segment_create_ex(&seg, 4096, cfg, &r, &err), 0, "%s", err.message);
+		for (unsigned b = 0; b < nbuiltin; b++) {
+			unsigned seen = 0;
+
+			for (unsigned a = 0; a < r.nattempts; a++)
+				seen += strcmp(r.attempts[a].provider, builtin[b]) == 0;
+			if (seen != 1) {
+				cr_log_info("round %u: %s appears %u times in the walk", round, builtin[b], seen);
+				bad++;
+			}
+		}
+		hpshm_segment_destroy(seg);
+	}
+	atomic_store(&c.stop, 1);
+	pthread_join(t, NULL);
+	(void)hpshm_provider_unregister(&c.f->provider);
+	cr_log_info("%u walks against %lu register/unregister rounds", round, c.rounds);
+	cr_assert_eq(bad, 0u, "a walk skipped or repeated a built-in provider while the table changed");
 }
