@@ -104,6 +104,25 @@ static size_t segment_huge_page_size(const struct hpshm_config *cfg, size_t size
 	return 0;
 }
 
+int hpshm__segment_sizes(const struct hpshm_config *cfg, size_t size, size_t page_size, size_t *mapped,
+			 size_t *usable)
+{
+	size_t header = hpshm__wants_header(cfg) ? HPSHM_HEADER_REGION : 0;
+	int rc;
+
+	/* A segment with a header gets one more region at its tail, so the caller's pointer is
+	 * the mapping's first byte and the header never sits in front of it.  When size is an
+	 * exact multiple of the page size, that region costs one more page. */
+	if (size > SIZE_MAX - header)
+		return HPSHM_EOVERFLOW;
+	rc = hpshm__round_up(size + header, page_size, mapped);
+	if (rc < 0)
+		return rc;
+	if (usable)
+		*usable = *mapped - header;
+	return 0;
+}
+
 static void segment_request(struct hpshm_request *rq, const struct hpshm_config *cfg)
 {
 	memset(rq, 0, sizeof(*rq));
@@ -227,13 +246,7 @@ static int segment_try(struct segment_walk *w, const struct hpshm_provider *p, s
 	} else {
 		rq.page_size = hpshm__base_page_size();
 	}
-	/* A segment with a header gets one more region at its tail, so the caller's pointer is
-	 * the mapping's first byte and the header never sits in front of it. */
-	if (hpshm__wants_header(cfg))
-		rc = size > SIZE_MAX - HPSHM_HEADER_REGION ? HPSHM_EOVERFLOW
-							     : hpshm__round_up(size + HPSHM_HEADER_REGION, rq.page_size, &rq.size);
-	else
-		rc = hpshm__round_up(size, rq.page_size, &rq.size);
+	rc = hpshm__segment_sizes(cfg, size, rq.page_size, &rq.size, NULL);
 	if (rc < 0) {
 		segment_attempt(w, p, rq.page_size, HPSHM_EOVERFLOW, 0, "round", "size overflows when rounded to the page size");
 		return HPSHM_EOVERFLOW;
