@@ -101,6 +101,29 @@ Test(cli, unknown_option_is_named)
 	expect_usage_error(tool("check", "--size", "4MiB", "--bogus-flag", NULL), "--bogus-flag");
 }
 
+Test(cli, mode_without_the_owners_read_and_write_is_named)
+{
+	static const char *const modes[] = {"0", "0000", "0400", "0200", "0066"};
+
+	for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+		char kv[32];
+		struct hpt_run *r;
+
+		snprintf(kv, sizeof kv, "mode=%s,huge_pages=off", modes[i]);
+		r = tool("check", "--size", "4MiB", "--config", kv, NULL);
+		expect_usage_error(r, "mode");
+		cr_expect(hpt_contains(r->err, "0600"), "mode=%s: the accepted values are not shown: %s", modes[i],
+			  r->err);
+	}
+}
+
+Test(cli, mode_with_the_owners_read_and_write_is_accepted)
+{
+	struct hpt_run *r = tool("check", "--size", "4MiB", "--config", "mode=0640,huge_pages=off", NULL);
+
+	cr_assert_eq(r->status, 0, "stderr: %s", r->err);
+}
+
 /* ---- plan ---- */
 
 /* The unsigned number after "key": in the tool's JSON; cr_assert when it is missing. */
