@@ -313,14 +313,21 @@ static int format_name(const struct hpshm_config *c, char *buf, size_t len)
 
 static int parse_mode(struct hpshm_config *c, const char *v, hpshm_error *err)
 {
+	static const char values[] = "an octal permission up to 0777 with at least the owner's read and write "
+				     "bits (0600), e.g. 0600, 0640, 0660";
 	char *end;
 	unsigned long m;
 
 	errno = 0;
 	m = strtoul(v, &end, 8);
 	if (!isdigit((unsigned char)v[0]) || *end || errno || m > 0777)
-		return config_bad(err, HPSHM_EVALUE, "mode", "an octal permission from 0 to 0777, e.g. 0600",
-				  "mode: \"%s\" is not an octal permission", v);
+		return config_bad(err, HPSHM_EVALUE, "mode", values, "mode: \"%s\" is not an octal permission", v);
+	/* The creator maps its own object read-write, and a re-attaching child opens it again:
+	 * without the owner's read and write bits neither could.  0 once meant "the default"
+	 * to the providers; say so instead of guessing. */
+	if ((m & 0600) != 0600)
+		return config_bad(err, HPSHM_EVALUE, "mode", values,
+				  "mode: \"%s\" does not let the owner read and write the segment", v);
 	c->mode = (unsigned)m;
 	return 0;
 }

@@ -72,6 +72,16 @@ int hpshm__wants_header(const struct hpshm_config *cfg);
 struct hpshm_header *hpshm__header_write(const struct hpshm_mapping *m, const char *provider, const char *name,
 					 size_t page_size);
 
+/*
+ * What create maps for a segment of size bytes on pages of page_size under this
+ * configuration: the length of the mapping (rounded up, with the header region when the
+ * configuration wants one) and the bytes of it the caller gets.  `hpshm plan` counts pages
+ * with it, so the plan and the segment cannot disagree.  usable may be NULL.  0, or
+ * HPSHM_EOVERFLOW (then *mapped and *usable are unset).
+ */
+int hpshm__segment_sizes(const struct hpshm_config *cfg, size_t size, size_t page_size, size_t *mapped,
+			 size_t *usable);
+
 /* The defaults, as a config: used when the caller passes NULL. */
 void hpshm__config_init(struct hpshm_config *cfg);
 

@@ -15,6 +15,7 @@
  * Sizes are rounded up per candidate to the page size it uses, so a fallback gets the
  * original size rounded to base pages, and map and unmap lengths are always the same.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@ struct segment_walk {
 	char                       hint[HPSHM_TEXT_MAX]; /* the first actionable hint seen */
 	char                       key[HPSHM_NAME_MAX];  /* the config key at fault, if any */
 	int                        last_code;            /* the last candidate's error */
+	int                        bad_address;          /* base_address lies outside the user range */
 };
 
 int hpshm_huge_page_sizes(size_t *sizes, int max)
@@ -101,6 +103,25 @@ static size_t segment_huge_page_size(const struct hpshm_config *cfg, size_t size
 	segment_list_sizes(offered, sizeof(offered));
 	snprintf(why, len, "huge_page_size=%s: the kernel offers no such huge pages (offered: %s)",
 		 hpshm_size_format(cfg->huge_page_size, s, sizeof(s)), offered);
+	return 0;
+}
+
+int hpshm__segment_sizes(const struct hpshm_config *cfg, size_t size, size_t page_size, size_t *mapped,
+			 size_t *usable)
+{
+	size_t header = hpshm__wants_header(cfg) ? HPSHM_HEADER_REGION : 0;
+	int rc;
+
+	/* A segment with a header gets one more region at its tail, so the caller's pointer is
+	 * the mapping's first byte and the header never sits in front of it.  When size is an
+	 * exact multiple of the page size, that region costs one more page. */
+	if (size > SIZE_MAX - header)
+		return HPSHM_EOVERFLOW;
+	rc = hpshm__round_up(size + header, page_size, mapped);
+	if (rc < 0)
+		return rc;
+	if (usable)
+		*usable = *mapped - header;
 	return 0;
 }
 
@@ -198,6 +219,44 @@ static int segment_want_populate(const struct hpshm_config *cfg, const struct hp
 	return hpshm__hugetlb_fault_risk(rq->size, rq->page_size);
 }
 
+/*
+ * The top of the user address range on this architecture, as the kernel sets it by default
+ * (TASK_SIZE): 47 bits on x86-64 and most 64-bit ports, 48 on arm64 with 4 KiB pages.  It is
+ * only used to explain a failure the kernel already reported, never to refuse an address up
+ * front: a kernel with a wider range (x86-64 with 5-level paging) maps higher addresses on
+ * request, and then there is no failure to explain.
+ */
+static uintptr_t segment_user_top(void)
+{
+#if defined(__aarch64__)
+	return (uintptr_t)1 << 48;
+#elif defined(__x86_64__) && !defined(__ILP32__)
+	return ((uintptr_t)1 << 47) - 4096;   /* the last page below 2^47 is never mapped */
+#elif UINTPTR_MAX > 0xffffffffu
+	return (uintptr_t)1 << 47;
+#else
+	return (uintptr_t)0xc0000000u;   /* the common 3 GiB / 1 GiB split */
+#endif
+}
+
+/*
+ * A fixed address the kernel refused with ENOMEM or EINVAL, where the segment would end past
+ * the top of the user range, is a bad base_address, not a shortage of memory: say which
+ * address and where the range ends.  1 if so (why filled), else 0.
+ */
+static int segment_address_outside(const struct hpshm_request *rq, int sys_errno, char *why, size_t len)
+{
+	uintptr_t at = (uintptr_t)rq->address, top = segment_user_top();
+
+	if (!at || (sys_errno != ENOMEM && sys_errno != EINVAL))
+		return 0;
+	if (at < top && rq->size <= top - at)
+		return 0;
+	snprintf(why, len, "base_address %#llx is outside the user address range (top %#llx)%s",
+		 (unsigned long long)at, (unsigned long long)top, at < top ? " for a segment that long" : "");
+	return 1;
+}
+
 /* Try one candidate.  0 with *seg made, or a negative code (recorded) to move on. */
 static int segment_try(struct segment_walk *w, const struct hpshm_provider *p, size_t size, size_t huge_ps,
 		       const char *huge_why, struct hpshm_segment **seg)
@@ -209,6 +268,7 @@ static int segment_try(struct segment_walk *w, const struct hpshm_provider *p, s
 	struct hpshm_header *header;
 	hpshm_error perr;
 	const char *why;
+	char why_address[HPSHM_TEXT_MAX];
 	uint64_t t0;
 	int rc;
 
@@ -230,13 +290,7 @@ static int segment_try(struct segment_walk *w, const struct hpshm_provider *p, s
 	} else {
 		rq.page_size = hpshm__base_page_size();
 	}
-	/* A segment with a header gets one more region at its tail, so the caller's pointer is
-	 * the mapping's first byte and the header never sits in front of it. */
-	if (hpshm__wants_header(cfg))
-		rc = size > SIZE_MAX - HPSHM_HEADER_REGION ? HPSHM_EOVERFLOW
-							     : hpshm__round_up(size + HPSHM_HEADER_REGION, rq.page_size, &rq.size);
-	else
-		rc = hpshm__round_up(size, rq.page_size, &rq.size);
+	rc = hpshm__segment_sizes(cfg, size, rq.page_size, &rq.size, NULL);
 	if (rc < 0) {
 		segment_attempt(w, p, rq.page_size, HPSHM_EOVERFLOW, 0, "round", "size overflows when rounded to the page size");
 		return HPSHM_EOVERFLOW;
@@ -275,6 +329,15 @@ static int segment_try(struct segment_walk *w, const struct hpshm_provider *p, s
 	m.id = -1;
 	memset(&perr, 0, sizeof(perr));
 	rc = p->create(&m, &rq, &perr);
+	if (rc < 0 && segment_address_outside(&rq, perr.sys_errno, why_address, sizeof(why_address))) {
+		/* Every provider will fail the same way: this hint replaces any earlier one. */
+		w->bad_address = 1;
+		hpshm__strlcpy(w->key, "base_address", sizeof(w->key));
+		hpshm__strlcpy(w->hint, "choose a lower base_address, or auto", sizeof(w->hint));
+		segment_attempt(w, p, rq.page_size, HPSHM_EVALUE, perr.sys_errno, perr.call[0] ? perr.call : "create",
+				why_address);
+		return HPSHM_EVALUE;
+	}
 	if (rc < 0) {
 		segment_keep_hint(w, perr.hint);
 		segment_attempt(w, p, rq.page_size, rc, perr.sys_errno, perr.call[0] ? perr.call : "create",
@@ -336,10 +399,13 @@ static int segment_fail(struct segment_walk *w, size_t size, hpshm_error *err)
 	char msg[HPSHM_MESSAGE_MAX], s[32];
 	size_t used;
 
-	/* A name in use is the caller's conflict, not a shortage of huge pages: say so. */
+	/* A name in use is the caller's conflict, not a shortage of huge pages: say so.  So is
+	 * an address no process can map at. */
 	for (unsigned i = 0; i < r->nattempts; i++)
 		if (r->attempts[i].result == HPSHM_EEXIST)
 			code = HPSHM_EEXIST;
+	if (w->bad_address)
+		code = HPSHM_EVALUE;
 	if (code == 0)
 		code = HPSHM_EUNAVAILABLE;
 	used = (size_t)snprintf(msg, sizeof(msg), "no provider could create a %s segment%s",
@@ -484,6 +550,9 @@ int hpshm_segment_create(hpshm_segment **out, size_t size, const hpshm_config *c
 
 int hpshm_segment_destroy(hpshm_segment *seg)
 {
+	/* The provider clears the mapping as it releases it: log what it was. */
+	void *addr = seg ? seg->map.addr : NULL;
+	size_t size = seg ? seg->map.size : 0;
 	int rc;
 
 	if (!seg)
@@ -493,7 +562,7 @@ int hpshm_segment_destroy(hpshm_segment *seg)
 	else
 		rc = seg->provider->detach(&seg->map);
 	hpshm__log(&seg->cfg, HPSHM_LOG_INFO, "%s %s segment at %p (%zu bytes)%s", seg->owner ? "destroyed" : "detached",
-		   seg->provider->name, seg->map.addr, seg->map.size, rc < 0 ? ": the OS refused to release it" : "");
+		   seg->provider->name, addr, size, rc < 0 ? ": the OS refused to release it" : "");
 	free(seg);
 	return rc;
 }

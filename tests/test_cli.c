@@ -17,6 +17,7 @@
 #include <criterion/criterion.h>
 
 #include "fixture.h"
+#include "hpshm.h"
 #include "toolrun.h"
 
 #ifndef HPSHM_TOOL_PATH
@@ -98,6 +99,152 @@ Test(cli, unknown_command_is_refused)
 Test(cli, unknown_option_is_named)
 {
 	expect_usage_error(tool("check", "--size", "4MiB", "--bogus-flag", NULL), "--bogus-flag");
+}
+
+Test(cli, mode_without_the_owners_read_and_write_is_named)
+{
+	static const char *const modes[] = {"0", "0000", "0400", "0200", "0066"};
+
+	for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+		char kv[32];
+		struct hpt_run *r;
+
+		snprintf(kv, sizeof kv, "mode=%s,huge_pages=off", modes[i]);
+		r = tool("check", "--size", "4MiB", "--config", kv, NULL);
+		expect_usage_error(r, "mode");
+		cr_expect(hpt_contains(r->err, "0600"), "mode=%s: the accepted values are not shown: %s", modes[i],
+			  r->err);
+	}
+}
+
+Test(cli, mode_with_the_owners_read_and_write_is_accepted)
+{
+	struct hpt_run *r = tool("check", "--size", "4MiB", "--config", "mode=0640,huge_pages=off", NULL);
+
+	cr_assert_eq(r->status, 0, "stderr: %s", r->err);
+}
+
+/* ---- plan ---- */
+
+/* The unsigned number after "key": in the tool's JSON; cr_assert when it is missing. */
+static size_t json_uint(const char *text, const char *key)
+{
+	char quoted[64];
+	const char *at;
+
+	snprintf(quoted, sizeof quoted, "\"%s\":", key);
+	at = strstr(text, quoted);
+	cr_assert_not_null(at, "no %s in:\n%s", key, text);
+	return (size_t)strtoull(at + strlen(quoted), NULL, 10);
+}
+
+/* plan SIZE [--config kv] --json: page_size, pages, mapped and usable size. */
+static void plan_json(const char *size, const char *kv, size_t *ps, size_t *pages, size_t *mapped, size_t *usable)
+{
+	struct hpt_run *r = kv ? tool("plan", size, "--config", kv, "--json", NULL) : tool("plan", size, "--json", NULL);
+
+	cr_assert_eq(r->status, 0, "plan %s %s: stderr: %s", size, kv ? kv : "", r->err);
+	cr_assert(json_ok(r->out), "not one JSON value:\n%s", r->out);
+	*ps = json_uint(r->out, "page_size");
+	*pages = json_uint(r->out, "pages");
+	*mapped = json_uint(r->out, "mapped_size");
+	*usable = json_uint(r->out, "usable_size");
+}
+
+/* The kernel's default huge page size if 64MiB is a whole number of them; skips otherwise. */
+static size_t plan_page_size(void)
+{
+	size_t ps = hpt_default_huge_page_size();
+
+	if (ps == 0)
+		cr_skip_test("the kernel offers no huge pages: plan has nothing to count");
+	if (ps > ((size_t)64 << 20) || ((size_t)64 << 20) % ps)
+		cr_skip_test("the default huge page size (%zu bytes) does not divide 64MiB", ps);
+	return ps;
+}
+
+Test(cli, plan_counts_whole_pages_without_a_header)
+{
+	size_t want_ps = plan_page_size(), ps, pages, mapped, usable;
+	size_t want = ((size_t)64 << 20) / want_ps;
+	char line[128], psz[32];
+	struct hpt_run *r;
+
+	plan_json("64MiB", NULL, &ps, &pages, &mapped, &usable);
+	cr_assert_eq(ps, want_ps);
+	cr_assert_eq(pages, want, "64MiB on %zu-byte pages: plan says %zu pages, want %zu", ps, pages, want);
+	cr_assert_eq(mapped, (size_t)64 << 20);
+	cr_assert_eq(usable, mapped);
+
+	r = tool("plan", "64MiB", NULL);
+	cr_assert_eq(r->status, 0, "stderr: %s", r->err);
+	snprintf(line, sizeof line, "needs %zu huge pages of %s", want, hpt_size_text(ps, psz, sizeof psz));
+	cr_assert(strstr(r->out, line), "no \"%s\" in:\n%s", line, r->out);
+}
+
+Test(cli, plan_counts_the_header_page_of_reattachable_and_named_segments)
+{
+	static const char *const configs[] = {"reattach=exec", "name=plan-test"};
+	size_t want_ps = plan_page_size();
+	size_t want = ((size_t)64 << 20) / want_ps + 1;
+
+	for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {
+		size_t ps, pages, mapped, usable;
+		char line[128], psz[32];
+		struct hpt_run *r;
+
+		plan_json("64MiB", configs[i], &ps, &pages, &mapped, &usable);
+		cr_assert_eq(pages, want, "64MiB with %s: plan says %zu pages, want %zu", configs[i], pages, want);
+		cr_assert_eq(mapped, want * ps);
+		cr_assert_lt(usable, mapped, "%s: no header region in the usable size", configs[i]);
+		cr_assert_geq(usable, (size_t)64 << 20);
+
+		r = tool("plan", "64MiB", "--config", configs[i], NULL);
+		cr_assert_eq(r->status, 0, "stderr: %s", r->err);
+		snprintf(line, sizeof line, "needs %zu huge pages of %s", want, hpt_size_text(ps, psz, sizeof psz));
+		cr_assert(strstr(r->out, line), "%s: no \"%s\" in:\n%s", configs[i], line, r->out);
+		cr_assert(strstr(r->out, configs[i]), "%s: the check command does not repeat it:\n%s", configs[i],
+			  r->out);
+	}
+}
+
+Test(cli, plan_bad_config_is_named)
+{
+	expect_usage_error(tool("plan", "64MiB", "--config", "reattach=maybe", NULL), "reattach");
+}
+
+/*
+ * What plan counts is what create maps: a re-attachable segment of 64MiB, created for real
+ * on the planned page size, has the planned mapped size.
+ */
+Test(cli, plan_agrees_with_create)
+{
+	size_t want_ps = plan_page_size(), ps, pages, mapped, usable;
+	struct hpt_pool pool;
+	hpshm_segment *seg = NULL;
+	hpshm_config *cfg = NULL;
+	hpshm_report rep;
+	hpshm_error err;
+	char psz[32];
+	int rc;
+
+	plan_json("64MiB", "reattach=exec", &ps, &pages, &mapped, &usable);
+	cr_assert_eq(ps, want_ps);
+	hpt_size_text(ps, psz, sizeof psz);
+	if (hpt_pool_read(ps, &pool) < 0 || hpt_pool_available(&pool) < pages)
+		HPT_UNAVAILABLE("pool", psz, "needs %zu free %s pages to create what plan counted", pages, psz);
+
+	cr_assert_eq(hpshm_config_new(&cfg), 0);
+	memset(&err, 0, sizeof err);
+	rc = hpshm_config_parse(cfg, "reattach=exec,huge_pages=on", &err);
+	cr_assert_eq(rc, 0, "%s", err.message);
+	rc = hpshm_segment_create_ex(&seg, (size_t)64 << 20, cfg, &rep, &err);
+	hpshm_config_free(cfg);
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	cr_expect_eq(rep.page_size, ps);
+	cr_expect_eq(rep.mapped_size, mapped, "create mapped %zu bytes, plan said %zu", rep.mapped_size, mapped);
+	cr_expect_eq(rep.usable_size, usable, "create gave %zu usable bytes, plan said %zu", rep.usable_size, usable);
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
 }
 
 /* ---- JSON ---- */

@@ -324,3 +324,79 @@ Test(policy, off_never_uses_huge_pages)
 	cr_assert_eq(ht, 0);
 	cr_assert_eq(hpshm_segment_destroy(seg), 0);
 }
+
+/* ---- base_address out of range, and what destroy logs ---- */
+
+/*
+ * A base_address the process cannot map at is a configuration error naming the key, not an
+ * out-of-memory one pointing at ulimit -v: in the kernel's half, and below the top of the
+ * user range with the segment ending past it.  Every provider fails the same way, so the
+ * result does not depend on the pool.
+ */
+static void expect_outside_user_range(const char *base)
+{
+	hpshm_segment *seg = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	char kv[96];
+	int rc;
+
+	snprintf(kv, sizeof kv, "base_address=%s,reattach=exec", base);
+	set(kv);
+	memset(&err, 0, sizeof err);
+	rc = hpshm_segment_create_ex(&seg, 4 * MIB, cfg, &r, &err);
+	if (rc == 0) {
+		cr_assert_eq(hpshm_segment_destroy(seg), 0);
+		cr_skip_test("this machine maps %s: its user address range is wider than 47 bits", base);
+	}
+	cr_assert_eq(rc, HPSHM_EVALUE, "%s: %s: %s", base, hpshm_errname(rc), err.message);
+	cr_assert_str_eq(err.key, "base_address", "%s: %s", base, err.message);
+	cr_assert(hpt_contains(err.message, base), "the message does not name %s: %s", base, err.message);
+	cr_assert(!hpt_contains(err.hint, "ulimit"), "hint: %s", err.hint);
+	cr_assert(hpt_contains(err.hint, "auto"), "hint: %s", err.hint);
+	cr_assert_eq(r.attempts[r.nattempts - 1].result, HPSHM_EVALUE);
+	cr_assert_str_eq(r.attempts[r.nattempts - 1].provider, "plain");
+}
+
+Test(policy, base_address_in_the_kernel_half_is_a_base_address_error)
+{
+	expect_outside_user_range("0xffff800000000000");
+}
+
+Test(policy, base_address_ending_past_the_user_range_is_a_base_address_error)
+{
+	expect_outside_user_range("0x7ffffff00000");
+}
+
+struct policy_log {
+	char lines[8][HPSHM_MESSAGE_MAX]; /* the info lines, in order */
+	int  n;                           /* lines kept */
+};
+
+static void policy_log_keep(void *user, hpshm_log_level level, const char *msg)
+{
+	struct policy_log *log = user;
+
+	if (level == HPSHM_LOG_INFO && log->n < 8)
+		snprintf(log->lines[log->n++], sizeof(log->lines[0]), "%s", msg);
+}
+
+Test(policy, destroy_logs_the_address_the_segment_had)
+{
+	struct policy_log log;
+	hpshm_segment *seg = NULL;
+	hpshm_error err;
+	char at[64];
+	int rc;
+
+	memset(&log, 0, sizeof log);
+	set("huge_pages=off");
+	hpshm_config_set_log(cfg, policy_log_keep, &log, HPSHM_LOG_INFO);
+	rc = hpshm_segment_create(&seg, 4 * MIB, cfg, &err);
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	snprintf(at, sizeof at, "segment at %p ", hpshm_segment_address(seg));
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	cr_assert_gt(log.n, 0, "nothing logged at info level");
+	cr_assert(hpt_contains(log.lines[log.n - 1], "destroyed"), "last line: %s", log.lines[log.n - 1]);
+	cr_assert(strstr(log.lines[log.n - 1], at), "destroy logged \"%s\", not \"%s\"", log.lines[log.n - 1], at);
+}

@@ -61,16 +61,21 @@ static const struct tool_cmd tool_cmds[] = {
 	{
 		.name = "plan",
 		.run = cmd_plan,
-		.synopsis = "plan SIZE [--huge-page-size SIZE] [--json]",
+		.synopsis = "plan SIZE [--huge-page-size SIZE] [--config KEY=VALUE,...] [--json]",
 		.summary = "say what a segment of SIZE needs and the commands that set it up",
 		.help =
 		"Computes the huge pages a segment of SIZE needs, checks what is missing right now\n"
 		"(pool pages, a hugetlbfs mount, the SysV privilege and limits, hugetlb cgroup\n"
 		"limits) and prints the exact commands an operator runs, at run time and\n"
-		"persistently, and the `hpshm check` command that verifies the result.\n"
+		"persistently, and the `hpshm check` command that verifies the result.  Pages are\n"
+		"counted as create will map them for the configuration (HPSHM_* environment\n"
+		"variables, then --config): a re-attachable or named segment keeps a header at its\n"
+		"tail, which takes one more page when SIZE is a multiple of the page size.\n"
 		"\n"
-		"  --huge-page-size SIZE   page size to plan for (default: the kernel's default\n"
-		"                          huge page size); must be one the kernel offers\n"
+		"  --huge-page-size SIZE   page size to plan for (default: huge_page_size of the\n"
+		"                          configuration, else the kernel's default huge page\n"
+		"                          size); must be one the kernel offers\n"
+		"  --config KV             configuration, e.g. reattach=exec or name=db\n"
 		"  --json                  one JSON object instead of text\n",
 	},
 	{

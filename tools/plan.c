@@ -16,12 +16,18 @@
  *    hugetlb.2MB.*, hugetlb.1GB.* (the kernel's mem_fmt()).
  *  - shmget(SHM_HUGETLB) needs CAP_IPC_LOCK or membership of vm.hugetlb_shm_group, and the
  *    segment must fit kernel.shmmax (bytes) and kernel.shmall (base pages).
+ *
+ * The page count is what create will map for the configuration given (--config and the
+ * HPSHM_* environment, as a server started here would have it), computed by the same core
+ * function create uses: a re-attachable or named segment keeps a header region at its tail,
+ * which costs one more page when SIZE is an exact multiple of the page size.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "core/internal.h"
 #include "json.h"
 #include "port.h"
 #include "tool.h"
@@ -45,8 +51,9 @@ struct plan {
 	size_t             size;                 /* bytes asked for */
 	size_t             page_size;            /* huge page size planned for */
 	int                is_default;           /* 1 if page_size is the kernel's default */
-	size_t             pages;                /* ceil(size / page_size) */
-	size_t             mapped;               /* pages * page_size */
+	size_t             pages;                /* mapped / page_size */
+	size_t             mapped;               /* what create maps: size rounded up, with any header */
+	size_t             usable;               /* the part of mapped the caller gets */
 	struct hpshm__pool pool;                 /* the pool of page_size now */
 	int                nitems;               /* entries in items[] */
 	struct plan_item   items[PLAN_MAX_ITEMS];/* what is missing */
@@ -303,6 +310,7 @@ static int plan_json(const struct plan *p)
 	json_kv_bool(&j, "default_page_size", p->is_default);
 	json_kv_uint(&j, "pages", p->pages);
 	json_kv_uint(&j, "mapped_size", p->mapped);
+	json_kv_uint(&j, "usable_size", p->usable);
 	json_key(&j, "pool");
 	json_object_open(&j);
 	json_kv_uint(&j, "total", p->pool.total);
@@ -363,11 +371,15 @@ static int plan_json(const struct plan *p)
 
 static void plan_text(const struct plan *p)
 {
-	char a[32], b[32], c[32];
+	char a[32], b[32], c[32], d[32];
 	int any;
 
-	printf("a segment of %s needs %zu huge page%s of %s (%s mapped)\n", hpshm_size_format(p->size, a, sizeof(a)),
-	       p->pages, p->pages == 1 ? "" : "s", hpshm_size_format(p->page_size, b, sizeof(b)), hpshm_size_format(p->mapped, c, sizeof(c)));
+	printf("a segment of %s needs %zu huge page%s of %s (%s mapped", hpshm_size_format(p->size, a, sizeof(a)),
+	       p->pages, p->pages == 1 ? "" : "s", hpshm_size_format(p->page_size, b, sizeof(b)),
+	       hpshm_size_format(p->mapped, c, sizeof(c)));
+	if (p->mapped > p->usable)
+		printf(", %s of it for the segment's header", hpshm_size_format(p->mapped - p->usable, d, sizeof(d)));
+	printf(")\n");
 	printf("the %s pool now: %lu total, %lu free, %lu reserved, %lu surplus, %lu overcommit, %lu available\n",
 	       b, p->pool.total, p->pool.free, p->pool.resv, p->pool.surplus, p->pool.overcommit,
 	       hpshm__pool_available(&p->pool));
@@ -401,14 +413,61 @@ static void plan_text(const struct plan *p)
 	printf("\nthen verify:\n  %s\n", p->verify);
 }
 
+/*
+ * The page size to plan for (--huge-page-size, else the configuration's huge_page_size,
+ * else the kernel's default), and what create maps for SIZE on it under cfg.  0, or the exit
+ * code with the error printed.
+ */
+static int plan_sizes(struct plan *p, const hpshm_config *cfg, const char *size_text, const char *ps_text)
+{
+	size_t sizes[HPSHM__MAX_PAGE_SIZES];
+	char offered[128], s[32], value[64];
+	int n, found;
+
+	n = hpshm_huge_page_sizes(sizes, HPSHM__MAX_PAGE_SIZES);
+	if (n > HPSHM__MAX_PAGE_SIZES)
+		n = HPSHM__MAX_PAGE_SIZES;
+	if (n <= 0)
+		return tool_fail("plan", "this kernel offers no huge pages (no /sys/kernel/mm/hugepages): "
+				 "build it with CONFIG_HUGETLBFS");
+	if (p->page_size == 0) {
+		p->page_size = tool_config_page_size(cfg);
+		if (p->page_size == 0 && hpshm_config_get(cfg, "huge_page_size", value, sizeof(value)) >= 0 &&
+		    strcmp(value, "default") != 0)
+			return tool_fail("plan", "huge_page_size=%s: this kernel offers no such pages; it offers %s",
+					 value, tool_offered_sizes(offered, sizeof(offered)));
+		if (p->page_size == 0)
+			p->page_size = sizes[0];
+	}
+	found = 0;
+	for (int i = 0; i < n; i++)
+		found |= sizes[i] == p->page_size;
+	if (!found)
+		return tool_fail("plan", "bad --huge-page-size '%s': this kernel offers no %s pages; it offers %s",
+				 ps_text ? ps_text : "", hpshm_size_format(p->page_size, s, sizeof(s)),
+				 tool_offered_sizes(offered, sizeof(offered)));
+	p->is_default = p->page_size == hpshm__default_huge_page_size();
+
+	if (hpshm__segment_sizes(cfg, p->size, p->page_size, &p->mapped, &p->usable) < 0)
+		return tool_usage_error("plan", "bad SIZE '%s': rounded up to whole %s pages it exceeds %zu bytes",
+					size_text, hpshm_size_format(p->page_size, s, sizeof(s)), (size_t)SIZE_MAX);
+	p->pages = p->mapped / p->page_size;
+	/* The header alone took a page: say how to keep it within the pages SIZE needs. */
+	if (p->mapped > p->usable && p->mapped - p->page_size >= p->size)
+		plan_note(p, "the header of a re-attachable or named segment (%zu bytes at its tail) takes one more "
+			  "page when SIZE is a multiple of the page size: %zu bytes or less fit in %zu pages",
+			  p->mapped - p->usable, p->mapped - p->page_size - (p->mapped - p->usable), p->pages - 1);
+	return 0;
+}
+
 int cmd_plan(int argc, char **argv)
 {
-	const char *size_text = NULL, *ps_text = NULL;
+	const char *size_text = NULL, *ps_text = NULL, *kv = NULL;
 	struct hpshm__mount mounts[HPSHM__MAX_MOUNTS];
-	size_t sizes[HPSHM__MAX_PAGE_SIZES];
 	static struct plan p;   /* a few tens of KiB of text: keep it off the stack */
-	char offered[128], ks[32];
-	int json = 0, rc, n, nmounts, found;
+	hpshm_config *cfg = NULL;
+	char ks[32];
+	int json = 0, rc, nmounts;
 
 	for (int i = 1; i < argc; i++) {
 		int r;
@@ -418,6 +477,9 @@ int cmd_plan(int argc, char **argv)
 				return TOOL_EXIT_USAGE;
 			json = 1;
 		} else if ((r = tool_opt_value("plan", argc, argv, &i, "--huge-page-size", &ps_text)) != 0) {
+			if (r < 0)
+				return TOOL_EXIT_USAGE;
+		} else if ((r = tool_opt_value("plan", argc, argv, &i, "--config", &kv)) != 0) {
 			if (r < 0)
 				return TOOL_EXIT_USAGE;
 		} else if (argv[i][0] == '-' && argv[i][1] != '\0' && (argv[i][1] < '0' || argv[i][1] > '9')) {
@@ -437,36 +499,12 @@ int cmd_plan(int argc, char **argv)
 		return rc;
 	if (ps_text && (rc = tool_parse_size("plan", "--huge-page-size", ps_text, &p.page_size)) != 0)
 		return rc;
-
-	n = hpshm_huge_page_sizes(sizes, HPSHM__MAX_PAGE_SIZES);
-	if (n > HPSHM__MAX_PAGE_SIZES)
-		n = HPSHM__MAX_PAGE_SIZES;
-	if (n <= 0)
-		return tool_fail("plan", "this kernel offers no huge pages (no /sys/kernel/mm/hugepages): "
-				 "build it with CONFIG_HUGETLBFS");
-	if (p.page_size == 0) {
-		p.page_size = hpshm__default_huge_page_size();
-		if (p.page_size == 0)
-			p.page_size = sizes[0];
-	}
-	found = 0;
-	for (int i = 0; i < n; i++)
-		found |= sizes[i] == p.page_size;
-	if (!found) {
-		char s[32];
-
-		return tool_fail("plan", "bad --huge-page-size '%s': this kernel offers no %s pages; it offers %s",
-				 ps_text ? ps_text : "", hpshm_size_format(p.page_size, s, sizeof(s)),
-				 tool_offered_sizes(offered, sizeof(offered)));
-	}
-	p.is_default = p.page_size == hpshm__default_huge_page_size();
-
-	/* The exact ceiling, and a rounded size that still fits in size_t. */
-	p.pages = p.size / p.page_size + (p.size % p.page_size != 0);
-	if (p.pages > SIZE_MAX / p.page_size)
-		return tool_usage_error("plan", "bad SIZE '%s': rounded up to whole %s pages it exceeds %zu bytes",
-					size_text, ps_text ? ps_text : "huge", (size_t)SIZE_MAX);
-	p.mapped = p.pages * p.page_size;
+	if ((rc = tool_config("plan", kv, &cfg)) != 0)
+		return rc;
+	rc = plan_sizes(&p, cfg, size_text, ps_text);
+	hpshm_config_free(cfg);
+	if (rc != 0)
+		return rc;
 
 	if (hpshm__pool_get(p.page_size, &p.pool) < 0)
 		return tool_fail("plan", "cannot read the pool of %zu-byte pages under /sys/kernel/mm/hugepages",
@@ -478,10 +516,12 @@ int cmd_plan(int argc, char **argv)
 	plan_pool(&p);
 	plan_mount(&p, mounts, nmounts < 0 ? 0 : nmounts);
 	plan_sysv(&p);
-	plan_cgroup(&p, p.size);
+	plan_cgroup(&p, p.mapped);
 
-	snprintf(p.verify, sizeof(p.verify), "hpshm check --size %s --config huge_pages=on%s%s", size_text,
-		 p.is_default ? "" : ",huge_page_size=", p.is_default ? "" : tool_kernel_size(p.page_size, ks, sizeof(ks)));
+	/* The check repeats the configuration planned for, then insists on these huge pages. */
+	snprintf(p.verify, sizeof(p.verify), "hpshm check --size %s --config %s%shuge_pages=on%s%s", size_text,
+		 kv ? kv : "", kv && kv[0] ? "," : "", p.is_default ? "" : ",huge_page_size=",
+		 p.is_default ? "" : tool_kernel_size(p.page_size, ks, sizeof(ks)));
 
 	if (json)
 		return plan_json(&p);

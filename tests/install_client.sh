@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# tests/install_client.sh BUILD_DIR [CONFIG] -- what a user of an installed hpshm does, checked.
+#
+# Installs BUILD_DIR (already built) into a temporary prefix, then moves the whole prefix
+# elsewhere, so that any path fixed at configure or install time shows up as a failure: the
+# pkg-config file and the CMake package must find everything relative to where they now are.
+# From the moved prefix it builds and runs a tiny client four ways:
+#   - pkg-config, shared library: run with LD_LIBRARY_PATH set to the prefix's libdir (the
+#     prefix is not in the loader's search path, as for any private install);
+#   - pkg-config --static: linked against libhpshm.a, fully static (-static) unless the
+#     library was built with sanitizers, whose runtimes cannot link fully static: then only
+#     libhpshm.a is linked statically;
+#   - find_package(hpshm) with hpshm::hpshm (CMake's build-tree rpath finds the library);
+#   - find_package(hpshm) with hpshm::hpshm_static.
+# Each client creates a 1 MiB segment with the default configuration, writes all of it and
+# destroys it.  The checks also make sure the client was built against this prefix, not
+# against another copy of hpshm that happens to be installed on the machine.
+#
+# Environment (set by CTest from the build's configuration):
+#   HPSHM_CC              the C compiler the library was built with (default: cc)
+#   HPSHM_CLIENT_CFLAGS   extra flags for the clients, split on spaces (the sanitizers, if any)
+set -euo pipefail
+
+build=${1:?usage: install_client.sh BUILD_DIR [CONFIG]}
+config=${2:-}
+cc=${HPSHM_CC:-cc}
+read -r -a cflags <<<"${HPSHM_CLIENT_CFLAGS:-}"
+
+fail() {
+	echo "install_client: FAIL: $*" >&2
+	exit 1
+}
+step() { echo "== install_client: $*"; }
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/hpshm-install.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+step "install $build into a temporary prefix, then move the prefix"
+install_args=(--install "$build" --prefix "$tmp/stage")
+[[ -n $config ]] && install_args+=(--config "$config")
+cmake "${install_args[@]}" >"$tmp/install.log" || { cat "$tmp/install.log"; fail "cmake --install failed"; }
+mv "$tmp/stage" "$tmp/prefix"
+prefix=$tmp/prefix
+
+pc=$(find "$prefix" -name hpshm.pc -print -quit)
+[[ -n $pc ]] || fail "no hpshm.pc under $prefix"
+pcdir=$(dirname "$pc")
+libdir=$(dirname "$pcdir")   # the .pc sits in LIBDIR/pkgconfig, LIBDIR being lib or lib/<multiarch>
+[[ -e $libdir/libhpshm.a && -e $libdir/libhpshm.so ]] || fail "libhpshm.a and libhpshm.so are not in $libdir"
+if grep -rlF "$tmp/stage" "$prefix" --include='*.pc' --include='*.cmake' >"$tmp/stale"; then
+	fail "installed files still name the prefix they were installed to: $(tr '\n' ' ' <"$tmp/stale")"
+fi
+
+export PKG_CONFIG_PATH=$pcdir
+unset PKG_CONFIG_SYSROOT_DIR
+# pkg-config must resolve to this prefix; a path fixed at configure time (/usr/local) would
+# build against another copy, or not at all.
+same_dir() { [[ $(realpath -m "$1") == $(realpath -m "$2") ]]; }
+same_dir "$(pkg-config --variable=includedir hpshm)" "$prefix/include" ||
+	fail "pkg-config includedir is $(pkg-config --variable=includedir hpshm), not $prefix/include"
+same_dir "$(pkg-config --variable=libdir hpshm)" "$libdir" ||
+	fail "pkg-config libdir is $(pkg-config --variable=libdir hpshm), not $libdir"
+
+mkdir "$tmp/src"
+cat >"$tmp/src/client.c" <<'EOF'
+#include <stdio.h>
+#include <string.h>
+
+#include <hpshm.h>
+
+int main(void)
+{
+	hpshm_segment *seg;
+	hpshm_error err;
+
+	if (hpshm_segment_create(&seg, (size_t)1 << 20, NULL, &err) < 0) {
+		fprintf(stderr, "client: %s\n", err.message);
+		return 1;
+	}
+	memset(hpshm_segment_address(seg), 0x5a, hpshm_segment_size(seg));
+	printf("client: hpshm %s, provider %s\n", hpshm_version(), hpshm_segment_report(seg)->provider);
+	return hpshm_segment_destroy(seg) < 0;
+}
+EOF
+
+# The client must not need libhpshm.so at run time: no NEEDED entry for it.
+not_needing_shared() {
+	! readelf -d "$1" 2>/dev/null | grep -q 'NEEDED.*libhpshm'
+}
+
+step "pkg-config, shared"
+read -r -a pc_cflags <<<"$(pkg-config --cflags hpshm)"
+read -r -a pc_libs <<<"$(pkg-config --libs hpshm)"
+"$cc" "${cflags[@]}" -o "$tmp/client_shared" "$tmp/src/client.c" "${pc_cflags[@]}" "${pc_libs[@]}" ||
+	fail "cc client.c \$(pkg-config --cflags --libs hpshm) failed"
+LD_LIBRARY_PATH=$libdir ldd "$tmp/client_shared" | grep -F "$libdir/libhpshm.so" >/dev/null ||
+	fail "client_shared does not load libhpshm.so from $libdir"
+LD_LIBRARY_PATH=$libdir "$tmp/client_shared" || fail "client_shared did not run"
+
+step "pkg-config --static"
+read -r -a pc_static <<<"$(pkg-config --static --libs hpshm)"
+static=(-static)
+if ((${#cflags[@]})); then
+	static=()
+	pc_static=("${pc_static[@]/#-lhpshm/-l:libhpshm.a}")
+fi
+"$cc" "${cflags[@]}" "${static[@]}" -o "$tmp/client_static" "$tmp/src/client.c" "${pc_cflags[@]}" "${pc_static[@]}" ||
+	fail "cc ${static[*]} client.c \$(pkg-config --static --cflags --libs hpshm) failed"
+not_needing_shared "$tmp/client_static" || fail "client_static needs libhpshm.so"
+if ((${#static[@]})) && readelf -d "$tmp/client_static" 2>/dev/null | grep -q NEEDED; then
+	fail "client_static is not a static executable"
+fi
+"$tmp/client_static" || fail "client_static did not run"
+
+step "find_package(hpshm)"
+cat >"$tmp/src/CMakeLists.txt" <<'EOF'
+cmake_minimum_required(VERSION 3.16)
+project(hpshm_client C)
+find_package(hpshm 0.1 REQUIRED)
+add_executable(client_cmake client.c)
+target_link_libraries(client_cmake PRIVATE hpshm::hpshm)
+add_executable(client_cmake_static client.c)
+target_link_libraries(client_cmake_static PRIVATE hpshm::hpshm_static)
+EOF
+cmake -S "$tmp/src" -B "$tmp/consumer" -DCMAKE_C_COMPILER="$cc" -DCMAKE_C_FLAGS="${cflags[*]}" \
+	-DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF >"$tmp/consumer.log" 2>&1 ||
+	{ cat "$tmp/consumer.log"; fail "configuring a find_package(hpshm) project failed"; }
+found=$(sed -n 's/^hpshm_DIR:PATH=//p' "$tmp/consumer/CMakeCache.txt")
+[[ $found == "$prefix"/* ]] || fail "find_package(hpshm) found $found, not the package under $prefix"
+cmake --build "$tmp/consumer" >>"$tmp/consumer.log" 2>&1 ||
+	{ cat "$tmp/consumer.log"; fail "building the find_package(hpshm) project failed"; }
+"$tmp/consumer/client_cmake" || fail "client_cmake (hpshm::hpshm) did not run"
+not_needing_shared "$tmp/consumer/client_cmake_static" || fail "client_cmake_static (hpshm::hpshm_static) needs libhpshm.so"
+"$tmp/consumer/client_cmake_static" || fail "client_cmake_static (hpshm::hpshm_static) did not run"
+
+step "ok"
