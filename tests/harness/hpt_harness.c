@@ -264,8 +264,9 @@ static HPT__NORETURN void assert_failed(const char *file, int line, char *text)
 	if (getpid() != test_pid)
 		_exit(1);
 #endif
+	/* Outside init, test and fini (an atexit handler, say) there is nowhere to return to. */
 	if (!jump_armed)
-		exit(1);
+		_Exit(1);
 	longjmp(abort_jump, 1);
 }
 
@@ -461,10 +462,17 @@ static void *case_param(const struct hpt_case *c, const struct hpt_params *p)
  */
 static void win_on_signal(int sig)
 {
-	char num[16];
+	/* The record is built by hand on the stack: the crash may have happened inside malloc. */
+	unsigned char rec[5 + 4];
+	uint32_t n = 0;
+	DWORD done = 0;
 
-	snprintf(num, sizeof num, "%d", sig);
-	send_record(REC_SIGNAL, num);
+	for (int v = sig < 0 ? 0 : sig, d = 1000; d > 0; d /= 10)
+		if (v >= d || n > 0 || d == 1)
+			rec[5 + n++] = (unsigned char)('0' + (v / d) % 10);
+	rec[0] = REC_SIGNAL;
+	memcpy(rec + 1, &n, 4);
+	WriteFile(report_pipe, rec, 5 + n, &done, NULL);
 	_exit(3);
 }
 
