@@ -410,7 +410,7 @@ struct outcome {
 	int    signaled;      /* a signal ended it */
 	int    sig;           /* ... this one */
 	char  *records;       /* everything it sent */
-	size_t len, cap;
+	size_t len, cap;      /* bytes in records, bytes allocated */
 	int    spawn_failed;  /* the runner could not start it */
 };
 
