@@ -4,7 +4,9 @@
 #   ./scripts/test.sh [ctest arguments...]      e.g.  ./scripts/test.sh -R config
 #
 # Environment:
-#   HPSHM_BUILD_DIR    build directory (default: build-test)
+#   HPSHM_TEST_HARNESS criterion (default) or builtin: the in-tree harness of tests/harness/
+#                      instead of Criterion (scripts/test-builtin.sh sets it)
+#   HPSHM_BUILD_DIR    build directory (default: build-test, or build-builtin for builtin)
 #   HPSHM_CMAKE_ARGS   extra CMake arguments, split on spaces
 #                      (.ci/run uses "-DHPSHM_SANITIZE=ON -DCMAKE_C_COMPILER=clang")
 #   HPSHM_TEST_REQUIRE what must not be skipped (set by .ci/run after it reserves a pool);
@@ -13,14 +15,24 @@
 #                      need more of them skip (tests/fixture.h)
 #   HPSHM_SKIP_DEPS=1  do not check or install Debian packages
 #
-# After ctest, the Criterion "Synthesis" line of every test program is printed, followed by one
-# summary line, so the result is visible even though ctest shows output only for failures.
+# After ctest, the closing line of every test program (Criterion's "Synthesis" line, or the
+# built-in harness's "N passed, N failed, N skipped") is printed, followed by one summary line,
+# so the result is visible even though ctest shows output only for failures.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
-build=${HPSHM_BUILD_DIR:-build-test}
+harness=${HPSHM_TEST_HARNESS:-criterion}
+case "$harness" in
+criterion) build=${HPSHM_BUILD_DIR:-build-test} ;;
+builtin) build=${HPSHM_BUILD_DIR:-build-builtin} ;;
+*)
+	echo "test: HPSHM_TEST_HARNESS=$harness: use criterion or builtin" >&2
+	exit 2
+	;;
+esac
 read -r -a extra_cmake <<<"${HPSHM_CMAKE_ARGS:-}"
+extra_cmake+=("-DHPSHM_TEST_HARNESS=$harness")
 
 echo "== test: dependencies"
 bash scripts/deps.sh test
@@ -52,9 +64,16 @@ set -e
 log="$build/Testing/Temporary/LastTest.log"
 echo "== test: results ($build)"
 if [[ -r $log ]]; then
-	sed 's/\x1b\[[0-9;]*m//g' "$log" | awk '
+	sed 's/\x1b\[[0-9;]*m//g' "$log" | awk -v harness="$harness" '
 		/^[0-9]+\/[0-9]+ Test: / { sub(/^[0-9]+\/[0-9]+ Test: /, ""); name = $0; next }
+		# The harness self-tests (harness_*) fail and skip on purpose; ctest judges them.
+		name ~ /^harness_/         { next }
 		/\[SKIP\]/                { print "  " name ": " $0; next }
+		/^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$/ {
+			print "  " name ": " $0
+			bp += $1; bf += $3; bs += $5; bn++
+			next
+		}
 		/Synthesis:/ {
 			print "  " name ": " $0
 			for (i = 1; i <= NF; i++) {
@@ -66,8 +85,14 @@ if [[ -r $log ]]; then
 			n++
 		}
 		END {
-			if (n) printf "criterion: %d programs, %d tests run, %d passed, %d failed, %d crashed\n", n, t, p, f, c
-			else print "criterion: no Synthesis lines in the test output"
+			if (harness == "builtin") {
+				if (bn) printf "builtin: %d passed, %d failed, %d skipped\n", bp, bf, bs
+				else print "builtin: no closing lines in the test output"
+			} else if (n) {
+				printf "criterion: %d programs, %d tests run, %d passed, %d failed, %d crashed\n", n, t, p, f, c
+			} else {
+				print "criterion: no Synthesis lines in the test output"
+			}
 		}'
 fi
 # "NN% tests passed, F tests failed out of T": ctest counts skipped tests as not failed.

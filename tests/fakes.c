@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <criterion/criterion.h>
+#include "harness.h"
 
 #include "ports/port.h"
 

@@ -29,7 +29,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include <criterion/criterion.h>
+#include "harness.h"
 
 /* The pool-leak fixture: TestSuite(name, .init = hpt_fixture_init, .fini = hpt_fixture_fini). */
 void hpt_fixture_init(void);

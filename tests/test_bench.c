@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <criterion/criterion.h>
+#include "harness.h"
 
 #include "fixture.h"
 #include "toolrun.h"

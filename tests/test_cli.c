@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <criterion/criterion.h>
+#include "harness.h"
 
 #include "fixture.h"
 #include "hpshm.h"

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <criterion/criterion.h>
+#include "harness.h"
 
 #include "fixture.h"
 #include "hpshm.h"

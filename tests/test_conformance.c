@@ -22,8 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <criterion/criterion.h>
-#include <criterion/parameterized.h>
+#include "harness.h"
 
 #include "fixture.h"
 #include "hpshm.h"

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <criterion/criterion.h>
+#include "harness.h"
 
 #include "fixture.h"
 #include "hpshm.h"

@@ -28,8 +28,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <criterion/criterion.h>
-#include <criterion/parameterized.h>
+#include "harness.h"
 
 #include "fixture.h"
 #include "hpshm.h"

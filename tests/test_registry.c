@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <criterion/criterion.h>
+#include "harness.h"
 
 #include "fakes.h"
 #include "fixture.h"

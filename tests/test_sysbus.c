@@ -28,7 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <criterion/criterion.h>
+#include "harness.h"
 
 #include "fakes.h"
 #include "fixture.h"

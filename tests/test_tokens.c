@@ -30,8 +30,7 @@
 #include <sys/shm.h>
 #include <unistd.h>
 
-#include <criterion/criterion.h>
-#include <criterion/parameterized.h>
+#include "harness.h"
 
 #include "fixture.h"
 #include "hpshm.h"

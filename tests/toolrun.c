@@ -14,8 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <criterion/criterion.h>
-#include <criterion/logging.h>
+#include "harness.h"
 
 #include "fixture.h"
 #include "toolrun.h"
