@@ -20,9 +20,11 @@
 
 #include <linux/magic.h>
 
+#include "harness.h"
+#ifdef HPSHM_TEST_CRITERION
 #include <criterion/hooks.h>
-#include <criterion/logging.h>
 #include <criterion/options.h>
+#endif
 
 #include "hpshm.h"
 #include "ports/port.h"
@@ -267,10 +269,12 @@ void hpt_fixture_fini(void)
 	snapshot_before.len = snapshot_before.cap = 0;
 }
 
+#ifdef HPSHM_TEST_CRITERION
 /*
  * Every suite program runs its tests one at a time (see fixture.h): the runner calls this
  * before it starts its first worker, and reads criterion_options.jobs only after.  Without it
- * Criterion 2.4.1 runs as many tests at once as there are processors.
+ * Criterion 2.4.1 runs as many tests at once as there are processors.  The in-tree harness
+ * always runs them one at a time.
  */
 ReportHook(PRE_ALL)(struct criterion_test_set *set)
 {
@@ -280,6 +284,7 @@ ReportHook(PRE_ALL)(struct criterion_test_set *set)
 			"machine-wide state before and after each test\n", criterion_options.jobs);
 	criterion_options.jobs = 1;
 }
+#endif
 
 /* Parse "2MiB", "2MB", "2048k", "2M" as bytes (units of 1024); 0 if not a size. */
 static size_t token_size(const char *s, size_t n)
