@@ -305,6 +305,15 @@ static const char *named_open_call(const struct hpshm__names *ns)
 	return ns->shm_names ? "shm_open" : "open";
 }
 
+/* The file of path: path itself, or a shm name's file where there is one (else path, for messages). */
+static const char *named_where_text(const struct hpshm__names *ns, const char *path, char *buf, size_t len)
+{
+	if (!ns->shm_names || !ns->shm_dir)
+		return path;
+	snprintf(buf, len, "%s%s", ns->shm_dir, path);
+	return buf;
+}
+
 /* A file type in words, for messages about what sits where a segment should. */
 static const char *named_type_word(mode_t type)
 {
@@ -328,9 +337,22 @@ static const char *named_type_word(mode_t type)
 
 int hpshm__named_open(const struct hpshm__names *ns, const char *path, int flags, mode_t *type)
 {
+	char where[HPSHM_PATH_MAX + 32];
 	struct stat st;
 	int fd, fl;
 
+	/*
+	 * Where the object is a file we can name, what it is is asked first, without opening it:
+	 * an open() of a device runs its driver.  The checks after the open() still decide, since
+	 * the name may be replaced in between.
+	 */
+	if ((!ns->shm_names || ns->shm_dir) && lstat(named_where_text(ns, path, where, sizeof(where)), &st) == 0 &&
+	    !S_ISREG(st.st_mode)) {
+		if (type)
+			*type = st.st_mode & S_IFMT;
+		errno = S_ISLNK(st.st_mode) ? ELOOP : ENXIO;
+		return -1;
+	}
 	/*
 	 * O_NONBLOCK: an open() of a FIFO waits for a writer, and anyone may put one under an
 	 * hpshm.* name.  O_NOFOLLOW: a symbolic link is never followed (shm_open() adds it too).
@@ -454,15 +476,6 @@ static char *named_owner(uid_t uid, char *buf, size_t len)
 		snprintf(buf, len, "uid %lu (%s)", (unsigned long)uid, res->pw_name);
 	else
 		snprintf(buf, len, "uid %lu", (unsigned long)uid);
-	return buf;
-}
-
-/* Where path is for a person who wants to look: a shm name's file where it has one. */
-static const char *named_where_text(const struct hpshm__names *ns, const char *path, char *buf, size_t len)
-{
-	if (!ns->shm_names || !ns->shm_dir)
-		return path;
-	snprintf(buf, len, "%s%s", ns->shm_dir, path);
 	return buf;
 }
 
