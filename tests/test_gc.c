@@ -11,10 +11,11 @@
  * are placed exactly (a system call table entry that SIGKILLs its own process in a forked
  * child) and at random (SIGKILL of `hpshm run`), and the huge page pool must come back.
  *
- * Every object a test makes has the per-run prefix gc<pid>- (files) or is removed by id
- * (SysV), and each test removes what it made, found by the same name, before it asserts.  The
- * tool is always run with an alarm that kills it after TOOL_LIMIT seconds: a tool blocked
- * on a FIFO fails the test instead of hanging the suite.  Root only (other users' objects,
+ * Every file a test makes is named hpshm.gc<pid>-*, and every SysV segment is remembered by
+ * id or by the pid that created it; a test removes what it made, and the suite's .fini removes
+ * whatever a failed one left before the pool-leak fixture compares the machine.  The tool is
+ * always run with an alarm that kills it after TOOL_LIMIT seconds: a tool blocked on a FIFO
+ * fails the test instead of hanging the suite.  Root only (other users' objects,
  * SysV hugetlb); the hugetlb tests want a few free huge pages and skip without them.
  */
 #include <dirent.h>
