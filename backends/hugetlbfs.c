@@ -23,21 +23,27 @@
  *     fallocate(), which reports ENOSPC instead of a later SIGBUS.
  *
  * Files:
- *   - unnamed segments use "<dir>/hpshm.<pid>.<counter>" and unlink it right after open(),
- *     before the mapping is even made: the descriptor keeps the file alive, and a crash at
- *     any later point leaves nothing in the directory.  A name left over from a dead process
- *     with the same pid is skipped (O_EXCL, next counter);
+ *   - unnamed segments are files without a name (O_TMPFILE in the mount's directory): the
+ *     descriptor keeps the file alive, and a crash leaves nothing in the directory.  Where
+ *     the kernel cannot (before Linux 4.x hugetlbfs had no O_TMPFILE), "<dir>/hpshm.<pid>.
+ *     <counter>" is made and unlinked right after open(), before the mapping is even made;
+ *     a name left over from a dead process with the same pid is skipped (O_EXCL, next
+ *     counter);
  *   - named segments use "<dir>/hpshm.<name>" and keep it, so other processes can open it
- *     by path.  The creator owns it: destroy() unlinks it.  A crash leaves it behind, with
- *     its pages, for `hpshm gc` or the next create() of the same name.
+ *     by path.  The file is made unnamed too and linked under its name only once it is
+ *     locked and carries hpshm's header (ports/posix/segment.c).  The creator owns it:
+ *     destroy() unlinks it.  A crash leaves it behind, with its pages, for `hpshm gc` or the
+ *     next create() of the same name.
  *
  * Liveness of named files is the flock() interlock of ports/posix/segment.c (DPDK marks its
  * hugepage files the same way): creator and attachers hold LOCK_SH; create() of a taken name
- * unlinks a dead file (freeing its pages) and retries, and names the creator of a live one
- * from the header at the file's tail; remove() unlinks only under LOCK_EX.  Here the shared
- * code is told only that our objects are paths (open/unlink) and must be on hugetlbfs.
- * Unnamed files take no lock: they are unlinked at once, and a scan() that sees one in that
- * moment may remove it first, which create() tolerates (ENOENT from its own unlink).
+ * unlinks a dead hpshm file (freeing its pages) and goes on, names the creator of a live one
+ * from the header at the file's tail, and leaves anything else (a FIFO, a symbolic link, a
+ * file without hpshm's header) alone, saying what it is; remove() unlinks only under
+ * LOCK_EX.  Here the shared code is told only that our objects are paths (open/unlink) and
+ * must be on hugetlbfs.  Unnamed files take no lock: they have no name, or are unlinked at
+ * once; a forced gc that sees one in that moment may remove it first, which create()
+ * tolerates (ENOENT from its own unlink).
  *
  * Capabilities: HUGE, REATTACH, NAMED, FD.
  *
@@ -247,10 +253,12 @@ static int hugetlbfs_open_error(int saved, const char *path, hpshm_error *err)
 /* What ports/posix/segment.c needs to know about our named files. */
 static const struct hpshm__names hugetlbfs_names = {
 	.shm_names    = 0,
+	.shm_dir      = NULL,
 	.fs_magic     = HUGETLBFS_MAGIC,
 	.fs_name      = "hugetlbfs",
 	.noun         = "file",
 	.owner        = "the file's owner",
+	.provider     = "hugetlbfs",
 	.create_error = hugetlbfs_open_error,
 };
 
@@ -260,7 +268,7 @@ static int hugetlbfs_create(struct hpshm_mapping *m, const struct hpshm_request 
 	char path[HPSHM_PATH_MAX];
 	char sz[32], psz[32];
 	unsigned mode = rq->mode ? rq->mode & 0777 : HUGETLBFS_DEFAULT_MODE;
-	int fd = -1, saved, rc, tries, n;
+	int fd = -1, linked = 0, saved, rc, tries, n;
 	void *p;
 
 	hpshm_size_format(rq->size, sz, sizeof(sz));
@@ -285,10 +293,15 @@ static int hugetlbfs_create(struct hpshm_mapping *m, const struct hpshm_request 
 			return hpshm_error_set(err, HPSHM_EINVAL, ENAMETOOLONG, NULL,
 					       "use a shorter name or mount hugetlbfs on a shorter path",
 					       "%s/hpshm.%s is longer than %d bytes", d.path, rq->name, HPSHM_PATH_MAX - 1);
-		fd = hpshm__named_create(&hugetlbfs_names, rq, path, mode, err);
+		fd = hpshm__named_create(&hugetlbfs_names, rq, path, mode, &linked, err);
 		if (fd < 0)
 			return fd;
 	} else {
+#ifdef O_TMPFILE
+		fd = hpshm__sys.open(d.path, O_TMPFILE | O_RDWR | O_CLOEXEC, (mode_t)mode);
+		if (fd >= 0)
+			snprintf(path, sizeof(path), "an unnamed file in %.200s", d.path); /* for messages only */
+#endif
 		for (tries = 0; fd < 0 && tries < HUGETLBFS_TRIES; tries++) {
 			n = snprintf(path, sizeof(path), "%s/hpshm.%ld.%lu", d.path, (long)getpid(),
 				     atomic_fetch_add(&hugetlbfs_counter, 1UL));
@@ -299,24 +312,27 @@ static int hugetlbfs_create(struct hpshm_mapping *m, const struct hpshm_request 
 			fd = hpshm__sys.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, (mode_t)mode);
 			if (fd < 0 && errno != EEXIST)
 				return hugetlbfs_open_error(errno, path, err);
+			if (fd < 0)
+				continue;
+			/*
+			 * The descriptor keeps it alive; unlinked now, a crash leaves no file behind.
+			 * ENOENT: a forced gc took the unlocked file for debris and removed it first,
+			 * which is just as good.
+			 */
+			if (hpshm__sys.unlink(path) < 0 && errno != ENOENT) {
+				saved = errno;
+				(void)hpshm__sys.close(fd);
+				return hpshm_error_set(err, HPSHM_ESYS, saved, "unlink", NULL, "could not unlink %s", path);
+			}
 		}
 		if (fd < 0)
 			return hugetlbfs_open_error(EEXIST, path, err);
-		/*
-		 * The descriptor keeps it alive; unlinked now, a crash leaves no file behind.  ENOENT:
-		 * a scan took the unlocked file for dead and removed it first, which is just as good.
-		 */
-		if (hpshm__sys.unlink(path) < 0 && errno != ENOENT) {
-			saved = errno;
-			(void)hpshm__sys.close(fd);
-			return hpshm_error_set(err, HPSHM_ESYS, saved, "unlink", NULL, "could not unlink %s", path);
-		}
 	}
 
 
 	if (hpshm__sys.ftruncate(fd, (off_t)rq->size) < 0) {
 		saved = errno;
-		if (rq->name)
+		if (linked)
 			(void)hpshm__sys.unlink(path); /* still locked: nobody replaced it */
 		(void)hpshm__sys.close(fd);
 		return hpshm_error_set(err, HPSHM_ESYS, saved, "ftruncate", NULL,
@@ -326,7 +342,7 @@ static int hugetlbfs_create(struct hpshm_mapping *m, const struct hpshm_request 
 	p = hpshm__map_at(rq, MAP_SHARED, fd);
 	if (p == MAP_FAILED) {
 		saved = errno; /* unlink() and close() below may clobber it */
-		if (rq->name)
+		if (linked)
 			(void)hpshm__sys.unlink(path); /* still locked: nobody replaced it */
 		(void)hpshm__sys.close(fd);
 		switch (saved) {
@@ -339,6 +355,17 @@ static int hugetlbfs_create(struct hpshm_mapping *m, const struct hpshm_request 
 		}
 	}
 
+	if (rq->name) {
+		rc = hpshm__named_publish(&hugetlbfs_names, rq, path, fd, linked,
+					  (char *)p + rq->size - HPSHM_HEADER_REGION, err);
+		if (rc < 0) {
+			(void)hpshm__sys.munmap(p, rq->size);
+			if (linked)
+				(void)hpshm__sys.unlink(path); /* still locked: nobody replaced it */
+			(void)hpshm__sys.close(fd);
+			return rc;
+		}
+	}
 	hpshm__mapping_fill(m, p, rq->size, fd, -1, rq->name ? path : NULL);
 	return 0;
 }
@@ -418,7 +445,7 @@ static int hugetlbfs_scan_dir(const char *dir, hpshm_found_fn fn, void *user)
 		n = snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		if (n < 0 || (size_t)n >= sizeof(path))
 			continue;
-		if (hpshm__named_inspect(&hugetlbfs_names, path, de->d_name + strlen(HUGETLBFS_PREFIX), &f) == 0)
+		if (hpshm__named_inspect(&hugetlbfs_names, path, de->d_name + strlen(HUGETLBFS_PREFIX), de->d_type, &f) == 0)
 			stop = fn(user, &f);
 	}
 	closedir(d);
@@ -455,7 +482,7 @@ static int hugetlbfs_remove(const struct hpshm_found *f, hpshm_error *err)
 	if (!hugetlbfs_path_ok(f->id))
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "\"%.64s\" is not the path of an hpshm hugetlbfs file",
 				       f->id);
-	return hpshm__named_remove(&hugetlbfs_names, f->id, err);
+	return hpshm__named_remove(&hugetlbfs_names, f, err);
 }
 
 const struct hpshm_provider hpshm__provider_hugetlbfs = {

@@ -10,9 +10,11 @@
  *   - named: shm_open("/hpshm.<name>", O_RDWR | O_CREAT | O_EXCL, mode), ftruncate(), mmap.
  *     shm_open() and shm_unlink() are called by name (through hpshm__sys), never as paths
  *     under /dev/shm: where a POSIX shm name lives is the C library's business (glibc looks
- *     for its tmpfs mount, FreeBSD and macOS keep the objects in the kernel).  The one
- *     exception is scan(), which must list the objects and can only do so on Linux, where
- *     they are the files of /dev/shm.
+ *     for its tmpfs mount, FreeBSD and macOS keep the objects in the kernel).  The
+ *     exceptions are Linux-only, where the objects are the files of /dev/shm: scan(), which
+ *     must list them, and create(), which makes the object there unnamed (O_TMPFILE) and
+ *     links it as /dev/shm/hpshm.<name> only once it carries hpshm's header, so a creator
+ *     killed half-way leaves nothing gc could not prove is hpshm's (ports/posix/segment.c).
  *
  * Operator setup: none for unnamed segments.  Named ones need /dev/shm (a tmpfs) writable
  * and large enough: on Linux its size= limit is charged page by page at fault time, and a
@@ -24,9 +26,10 @@
  *
  * Liveness of named segments is the flock() interlock of ports/posix/segment.c
  * (PostgreSQL's interlock, done with locks instead of pids): the creator and every process
- * that attaches by name hold LOCK_SH; create() of a taken name unlinks a dead object and
- * retries, and names the creator of a live one from its header; remove() unlinks only under
- * LOCK_EX, and destroy() unlinks before closing.  Here the shared code is told only that our
+ * that attaches by name hold LOCK_SH; create() of a taken name unlinks a dead hpshm object
+ * and goes on, names the creator of a live one from its header, and leaves anything else (a
+ * FIFO, a symbolic link, a file without hpshm's header) alone, saying what it is; remove()
+ * unlinks only under LOCK_EX, and destroy() unlinks before closing.  Here the shared code is told only that our
  * objects are shm names (shm_open/shm_unlink) on whatever file system the C library uses.
  *
  * Capabilities: REATTACH, NAMED, FD; not HUGE.  probe() always says yes: this provider is
@@ -89,22 +92,33 @@ static int plain_create_error(int sys_errno, const char *path, hpshm_error *err)
 /* What ports/posix/segment.c needs to know about our named objects: shm names, any file system. */
 static const struct hpshm__names plain_names = {
 	.shm_names    = 1,
+#ifdef PLAIN_SHM_DIR
+	.shm_dir      = PLAIN_SHM_DIR,
+#else
+	.shm_dir      = NULL,
+#endif
 	.fs_magic     = 0,
 	.fs_name      = NULL,
 	.noun         = "POSIX shared memory",
 	.owner        = "the object's owner",
+	.provider     = "plain",
 	.create_error = plain_create_error,
 };
 
-/* Get the backing descriptor: a named POSIX object, a memfd, or -1 for MAP_ANONYMOUS. */
-static int plain_open(const struct hpshm_request *rq, char *path, size_t len, int *fdp, hpshm_error *err)
+/*
+ * Get the backing descriptor: a named POSIX object (path set; *linked 0 while it has no name
+ * yet, see hpshm__named_create()), a memfd, or -1 for MAP_ANONYMOUS.
+ */
+static int plain_open(const struct hpshm_request *rq, char *path, size_t len, int *fdp, int *linked, hpshm_error *err)
 {
 	int fd, saved;
 
 	path[0] = '\0';
+	*linked = 0;
 	if (rq->name) {
 		snprintf(path, len, PLAIN_PREFIX "%s", rq->name);
-		fd = hpshm__named_create(&plain_names, rq, path, rq->mode ? rq->mode & 0777 : PLAIN_DEFAULT_MODE, err);
+		fd = hpshm__named_create(&plain_names, rq, path, rq->mode ? rq->mode & 0777 : PLAIN_DEFAULT_MODE, linked,
+					 err);
 		if (fd < 0) {
 			path[0] = '\0';
 			return fd;
@@ -128,10 +142,10 @@ static int plain_open(const struct hpshm_request *rq, char *path, size_t len, in
 	return 0;
 }
 
-/* Undo plain_open(): unlink while the lock is still held, then close. */
-static void plain_close(int fd, const char *path)
+/* Undo plain_open(): unlink a name it gave while the lock is still held, then close. */
+static void plain_close(int fd, const char *path, int linked)
 {
-	if (path[0] != '\0')
+	if (linked && path[0] != '\0')
 		(void)hpshm__sys.shm_unlink(path);
 	if (fd >= 0)
 		(void)hpshm__sys.close(fd);
@@ -141,7 +155,7 @@ static int plain_create(struct hpshm_mapping *m, const struct hpshm_request *rq,
 {
 	char path[HPSHM_PATH_MAX];
 	char sz[32], psz[32];
-	int fd = -1, saved, rc;
+	int fd = -1, linked = 0, saved, rc;
 	void *p;
 
 	hpshm_size_format(rq->size, sz, sizeof(sz));
@@ -156,13 +170,13 @@ static int plain_create(struct hpshm_mapping *m, const struct hpshm_request *rq,
 	if (rc < 0)
 		return rc;
 
-	rc = plain_open(rq, path, sizeof(path), &fd, err);
+	rc = plain_open(rq, path, sizeof(path), &fd, &linked, err);
 	if (rc < 0)
 		return rc;
 
 	if (fd >= 0 && hpshm__sys.ftruncate(fd, (off_t)rq->size) < 0) {
 		saved = errno;
-		plain_close(fd, path);
+		plain_close(fd, path, linked);
 		return hpshm_error_set(err, saved == EFBIG || saved == ENOSPC ? HPSHM_ENOMEM : HPSHM_ESYS, saved,
 				       "ftruncate", NULL, "could not size the segment to %s", sz);
 	}
@@ -170,7 +184,7 @@ static int plain_create(struct hpshm_mapping *m, const struct hpshm_request *rq,
 	p = hpshm__map_at(rq, fd < 0 ? MAP_SHARED | MAP_ANONYMOUS : MAP_SHARED, fd);
 	if (p == MAP_FAILED) {
 		saved = errno; /* plain_close() below may clobber it */
-		plain_close(fd, path);
+		plain_close(fd, path, linked);
 		switch (saved) {
 		case ENOMEM:
 			return hpshm_error_set(err, HPSHM_ENOMEM, saved, "mmap",
@@ -183,6 +197,15 @@ static int plain_create(struct hpshm_mapping *m, const struct hpshm_request *rq,
 		}
 	}
 
+	if (rq->name) {
+		rc = hpshm__named_publish(&plain_names, rq, path, fd, linked, (char *)p + rq->size - HPSHM_HEADER_REGION,
+					  err);
+		if (rc < 0) {
+			(void)hpshm__sys.munmap(p, rq->size);
+			plain_close(fd, path, linked);
+			return rc;
+		}
+	}
 	hpshm__mapping_fill(m, p, rq->size, fd, -1, path);
 	return 0;
 }
@@ -288,7 +311,7 @@ static int plain_scan(hpshm_found_fn fn, void *user)
 		memcpy(shm + 1, de->d_name, strlen(de->d_name) + 1);
 		if (!plain_path_ok(shm))
 			continue;
-		if (hpshm__named_inspect(&plain_names, shm, shm + strlen(PLAIN_PREFIX), &f) == 0)
+		if (hpshm__named_inspect(&plain_names, shm, shm + strlen(PLAIN_PREFIX), de->d_type, &f) == 0)
 			stop = fn(user, &f);
 	}
 	closedir(dir);
@@ -309,7 +332,7 @@ static int plain_remove(const struct hpshm_found *f, hpshm_error *err)
 	if (!plain_path_ok(f->id))
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL,
 				       "\"%.64s\" is not the name of an hpshm POSIX shared memory object", f->id);
-	return hpshm__named_remove(&plain_names, f->id, err);
+	return hpshm__named_remove(&plain_names, f, err);
 }
 
 const struct hpshm_provider hpshm__provider_plain = {

@@ -407,37 +407,81 @@ struct objects_walk {
 /*
  * Alive if the provider's mark says some process holds it (flock, shm_nattch) or if the
  * creator still runs: either alone could miss a holder (a creator that mapped and closed its
- * descriptor; children that outlived the creator), so dead means both say so.
+ * descriptor; children that outlived the creator), so dead means both say so.  Without a
+ * header only the provider can tell (for SysV it asks after the creator too).
  */
 static int objects_alive(const struct hpshm_found *f)
 {
 	if (f->alive != 0)
 		return 1;
-	/* No header: a creator killed before it wrote one.  Only the provider's mark can tell,
-	 * and it says nobody holds the object. */
-	if (!f->has_header)
+	if (f->has_header != HPSHM_FOUND_HEADER)
 		return 0;
 	return hpshm__process_alive(f->header.creator_pid, f->header.creator_start) != 0;
+}
+
+/* What hpshm_objects_list() says f is, with a note for people. */
+static hpshm_object_state objects_state(const struct hpshm_found *f, char *note, size_t len)
+{
+	switch (f->has_header) {
+	case HPSHM_FOUND_HEADER:
+		if (objects_alive(f)) {
+			snprintf(note, len, "a process holds it, or its creator (pid %lld) runs",
+				 (long long)f->header.creator_pid);
+			return HPSHM_OBJECT_ALIVE;
+		}
+		snprintf(note, len, "no process holds it and its creator (pid %lld) is gone",
+			 (long long)f->header.creator_pid);
+		return HPSHM_OBJECT_DEAD;
+	case HPSHM_FOUND_MARKED:
+		if (objects_alive(f)) {
+			snprintf(note, len, "no header yet: being created, or held by a process");
+			return HPSHM_OBJECT_ALIVE;
+		}
+		snprintf(note, len, "no header, but hpshm's creation mark: a create killed before writing it");
+		return HPSHM_OBJECT_DEAD;
+	case HPSHM_FOUND_BARE:
+		if (objects_alive(f)) {
+			snprintf(note, len, "no header, and a process holds it or its creator runs");
+			return HPSHM_OBJECT_ALIVE;
+		}
+		snprintf(note, len, "no header or mark proves it is hpshm's: only a forced gc removes it");
+		return HPSHM_OBJECT_DEBRIS;
+	case HPSHM_FOUND_FOREIGN_TYPE:
+		snprintf(note, len, "not a regular file (a FIFO, socket, device or directory): not hpshm's");
+		break;
+	case HPSHM_FOUND_FOREIGN_LINK:
+		snprintf(note, len, "a symbolic link, never followed: not hpshm's");
+		break;
+	case HPSHM_FOUND_FOREIGN_BACKING:
+		snprintf(note, len, "memory or size hpshm never uses (not hugetlb, or an odd length): not hpshm's");
+		break;
+	default:
+		snprintf(note, len, "its tail is not hpshm's header: not hpshm's");
+		break;
+	}
+	return HPSHM_OBJECT_FOREIGN;
 }
 
 static int objects_one(void *user, const struct hpshm_found *f)
 {
 	struct objects_walk *w = user;
+	int headed = f->has_header == HPSHM_FOUND_HEADER;
 	hpshm_object o;
 
-	/* Providers report only objects in hpshm's own namespace (hpshm.* files, hpshm's SysV
-	 * keys), so one without a header is ours too: debris of a create that was killed before it
-	 * wrote the header.  It is listed, so gc can remove it. */
+	/* Providers report what they find in hpshm's own name space (hpshm.* files, hpshm's SysV
+	 * keys): hpshm's segments, debris without a header, and foreign objects, each classified
+	 * (objects_state()), so ls shows everything there and gc removes only what is hpshm's. */
 	memset(&o, 0, sizeof(o));
 	hpshm__strlcpy(o.provider, w->provider->name, sizeof(o.provider));
 	hpshm__strlcpy(o.id, f->id, sizeof(o.id));
-	hpshm__strlcpy(o.name, f->header.name[0] ? f->header.name : f->name, sizeof(o.name));
+	hpshm__strlcpy(o.name, headed && f->header.name[0] ? f->header.name : f->name, sizeof(o.name));
 	/* Without a header, the object's own size: what gc would give back. */
-	o.size = f->has_header ? (size_t)f->header.usable_size : f->size;
-	o.page_size = (size_t)f->header.page_size;
-	o.creator_pid = f->header.creator_pid;
-	o.created_unix = f->header.created_unix;
-	o.alive = objects_alive(f);
+	o.size = headed ? (size_t)f->header.usable_size : f->size;
+	o.page_size = headed ? (size_t)f->header.page_size : 0;
+	o.creator_pid = headed ? f->header.creator_pid : 0;
+	o.created_unix = headed ? f->header.created_unix : 0;
+	o.state = objects_state(f, o.note, sizeof(o.note));
+	o.alive = o.state == HPSHM_OBJECT_FOREIGN ? -1 : o.state == HPSHM_OBJECT_ALIVE;
 	w->count++;
 	if (w->fn(w->user, &o)) {
 		w->stop = 1;
@@ -489,19 +533,24 @@ static int objects_match(void *user, const struct hpshm_found *f)
 	return 1;
 }
 
-int hpshm_object_remove(const hpshm_object *obj, hpshm_error *err)
+int hpshm_object_remove_flags(const hpshm_object *obj, unsigned flags, hpshm_error *err)
 {
 	const struct hpshm_provider *p;
 	struct objects_find q;
+	char note[128];
 	int rc;
 
 	if (!obj)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_object_remove: NULL object");
+	if (flags & ~HPSHM_REMOVE_FORCE)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass 0 or HPSHM_REMOVE_FORCE",
+				       "hpshm_object_remove_flags: unknown flags %#x", flags);
 	p = hpshm__provider_find(obj->provider);
 	if (!p || p->abi_version < 2 || !p->scan || !p->remove)
 		return hpshm_error_set(err, HPSHM_ENOPROVIDER, 0, NULL, NULL, "provider %s has no named segments",
 				       obj->provider);
-	/* Look again now: the object may have been recycled or re-attached since it was listed. */
+	/* Look again now: the object may have been recycled or re-attached since it was listed.
+	 * What decides is this look, never the state the caller passes in. */
 	memset(&q, 0, sizeof(q));
 	q.want = obj;
 	rc = p->scan(objects_match, &q);
@@ -510,9 +559,27 @@ int hpshm_object_remove(const hpshm_object *obj, hpshm_error *err)
 	if (!q.hit)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "list the segments again with `hpshm ls`",
 				       "segment %s is gone", obj->id);
-	if (objects_alive(&q.found))
+	switch (objects_state(&q.found, note, sizeof(note))) {
+	case HPSHM_OBJECT_ALIVE:
 		return hpshm_error_set(err, HPSHM_EEXIST, 0, NULL, "stop the processes using it first",
-				       "segment %s is alive (held by a process, or its creator pid %lld runs)", obj->id,
-				       (long long)q.found.header.creator_pid);
+				       "segment %s is alive: %s", obj->id, note);
+	case HPSHM_OBJECT_FOREIGN:
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "remove it yourself if you know nothing needs it",
+				       "%s is never removed: %s", obj->id, note);
+	case HPSHM_OBJECT_DEBRIS:
+		if (!(flags & HPSHM_REMOVE_FORCE))
+			return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL,
+					       "if you know it is hpshm's, remove it with `hpshm gc --force` "
+					       "(HPSHM_REMOVE_FORCE)",
+					       "%s has no hpshm header and nothing else proves it is hpshm's", obj->id);
+		break;
+	default:
+		break;
+	}
 	return p->remove(&q.found, err);
+}
+
+int hpshm_object_remove(const hpshm_object *obj, hpshm_error *err)
+{
+	return hpshm_object_remove_flags(obj, 0, err);
 }

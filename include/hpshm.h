@@ -439,6 +439,15 @@ HPSHM_API int hpshm_spawn(const hpshm_segment *seg, const char *path, char *cons
  */
 HPSHM_API int hpshm_child_wait(hpshm_child *child, int *status, hpshm_error *err);
 
+/** What hpshm_objects_list() found an object to be (hpshm_object.state). */
+typedef enum hpshm_object_state {
+	HPSHM_OBJECT_ALIVE   = 0, /**< hpshm's, and a process holds it or its creator runs: never removed */
+	HPSHM_OBJECT_DEAD    = 1, /**< hpshm's (its header, or its provider's creation mark), and nobody holds it */
+	HPSHM_OBJECT_DEBRIS  = 2, /**< nobody holds it, and nothing proves it is hpshm's (no header, no mark):
+	                               removed only with HPSHM_REMOVE_FORCE */
+	HPSHM_OBJECT_FOREIGN = 3  /**< not hpshm's (a FIFO, a symbolic link, another program's segment): never removed */
+} hpshm_object_state;
+
 /** A named segment found on the machine by hpshm_objects_list(). */
 typedef struct hpshm_object {
 	char      provider[HPSHM_NAME_MAX]; /**< provider that made it */
@@ -446,9 +455,11 @@ typedef struct hpshm_object {
 	char      name[128];                /**< the segment's name */
 	size_t    size;                     /**< bytes the caller could use; the object's size if no header */
 	size_t    page_size;                /**< page size its creator verified */
-	long long creator_pid;              /**< the creating process */
+	long long creator_pid;              /**< the creating process, 0 if it has no header */
 	uint64_t  created_unix;             /**< creation time, seconds since the epoch */
-	int       alive;                    /**< 1 if a process still holds it, 0 if none does */
+	int       alive;                    /**< 1 if a process still holds it, 0 if none does, -1 foreign */
+	int       state;                    /**< an hpshm_object_state */
+	char      note[128];                /**< why it is in that state, for people */
 } hpshm_object;
 
 /**
@@ -462,9 +473,12 @@ typedef int (*hpshm_object_fn)(void *user, const hpshm_object *obj);
 /**
  * List the named hpshm segments on this machine (SysV segments, hugetlbfs files, POSIX shm
  * objects), with whether any process still holds each.  Only hpshm's namespace is looked at
- * (hpshm.* names, hpshm's SysV key range); an object there without a header is what a creator
- * killed before writing it leaves.  It is listed with creator_pid 0 and an empty name for
- * SysV, and is dead once no process holds it (for SysV, once its creator has ended too).
+ * (hpshm.* names, hpshm's SysV key ranges), and what is found there is classified (state):
+ * alive, dead (hpshm's and held by nobody), debris (held by nobody, but without the header or
+ * mark that would prove it hpshm's) and foreign (a FIFO, a symbolic link, a SysV segment
+ * that is not hugetlb memory of an hpshm size, or a header that is not hpshm's).  Looking
+ * never blocks on a FIFO and never follows a symbolic link.  An object without a header is
+ * listed with creator_pid 0 and, for SysV, an empty name.
  * @param fn   called for each object
  * @param user passed to fn
  * @param err  filled on failure, may be NULL
@@ -472,12 +486,26 @@ typedef int (*hpshm_object_fn)(void *user, const hpshm_object *obj);
  */
 HPSHM_API int hpshm_objects_list(hpshm_object_fn fn, void *user, hpshm_error *err);
 
+/** hpshm_object_remove_flags(): also remove debris (HPSHM_OBJECT_DEBRIS), which nothing proves is hpshm's. */
+#define HPSHM_REMOVE_FORCE 0x1u
+
 /**
- * Remove a dead object found by hpshm_objects_list().  Liveness is checked again first, so a
- * segment some process holds is never removed.
+ * Remove a dead object found by hpshm_objects_list().  The object is looked at again first,
+ * so a segment some process holds is never removed, nor a foreign object; debris only with
+ * HPSHM_REMOVE_FORCE.
+ * @param obj   the object
+ * @param flags 0 or HPSHM_REMOVE_FORCE
+ * @param err   filled on failure, may be NULL
+ * @return 0; HPSHM_EEXIST if it is alive; HPSHM_EINVAL if it is foreign, debris without
+ *         HPSHM_REMOVE_FORCE, gone or no longer the object listed; or another negative code
+ */
+HPSHM_API int hpshm_object_remove_flags(const hpshm_object *obj, unsigned flags, hpshm_error *err);
+
+/**
+ * hpshm_object_remove_flags() with no flags: removes dead hpshm segments only.
  * @param obj the object
  * @param err filled on failure, may be NULL
- * @return 0, HPSHM_EEXIST if it is alive, or another negative HPSHM_E* code
+ * @return as hpshm_object_remove_flags()
  */
 HPSHM_API int hpshm_object_remove(const hpshm_object *obj, hpshm_error *err);
 

@@ -154,26 +154,30 @@ static const struct tool_cmd tool_cmds[] = {
 		.synopsis = "ls [--json]",
 		.summary = "list the named hpshm segments on this machine, alive or dead",
 		.help =
-		"Lists the segments that outlive their processes (SysV ids, hugetlbfs files, POSIX\n"
-		"shm objects) and carry an hpshm header: provider, id, name, usable size, page size,\n"
-		"creator pid, creation time, and alive (a process holds it or its creator runs) or\n"
-		"dead (left behind by a crash: `hpshm gc` removes it).\n"
+		"Lists what sits in hpshm's name space (SysV keys, hugetlbfs files and POSIX shm\n"
+		"objects named hpshm.*): provider, id, name, usable size, page size, creator pid,\n"
+		"creation time and state: alive (a process holds it or its creator runs), dead\n"
+		"(hpshm's, left behind by a crash: `hpshm gc` removes it), debris (nobody holds it\n"
+		"but nothing proves it is hpshm's: only `hpshm gc --force` removes it) or foreign\n"
+		"(a FIFO, a symbolic link, another program's segment: never removed).\n"
 		"\n"
 		"  --json    one JSON object {ok, objects: [...]}\n",
 	},
 	{
 		.name = "gc",
 		.run = cmd_gc,
-		.synopsis = "gc [--dry-run] [--json]",
+		.synopsis = "gc [--force] [--dry-run] [--json]",
 		.summary = "remove the named segments no live process holds",
 		.help =
-		"Removes every dead segment `hpshm ls` shows, and never a live one: liveness is\n"
-		"checked again just before each removal.  Prints each segment with what was done\n"
-		"(removed, kept, gone, failed) and why.  Exits 1 only if removing a dead segment\n"
-		"failed.\n"
+		"Removes every dead segment `hpshm ls` shows, and never a live or a foreign one:\n"
+		"each is looked at again just before its removal.  Prints each segment with what\n"
+		"was done (removed, kept, gone, failed) and why.  Exits 1 only if removing a dead\n"
+		"segment failed.\n"
 		"\n"
+		"  --force     also remove debris: objects nobody holds that have no hpshm header\n"
+		"              or mark (left by an older hpshm, or another program's)\n"
 		"  --dry-run   say what would be removed, remove nothing\n"
-		"  --json      one JSON object {dry_run, objects: [...], counts, ok}\n",
+		"  --json      one JSON object {dry_run, force, objects: [...], counts, ok}\n",
 	},
 };
 

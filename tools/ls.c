@@ -6,19 +6,24 @@
  * creator killed by SIGKILL never reaches hpshm_segment_destroy(), and its huge pages stay
  * taken from the pool until someone removes the object.  The library finds them through
  * each provider's scan() and the header at their tail (hpshm_objects_list()), looking only
- * in hpshm's own namespace (hpshm.* names, hpshm's SysV key range), so `gc` cannot touch
- * anything outside it.  An object there without a header (creator pid 0) is what a create
- * killed before writing the header left behind, and is removed like any dead segment.
- *
- * Alive means a process still holds the segment (a shared flock on a file, shm_nattch on a
- * SysV segment) or its creator still runs; dead means both say no.  `gc` removes dead
- * objects only, and hpshm_object_remove() checks liveness again just before removing, so a
- * segment that came back to life (re-attached, or its name recycled) between the listing
- * and the removal is kept.  The list is taken first and acted on after, so removals never
- * run inside a provider's scan.
+ * in hpshm's own namespace (hpshm.* names, hpshm's SysV key ranges), so `gc` cannot touch
+ * anything outside it.  Anyone can put things there, though, so each object comes
+ * classified (hpshm_object_state):
+ *   - alive: hpshm's, and a process holds it (a shared flock on a file, shm_nattch on a
+ *     SysV segment) or its creator still runs;
+ *   - dead: hpshm's -- its header, or the mark its provider gives an object from the moment
+ *     it exists -- and nobody holds it: `gc` removes it;
+ *   - debris: nobody holds it, but nothing proves it is hpshm's (no header, no mark: a create
+ *     killed early by an older hpshm, or another program's object): only `gc --force`;
+ *   - foreign: not hpshm's (a FIFO, a symbolic link, another program's SysV segment, a
+ *     header that is not hpshm's): listed so a person sees it, never removed.
+ * hpshm_object_remove_flags() looks again just before removing, so a segment that came back
+ * to life (re-attached, or its name recycled) between the listing and the removal is kept.
+ * The list is taken first and acted on after, so removals never run inside a provider's
+ * scan.
  *
  * `gc` exits 1 only if the removal of a dead object failed (or a provider could not be
- * listed): live objects kept are the normal case, not a failure.
+ * listed): objects kept are the normal case, not a failure.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,6 +93,21 @@ static char *ls_time(uint64_t t, char *buf, size_t len)
 	return buf;
 }
 
+static const char *const ls_states[] = {
+	[HPSHM_OBJECT_ALIVE] = "alive",
+	[HPSHM_OBJECT_DEAD] = "dead",
+	[HPSHM_OBJECT_DEBRIS] = "debris",
+	[HPSHM_OBJECT_FOREIGN] = "foreign",
+};
+
+/* The word for an object's state. */
+static const char *ls_state(const hpshm_object *o)
+{
+	if (o->state < 0 || (size_t)o->state >= sizeof(ls_states) / sizeof(ls_states[0]))
+		return "unknown";
+	return ls_states[o->state];
+}
+
 /* The members `ls --json` and `gc --json` share for one object. */
 static void ls_json_members(struct json *j, const hpshm_object *o)
 {
@@ -101,7 +121,9 @@ static void ls_json_members(struct json *j, const hpshm_object *o)
 	json_kv_int(j, "creator_pid", o->creator_pid);
 	json_kv_uint(j, "created_unix", o->created_unix);
 	json_kv_string(j, "created", ls_time(o->created_unix, t, sizeof(t)));
-	json_kv_bool(j, "alive", o->alive);
+	json_kv_bool(j, "alive", o->alive == 1);
+	json_kv_string(j, "state", ls_state(o));
+	json_kv_string(j, "note", o->note);
 }
 
 static void ls_text_header(void)
@@ -110,13 +132,17 @@ static void ls_text_header(void)
 	       "CREATED", "STATE");
 }
 
-static void ls_text_row(const hpshm_object *o, const char *state)
+static void ls_text_row(const hpshm_object *o)
 {
 	char s[32], p[32], t[32];
 
-	printf("%-14s %-28s %-20s %10s %6s %8lld %-19s %s\n", o->provider, o->id, o->name[0] ? o->name : "-",
-	       hpshm_size_format(o->size, s, sizeof(s)), hpshm_size_format(o->page_size, p, sizeof(p)),
-	       o->creator_pid, ls_time(o->created_unix, t, sizeof(t)), state);
+	printf("%-14s %-28s %-20s %10s %6s %8lld %-19s %s", o->provider, o->id, o->name[0] ? o->name : "-",
+	       hpshm_size_format(o->size, s, sizeof(s)), o->page_size ? hpshm_size_format(o->page_size, p, sizeof(p)) : "-",
+	       o->creator_pid, ls_time(o->created_unix, t, sizeof(t)), ls_state(o));
+	/* Plain alive and dead segments need no explanation; the other states do. */
+	if (o->state == HPSHM_OBJECT_DEBRIS || o->state == HPSHM_OBJECT_FOREIGN || o->creator_pid == 0)
+		printf(" (%s)", o->note);
+	printf("\n");
 }
 
 int cmd_ls(int argc, char **argv)
@@ -159,7 +185,7 @@ int cmd_ls(int argc, char **argv)
 	} else {
 		ls_text_header();
 		for (size_t i = 0; i < l.n; i++)
-			ls_text_row(&l.v[i], l.v[i].alive ? "alive" : "dead");
+			ls_text_row(&l.v[i]);
 	}
 	free(l.v);
 	return rc;
@@ -167,9 +193,11 @@ int cmd_ls(int argc, char **argv)
 
 /* What gc did with one object. */
 enum gc_verdict {
-	GC_REMOVED,      /* dead, removed */
-	GC_WOULD_REMOVE, /* dead, --dry-run */
+	GC_REMOVED,      /* dead (or debris under --force), removed */
+	GC_WOULD_REMOVE, /* the same, --dry-run */
 	GC_KEPT_ALIVE,   /* alive when listed or when re-checked: never removed */
+	GC_KEPT_DEBRIS,  /* nothing proves it is hpshm's: only --force removes it */
+	GC_KEPT_FOREIGN, /* not hpshm's: never removed */
 	GC_GONE,         /* dead, but someone removed it before us */
 	GC_FAILED        /* dead, and the removal failed */
 };
@@ -178,36 +206,41 @@ static const char *const gc_words[] = {
 	[GC_REMOVED] = "removed",
 	[GC_WOULD_REMOVE] = "would remove",
 	[GC_KEPT_ALIVE] = "kept",
+	[GC_KEPT_DEBRIS] = "kept",
+	[GC_KEPT_FOREIGN] = "kept",
 	[GC_GONE] = "gone",
 	[GC_FAILED] = "failed",
 };
 
-static enum gc_verdict gc_one(const hpshm_object *o, int dry_run, char *why, size_t len)
+static enum gc_verdict gc_one(const hpshm_object *o, int dry_run, int force, char *why, size_t len)
 {
 	hpshm_error err;
 	int rc;
 
-	if (o->alive) {
-		if (o->creator_pid == 0)
-			snprintf(why, len, "alive: no hpshm header yet, and a process holds it or its creator runs");
-		else
-			snprintf(why, len, "alive: a process holds it, or its creator (pid %lld) runs", o->creator_pid);
+	switch (o->state) {
+	case HPSHM_OBJECT_ALIVE:
+		snprintf(why, len, "alive: %s", o->note);
 		return GC_KEPT_ALIVE;
+	case HPSHM_OBJECT_FOREIGN:
+		snprintf(why, len, "foreign, never removed: %s", o->note);
+		return GC_KEPT_FOREIGN;
+	case HPSHM_OBJECT_DEBRIS:
+		if (!force) {
+			snprintf(why, len, "debris: %s (--force removes it)", o->note);
+			return GC_KEPT_DEBRIS;
+		}
+		break;
+	default:
+		break;
 	}
 	if (dry_run) {
-		if (o->creator_pid == 0)
-			snprintf(why, len, "dead: no hpshm header (a create was killed before writing it) and no process holds it");
-		else
-			snprintf(why, len, "dead: no process holds it and its creator (pid %lld) is gone", o->creator_pid);
+		snprintf(why, len, "%s: %s", ls_state(o), o->note);
 		return GC_WOULD_REMOVE;
 	}
 	memset(&err, 0, sizeof(err));
-	rc = hpshm_object_remove(o, &err);
+	rc = hpshm_object_remove_flags(o, force ? HPSHM_REMOVE_FORCE : 0, &err);
 	if (rc == 0) {
-		if (o->creator_pid == 0)
-			snprintf(why, len, "dead: no hpshm header (a create was killed before writing it) and no process held it");
-		else
-			snprintf(why, len, "dead: no process held it and its creator (pid %lld) was gone", o->creator_pid);
+		snprintf(why, len, "%s: %s", ls_state(o), o->note);
 		return GC_REMOVED;
 	}
 	snprintf(why, len, "%s%s%s", err.message[0] ? err.message : hpshm_strerror(rc), err.hint[0] ? "; hint: " : "",
@@ -215,7 +248,7 @@ static enum gc_verdict gc_one(const hpshm_object *o, int dry_run, char *why, siz
 	if (rc == HPSHM_EEXIST)
 		return GC_KEPT_ALIVE; /* came back to life since the listing */
 	if (rc == HPSHM_EINVAL)
-		return GC_GONE;       /* vanished or no longer ours: nothing left to remove */
+		return GC_GONE;       /* vanished or no longer the one listed: nothing of it left to remove */
 	return GC_FAILED;
 }
 
@@ -223,7 +256,7 @@ int cmd_gc(int argc, char **argv)
 {
 	struct ls_list l;
 	struct json j;
-	int json = 0, dry_run = 0, rc, failed = 0;
+	int json = 0, dry_run = 0, force = 0, rc, failed = 0;
 	unsigned counts[GC_FAILED + 1] = { 0 };
 
 	for (int i = 1; i < argc; i++) {
@@ -237,6 +270,10 @@ int cmd_gc(int argc, char **argv)
 			if (r < 0)
 				return TOOL_EXIT_USAGE;
 			dry_run = 1;
+		} else if ((r = tool_opt_flag("gc", argv[i], "--force")) != 0) {
+			if (r < 0)
+				return TOOL_EXIT_USAGE;
+			force = 1;
 		} else {
 			return tool_usage_error("gc", "unexpected argument '%s'", argv[i]);
 		}
@@ -246,12 +283,13 @@ int cmd_gc(int argc, char **argv)
 		json_begin(&j, stdout, 1);
 		json_object_open(&j);
 		json_kv_bool(&j, "dry_run", dry_run);
+		json_kv_bool(&j, "force", force);
 		json_key(&j, "objects");
 		json_array_open(&j);
 	}
 	for (size_t i = 0; i < l.n; i++) {
 		char why[HPSHM_MESSAGE_MAX + HPSHM_TEXT_MAX + 16];
-		enum gc_verdict v = gc_one(&l.v[i], dry_run, why, sizeof(why));
+		enum gc_verdict v = gc_one(&l.v[i], dry_run, force, why, sizeof(why));
 
 		counts[v]++;
 		if (v == GC_FAILED)
@@ -272,6 +310,8 @@ int cmd_gc(int argc, char **argv)
 		json_kv_uint(&j, "removed", counts[GC_REMOVED]);
 		json_kv_uint(&j, "would_remove", counts[GC_WOULD_REMOVE]);
 		json_kv_uint(&j, "kept", counts[GC_KEPT_ALIVE]);
+		json_kv_uint(&j, "kept_debris", counts[GC_KEPT_DEBRIS]);
+		json_kv_uint(&j, "kept_foreign", counts[GC_KEPT_FOREIGN]);
 		json_kv_uint(&j, "gone", counts[GC_GONE]);
 		json_kv_uint(&j, "failed", counts[GC_FAILED]);
 		json_kv_bool(&j, "ok", rc == 0 && !failed);
@@ -279,10 +319,13 @@ int cmd_gc(int argc, char **argv)
 		if (json_end(&j) < 0)
 			rc = tool_fail("gc", "internal error writing JSON");
 	} else if (dry_run) {
-		printf("%u would be removed, %u kept (alive)\n", counts[GC_WOULD_REMOVE], counts[GC_KEPT_ALIVE]);
+		printf("%u would be removed, %u kept (alive), %u kept (debris: --force removes it), %u kept (foreign)\n",
+		       counts[GC_WOULD_REMOVE], counts[GC_KEPT_ALIVE], counts[GC_KEPT_DEBRIS], counts[GC_KEPT_FOREIGN]);
 	} else {
-		printf("%u removed, %u kept (alive), %u already gone, %u failed\n", counts[GC_REMOVED],
-		       counts[GC_KEPT_ALIVE], counts[GC_GONE], counts[GC_FAILED]);
+		printf("%u removed, %u kept (alive), %u kept (debris: --force removes it), %u kept (foreign), "
+		       "%u already gone, %u failed\n",
+		       counts[GC_REMOVED], counts[GC_KEPT_ALIVE], counts[GC_KEPT_DEBRIS], counts[GC_KEPT_FOREIGN],
+		       counts[GC_GONE], counts[GC_FAILED]);
 	}
 	free(l.v);
 	if (failed && rc == 0)

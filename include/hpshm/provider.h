@@ -98,14 +98,30 @@ struct hpshm_header {
 	char     name[128];                /**< segment name, or empty (NUL-terminated) */
 };
 
+/**
+ * @name What says whose an object is (hpshm_found.has_header)
+ * Only an object that proves it is hpshm's is removed by default: one with hpshm's header, or
+ * one that carries the mark a provider gives its objects from the moment they exist.  One with
+ * neither is removed only when the caller forces it; a foreign one never.
+ * @{
+ */
+#define HPSHM_FOUND_HEADER          1    /**< hpshm's header is at its tail */
+#define HPSHM_FOUND_MARKED          2    /**< no header yet, but the provider's creation mark: a create killed early */
+#define HPSHM_FOUND_BARE            0    /**< no header and no mark (tail all zeros): removed only by force */
+#define HPSHM_FOUND_FOREIGN_TYPE    (-1) /**< not a regular file (a FIFO, socket, device or directory) */
+#define HPSHM_FOUND_FOREIGN_LINK    (-2) /**< a symbolic link, which is never followed */
+#define HPSHM_FOUND_FOREIGN_BACKING (-3) /**< memory or size hpshm never uses (not hugetlb, odd length) */
+#define HPSHM_FOUND_FOREIGN_HEADER  (-4) /**< its tail holds data that is not hpshm's header */
+/** @} */
+
 /** A named object a provider found on the machine (scan()). */
 struct hpshm_found {
 	char   id[HPSHM_PATH_MAX];  /**< what remove() needs: a path, or "shm=<id>" */
 	char   name[128];           /**< the segment's name */
 	size_t size;                /**< the object's size in bytes */
 	int    alive;               /**< 1 if some process still maps it, 0 if none does, -1 unknown */
-	int    has_header;          /**< 1 if header was read and is hpshm's */
-	struct hpshm_header header; /**< the header, when has_header */
+	int    has_header;          /**< HPSHM_FOUND_*: 1 hpshm's header, 2 its mark, 0 neither, < 0 foreign */
+	struct hpshm_header header; /**< the header, when has_header is HPSHM_FOUND_HEADER */
 };
 
 /** Called by scan() for each object; return non-zero to stop. */
@@ -172,15 +188,18 @@ struct hpshm_provider {
 	/**
 	 * Call fn for each named object of this provider on the machine, with its liveness and
 	 * header.  Only objects in hpshm's own namespace (hpshm.* names, hpshm's SysV key range),
-	 * including those without a header: a creator killed before writing it leaves such
-	 * debris, which gc must be able to remove.  NULL if the provider has no named objects.
+	 * including those without a header (a creator killed before writing it leaves such
+	 * debris) and foreign ones found there, each with has_header saying which it is.  Never
+	 * blocks on what it finds (a FIFO), never follows a symbolic link.  NULL if the provider
+	 * has no named objects.
 	 * @return 0 or a negative HPSHM_E* code
 	 */
 	int (*scan)(hpshm_found_fn fn, void *user);
 
 	/**
-	 * Remove a named object scan() found.  The core calls it only for dead objects, and the
-	 * provider re-checks liveness itself, so a live one is never removed.
+	 * Remove a named object scan() found.  The core calls it only for dead objects that are
+	 * hpshm's (HPSHM_FOUND_BARE ones only when the caller forces it), and the provider
+	 * re-checks liveness and has_header itself, so a live or foreign one is never removed.
 	 * @return 0, HPSHM_EEXIST if it turned out to be alive, or another negative code
 	 */
 	int (*remove)(const struct hpshm_found *f, hpshm_error *err);

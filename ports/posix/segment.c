@@ -21,16 +21,27 @@
  * hugepage files the same way).  The creator and every process that attaches by name hold
  * flock(LOCK_SH) on their descriptor while they map the object; a child that inherited the
  * creator's descriptor shares the creator's open file and so its lock.  An object on which
- * LOCK_EX | LOCK_NB succeeds is mapped by nobody: dead.  So:
- *   - create() of a name that exists takes LOCK_EX | LOCK_NB on the old object; dead, it is
- *     unlinked (which frees its pages) and creation retried; alive, the error names the
- *     creator from the header at the object's tail.  Whether a dead object has a header
- *     does not matter: one without is what a creator killed before the core wrote it left;
- *   - scan() reports every object of the namespace, with or without a header, and remove()
- *     unlinks any dead one: the lock, not the header, says whether it is in use;
- *   - a new object is unlocked for a moment between open(O_EXCL) and flock(), when another
- *     creator may take it for dead and unlink it.  So after locking, the creator checks that
+ * LOCK_EX | LOCK_NB succeeds is mapped by nobody: dead.  The lock says whether an object is
+ * in use; only the header at its tail says whether it is hpshm's to remove, since anyone can
+ * put a file, a FIFO or a symbolic link under an hpshm.* name.  So:
+ *   - every open of an existing object is O_NONBLOCK (a FIFO would block it forever) and
+ *     O_NOFOLLOW (a link is never followed), and anything but a regular file is refused;
+ *   - a new object gets its name only once it is locked and carries hpshm's header: it is
+ *     made unnamed (O_TMPFILE), sized, mapped, given a provisional header (the creator, the
+ *     name; the core writes the real one right after) and only then linked under its name
+ *     (linkat(), which fails with EEXIST rather than replace anything).  A creator killed at
+ *     any moment leaves either nothing or an object that proves it is hpshm's.  Where
+ *     O_TMPFILE does not work (another OS, an old kernel) the object is made under its name
+ *     with O_EXCL, and is unlocked for a moment between open() and flock(), when another
+ *     creator may take it for dead and unlink it: after locking, that creator checks that
  *     the name still refers to its object (same inode) and starts again if not;
+ *   - create() of a name that exists looks at the old object first, before anything is
+ *     reserved: alive, the error names the creator from its header; dead with hpshm's
+ *     header, it is unlinked (which frees its pages) and creation goes on; anything else (a
+ *     FIFO, a link, a file without hpshm's header, one this user may not remove) is left
+ *     alone and named in the error, with what to do;
+ *   - scan() reports every object of the namespace, each with what it is (HPSHM_FOUND_*),
+ *     and remove() unlinks a dead one only if it is still what scan() reported;
  *   - remove() unlinks only while holding LOCK_EX, and destroy() unlinks before closing, so a
  *     name is never unlinked by someone who does not hold its object's lock.
  * Locks are taken with LOCK_NB and a short retry: a checker holds LOCK_EX for microseconds,
@@ -39,14 +50,19 @@
  * Capabilities and re-attach: those of the backends; identifiers are "fd=<n>" (an inherited
  * descriptor) and "path=<name>" (a named object), parsed and written here.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "hpshm/provider.h"
 #include "port.h"
@@ -219,14 +235,66 @@ int hpshm__header_accept(struct hpshm_header *h)
 	return 1;
 }
 
-int hpshm__header_pread(int fd, off_t size, struct hpshm_header *h)
+/* Is every byte of p[0, len) zero? */
+static int segment_zero(const unsigned char *p, size_t len)
 {
+	for (size_t i = 0; i < len; i++)
+		if (p[i] != 0)
+			return 0;
+	return 1;
+}
+
+int hpshm__header_class(const void *region, size_t len, const char *provider, struct hpshm_header *h)
+{
+	const unsigned char *magic;
+
 	memset(h, 0, sizeof(*h));
-	/* pread(), not a mapping: hugetlbfs files can be read (never written), and a look maps nothing. */
-	if (size < HPSHM_HEADER_REGION ||
-	    hpshm__sys.pread(fd, h, sizeof(*h), size - HPSHM_HEADER_REGION) != (ssize_t)sizeof(*h))
-		return 0;
-	return hpshm__header_accept(h);
+	if (segment_zero(region, len))
+		return HPSHM_FOUND_BARE;
+	if (len < sizeof(*h))
+		return HPSHM_FOUND_FOREIGN_HEADER;
+	memcpy(h, region, sizeof(*h));
+	if (hpshm__header_accept(h))
+		return HPSHM_FOUND_HEADER;
+	/*
+	 * A writer puts the magic last (hpshm__header_provisional(), the core's header), so a
+	 * process killed in the middle leaves every other field written and the magic zero or
+	 * partly there: hpshm's, torn.  A header of this provider in all but the magic is that.
+	 */
+	magic = (const unsigned char *)h->magic;
+	for (size_t i = 0; i < sizeof(h->magic); i++)
+		if (magic[i] != 0 && magic[i] != (unsigned char)HPSHM_HEADER_MAGIC[i])
+			provider = NULL;
+	if (provider && h->version != 0 && h->header_size != 0 &&
+	    strncmp(h->provider, provider, sizeof(h->provider)) == 0) {
+		memset(h, 0, sizeof(*h));
+		return HPSHM_FOUND_MARKED;
+	}
+	memset(h, 0, sizeof(*h));
+	return HPSHM_FOUND_FOREIGN_HEADER;
+}
+
+void hpshm__header_provisional(void *tail, const char *provider, const struct hpshm_request *rq)
+{
+	struct hpshm_header h, *dst = tail;
+
+	memset(&h, 0, sizeof(h));
+	h.version = HPSHM_HEADER_VERSION;
+	h.header_size = (uint32_t)sizeof(h);
+	h.usable_size = rq->size - HPSHM_HEADER_REGION;
+	h.page_size = rq->page_size;
+	h.nonce = 0; /* no token names a segment before the core writes its own header */
+	h.creator_pid = hpshm__getpid();
+	h.creator_start = hpshm__process_start(h.creator_pid);
+	h.created_unix = (uint64_t)time(NULL);
+	if (hpshm__boot_id(h.boot_id, sizeof(h.boot_id)) < 0)
+		h.boot_id[0] = '\0';
+	snprintf(h.provider, sizeof(h.provider), "%s", provider);
+	snprintf(h.name, sizeof(h.name), "%s", rq->name ? rq->name : "");
+	/* Magic last, as the core does: a reader that sees it sees a whole header. */
+	*dst = h;
+	atomic_thread_fence(memory_order_release);
+	memcpy(dst->magic, HPSHM_HEADER_MAGIC, sizeof(dst->magic));
 }
 
 /* ---- named objects ---- */
@@ -237,11 +305,83 @@ static const char *named_open_call(const struct hpshm__names *ns)
 	return ns->shm_names ? "shm_open" : "open";
 }
 
-int hpshm__named_open(const struct hpshm__names *ns, const char *path, int flags)
+/* The file of path: path itself, or a shm name's file where there is one (else path, for messages). */
+static const char *named_where_text(const struct hpshm__names *ns, const char *path, char *buf, size_t len)
 {
+	if (!ns->shm_names || !ns->shm_dir)
+		return path;
+	snprintf(buf, len, "%s%s", ns->shm_dir, path);
+	return buf;
+}
+
+/* A file type in words, for messages about what sits where a segment should. */
+static const char *named_type_word(mode_t type)
+{
+	switch (type & S_IFMT) {
+	case S_IFIFO:
+		return "a FIFO";
+	case S_IFSOCK:
+		return "a socket";
+	case S_IFCHR:
+		return "a character device";
+	case S_IFBLK:
+		return "a block device";
+	case S_IFDIR:
+		return "a directory";
+	case S_IFLNK:
+		return "a symbolic link";
+	default:
+		return "not a regular file";
+	}
+}
+
+int hpshm__named_open(const struct hpshm__names *ns, const char *path, int flags, mode_t *type)
+{
+	char where[HPSHM_PATH_MAX + 32];
+	struct stat st;
+	int fd, fl;
+
+	/*
+	 * Where the object is a file we can name, what it is is asked first, without opening it:
+	 * an open() of a device runs its driver.  The checks after the open() still decide, since
+	 * the name may be replaced in between.
+	 */
+	if ((!ns->shm_names || ns->shm_dir) && lstat(named_where_text(ns, path, where, sizeof(where)), &st) == 0 &&
+	    !S_ISREG(st.st_mode)) {
+		if (type)
+			*type = st.st_mode & S_IFMT;
+		errno = S_ISLNK(st.st_mode) ? ELOOP : ENXIO;
+		return -1;
+	}
+	/*
+	 * O_NONBLOCK: an open() of a FIFO waits for a writer, and anyone may put one under an
+	 * hpshm.* name.  O_NOFOLLOW: a symbolic link is never followed (shm_open() adds it too).
+	 */
 	if (ns->shm_names)
-		return hpshm__sys.shm_open(path, flags, 0);
-	return hpshm__sys.open(path, flags | O_CLOEXEC | O_NOFOLLOW, 0);
+		fd = hpshm__sys.shm_open(path, flags | O_NONBLOCK | O_NOFOLLOW, 0);
+	else
+		fd = hpshm__sys.open(path, flags | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (hpshm__sys.fstat(fd, &st) < 0) {
+		int saved = errno; /* close() below may clobber it */
+
+		(void)hpshm__sys.close(fd);
+		errno = saved;
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		if (type)
+			*type = st.st_mode & S_IFMT;
+		(void)hpshm__sys.close(fd);
+		errno = ENXIO; /* what open() itself says of a FIFO or socket it cannot use */
+		return -1;
+	}
+	/* On a regular file O_NONBLOCK changes nothing, but a descriptor we keep gets none. */
+	fl = hpshm__sys.fcntl(fd, F_GETFL, 0);
+	if (fl >= 0)
+		(void)hpshm__sys.fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	return fd;
 }
 
 int hpshm__named_unlink(const struct hpshm__names *ns, const char *path)
@@ -283,7 +423,7 @@ static int named_same(const struct hpshm__names *ns, int fd, const char *path)
 	struct stat a, b;
 	int fd2, same;
 
-	fd2 = hpshm__named_open(ns, path, O_RDONLY);
+	fd2 = hpshm__named_open(ns, path, O_RDONLY, NULL);
 	if (fd2 < 0)
 		return 0;
 	same = hpshm__sys.fstat(fd, &a) == 0 && hpshm__sys.fstat(fd2, &b) == 0 && a.st_dev == b.st_dev &&
@@ -303,22 +443,102 @@ static int named_alive(int fd)
 }
 
 /*
- * create() found path taken.  Dead (nobody holds LOCK_SH): unlink it, freeing its pages, and
- * return 0 so the caller tries again.  Alive: HPSHM_EEXIST naming the creator from the header.
+ * Whose is the regular file open on fd (st its fstat())?  An HPSHM_FOUND_* code, with h
+ * filled for HPSHM_FOUND_HEADER.  hpshm makes files of a whole number of pages (the fs block
+ * size on hugetlbfs, the base page elsewhere) with the header in the last HPSHM_HEADER_REGION
+ * bytes; an empty one is what a create killed between open() and ftruncate() left where the
+ * file could not be made unnamed first.
+ */
+static int named_class(const struct hpshm__names *ns, int fd, const struct stat *st, struct hpshm_header *h)
+{
+	unsigned char region[HPSHM_HEADER_REGION];
+
+	memset(h, 0, sizeof(*h));
+	if (!hpshm__named_fs_ok(ns, fd, 0))
+		return HPSHM_FOUND_FOREIGN_BACKING;
+	if (st->st_size == 0)
+		return HPSHM_FOUND_BARE;
+	if (st->st_size < HPSHM_HEADER_REGION || (size_t)st->st_size % hpshm__base_page_size() != 0)
+		return HPSHM_FOUND_FOREIGN_BACKING;
+	/* pread(), not a mapping: hugetlbfs files can be read (never written), and a look maps nothing. */
+	if (hpshm__sys.pread(fd, region, sizeof(region), st->st_size - HPSHM_HEADER_REGION) != (ssize_t)sizeof(region))
+		return HPSHM_FOUND_FOREIGN_HEADER; /* cannot tell: never taken for ours */
+	return hpshm__header_class(region, sizeof(region), ns->provider, h);
+}
+
+/* "uid 1000 (alice)" for messages about whose an object is. */
+static char *named_owner(uid_t uid, char *buf, size_t len)
+{
+	struct passwd pw, *res = NULL;
+	char pwbuf[1024];
+
+	if (getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res)
+		snprintf(buf, len, "uid %lu (%s)", (unsigned long)uid, res->pw_name);
+	else
+		snprintf(buf, len, "uid %lu", (unsigned long)uid);
+	return buf;
+}
+
+/*
+ * Whose is path, which this user cannot open?  Asked of the file where there is one (stat()
+ * needs no permission on the file itself).  0 with "uid N (name)" in buf, or -1.
+ */
+static int named_owner_of(const struct hpshm__names *ns, const char *path, char *buf, size_t len)
+{
+	char where[HPSHM_PATH_MAX + 32];
+	struct stat st;
+
+	if (ns->shm_names && !ns->shm_dir)
+		return -1;
+	if (lstat(named_where_text(ns, path, where, sizeof(where)), &st) < 0)
+		return -1;
+	named_owner(st.st_uid, buf, len);
+	return 0;
+}
+
+/* Something that is not hpshm's sits at path, which create() needs: HPSHM_EEXIST saying what. */
+static int named_foreign_error(const struct hpshm__names *ns, const struct hpshm_request *rq, const char *path,
+			       int sys_errno, const char *what, hpshm_error *err)
+{
+	char where[HPSHM_PATH_MAX + 32];
+
+	return hpshm_error_set(err, HPSHM_EEXIST, sys_errno, named_open_call(ns),
+			       "choose another name=, or remove that object yourself if nothing needs it: hpshm never does",
+			       "segment %s cannot be created: %s is %s, not an hpshm segment", rq->name,
+			       named_where_text(ns, path, where, sizeof(where)), what);
+}
+
+/*
+ * create() needs path.  Nothing there, or a dead hpshm segment (which is unlinked, freeing
+ * its pages): 0, and the caller goes on.  A live segment: HPSHM_EEXIST naming its creator.
+ * Anything else -- a FIFO, a symbolic link, a file without hpshm's header -- is left alone
+ * and named in an HPSHM_EEXIST.
  */
 static int named_recycle(const struct hpshm__names *ns, const struct hpshm_request *rq, const char *path,
 			 hpshm_error *err)
 {
 	struct hpshm_header h;
 	struct stat st;
-	char owner[96], hint[HPSHM_TEXT_MAX];
-	int fd, saved;
+	char owner[96], hint[HPSHM_TEXT_MAX], where[HPSHM_PATH_MAX + 32];
+	mode_t type = 0;
+	int fd, saved, cls;
 
-	fd = hpshm__named_open(ns, path, O_RDONLY);
+	fd = hpshm__named_open(ns, path, O_RDONLY, &type);
 	if (fd < 0) {
 		saved = errno;
 		if (saved == ENOENT)
-			return 0; /* removed meanwhile: try again */
+			return 0; /* nothing there, or removed meanwhile */
+		if (saved == ELOOP)
+			return named_foreign_error(ns, rq, path, saved, "a symbolic link", err);
+		if (saved == ENXIO)
+			return named_foreign_error(ns, rq, path, 0, named_type_word(type), err);
+		if (named_owner_of(ns, path, owner, sizeof(owner)) == 0) {
+			snprintf(hint, sizeof(hint), "choose another name=, or ask %s (or root) to remove it if it is dead",
+				 owner);
+			return hpshm_error_set(err, HPSHM_EEXIST, saved, named_open_call(ns), hint,
+					       "segment %s cannot be created: %s belongs to %s and this user cannot open it",
+					       rq->name, named_where_text(ns, path, where, sizeof(where)), owner);
+		}
 		snprintf(hint, sizeof(hint), "choose another name= or ask %s to remove it", ns->owner);
 		return hpshm_error_set(err, HPSHM_EEXIST, saved, named_open_call(ns), hint,
 				       "segment %s already exists and this user cannot open it", path);
@@ -328,58 +548,172 @@ static int named_recycle(const struct hpshm__names *ns, const struct hpshm_reque
 		return hpshm_error_set(err, HPSHM_EEXIST, EEXIST, named_open_call(ns), "choose another name=",
 				       "%s exists and is not a %s file", path, ns->fs_name);
 	}
-	if (hpshm__sys.flock(fd, LOCK_EX | LOCK_NB) == 0) {
-		/* Dead: nobody maps it.  Unlink under the lock, and only if the name is still this object. */
-		if (named_same(ns, fd, path))
-			(void)hpshm__named_unlink(ns, path);
+	if (hpshm__sys.fstat(fd, &st) < 0) {
+		saved = errno;
 		(void)hpshm__sys.close(fd);
-		return 0;
+		return hpshm_error_set(err, HPSHM_ESYS, saved, "fstat", NULL, "could not inspect %s", path);
 	}
-	saved = errno;
-	if (saved != EWOULDBLOCK) {
+	if (hpshm__sys.flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		saved = errno;
+		if (saved != EWOULDBLOCK) {
+			(void)hpshm__sys.close(fd);
+			return hpshm_error_set(err, HPSHM_ESYS, saved, "flock", NULL,
+					       "could not tell whether segment %s is in use", path);
+		}
+		if (named_class(ns, fd, &st, &h) == HPSHM_FOUND_HEADER)
+			snprintf(owner, sizeof(owner), "created by pid %lld per its header", (long long)h.creator_pid);
+		else
+			snprintf(owner, sizeof(owner), "no hpshm header yet: it is being created");
 		(void)hpshm__sys.close(fd);
-		return hpshm_error_set(err, HPSHM_ESYS, saved, "flock", NULL,
-				       "could not tell whether segment %s is in use", path);
+		return hpshm_error_set(err, HPSHM_EEXIST, EEXIST, named_open_call(ns),
+				       "choose another name= or stop the process using it", "segment %s is in use (%s)",
+				       rq->name, owner);
 	}
-	if (hpshm__sys.fstat(fd, &st) == 0 && hpshm__header_pread(fd, st.st_size, &h))
-		snprintf(owner, sizeof(owner), "created by pid %lld per its header", (long long)h.creator_pid);
-	else
-		snprintf(owner, sizeof(owner), "no hpshm header yet: it is being created");
+	/* Dead: nobody maps it.  Ours to remove only if it proves it is hpshm's. */
+	cls = named_class(ns, fd, &st, &h);
+	if (cls < 0 || cls == HPSHM_FOUND_BARE) {
+		(void)hpshm__sys.close(fd);
+		if (cls == HPSHM_FOUND_BARE)
+			return hpshm_error_set(err, HPSHM_EEXIST, EEXIST, named_open_call(ns),
+					       "if it is hpshm's, `hpshm gc --force` removes it; else choose another name=",
+					       "segment %s cannot be created: %s exists without an hpshm header and nobody "
+					       "holds it (a create killed early, or another program's file)", rq->name,
+					       named_where_text(ns, path, where, sizeof(where)));
+		return named_foreign_error(ns, rq, path, 0,
+					   cls == HPSHM_FOUND_FOREIGN_HEADER ? "a file whose tail is not hpshm's header"
+									    : "a file of a size hpshm never makes",
+					   err);
+	}
+	/* Unlinked under the lock, and only if the name is still this object. */
+	if (named_same(ns, fd, path) && hpshm__named_unlink(ns, path) < 0 && errno != ENOENT) {
+		saved = errno;
+		(void)hpshm__sys.close(fd);
+		named_owner(st.st_uid, owner, sizeof(owner));
+		if (saved == EPERM || saved == EACCES) {
+			snprintf(hint, sizeof(hint), "run `hpshm gc` as %s or as root, or choose another name=", owner);
+			return hpshm_error_set(err, HPSHM_EEXIST, saved, ns->shm_names ? "shm_unlink" : "unlink", hint,
+					       "segment %s cannot be created: %s is a dead segment of %s, which this "
+					       "user may not remove", rq->name, named_where_text(ns, path, where, sizeof(where)),
+					       owner);
+		}
+		return hpshm_error_set(err, HPSHM_ESYS, saved, ns->shm_names ? "shm_unlink" : "unlink", NULL,
+				       "could not remove the dead segment %s", path);
+	}
 	(void)hpshm__sys.close(fd);
-	return hpshm_error_set(err, HPSHM_EEXIST, EEXIST, named_open_call(ns),
-			       "choose another name= or stop the process using it", "segment %s is in use (%s)", rq->name,
-			       owner);
+	return 0;
+}
+
+/*
+ * Where an object with path is made unnamed (O_TMPFILE), and the path linkat() gives it:
+ * a file's own directory; for shm names, ns->shm_dir.  0, or -1 where that cannot be done.
+ */
+static int named_where(const struct hpshm__names *ns, const char *path, char *dir, size_t dlen, char *full,
+		       size_t flen)
+{
+	const char *slash;
+	int n;
+
+	if (ns->shm_names) {
+		if (!ns->shm_dir)
+			return -1;
+		n = snprintf(dir, dlen, "%s", ns->shm_dir);
+		if (n < 0 || (size_t)n >= dlen)
+			return -1;
+		n = snprintf(full, flen, "%s%s", ns->shm_dir, path);
+		return n < 0 || (size_t)n >= flen ? -1 : 0;
+	}
+	slash = strrchr(path, '/');
+	if (!slash || slash == path || (size_t)(slash - path) >= dlen)
+		return -1;
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = '\0';
+	n = snprintf(full, flen, "%s", path);
+	return n < 0 || (size_t)n >= flen ? -1 : 0;
+}
+
+/* An unnamed file in the directory of path, where the OS and file system can: fd, or -1. */
+static int named_tmpfile(const struct hpshm__names *ns, const char *path, unsigned mode)
+{
+#ifdef O_TMPFILE
+	char dir[HPSHM_PATH_MAX], full[HPSHM_PATH_MAX];
+
+	if (named_where(ns, path, dir, sizeof(dir), full, sizeof(full)) < 0)
+		return -1;
+	/* EISDIR before Linux 3.11, EOPNOTSUPP on a file system without it: the caller falls back. */
+	return hpshm__sys.open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, (mode_t)mode);
+#else
+	(void)ns;
+	(void)path;
+	(void)mode;
+	return -1;
+#endif
+}
+
+/* Give the unnamed file fd the name path: 0, or -1 with errno (EEXIST: the name is taken). */
+static int named_link(const struct hpshm__names *ns, int fd, const char *path)
+{
+	char dir[HPSHM_PATH_MAX], full[HPSHM_PATH_MAX], self[64];
+
+	if (named_where(ns, path, dir, sizeof(dir), full, sizeof(full)) < 0) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+#ifdef AT_EMPTY_PATH
+	/* Needs CAP_DAC_READ_SEARCH (ENOENT without it); /proc/self/fd below needs none. */
+	if (hpshm__sys.linkat(fd, "", AT_FDCWD, full, AT_EMPTY_PATH) == 0)
+		return 0;
+	if (errno == EEXIST)
+		return -1;
+#endif
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	return hpshm__sys.linkat(AT_FDCWD, self, AT_FDCWD, full, AT_SYMLINK_FOLLOW);
 }
 
 int hpshm__named_create(const struct hpshm__names *ns, const struct hpshm_request *rq, const char *path,
-			unsigned mode, hpshm_error *err)
+			unsigned mode, int *linked, hpshm_error *err)
 {
 	int fd, saved, rc, tries;
 
 	for (tries = 0; tries < SEGMENT_CREATE_TRIES; tries++) {
-		if (ns->shm_names)
-			fd = hpshm__sys.shm_open(path, O_RDWR | O_CREAT | O_EXCL, (mode_t)mode);
-		else
-			fd = hpshm__sys.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, (mode_t)mode);
-		if (fd < 0) {
+		/* Checked before anything is reserved: a live owner must be HPSHM_EEXIST, not ENOMEM. */
+		rc = named_recycle(ns, rq, path, err);
+		if (rc < 0)
+			return rc;
+		fd = named_tmpfile(ns, path, mode);
+		if (fd >= 0) {
+			*linked = 0;
+		} else {
+			*linked = 1;
+			if (ns->shm_names)
+				fd = hpshm__sys.shm_open(path, O_RDWR | O_CREAT | O_EXCL, (mode_t)mode);
+			else
+				fd = hpshm__sys.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, (mode_t)mode);
+			if (fd < 0) {
+				saved = errno;
+				if (saved != EEXIST)
+					return ns->create_error(saved, path, err);
+				continue; /* made meanwhile: look at it again */
+			}
+		}
+		/* The umask has narrowed mode: mode= means exactly that mode. */
+		if (hpshm__sys.fchmod(fd, (mode_t)mode) < 0) {
 			saved = errno;
-			if (saved != EEXIST)
-				return ns->create_error(saved, path, err);
-			rc = named_recycle(ns, rq, path, err);
-			if (rc < 0)
-				return rc;
-			continue;
+			if (*linked && named_same(ns, fd, path))
+				(void)hpshm__named_unlink(ns, path);
+			(void)hpshm__sys.close(fd);
+			return hpshm_error_set(err, HPSHM_ESYS, saved, "fchmod", NULL, "could not give %s %s mode %03o",
+					       ns->noun, path, mode);
 		}
 		if (hpshm__lock(fd, LOCK_SH) < 0) {
 			saved = errno;
-			if (named_same(ns, fd, path))
+			if (*linked && named_same(ns, fd, path))
 				(void)hpshm__named_unlink(ns, path);
 			(void)hpshm__sys.close(fd);
 			return hpshm_error_set(err, HPSHM_ESYS, saved, "flock",
 					       "another process holds an exclusive lock on it: stop it",
 					       "could not lock new %s %s", ns->noun, path);
 		}
-		if (named_same(ns, fd, path))
+		if (!*linked || named_same(ns, fd, path))
 			return fd;
 		(void)hpshm__sys.close(fd); /* taken for dead and unlinked before we locked it: again */
 	}
@@ -387,17 +721,53 @@ int hpshm__named_create(const struct hpshm__names *ns, const struct hpshm_reques
 			       "segment %s keeps being re-created by other processes", path);
 }
 
+int hpshm__named_publish(const struct hpshm__names *ns, const struct hpshm_request *rq, const char *path, int fd,
+			 int linked, void *tail, hpshm_error *err)
+{
+	int rc, tries, saved;
+
+	hpshm__header_provisional(tail, ns->provider, rq);
+	if (linked)
+		return 0;
+	for (tries = 0; tries < SEGMENT_CREATE_TRIES; tries++) {
+		if (named_link(ns, fd, path) == 0)
+			return 0;
+		saved = errno;
+		if (saved != EEXIST)
+			return hpshm_error_set(err, HPSHM_ESYS, saved, "linkat",
+					       saved == ENOENT ? "mount /proc, which names the new object to linkat()" : NULL,
+					       "could not give the new %s its name %s", ns->noun, path);
+		rc = named_recycle(ns, rq, path, err); /* another creator got there first */
+		if (rc < 0)
+			return rc;
+	}
+	return hpshm_error_set(err, HPSHM_EEXIST, EEXIST, "linkat", "choose another name=",
+			       "segment %s keeps being re-created by other processes", path);
+}
+
+/* An object at path that is not hpshm's, for attach(): HPSHM_EINVAL saying what it is. */
+static int named_attach_foreign(const struct hpshm__names *ns, const char *path, int sys_errno, mode_t type,
+				hpshm_error *err)
+{
+	return hpshm_error_set(err, HPSHM_EINVAL, sys_errno, named_open_call(ns), "pass the creator's token unchanged",
+			       "%s is %s, not an hpshm segment", path,
+			       sys_errno == ELOOP ? "a symbolic link" : named_type_word(type));
+}
+
 int hpshm__named_attach(const struct hpshm__names *ns, const char *path, hpshm_error *err)
 {
+	mode_t type = 0;
 	int fd, saved;
 
-	fd = hpshm__named_open(ns, path, O_RDWR);
+	fd = hpshm__named_open(ns, path, O_RDWR, &type);
 	if (fd < 0) {
 		saved = errno;
 		if (saved == ENOENT)
 			return hpshm_error_set(err, HPSHM_EINVAL, saved, named_open_call(ns),
 					       "start the child while the creator still holds the segment",
 					       "%s %s does not exist (its creator removed it)", ns->noun, path);
+		if (saved == ELOOP || saved == ENXIO)
+			return named_attach_foreign(ns, path, saved, type, err);
 		return hpshm_error_set(err, HPSHM_ESYS, saved, named_open_call(ns),
 				       saved == EACCES ? "run the child as the creator's user, or create with a wider mode=" : NULL,
 				       "could not open %s %s", ns->noun, path);
@@ -434,46 +804,80 @@ int hpshm__named_destroy(const struct hpshm__names *ns, struct hpshm_mapping *m)
 	return rc;
 }
 
-int hpshm__named_inspect(const struct hpshm__names *ns, const char *path, const char *name, struct hpshm_found *f)
+/* f, as scan() reports something at path that is not hpshm's. */
+static void named_foreign(struct hpshm_found *f, int cls)
+{
+	f->has_header = cls;
+	f->alive = -1;
+	memset(&f->header, 0, sizeof(f->header));
+}
+
+int hpshm__named_inspect(const struct hpshm__names *ns, const char *path, const char *name, unsigned d_type,
+			 struct hpshm_found *f)
 {
 	struct stat st;
 	int fd;
 
-	fd = hpshm__named_open(ns, path, O_RDONLY);
-	if (fd < 0)
-		return -1; /* gone meanwhile, or not ours to see */
-	if (hpshm__sys.fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		(void)hpshm__sys.close(fd);
-		return -1;
-	}
 	memset(f, 0, sizeof(*f));
 	snprintf(f->id, sizeof(f->id), "%s", path);
 	snprintf(f->name, sizeof(f->name), "%.127s", name); /* the header's name is whole */
+#ifdef DT_LNK
+	/* What the directory says is enough for what is plainly not a file: nothing is opened. */
+	if (d_type != DT_UNKNOWN && d_type != DT_REG) {
+		named_foreign(f, d_type == DT_LNK ? HPSHM_FOUND_FOREIGN_LINK : HPSHM_FOUND_FOREIGN_TYPE);
+		return 0;
+	}
+#else
+	(void)d_type;
+#endif
+	fd = hpshm__named_open(ns, path, O_RDONLY, NULL);
+	if (fd < 0) {
+		if (errno == ELOOP || errno == ENXIO) {
+			named_foreign(f, errno == ELOOP ? HPSHM_FOUND_FOREIGN_LINK : HPSHM_FOUND_FOREIGN_TYPE);
+			return 0;
+		}
+		return -1; /* gone meanwhile, or not ours to see */
+	}
+	if (hpshm__sys.fstat(fd, &st) < 0) {
+		(void)hpshm__sys.close(fd);
+		return -1;
+	}
 	f->size = (size_t)st.st_size;
-	f->alive = named_alive(fd);
-	f->has_header = hpshm__header_pread(fd, st.st_size, &f->header);
+	f->has_header = named_class(ns, fd, &st, &f->header);
+	f->alive = f->has_header < 0 ? -1 : named_alive(fd);
 	(void)hpshm__sys.close(fd);
 	return 0;
 }
 
-int hpshm__named_remove(const struct hpshm__names *ns, const char *path, hpshm_error *err)
+int hpshm__named_remove(const struct hpshm__names *ns, const struct hpshm_found *f, hpshm_error *err)
 {
+	const char *path = f->id;
+	struct hpshm_header h;
+	struct stat st;
 	char hint[HPSHM_TEXT_MAX];
-	int fd, saved;
+	mode_t type = 0;
+	int fd, saved, cls;
 
 	snprintf(hint, sizeof(hint), "run hpshm gc as %s or root", ns->owner);
-	fd = hpshm__named_open(ns, path, O_RDONLY);
+	/* Never anything the scan did not find to be hpshm's, whatever the caller was told. */
+	if (f->has_header < 0)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "%s is not an hpshm segment: never removed", path);
+	fd = hpshm__named_open(ns, path, O_RDONLY, &type);
 	if (fd < 0) {
 		saved = errno;
 		if (saved == ENOENT)
 			return 0; /* someone removed it first */
+		if (saved == ELOOP || saved == ENXIO)
+			return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "run hpshm ls again",
+					       "%s is now %s, not an hpshm segment: never removed", path,
+					       saved == ELOOP ? "a symbolic link" : named_type_word(type));
 		return hpshm_error_set(err, HPSHM_ESYS, saved, named_open_call(ns), saved == EACCES ? hint : NULL,
 				       "could not open %s %s", ns->noun, path);
 	}
-	/* Never unlink anything but one of ours, whatever the caller was told. */
-	if (!hpshm__named_fs_ok(ns, fd, 0)) {
+	if (hpshm__sys.fstat(fd, &st) < 0) {
+		saved = errno;
 		(void)hpshm__sys.close(fd);
-		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "%s is not on %s", path, ns->fs_name);
+		return hpshm_error_set(err, HPSHM_ESYS, saved, "fstat", NULL, "could not inspect %s", path);
 	}
 	if (hpshm__sys.flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		saved = errno;
@@ -482,6 +886,16 @@ int hpshm__named_remove(const struct hpshm__names *ns, const char *path, hpshm_e
 			return hpshm_error_set(err, HPSHM_EEXIST, saved, "flock", "stop the process using it first",
 					       "segment %s is alive: a process still holds it", path);
 		return hpshm_error_set(err, HPSHM_ESYS, saved, "flock", NULL, "could not lock %s", path);
+	}
+	/* Under the lock: still what was listed (a recycled name holds a new object). */
+	cls = named_class(ns, fd, &st, &h);
+	if (cls < 0 || cls != f->has_header || (cls == HPSHM_FOUND_HEADER && h.nonce != f->header.nonce)) {
+		(void)hpshm__sys.close(fd);
+		if (cls < 0)
+			return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "%s is not an hpshm segment: never removed",
+					       path);
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "run hpshm ls again", "%s is no longer the one listed",
+				       path);
 	}
 	/* Unlinked under the lock, and only if the name still is this object. */
 	if (named_same(ns, fd, path) && hpshm__named_unlink(ns, path) < 0 && errno != ENOENT) {

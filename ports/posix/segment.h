@@ -82,8 +82,23 @@ int hpshm__fd_unmap(struct hpshm_mapping *m);
 
 /* Is h (just read) hpshm's?  1 with its strings NUL-terminated, or 0. */
 int hpshm__header_accept(struct hpshm_header *h);
-/* Read the header from the last HPSHM_HEADER_REGION bytes of a size-byte object: 1 if hpshm's, else 0. */
-int hpshm__header_pread(int fd, off_t size, struct hpshm_header *h);
+
+/*
+ * Whose is an object whose last len bytes (its header region) are region?  provider is the
+ * name a header of the scanning provider carries, or NULL.  HPSHM_FOUND_HEADER with h filled;
+ * HPSHM_FOUND_MARKED for a header of provider torn by a kill while it was written (every
+ * field there but the magic); HPSHM_FOUND_BARE if the region is all zeros; else
+ * HPSHM_FOUND_FOREIGN_HEADER.  h is zeroed but for HPSHM_FOUND_HEADER.
+ */
+int hpshm__header_class(const void *region, size_t len, const char *provider, struct hpshm_header *h);
+
+/*
+ * Write a provisional header for rq (rq->name set) at tail, the last HPSHM_HEADER_REGION
+ * bytes of the new mapping: the creator, the boot, the provider and the name, nonce 0, the
+ * magic last.  The core overwrites it with the segment's own header once create() returns;
+ * until then it proves that the object is hpshm's and whose it is.
+ */
+void hpshm__header_provisional(void *tail, const char *provider, const struct hpshm_request *rq);
 
 /* ---- named objects: files on a mount, or POSIX shm names ---- */
 
@@ -94,16 +109,23 @@ int hpshm__header_pread(int fd, off_t size, struct hpshm_header *h);
  */
 struct hpshm__names {
 	int           shm_names; /* 1: shm_open()/shm_unlink() by name; 0: open()/unlink() of paths */
+	const char   *shm_dir;   /* shm names only: the directory where they are files, or NULL if unknown */
 	unsigned long fs_magic;  /* statfs f_type an object must have to be ours, 0 for any */
 	const char   *fs_name;   /* that file system's name, for messages */
 	const char   *noun;      /* an object in messages: "file", "POSIX shared memory" */
 	const char   *owner;     /* its owner in hints: "the file's owner" */
+	const char   *provider;  /* the provider's name, as its headers carry it */
 	/* create() could not make path for a reason other than EEXIST: fill err, return its code */
 	int (*create_error)(int sys_errno, const char *path, hpshm_error *err);
 };
 
-/* Open an existing object: shm_open(), or open() with O_CLOEXEC | O_NOFOLLOW.  fd, or -1 with errno. */
-int hpshm__named_open(const struct hpshm__names *ns, const char *path, int flags);
+/*
+ * Open an existing regular file: shm_open(), or open() with O_CLOEXEC, both with O_NOFOLLOW
+ * and O_NONBLOCK (cleared again), so a FIFO cannot block us and a symbolic link is never
+ * followed.  fd, or -1 with errno: ELOOP for a symbolic link; ENXIO for anything but a
+ * regular file, with *type (if not NULL) its S_IFMT bits; else the call's.
+ */
+int hpshm__named_open(const struct hpshm__names *ns, const char *path, int flags, mode_t *type);
 
 /* flock(op | LOCK_NB), retried for a moment: 0, or -1 with errno (EWOULDBLOCK: still held). */
 int hpshm__lock(int fd, int op);
@@ -112,12 +134,28 @@ int hpshm__lock(int fd, int op);
 int hpshm__named_fs_ok(const struct hpshm__names *ns, int fd, size_t page_size);
 
 /*
- * Create the object path for rq (rq->name set) with mode, O_EXCL, and return its descriptor
- * holding LOCK_SH.  A dead object of that name is removed and creation retried; a live one
- * is HPSHM_EEXIST naming its creator from the header.  The descriptor, or an error.
+ * Make the object path for rq (rq->name set) with exactly mode (whatever the umask), and
+ * return its descriptor holding LOCK_SH.  What path names now is looked at first: nothing,
+ * or a dead hpshm segment (removed), lets the create go on; a live one is HPSHM_EEXIST
+ * naming its creator; anything else (a FIFO, a symbolic link, a file without hpshm's header,
+ * another user's dead segment this user may not remove) is HPSHM_EEXIST saying what and is
+ * left alone.  Where the file system can (O_TMPFILE), the object is made without a name,
+ * *linked = 0, and gets path only in hpshm__named_publish(); elsewhere it is made under path
+ * (O_EXCL), *linked = 1.  The descriptor, or an error.
  */
 int hpshm__named_create(const struct hpshm__names *ns, const struct hpshm_request *rq, const char *path,
-			unsigned mode, hpshm_error *err);
+			unsigned mode, int *linked, hpshm_error *err);
+
+/*
+ * The object of hpshm__named_create() is sized and mapped, tail its last HPSHM_HEADER_REGION
+ * bytes: write the provisional header, then, unless linked, give it path (a dead segment
+ * that took the name meanwhile is removed first, as in create).  So an object appears under
+ * an hpshm name already locked and with hpshm's header: a creator killed at any moment
+ * leaves nothing that cannot be proved hpshm's.  0, or an error (the caller unmaps and
+ * closes; an unlinked object then vanishes).
+ */
+int hpshm__named_publish(const struct hpshm__names *ns, const struct hpshm_request *rq, const char *path, int fd,
+			 int linked, void *tail, hpshm_error *err);
 
 /* Open path read-write for attach() and take LOCK_SH, the mark of liveness.  The descriptor, or an error. */
 int hpshm__named_attach(const struct hpshm__names *ns, const char *path, hpshm_error *err);
@@ -130,16 +168,20 @@ int hpshm__named_destroy(const struct hpshm__names *ns, struct hpshm_mapping *m)
 
 /*
  * scan(): fill f for object path (f->id = path, f->name = name) with its size, liveness and
- * header; has_header 0 when the tail holds none (too short, or a creator killed before the
- * core wrote it), which is reported all the same.  0, or -1 if it is gone, not a regular
- * file or not ours to open: skip it.
+ * has_header: hpshm's header, none (size 0 or a zero tail), or foreign -- a symbolic link, a
+ * FIFO or other non-file (told by d_type, the directory entry's type or 0 for unknown, or
+ * found on opening, which never blocks), a file on the wrong file system or of a size hpshm
+ * never makes, a tail that is not hpshm's header.  Foreign objects get alive -1.  0, or -1 if
+ * it is gone or not ours to open: skip it.
  */
-int hpshm__named_inspect(const struct hpshm__names *ns, const char *path, const char *name, struct hpshm_found *f);
+int hpshm__named_inspect(const struct hpshm__names *ns, const char *path, const char *name, unsigned d_type,
+			 struct hpshm_found *f);
 
 /*
- * remove(): unlink path if it is dead, under LOCK_EX, and only if path still names what was
- * locked; with or without a header.
+ * remove(): unlink f->id if it is dead and still what f says (its has_header, the header's
+ * nonce), under LOCK_EX, and only if the name still is the object locked.  Never a foreign
+ * object; one without a header only when f says so, which the core passes only when forced.
  */
-int hpshm__named_remove(const struct hpshm__names *ns, const char *path, hpshm_error *err);
+int hpshm__named_remove(const struct hpshm__names *ns, const struct hpshm_found *f, hpshm_error *err);
 
 #endif /* HPSHM_PORTS_POSIX_SEGMENT_H */

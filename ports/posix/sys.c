@@ -76,6 +76,8 @@ static int sys_memfd_create(const char *name, unsigned flags)
 		.shm_open     = shm_open,       \
 		.shm_unlink   = shm_unlink,     \
 		.kill         = kill,           \
+		.fchmod       = fchmod,         \
+		.linkat       = linkat,         \
 	}
 
 struct hpshm__syscalls hpshm__sys = SYS_REAL_CALLS;

@@ -74,6 +74,8 @@ struct hpshm__syscalls {
 	int   (*shm_open)(const char *name, int flags, mode_t mode);
 	int   (*shm_unlink)(const char *name);
 	int   (*kill)(pid_t pid, int sig);
+	int   (*fchmod)(int fd, mode_t mode);
+	int   (*linkat)(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, int flags);
 };
 
 extern struct hpshm__syscalls hpshm__sys;
