@@ -35,7 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <criterion/criterion.h>
+#include "harness.h"
 
 #include "fixture.h"
 #include "hpshm.h"
