@@ -124,9 +124,13 @@ static int format_provider(const struct hpshm_config *c, char *buf, size_t len)
 
 	if (c->nproviders == 0)
 		return snprintf(buf, len, "auto");
-	buf[0] = '\0';
+	if (len)
+		buf[0] = '\0';
 	for (unsigned i = 0; i < c->nproviders; i++) {
-		int n = snprintf(buf + used, used < len ? len - used : 0, "%s%s", i ? "," : "", c->providers[i]);
+		/* Once buf is full, go on counting without forming a pointer past its end (buf may
+		 * even be NULL): the caller learns the whole length, as from snprintf. */
+		int n = used < len ? snprintf(buf + used, len - used, "%s%s", i ? "," : "", c->providers[i])
+				   : snprintf(NULL, 0, "%s%s", i ? "," : "", c->providers[i]);
 
 		used += (size_t)n;
 	}

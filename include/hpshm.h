@@ -252,12 +252,17 @@ HPSHM_API int hpshm_config_load_file(hpshm_config *cfg, const char *path, hpshm_
 HPSHM_API int hpshm_config_load_env(hpshm_config *cfg, hpshm_error *err);
 
 /**
- * Read a key's current value as text, e.g. for printing the effective configuration.
+ * Read a key's current value as text, e.g. for printing the effective configuration.  Like
+ * snprintf(): the value is cut to fit len - 1 bytes and always terminated when len > 0,
+ * nothing is written when len is 0, and the return value is the length of the whole value,
+ * so hpshm_config_get(cfg, key, NULL, 0) + 1 is the buffer size it needs and a result >= len
+ * means the value was cut.
  * @param cfg   the configuration
  * @param key   the key
- * @param buf   where to write the value
+ * @param buf   where to write the value; may be NULL when len is 0
  * @param len   size of buf
- * @return the length of the value, or HPSHM_ENOKEY
+ * @return the length of the whole value, HPSHM_ENOKEY, or HPSHM_EINVAL (NULL cfg or key, or
+ *         NULL buf with len > 0)
  */
 HPSHM_API int hpshm_config_get(const hpshm_config *cfg, const char *key, char *buf, size_t len);
 

@@ -495,6 +495,143 @@ Test(config, env_bad_value_is_evalue_and_changes_nothing)
 		  err.message);
 }
 
+/* ---- reading values back: hpshm_config_get() is snprintf-style ---- */
+
+/* Every key set away from its default, with the longest values the getters format. */
+static void set_long_values(void)
+{
+	char list[512] = "", path[HPSHM_PATH_MAX];
+	const char *name;
+	size_t used = 0;
+
+	for (unsigned i = 0; (name = hpshm_provider_name(i, NULL)) != NULL; i++)
+		used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? "," : "", name);
+	cr_assert_lt(used, sizeof list);
+	expect_good("provider", list);
+	expect_good("huge_pages", "on");
+	expect_good("huge_page_size", "1GB");
+	expect_good("reattach", "exec");
+	expect_good("populate", "off");
+	memset(path, 'p', sizeof path - 1);
+	path[0] = '/';
+	path[sizeof path - 2] = '\0';
+	expect_good("hugetlbfs_path", path);
+	expect_good("name", "a-rather-long-segment-name_0123456789.abcdefghijklmnopqrstuvwxyz");
+	expect_good("mode", "0640");
+	expect_good("base_address", "0x7e0000000000");
+	expect_good("log_level", "debug");
+}
+
+/*
+ * Run check on every key, once with the defaults and once with set_long_values(), giving it
+ * the key and its whole value as read with a buffer that is surely large enough.
+ */
+static void every_key(void (*check)(const char *key, const char *full))
+{
+	for (int round = 0; round < 2; round++) {
+		const char *key;
+
+		if (round)
+			set_long_values();
+		for (unsigned k = 0; (key = hpshm_config_key_name(k, NULL, NULL)) != NULL; k++) {
+			char full[2048];
+			int n = hpshm_config_get(cfg, key, full, sizeof full);
+
+			cr_assert_geq(n, 0, "hpshm_config_get(%s) = %s", key, hpshm_errname(n));
+			cr_assert_eq((size_t)n, strlen(full), "%s: returned %d for \"%s\"", key, n, full);
+			check(key, full);
+		}
+	}
+}
+
+/* hpshm_config_get(key) into a buffer of exactly len bytes followed by guard bytes. */
+#define GUARD 16
+static void get_into(const char *key, const char *full, size_t len)
+{
+	char *buf = malloc(len + GUARD);
+	size_t want = len ? (strlen(full) < len ? strlen(full) : len - 1) : 0;
+	int n;
+
+	cr_assert_not_null(buf);
+	memset(buf, 'x', len + GUARD);
+	n = hpshm_config_get(cfg, key, buf, len);
+	cr_assert_eq(n, (int)strlen(full), "%s, len %zu: returned %d, the value \"%s\" is %zu long", key, len, n, full,
+		     strlen(full));
+	if (len) {
+		cr_assert_eq(memcmp(buf, full, want), 0, "%s, len %zu: \"%.*s\" is not the start of \"%s\"", key, len,
+			     (int)want, buf, full);
+		cr_assert_eq(buf[want], '\0', "%s, len %zu: not terminated at %zu", key, len, want);
+	}
+	for (size_t i = len; i < len + GUARD; i++)
+		cr_assert_eq(buf[i], 'x', "%s, len %zu: wrote at byte %zu, past the buffer", key, len, i);
+	free(buf);
+}
+
+static void check_null_0(const char *key, const char *full)
+{
+	int n = hpshm_config_get(cfg, key, NULL, 0);
+
+	cr_assert_eq(n, (int)strlen(full), "%s with (NULL, 0): %d, want the value's length %zu", key, n, strlen(full));
+}
+
+static void check_len_0(const char *key, const char *full)
+{
+	get_into(key, full, 0);
+}
+
+static void check_len_1(const char *key, const char *full)
+{
+	get_into(key, full, 1);
+}
+
+static void check_exact(const char *key, const char *full)
+{
+	get_into(key, full, strlen(full) + 1);
+	if (strlen(full))
+		get_into(key, full, strlen(full));
+}
+
+static void check_every_len(const char *key, const char *full)
+{
+	for (size_t len = 0; len <= strlen(full) + 2; len++)
+		get_into(key, full, len);
+}
+
+Test(config, get_with_no_buffer_returns_the_length)
+{
+	every_key(check_null_0);
+}
+
+Test(config, get_with_len_0_writes_nothing)
+{
+	every_key(check_len_0);
+}
+
+Test(config, get_with_len_1_writes_only_the_terminator)
+{
+	every_key(check_len_1);
+}
+
+Test(config, get_with_an_exact_buffer_fits_and_one_less_truncates)
+{
+	every_key(check_exact);
+}
+
+Test(config, get_truncates_safely_at_every_length)
+{
+	every_key(check_every_len);
+}
+
+Test(config, get_refuses_a_null_buffer_with_a_length)
+{
+	char buf[8];
+
+	cr_assert_eq(hpshm_config_get(cfg, "provider", NULL, 8), HPSHM_EINVAL);
+	cr_assert_eq(hpshm_config_get(NULL, "provider", buf, sizeof buf), HPSHM_EINVAL);
+	cr_assert_eq(hpshm_config_get(cfg, NULL, buf, sizeof buf), HPSHM_EINVAL);
+	cr_assert_eq(hpshm_config_get(cfg, "no_such_key", NULL, 0), HPSHM_ENOKEY);
+}
+
 /* ---- sizes ---- */
 
 static size_t parse_ok(const char *text)
