@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "port.h"
 
 struct hpshm__keydef {
 	const char *name;        /* the key, as written in every source */
@@ -609,8 +610,8 @@ int hpshm_config_load_env(hpshm_config *cfg, hpshm_error *err)
 		for (i = 0; keys[k].name[i] && i + 7 < sizeof(var); i++)
 			var[6 + i] = (char)toupper((unsigned char)keys[k].name[i]);
 		var[6 + i] = '\0';
-		/* secure_getenv: a setuid program must not take memory policy from its caller. */
-		v = secure_getenv(var);
+		/* The trusted getenv: a setuid program must not take memory policy from its caller. */
+		v = hpshm__getenv(var);
 		if (!v)
 			continue;
 		snprintf(where, sizeof(where), "%s: ", var);

@@ -334,15 +334,20 @@ int hpshm_segment_attach(hpshm_segment **out, const char *token, const hpshm_con
 
 int hpshm_segment_attach_env(hpshm_segment **out, const hpshm_config *cfg, hpshm_error *err)
 {
-	const char *token = getenv("HPSHM_TOKEN");
+	/* The config's trusted getenv: a setuid program must not map what its caller names. */
+	const char *token = hpshm__getenv("HPSHM_TOKEN");
 
 	if (!token) {
 		if (err)
 			memset(err, 0, sizeof(*err));
 		if (out)
 			*out = NULL;
-		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "start this program with hpshm_spawn() or `hpshm run`",
-				       "HPSHM_TOKEN is not set: this process was not started to attach a segment");
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL,
+				       "start this program with hpshm_spawn() or `hpshm run`; a setuid or setgid "
+				       "program ignores its environment, so pass it the token with "
+				       "hpshm_segment_attach() instead",
+				       "HPSHM_TOKEN is not set (or this process may not trust its environment): it "
+				       "was not started to attach a segment");
 	}
 	return hpshm_segment_attach(out, token, cfg, err);
 }

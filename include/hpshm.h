@@ -399,7 +399,8 @@ HPSHM_API int hpshm_segment_attach(hpshm_segment **out, const char *token, const
 
 /**
  * hpshm_segment_attach() with the token from the HPSHM_TOKEN environment variable, as set by
- * hpshm_spawn().
+ * hpshm_spawn().  Like the HPSHM_<KEY> variables, it is ignored in a setuid or setgid program,
+ * which must not map what its caller names: such a program calls hpshm_segment_attach().
  * @param[out] out the attached segment
  * @param cfg configuration, or NULL
  * @param err filled on failure, may be NULL

@@ -14,6 +14,7 @@
 #include "fixture.h"
 #include "hpshm.h"
 #include "hpshm/provider.h"
+#include "ports/posix/sys.h"
 
 static hpshm_config *cfg;
 static char tmpfile_path[64];
@@ -493,6 +494,34 @@ Test(config, env_bad_value_is_evalue_and_changes_nothing)
 	cr_assert_str_eq(get("populate"), "auto");
 	cr_expect(strstr(err.message, "HPSHM_HUGE_PAGES"), "message does not name the variable: %s",
 		  err.message);
+}
+
+/* The fake secure_getenv: what it was asked, and an environment it does not trust. */
+static char asked[64];
+
+static char *untrusted_getenv(const char *name)
+{
+	snprintf(asked, sizeof asked, "%s", name);
+	return NULL;
+}
+
+/* A setuid or setgid process (glibc's secure_getenv answers NULL there) ignores HPSHM_*. */
+Test(config, env_is_read_through_the_trusted_getenv)
+{
+	hpshm_error err;
+	int rc;
+
+	setenv("HPSHM_HUGE_PAGES", "on", 1);
+	hpshm__sys.secure_getenv = untrusted_getenv;
+	asked[0] = '\0';
+	rc = hpshm_config_load_env(cfg, &err);
+	hpshm__sys_reset();
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	cr_assert_str_eq(get("huge_pages"), "try", "HPSHM_HUGE_PAGES was taken from an untrusted environment");
+	cr_assert_str_neq(asked, "", "the trusted getenv was not asked");
+	rc = hpshm_config_load_env(cfg, &err);
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	cr_assert_str_eq(get("huge_pages"), "on", "the real getenv does not see HPSHM_HUGE_PAGES");
 }
 
 /* ---- reading values back: hpshm_config_get() is snprintf-style ---- */

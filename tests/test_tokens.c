@@ -8,7 +8,9 @@
  * (/dev/null, a regular file of the segment's size, a closed descriptor, a SysV segment that
  * is not hpshm's, ids that do not exist), or replaced by random junk.  A token whose only
  * change is its nonce must reach the header check (the same token with the nonce intact
- * attaches: the positive control proves it) and fail there.
+ * attaches: the positive control proves it) and fail there.  hpshm_segment_attach_env()
+ * reads HPSHM_TOKEN through the trusted getenv, so a process that may not trust its
+ * environment ignores it.
  *
  * The format (core/reattach.c), eight fields: hpshm1:<provider>:<id>:<size>:<page size>:<address>:<nonce>:
  * <check>, lower-case hex numbers, <check> the FNV-1a-32 of everything before it.
@@ -35,6 +37,7 @@
 
 #include "fixture.h"
 #include "hpshm.h"
+#include "ports/posix/sys.h"
 
 #define NTOKENS 10000
 #define SEED    0x7e57c0de5eedULL
@@ -660,6 +663,70 @@ Test(tokens, ten_thousand_bad_tokens_are_rejected, .timeout = 120)
 	cr_log_info("%u tokens tried", tried);
 	failures_assert();
 	cr_assert_geq(tried, NTOKENS);
+}
+
+/* A live plain segment, for the tests of one rule each. */
+static void live_plain(struct live *l)
+{
+	int rc = live_make(l, "provider=plain,huge_pages=off,reattach=exec", 3 * 4096);
+
+	cr_assert_eq(rc, 0, "plain with reattach=exec: %s", hpshm_errname(rc));
+}
+
+/* What the fake secure_getenv was asked, and whether it plays a setuid process. */
+static char asked[64];
+static int untrusted;
+
+static char *fake_secure_getenv(const char *name)
+{
+	snprintf(asked, sizeof asked, "%s", name);
+	return untrusted ? NULL : getenv(name);
+}
+
+/*
+ * hpshm_segment_attach_env() reads HPSHM_TOKEN through the trusted getenv, the one the config
+ * uses: in a process that may not trust its environment (glibc's secure_getenv answers NULL
+ * there) the token is not taken, even when it is set and good.
+ */
+Test(tokens, attach_env_reads_the_token_through_the_trusted_getenv)
+{
+	struct live l;
+	hpshm_segment *seg = (hpshm_segment *)&seg;
+	hpshm_error err;
+	int rc;
+
+	live_plain(&l);
+	failures_reset();
+	cr_assert_eq(setenv("HPSHM_TOKEN", l.tok, 1), 0);
+	hpshm__sys.secure_getenv = fake_secure_getenv;
+
+	/* Trusted: the token is read (and, in its creator, finds the range taken). */
+	untrusted = 0;
+	asked[0] = '\0';
+	rc = hpshm_segment_attach_env(&seg, NULL, &err);
+	if (rc == 0)
+		hpshm_segment_destroy(seg);
+	cr_expect_eq(rc, HPSHM_EEXIST, "trusted: %s, want HPSHM_EEXIST (the token was read): %s", hpshm_errname(rc),
+		     err.message);
+	cr_expect_str_eq(asked, "HPSHM_TOKEN", "attach_env did not ask the trusted getenv (asked \"%s\")", asked);
+
+	/* Not trusted: as if HPSHM_TOKEN were not set. */
+	untrusted = 1;
+	asked[0] = '\0';
+	seg = (hpshm_segment *)&seg;
+	rc = hpshm_segment_attach_env(&seg, NULL, &err);
+	if (rc == 0)
+		hpshm_segment_destroy(seg);
+	cr_expect_eq(rc, HPSHM_EINVAL, "untrusted environment: %s, want HPSHM_EINVAL: %s", hpshm_errname(rc),
+		     err.message);
+	cr_expect_null(seg);
+	cr_expect(hpt_contains(err.message, "HPSHM_TOKEN"), "%s", err.message);
+	cr_expect_str_eq(asked, "HPSHM_TOKEN", "attach_env did not ask the trusted getenv (asked \"%s\")", asked);
+
+	hpshm__sys_reset();
+	unsetenv("HPSHM_TOKEN");
+	live_free(&l);
+	failures_assert();
 }
 
 /* The same mutations against each reattachable provider that works here. */

@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/file.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -76,6 +77,7 @@ static int sys_memfd_create(const char *name, unsigned flags)
 		.shm_open     = shm_open,       \
 		.shm_unlink   = shm_unlink,     \
 		.kill         = kill,           \
+		.secure_getenv = secure_getenv, \
 	}
 
 struct hpshm__syscalls hpshm__sys = SYS_REAL_CALLS;
