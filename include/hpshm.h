@@ -386,7 +386,8 @@ HPSHM_API int hpshm_segment_token(const hpshm_segment *seg, char *buf, size_t le
 /**
  * Attach, in another process, the segment a token names, at the creator's address.  The
  * mapping is refused if the address range is taken (err names what holds it), if the
- * segment's header does not match the token, or if the kernel reports another page size.
+ * segment's header does not match the token (its nonce, sizes, provider, or the address the
+ * creator mapped it at), or if the kernel reports another page size.
  * hpshm_segment_destroy() on an attached segment only detaches it.
  * @param[out] out the attached segment
  * @param token the creator's token

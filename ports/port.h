@@ -141,6 +141,13 @@ int hpshm__hugetlb_fault_risk(size_t size, size_t page_size);
 /* ---- processes, for the segment header and re-attach ---- */
 
 /*
+ * The lowest address, and the coarsest alignment, at which a re-attachable segment is ever
+ * mapped: Windows' allocation granularity, and a multiple of every base page size.  Addresses
+ * from base_address, from the automatic choice and from tokens all keep to it.
+ */
+#define HPSHM__ADDRESS_GRANULE ((size_t)65536)
+
+/*
  * The trusted getenv: the value of the environment variable name, or NULL when it is unset
  * or when this process must not take orders from its environment, because it runs with more
  * privilege than its caller (setuid, setgid, file capabilities: the kernel's AT_SECURE).
