@@ -38,6 +38,7 @@
 
 #include "fixture.h"
 #include "hpshm.h"
+#include "hpshm/provider.h"
 #include "ports/posix/sys.h"
 
 #define NTOKENS 10000
@@ -720,6 +721,45 @@ Test(tokens, edited_address_is_refused_naming_both_addresses)
 		if (fcntl(dupfd, F_GETFD) >= 0)
 			close(dupfd);
 	}
+	live_free(&l);
+	failures_assert();
+}
+
+/*
+ * A segment whose header an older hpshm wrote (version 1: no creator address) cannot be
+ * checked, so attach refuses it and names the version.  The live segment's header is made to
+ * look like one, and the token moved to a free address so that it maps.
+ */
+Test(tokens, version_1_header_is_refused_naming_the_version)
+{
+	struct live l;
+	struct hpshm_header *h;
+	char tok[HPSHM_TOKEN_MAX];
+	struct fields f;
+	size_t len;
+	hpshm_error err;
+	int rc, dupfd;
+
+	live_plain(&l);
+	failures_reset();
+	len = strtoull(l.f.f[3], NULL, 16);
+	h = (struct hpshm_header *)((char *)hpshm_segment_address(l.seg) + len - HPSHM_HEADER_REGION);
+	cr_assert_eq(h->version, HPSHM_HEADER_VERSION);
+	cr_assert_eq(h->creator_address, (uint64_t)(uintptr_t)hpshm_segment_address(l.seg));
+	f = l.f;
+	dupfd = fcntl(atoi(l.f.f[2] + 3), F_DUPFD_CLOEXEC, 0);
+	cr_assert_geq(dupfd, 0);
+	snprintf(f.f[2], sizeof f.f[2], "fd=%d", dupfd);
+	snprintf(f.f[5], sizeof f.f[5], "%" PRIxPTR, free_aligned(len, 65536));
+	join_checked(&f, tok, sizeof tok);
+	h->version = 1;
+	rc = reject_err(tok, "version 1 header", &err);
+	h->version = HPSHM_HEADER_VERSION;
+	CHECK(rc == HPSHM_EINVAL, "version 1 header", "%s, want HPSHM_EINVAL", hpshm_errname(rc));
+	CHECK(hpt_contains(err.message, "version 1"), "version 1 header", "the message does not name it: %s",
+	      err.message);
+	if (fcntl(dupfd, F_GETFD) >= 0)
+		close(dupfd);
 	live_free(&l);
 	failures_assert();
 }
