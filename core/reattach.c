@@ -108,13 +108,6 @@ int hpshm_segment_token(const hpshm_segment *seg, char *buf, size_t len, hpshm_e
 	return (int)strlen(tok);
 }
 
-/* A parsed token. */
-struct token {
-	char               provider[HPSHM_NAME_MAX];
-	char               id[HPSHM_PATH_MAX];
-	unsigned long long size, page_size, address, nonce;
-};
-
 /* Strict lower-case hex, 1..16 digits, the whole field. */
 static int token_hex(const char *s, size_t len, unsigned long long *out)
 {
@@ -145,7 +138,7 @@ static int token_bad(hpshm_error *err, const char *what)
 			       "malformed re-attach token: %s", what);
 }
 
-static int token_parse(const char *text, struct token *t, hpshm_error *err)
+int hpshm__token_parse(const char *text, struct hpshm__token *t, hpshm_error *err)
 {
 	const char *f[TOKEN_FIELDS];
 	size_t flen[TOKEN_FIELDS];
@@ -210,7 +203,7 @@ static int token_parse(const char *text, struct token *t, hpshm_error *err)
  * address, in this boot?  The nonce goes first: when it differs the header is another
  * segment's, and its other fields say nothing about this token.
  */
-static int attach_check_header(const struct hpshm_header *h, const struct token *t, hpshm_error *err)
+static int attach_check_header(const struct hpshm_header *h, const struct hpshm__token *t, hpshm_error *err)
 {
 	char boot[40];
 
@@ -259,7 +252,7 @@ int hpshm_segment_attach(hpshm_segment **out, const char *token, const hpshm_con
 	struct hpshm_mapping m;
 	struct hpshm__backing b;
 	struct hpshm_segment *seg;
-	struct token t;
+	struct hpshm__token t;
 	hpshm_error e;
 	uint64_t t0 = hpshm__now_ns();
 	int rc, inherited_fd = -1;
@@ -274,7 +267,7 @@ int hpshm_segment_attach(hpshm_segment **out, const char *token, const hpshm_con
 		cfg = &defaults;
 	}
 	memset(&t, 0, sizeof(t));
-	rc = token_parse(token, &t, err);
+	rc = hpshm__token_parse(token, &t, err);
 	if (rc < 0)
 		return rc;
 	p = hpshm__provider_find(t.provider);
