@@ -364,6 +364,18 @@ Test(config, parse_rejects_an_item_without_a_key)
 
 /* ---- sources and precedence ---- */
 
+/* Write n bytes of text (NUL bytes included) to a new temporary file, tmpfile_path. */
+static void write_bytes(const char *text, size_t n)
+{
+	int fd;
+
+	snprintf(tmpfile_path, sizeof tmpfile_path, "/tmp/hpshm-config-XXXXXX");
+	fd = mkstemp(tmpfile_path);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, text, n), (ssize_t)n);
+	close(fd);
+}
+
 static void write_file(const char *text)
 {
 	int fd;
@@ -424,6 +436,84 @@ Test(config, file_with_a_bad_value_is_evalue_naming_the_key)
 	cr_assert_eq(hpshm_config_load_file(cfg, tmpfile_path, &err), HPSHM_EVALUE);
 	cr_assert_str_eq(err.key, "populate");
 	cr_assert_str_eq(get("populate"), "auto");
+}
+
+/*
+ * A config file is text.  A NUL byte would end its line early for a C string reader, and the
+ * rest of the line would be ignored without a word; the loader refuses it and names the line
+ * (found by tests/fuzz/fuzz_config_file.c, which said "line too long" of a short line).
+ */
+static void expect_nul_refused(const char *text, size_t n, const char *line)
+{
+	hpshm_error err;
+	int rc;
+
+	write_bytes(text, n);
+	memset(&err, 0, sizeof err);
+	rc = hpshm_config_load_file(cfg, tmpfile_path, &err);
+	cr_assert_eq(rc, HPSHM_EVALUE, "a file with a NUL byte on line %s: %s (%s)", line, hpshm_errname(rc),
+		     err.message);
+	cr_assert(hpt_contains(err.message, "NUL"), "the message does not name the NUL byte: %s", err.message);
+	cr_assert(!hpt_contains(err.message, "too long"), "a short line called too long: %s", err.message);
+	cr_assert(strstr(err.message, line), "the message does not name line %s: %s", line, err.message);
+	cr_assert_str_eq(get("huge_pages"), "try");
+	cr_assert_str_eq(get("provider"), "auto");
+	unlink(tmpfile_path);
+	tmpfile_path[0] = '\0';
+}
+
+Test(config, file_with_a_nul_byte_is_evalue_naming_the_line)
+{
+	static const char mid[] = "provider = plain\0huge_pages=on\nhuge_pages = on\n";
+	static const char last[] = "huge_pages = on\nprovider = plain\0 and what follows";
+
+	expect_nul_refused(mid, sizeof mid - 1, ":1");
+	expect_nul_refused(last, sizeof last - 1, ":2");
+}
+
+Test(config, file_line_limit_is_1023_bytes_with_the_newline)
+{
+	char text[1100];
+	hpshm_error err;
+
+	memcpy(text, "name = ", 7);
+	memset(text + 7, 'a', 1022 - 7);
+	text[1022] = '\n';
+	write_bytes(text, 1023);
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm_config_load_file(cfg, tmpfile_path, &err), HPSHM_EVALUE,
+		     "a name of 1015 characters is too long for the key, not for the line");
+	cr_assert(!hpt_contains(err.message, "line too long"), "%s", err.message);
+	unlink(tmpfile_path);
+	memset(text + 7, 'a', 1023 - 7);
+	text[1023] = '\n';
+	write_bytes(text, 1024);
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm_config_load_file(cfg, tmpfile_path, &err), HPSHM_EVALUE);
+	cr_assert(hpt_contains(err.message, "line too long"), "%s", err.message);
+}
+
+/* A path that opens but cannot be read (a directory) is an error, not an empty file. */
+Test(config, file_that_cannot_be_read_is_eio)
+{
+	hpshm_error err;
+	int rc;
+
+	memset(&err, 0, sizeof err);
+	rc = hpshm_config_load_file(cfg, "/tmp", &err);
+	cr_assert_eq(rc, HPSHM_EIO, "loading a directory: %s (%s)", hpshm_errname(rc), err.message);
+	cr_assert(strstr(err.message, "/tmp"), "the message does not name the file: %s", err.message);
+	cr_assert_neq(err.sys_errno, 0);
+}
+
+/* The loader stops at the first overlong line: a device without newlines is not read to its end. */
+Test(config, file_without_newlines_is_not_read_to_its_end, .timeout = 10)
+{
+	hpshm_error err;
+
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm_config_load_file(cfg, "/dev/zero", &err), HPSHM_EVALUE, "%s", err.message);
+	cr_assert(strstr(err.message, "/dev/zero:1:"), "%s", err.message);
 }
 
 Test(config, missing_file_is_eio)

@@ -4,7 +4,9 @@
  * The input is written to a memfd and loaded through /proc/self/fd/N, so the loader reads it
  * with its own stdio, NUL bytes and overlong lines included.  Contract: 0, or a documented
  * code with a complete error record and the configuration as it was; then
- * fuzz_check_getters().
+ * fuzz_check_getters().  A config file is text: one with a NUL byte is never accepted (the
+ * rest of its line would be silently ignored), and "line too long" is said only of a line
+ * that is (1024 bytes or more with its newline).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,20 @@
 
 #include "core/internal.h"
 #include "fuzz.h"
+
+/* The longest line of the input, its newline included. */
+static size_t longest_line(const uint8_t *data, size_t size)
+{
+	size_t longest = 0, start = 0;
+
+	for (size_t i = 0; i < size; i++)
+		if (data[i] == '\n' || i + 1 == size) {
+			if (i + 1 - start > longest)
+				longest = i + 1 - start;
+			start = i + 1;
+		}
+	return longest;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -38,7 +54,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			   "load_file: %s is not a configuration error: %s", hpshm_errname(rc), err.message);
 		FUZZ_CHECK(memcmp(&before, cfg, sizeof(*cfg)) == 0, "load_file failed (%s) but changed the configuration",
 			   err.message);
+		FUZZ_CHECK(!strstr(err.message, "line too long") || longest_line(data, size) >= 1024,
+			   "\"%s\", yet the longest line is %zu bytes", err.message, longest_line(data, size));
 	}
+	FUZZ_CHECK(rc < 0 || !memchr(data, '\0', size), "a file with a NUL byte was accepted");
 
 	fuzz_check_getters(cfg);
 	hpshm_config_free(cfg);
