@@ -233,8 +233,9 @@ HPSHM_API int hpshm_config_set(hpshm_config *cfg, const char *key, const char *v
 HPSHM_API int hpshm_config_parse(hpshm_config *cfg, const char *kv, hpshm_error *err);
 
 /**
- * Set keys from a file: one "key = value" per line, '#' starts a comment.  File values lose
- * to the environment and to the API.  Nothing is changed if any line is bad.
+ * Set keys from a file: one "key = value" per line, '#' starts a comment.  A line is at most
+ * 1023 bytes with its newline; a NUL byte is an error.  File values lose to the environment
+ * and to the API.  Nothing is changed if any line is bad or the file cannot be read.
  * @param cfg  the configuration
  * @param path the file
  * @param err  filled on failure (err->message names the line), may be NULL
