@@ -24,10 +24,10 @@ all=(size config config_file token)
 targets=("$@")
 ((${#targets[@]})) || targets=("${all[@]}")
 
-[[ $seconds =~ ^[0-9]+$ ]] && ((seconds > 0)) || {
+if ! [[ $seconds =~ ^[0-9]+$ ]] || ((seconds == 0)); then
 	echo "fuzz: HPSHM_FUZZ_SECONDS must be a positive number of seconds, not \"$seconds\"" >&2
 	exit 2
-}
+fi
 for t in "${targets[@]}"; do
 	[[ " ${all[*]} " == *" $t "* ]] || {
 		echo "fuzz: unknown target \"$t\" (targets: ${all[*]})" >&2
@@ -44,8 +44,7 @@ cmake -S . -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInf
 	-DHPSHM_BUILD_DOCS=OFF
 
 echo "== fuzz: build"
-cmake --build "$build" --parallel "$(nproc 2>/dev/null || echo 2)" \
-	--target $(printf 'fuzz_%s ' "${targets[@]}")
+cmake --build "$build" --parallel "$(nproc 2>/dev/null || echo 2)" --target "${targets[@]/#/fuzz_}"
 
 artifacts="$build/fuzz-artifacts"
 mkdir -p "$artifacts"
