@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "port.h"
 
 struct hpshm__keydef {
 	const char *name;        /* the key, as written in every source */
@@ -585,11 +586,43 @@ static char *config_trim(char *s)
 	return s;
 }
 
+/* Longest line of a config file, its newline included. */
+#define CONFIG_LINE_MAX 1023
+#define CONFIG_LINE_LONG (-2)
+
+/*
+ * The next line of f into buf (CONFIG_LINE_MAX + 1 bytes), newline kept: its length, -1 at
+ * the end of the file, or CONFIG_LINE_LONG as soon as the line outgrows the buffer, so a file
+ * without newlines (a device, a binary) costs one buffer and is not read to its end.  Bytes
+ * are counted as read, not as a C string would see them: *nul says the line holds a NUL
+ * byte, which fgets() would have taken for the line's end, ignoring the rest unsaid.
+ */
+static int config_getline(FILE *f, char *buf, int *nul)
+{
+	int c, n = 0;
+
+	*nul = 0;
+	while ((c = getc(f)) != EOF) {
+		if (n == CONFIG_LINE_MAX)
+			return CONFIG_LINE_LONG;
+		buf[n++] = (char)c;
+		if (c == '\0')
+			*nul = 1;
+		if (c == '\n')
+			break;
+	}
+	if (n == 0)
+		return -1;
+	buf[n] = '\0';
+	return n;
+}
+
 int hpshm_config_load_file(hpshm_config *cfg, const char *path, hpshm_error *err)
 {
 	struct hpshm_config tmp;
-	char line[1024];
+	char line[CONFIG_LINE_MAX + 1];
 	unsigned lineno = 0;
+	int n, nul, rc = 0;
 	FILE *f;
 
 	if (!cfg || !path)
@@ -602,17 +635,20 @@ int hpshm_config_load_file(hpshm_config *cfg, const char *path, hpshm_error *err
 				       "cannot open config file %s: %s", path, strerror(saved));
 	}
 	tmp = *cfg;
-	while (fgets(line, sizeof(line), f)) {
+	while (rc == 0 && (n = config_getline(f, line, &nul)) != -1) {
 		char where[HPSHM_PATH_MAX + 16];
 		char *s, *eq;
-		int rc;
 
 		lineno++;
 		snprintf(where, sizeof(where), "%s:%u: ", path, lineno);
-		if (!strchr(line, '\n') && !feof(f)) {
-			fclose(f);
-			return config_bad(err, HPSHM_EVALUE, "", "lines shorter than 1024 bytes", "%sline too long",
-					  where);
+		if (n == CONFIG_LINE_LONG) {
+			rc = config_bad(err, HPSHM_EVALUE, "", "lines shorter than 1024 bytes", "%sline too long", where);
+			break;
+		}
+		if (nul) {
+			rc = config_bad(err, HPSHM_EVALUE, "", "text: key = value lines",
+					"%sholds a NUL byte: a config file is text", where);
+			break;
 		}
 		s = strchr(line, '#');
 		if (s)
@@ -622,18 +658,22 @@ int hpshm_config_load_file(hpshm_config *cfg, const char *path, hpshm_error *err
 			continue;
 		eq = strchr(s, '=');
 		if (!eq) {
-			fclose(f);
-			return config_bad(err, HPSHM_EVALUE, "", "key = value", "%sexpected key = value, got \"%s\"",
-					  where, s);
+			rc = config_bad(err, HPSHM_EVALUE, "", "key = value", "%sexpected key = value, got \"%s\"", where,
+					s);
+			break;
 		}
 		*eq = '\0';
 		rc = config_set_from(&tmp, config_trim(s), config_trim(eq + 1), HPSHM__SRC_FILE, where, err);
-		if (rc < 0) {
-			fclose(f);
-			return rc;
-		}
+	}
+	if (rc == 0 && ferror(f)) {
+		int saved = errno;
+
+		rc = hpshm_error_set(err, HPSHM_EIO, saved, "read", "check the file and the device it is on",
+				     "cannot read config file %s after line %u: %s", path, lineno, strerror(saved));
 	}
 	fclose(f);
+	if (rc < 0)
+		return rc;
 	*cfg = tmp;
 	return 0;
 }
@@ -655,8 +695,8 @@ int hpshm_config_load_env(hpshm_config *cfg, hpshm_error *err)
 		for (i = 0; keys[k].name[i] && i + 7 < sizeof(var); i++)
 			var[6 + i] = (char)toupper((unsigned char)keys[k].name[i]);
 		var[6 + i] = '\0';
-		/* secure_getenv: a setuid program must not take memory policy from its caller. */
-		v = secure_getenv(var);
+		/* The trusted getenv: a setuid program must not take memory policy from its caller. */
+		v = hpshm__getenv(var);
 		if (!v)
 			continue;
 		snprintf(where, sizeof(where), "%s: ", var);

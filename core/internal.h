@@ -82,6 +82,22 @@ struct hpshm_header *hpshm__header_write(const struct hpshm_mapping *m, const ch
 int hpshm__segment_sizes(const struct hpshm_config *cfg, size_t size, size_t page_size, size_t *mapped,
 			 size_t *usable);
 
+/* A re-attach token, parsed (core/reattach.c has the format). */
+struct hpshm__token {
+	char               provider[HPSHM_NAME_MAX]; /* the provider's name */
+	char               id[HPSHM_PATH_MAX];       /* its identify() text: "fd=5", "shm=32769", "path=..." */
+	unsigned long long size;                     /* mapped length, header region included */
+	unsigned long long page_size;                /* a power of two, at least 4KiB */
+	unsigned long long address;                  /* the creator's address */
+	unsigned long long nonce;                    /* the header's nonce */
+};
+
+/*
+ * Parse a token strictly, as hpshm_segment_attach() does before mapping anything: 0 with *t
+ * filled, or HPSHM_EINVAL naming the rule the text broke.  Shared with the fuzz harness.
+ */
+int hpshm__token_parse(const char *text, struct hpshm__token *t, hpshm_error *err);
+
 /* The defaults, as a config: used when the caller passes NULL. */
 void hpshm__config_init(struct hpshm_config *cfg);
 

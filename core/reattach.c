@@ -11,9 +11,13 @@
  * "path=/dev/hugepages/hpshm.db"), <check> FNV-1a-32 of everything before it.  The check
  * catches truncation and typos; it is not a secret.  What proves the token names *this*
  * segment is the nonce: 64 random bits also written in the header at the segment's tail,
- * compared after mapping.  A forged or stale token therefore either fails to parse, fails to
- * map (no such object, range taken), or maps an object whose header does not match, which is
- * unmapped again before the error is returned: the caller never gets the wrong object.
+ * compared after mapping.  The header also records where the creator mapped the segment, and
+ * the token's address must be that one: pointers the creator stored in the segment are only
+ * right there, so a token edited to another free address (check digits recomputed) would
+ * otherwise attach, and hand the child a segment whose pointers lead elsewhere.  A forged or
+ * stale token therefore either fails to parse, fails to map (no such object, range taken),
+ * or maps an object whose header does not match, which is unmapped again before the error is
+ * returned: the caller never gets the wrong object, nor the right one in the wrong place.
  *
  * The header lives in the last HPSHM_HEADER_REGION bytes of the mapping, after the caller's
  * usable bytes, so the caller's pointer is the mapping's first byte (huge-page aligned).
@@ -51,6 +55,7 @@ struct hpshm_header *hpshm__header_write(const struct hpshm_mapping *m, const ch
 	h.creator_pid = hpshm__getpid();
 	h.creator_start = hpshm__process_start(h.creator_pid);
 	h.created_unix = (uint64_t)time(NULL);
+	h.creator_address = (uint64_t)(uintptr_t)m->addr;
 	if (hpshm__boot_id(h.boot_id, sizeof(h.boot_id)) < 0)
 		h.boot_id[0] = '\0';
 	hpshm__strlcpy(h.provider, provider, sizeof(h.provider));
@@ -103,13 +108,6 @@ int hpshm_segment_token(const hpshm_segment *seg, char *buf, size_t len, hpshm_e
 	return (int)strlen(tok);
 }
 
-/* A parsed token. */
-struct token {
-	char               provider[HPSHM_NAME_MAX];
-	char               id[HPSHM_PATH_MAX];
-	unsigned long long size, page_size, address, nonce;
-};
-
 /* Strict lower-case hex, 1..16 digits, the whole field. */
 static int token_hex(const char *s, size_t len, unsigned long long *out)
 {
@@ -140,7 +138,7 @@ static int token_bad(hpshm_error *err, const char *what)
 			       "malformed re-attach token: %s", what);
 }
 
-static int token_parse(const char *text, struct token *t, hpshm_error *err)
+int hpshm__token_parse(const char *text, struct hpshm__token *t, hpshm_error *err)
 {
 	const char *f[TOKEN_FIELDS];
 	size_t flen[TOKEN_FIELDS];
@@ -191,24 +189,46 @@ static int token_parse(const char *text, struct token *t, hpshm_error *err)
 		return token_bad(err, "page size is not a power of two of at least 4KiB");
 	if (t->size <= HPSHM_HEADER_REGION || t->size % t->page_size || t->size > SIZE_MAX)
 		return token_bad(err, "size is not a multiple of the page size");
-	if (t->address == 0 || t->address % t->page_size || t->address > UINTPTR_MAX - t->size)
-		return token_bad(err, "address is not aligned to the page size");
+	/* No creator maps below the granule or off it (base_address and the automatic choice
+	 * both keep to it), so such an address is an edit, refused before anything is mapped. */
+	if (t->address < HPSHM__ADDRESS_GRANULE)
+		return token_bad(err, "address is below 64KiB, where no segment is ever mapped");
+	if (t->address % HPSHM__ADDRESS_GRANULE || t->address % t->page_size || t->address > UINTPTR_MAX - t->size)
+		return token_bad(err, "address is not aligned to 64KiB and the page size");
 	return 0;
 }
 
-/* Does the header at the tail say this is the token's segment, made in this boot? */
-static int attach_check_header(const struct hpshm_header *h, const struct token *t, hpshm_error *err)
+/*
+ * Does the header at the tail say this is the token's segment, created at the token's
+ * address, in this boot?  The nonce goes first: when it differs the header is another
+ * segment's, and its other fields say nothing about this token.
+ */
+static int attach_check_header(const struct hpshm_header *h, const struct hpshm__token *t, hpshm_error *err)
 {
 	char boot[40];
 
-	if (memcmp(h->magic, HPSHM_HEADER_MAGIC, sizeof(h->magic)) != 0 || h->version != HPSHM_HEADER_VERSION)
+	if (memcmp(h->magic, HPSHM_HEADER_MAGIC, sizeof(h->magic)) != 0)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "the token is forged or for another object",
 				       "object %s is not an hpshm segment (no header)", t->id);
+	/* The reading rules of struct hpshm_header: creator_address exists from version 2 on. */
+	if (h->version < 2 ||
+	    h->header_size < offsetof(struct hpshm_header, creator_address) + sizeof(h->creator_address))
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL,
+				       "create the segment again with the same hpshm as the processes that attach it",
+				       "segment %s has a version %u header, which records no creator address", t->id,
+				       (unsigned)h->version);
 	if (h->nonce != t->nonce || h->page_size != t->page_size ||
 	    h->usable_size != t->size - HPSHM_HEADER_REGION || strncmp(h->provider, t->provider, sizeof(h->provider)))
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL,
 				       "the token is stale (the segment was recreated) or forged; get a fresh one",
 				       "segment %s does not match the token (nonce, size or provider differ)", t->id);
+	if (h->creator_address != t->address)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL,
+				       "pass the token exactly as hpshm_segment_token() made it: pointers in the segment "
+				       "are only right at the creator's address",
+				       "the token for %s has the wrong address: token says 0x%llx, the segment was "
+				       "created at 0x%llx",
+				       t->id, t->address, (unsigned long long)h->creator_address);
 	if (hpshm__boot_id(boot, sizeof(boot)) == 0 && h->boot_id[0] && strcmp(boot, h->boot_id) != 0)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "the token is stale; get a fresh one",
 				       "segment %s was made before the last reboot", t->id);
@@ -232,7 +252,7 @@ int hpshm_segment_attach(hpshm_segment **out, const char *token, const hpshm_con
 	struct hpshm_mapping m;
 	struct hpshm__backing b;
 	struct hpshm_segment *seg;
-	struct token t;
+	struct hpshm__token t;
 	hpshm_error e;
 	uint64_t t0 = hpshm__now_ns();
 	int rc, inherited_fd = -1;
@@ -247,7 +267,7 @@ int hpshm_segment_attach(hpshm_segment **out, const char *token, const hpshm_con
 		cfg = &defaults;
 	}
 	memset(&t, 0, sizeof(t));
-	rc = token_parse(token, &t, err);
+	rc = hpshm__token_parse(token, &t, err);
 	if (rc < 0)
 		return rc;
 	p = hpshm__provider_find(t.provider);
@@ -334,15 +354,20 @@ int hpshm_segment_attach(hpshm_segment **out, const char *token, const hpshm_con
 
 int hpshm_segment_attach_env(hpshm_segment **out, const hpshm_config *cfg, hpshm_error *err)
 {
-	const char *token = getenv("HPSHM_TOKEN");
+	/* The config's trusted getenv: a setuid program must not map what its caller names. */
+	const char *token = hpshm__getenv("HPSHM_TOKEN");
 
 	if (!token) {
 		if (err)
 			memset(err, 0, sizeof(*err));
 		if (out)
 			*out = NULL;
-		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "start this program with hpshm_spawn() or `hpshm run`",
-				       "HPSHM_TOKEN is not set: this process was not started to attach a segment");
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL,
+				       "start this program with hpshm_spawn() or `hpshm run`; a setuid or setgid "
+				       "program ignores its environment, so pass it the token with "
+				       "hpshm_segment_attach() instead",
+				       "HPSHM_TOKEN is not set (or this process may not trust its environment): it "
+				       "was not started to attach a segment");
 	}
 	return hpshm_segment_attach(out, token, cfg, err);
 }

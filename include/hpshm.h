@@ -233,8 +233,9 @@ HPSHM_API int hpshm_config_set(hpshm_config *cfg, const char *key, const char *v
 HPSHM_API int hpshm_config_parse(hpshm_config *cfg, const char *kv, hpshm_error *err);
 
 /**
- * Set keys from a file: one "key = value" per line, '#' starts a comment.  File values lose
- * to the environment and to the API.  Nothing is changed if any line is bad.
+ * Set keys from a file: one "key = value" per line, '#' starts a comment.  A line is at most
+ * 1023 bytes with its newline; a NUL byte is an error.  File values lose to the environment
+ * and to the API.  Nothing is changed if any line is bad or the file cannot be read.
  * @param cfg  the configuration
  * @param path the file
  * @param err  filled on failure (err->message names the line), may be NULL
@@ -252,12 +253,17 @@ HPSHM_API int hpshm_config_load_file(hpshm_config *cfg, const char *path, hpshm_
 HPSHM_API int hpshm_config_load_env(hpshm_config *cfg, hpshm_error *err);
 
 /**
- * Read a key's current value as text, e.g. for printing the effective configuration.
+ * Read a key's current value as text, e.g. for printing the effective configuration.  Like
+ * snprintf(): the value is cut to fit len - 1 bytes and always terminated when len > 0,
+ * nothing is written when len is 0, and the return value is the length of the whole value,
+ * so hpshm_config_get(cfg, key, NULL, 0) + 1 is the buffer size it needs and a result >= len
+ * means the value was cut.
  * @param cfg   the configuration
  * @param key   the key
- * @param buf   where to write the value
+ * @param buf   where to write the value; may be NULL when len is 0
  * @param len   size of buf
- * @return the length of the value, or HPSHM_ENOKEY
+ * @return the length of the whole value, HPSHM_ENOKEY, or HPSHM_EINVAL (NULL cfg or key, or
+ *         NULL buf with len > 0)
  */
 HPSHM_API int hpshm_config_get(const hpshm_config *cfg, const char *key, char *buf, size_t len);
 
@@ -381,7 +387,8 @@ HPSHM_API int hpshm_segment_token(const hpshm_segment *seg, char *buf, size_t le
 /**
  * Attach, in another process, the segment a token names, at the creator's address.  The
  * mapping is refused if the address range is taken (err names what holds it), if the
- * segment's header does not match the token, or if the kernel reports another page size.
+ * segment's header does not match the token (its nonce, sizes, provider, or the address the
+ * creator mapped it at), or if the kernel reports another page size.
  * hpshm_segment_destroy() on an attached segment only detaches it.
  * @param[out] out the attached segment
  * @param token the creator's token
@@ -394,7 +401,8 @@ HPSHM_API int hpshm_segment_attach(hpshm_segment **out, const char *token, const
 
 /**
  * hpshm_segment_attach() with the token from the HPSHM_TOKEN environment variable, as set by
- * hpshm_spawn().
+ * hpshm_spawn().  Like the HPSHM_<KEY> variables, it is ignored in a setuid or setgid program,
+ * which must not map what its caller names: such a program calls hpshm_segment_attach().
  * @param[out] out the attached segment
  * @param cfg configuration, or NULL
  * @param err filled on failure, may be NULL

@@ -140,6 +140,21 @@ int hpshm__hugetlb_fault_risk(size_t size, size_t page_size);
 
 /* ---- processes, for the segment header and re-attach ---- */
 
+/*
+ * The lowest address, and the coarsest alignment, at which a re-attachable segment is ever
+ * mapped: Windows' allocation granularity, and a multiple of every base page size.  Addresses
+ * from base_address, from the automatic choice and from tokens all keep to it.
+ */
+#define HPSHM__ADDRESS_GRANULE ((size_t)65536)
+
+/*
+ * The trusted getenv: the value of the environment variable name, or NULL when it is unset
+ * or when this process must not take orders from its environment, because it runs with more
+ * privilege than its caller (setuid, setgid, file capabilities: the kernel's AT_SECURE).
+ * Everything hpshm reads from the environment goes through here.
+ */
+const char *hpshm__getenv(const char *name);
+
 /* A process's start time (clock ticks since boot on Linux), so a recycled pid is not taken
  * for the creator; 0 if unknown. */
 uint64_t hpshm__process_start(long long pid);

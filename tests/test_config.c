@@ -14,6 +14,7 @@
 #include "fixture.h"
 #include "hpshm.h"
 #include "hpshm/provider.h"
+#include "ports/posix/sys.h"
 
 static hpshm_config *cfg;
 static char tmpfile_path[64];
@@ -363,6 +364,18 @@ Test(config, parse_rejects_an_item_without_a_key)
 
 /* ---- sources and precedence ---- */
 
+/* Write n bytes of text (NUL bytes included) to a new temporary file, tmpfile_path. */
+static void write_bytes(const char *text, size_t n)
+{
+	int fd;
+
+	snprintf(tmpfile_path, sizeof tmpfile_path, "/tmp/hpshm-config-XXXXXX");
+	fd = mkstemp(tmpfile_path);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, text, n), (ssize_t)n);
+	close(fd);
+}
+
 static void write_file(const char *text)
 {
 	int fd;
@@ -423,6 +436,84 @@ Test(config, file_with_a_bad_value_is_evalue_naming_the_key)
 	cr_assert_eq(hpshm_config_load_file(cfg, tmpfile_path, &err), HPSHM_EVALUE);
 	cr_assert_str_eq(err.key, "populate");
 	cr_assert_str_eq(get("populate"), "auto");
+}
+
+/*
+ * A config file is text.  A NUL byte would end its line early for a C string reader, and the
+ * rest of the line would be ignored without a word; the loader refuses it and names the line
+ * (found by tests/fuzz/fuzz_config_file.c, which said "line too long" of a short line).
+ */
+static void expect_nul_refused(const char *text, size_t n, const char *line)
+{
+	hpshm_error err;
+	int rc;
+
+	write_bytes(text, n);
+	memset(&err, 0, sizeof err);
+	rc = hpshm_config_load_file(cfg, tmpfile_path, &err);
+	cr_assert_eq(rc, HPSHM_EVALUE, "a file with a NUL byte on line %s: %s (%s)", line, hpshm_errname(rc),
+		     err.message);
+	cr_assert(hpt_contains(err.message, "NUL"), "the message does not name the NUL byte: %s", err.message);
+	cr_assert(!hpt_contains(err.message, "too long"), "a short line called too long: %s", err.message);
+	cr_assert(strstr(err.message, line), "the message does not name line %s: %s", line, err.message);
+	cr_assert_str_eq(get("huge_pages"), "try");
+	cr_assert_str_eq(get("provider"), "auto");
+	unlink(tmpfile_path);
+	tmpfile_path[0] = '\0';
+}
+
+Test(config, file_with_a_nul_byte_is_evalue_naming_the_line)
+{
+	static const char mid[] = "provider = plain\0huge_pages=on\nhuge_pages = on\n";
+	static const char last[] = "huge_pages = on\nprovider = plain\0 and what follows";
+
+	expect_nul_refused(mid, sizeof mid - 1, ":1");
+	expect_nul_refused(last, sizeof last - 1, ":2");
+}
+
+Test(config, file_line_limit_is_1023_bytes_with_the_newline)
+{
+	char text[1100];
+	hpshm_error err;
+
+	memcpy(text, "name = ", 7);
+	memset(text + 7, 'a', 1022 - 7);
+	text[1022] = '\n';
+	write_bytes(text, 1023);
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm_config_load_file(cfg, tmpfile_path, &err), HPSHM_EVALUE,
+		     "a name of 1015 characters is too long for the key, not for the line");
+	cr_assert(!hpt_contains(err.message, "line too long"), "%s", err.message);
+	unlink(tmpfile_path);
+	memset(text + 7, 'a', 1023 - 7);
+	text[1023] = '\n';
+	write_bytes(text, 1024);
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm_config_load_file(cfg, tmpfile_path, &err), HPSHM_EVALUE);
+	cr_assert(hpt_contains(err.message, "line too long"), "%s", err.message);
+}
+
+/* A path that opens but cannot be read (a directory) is an error, not an empty file. */
+Test(config, file_that_cannot_be_read_is_eio)
+{
+	hpshm_error err;
+	int rc;
+
+	memset(&err, 0, sizeof err);
+	rc = hpshm_config_load_file(cfg, "/tmp", &err);
+	cr_assert_eq(rc, HPSHM_EIO, "loading a directory: %s (%s)", hpshm_errname(rc), err.message);
+	cr_assert(strstr(err.message, "/tmp"), "the message does not name the file: %s", err.message);
+	cr_assert_neq(err.sys_errno, 0);
+}
+
+/* The loader stops at the first overlong line: a device without newlines is not read to its end. */
+Test(config, file_without_newlines_is_not_read_to_its_end, .timeout = 10)
+{
+	hpshm_error err;
+
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm_config_load_file(cfg, "/dev/zero", &err), HPSHM_EVALUE, "%s", err.message);
+	cr_assert(strstr(err.message, "/dev/zero:1:"), "%s", err.message);
 }
 
 Test(config, missing_file_is_eio)
@@ -493,6 +584,171 @@ Test(config, env_bad_value_is_evalue_and_changes_nothing)
 	cr_assert_str_eq(get("populate"), "auto");
 	cr_expect(strstr(err.message, "HPSHM_HUGE_PAGES"), "message does not name the variable: %s",
 		  err.message);
+}
+
+/* The fake secure_getenv: what it was asked, and an environment it does not trust. */
+static char asked[64];
+
+static char *untrusted_getenv(const char *name)
+{
+	snprintf(asked, sizeof asked, "%s", name);
+	return NULL;
+}
+
+/* A setuid or setgid process (glibc's secure_getenv answers NULL there) ignores HPSHM_*. */
+Test(config, env_is_read_through_the_trusted_getenv)
+{
+	hpshm_error err;
+	int rc;
+
+	setenv("HPSHM_HUGE_PAGES", "on", 1);
+	hpshm__sys.secure_getenv = untrusted_getenv;
+	asked[0] = '\0';
+	rc = hpshm_config_load_env(cfg, &err);
+	hpshm__sys_reset();
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	cr_assert_str_eq(get("huge_pages"), "try", "HPSHM_HUGE_PAGES was taken from an untrusted environment");
+	cr_assert_str_neq(asked, "", "the trusted getenv was not asked");
+	rc = hpshm_config_load_env(cfg, &err);
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	cr_assert_str_eq(get("huge_pages"), "on", "the real getenv does not see HPSHM_HUGE_PAGES");
+}
+
+/* ---- reading values back: hpshm_config_get() is snprintf-style ---- */
+
+/* Every key set away from its default, with the longest values the getters format. */
+static void set_long_values(void)
+{
+	char list[512] = "", path[HPSHM_PATH_MAX];
+	const char *name;
+	size_t used = 0;
+
+	for (unsigned i = 0; (name = hpshm_provider_name(i, NULL)) != NULL; i++)
+		used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? "," : "", name);
+	cr_assert_lt(used, sizeof list);
+	expect_good("provider", list);
+	expect_good("huge_pages", "on");
+	expect_good("huge_page_size", "1GB");
+	expect_good("reattach", "exec");
+	expect_good("populate", "off");
+	memset(path, 'p', sizeof path - 1);
+	path[0] = '/';
+	path[sizeof path - 2] = '\0';
+	expect_good("hugetlbfs_path", path);
+	expect_good("name", "a-rather-long-segment-name_0123456789.abcdefghijklmnopqrstuvwxyz");
+	expect_good("mode", "0640");
+	expect_good("base_address", "0x7e0000000000");
+	expect_good("log_level", "debug");
+}
+
+/*
+ * Run check on every key, once with the defaults and once with set_long_values(), giving it
+ * the key and its whole value as read with a buffer that is surely large enough.
+ */
+static void every_key(void (*check)(const char *key, const char *full))
+{
+	for (int round = 0; round < 2; round++) {
+		const char *key;
+
+		if (round)
+			set_long_values();
+		for (unsigned k = 0; (key = hpshm_config_key_name(k, NULL, NULL)) != NULL; k++) {
+			char full[2048];
+			int n = hpshm_config_get(cfg, key, full, sizeof full);
+
+			cr_assert_geq(n, 0, "hpshm_config_get(%s) = %s", key, hpshm_errname(n));
+			cr_assert_eq((size_t)n, strlen(full), "%s: returned %d for \"%s\"", key, n, full);
+			check(key, full);
+		}
+	}
+}
+
+/* hpshm_config_get(key) into a buffer of exactly len bytes followed by guard bytes. */
+#define GUARD 16
+static void get_into(const char *key, const char *full, size_t len)
+{
+	char *buf = malloc(len + GUARD);
+	size_t want = len ? (strlen(full) < len ? strlen(full) : len - 1) : 0;
+	int n;
+
+	cr_assert_not_null(buf);
+	memset(buf, 'x', len + GUARD);
+	n = hpshm_config_get(cfg, key, buf, len);
+	cr_assert_eq(n, (int)strlen(full), "%s, len %zu: returned %d, the value \"%s\" is %zu long", key, len, n, full,
+		     strlen(full));
+	if (len) {
+		cr_assert_eq(memcmp(buf, full, want), 0, "%s, len %zu: \"%.*s\" is not the start of \"%s\"", key, len,
+			     (int)want, buf, full);
+		cr_assert_eq(buf[want], '\0', "%s, len %zu: not terminated at %zu", key, len, want);
+	}
+	for (size_t i = len; i < len + GUARD; i++)
+		cr_assert_eq(buf[i], 'x', "%s, len %zu: wrote at byte %zu, past the buffer", key, len, i);
+	free(buf);
+}
+
+static void check_null_0(const char *key, const char *full)
+{
+	int n = hpshm_config_get(cfg, key, NULL, 0);
+
+	cr_assert_eq(n, (int)strlen(full), "%s with (NULL, 0): %d, want the value's length %zu", key, n, strlen(full));
+}
+
+static void check_len_0(const char *key, const char *full)
+{
+	get_into(key, full, 0);
+}
+
+static void check_len_1(const char *key, const char *full)
+{
+	get_into(key, full, 1);
+}
+
+static void check_exact(const char *key, const char *full)
+{
+	get_into(key, full, strlen(full) + 1);
+	if (strlen(full))
+		get_into(key, full, strlen(full));
+}
+
+static void check_every_len(const char *key, const char *full)
+{
+	for (size_t len = 0; len <= strlen(full) + 2; len++)
+		get_into(key, full, len);
+}
+
+Test(config, get_with_no_buffer_returns_the_length)
+{
+	every_key(check_null_0);
+}
+
+Test(config, get_with_len_0_writes_nothing)
+{
+	every_key(check_len_0);
+}
+
+Test(config, get_with_len_1_writes_only_the_terminator)
+{
+	every_key(check_len_1);
+}
+
+Test(config, get_with_an_exact_buffer_fits_and_one_less_truncates)
+{
+	every_key(check_exact);
+}
+
+Test(config, get_truncates_safely_at_every_length)
+{
+	every_key(check_every_len);
+}
+
+Test(config, get_refuses_a_null_buffer_with_a_length)
+{
+	char buf[8];
+
+	cr_assert_eq(hpshm_config_get(cfg, "provider", NULL, 8), HPSHM_EINVAL);
+	cr_assert_eq(hpshm_config_get(NULL, "provider", buf, sizeof buf), HPSHM_EINVAL);
+	cr_assert_eq(hpshm_config_get(cfg, NULL, buf, sizeof buf), HPSHM_EINVAL);
+	cr_assert_eq(hpshm_config_get(cfg, "no_such_key", NULL, 0), HPSHM_ENOKEY);
 }
 
 /* ---- sizes ---- */

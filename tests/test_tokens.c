@@ -6,9 +6,12 @@
  * byte-flipped, given other fields (with the check digits recomputed, so the mutation gets
  * past the parser to the providers and to the header check), pointed at unrelated objects
  * (/dev/null, a regular file of the segment's size, a closed descriptor, a SysV segment that
- * is not hpshm's, ids that do not exist), or replaced by random junk.  A token whose only
- * change is its nonce must reach the header check (the same token with the nonce intact
- * attaches: the positive control proves it) and fail there.
+ * is not hpshm's, ids that do not exist), or replaced by random junk.  A token moved to a
+ * free address maps there and must fail at the header check, which names both addresses
+ * (the segment's pointers are only right where its creator mapped it); the same token with
+ * a changed nonce must fail there too, as stale or forged.  Addresses below 64KiB are
+ * refused before anything is mapped.  hpshm_segment_attach_env() reads HPSHM_TOKEN through
+ * the trusted getenv, so a process that may not trust its environment ignores it.
  *
  * The format (core/reattach.c), eight fields: hpshm1:<provider>:<id>:<size>:<page size>:<address>:<nonce>:
  * <check>, lower-case hex numbers, <check> the FNV-1a-32 of everything before it.
@@ -34,6 +37,8 @@
 
 #include "fixture.h"
 #include "hpshm.h"
+#include "hpshm/provider.h"
+#include "ports/posix/sys.h"
 
 #define NTOKENS 10000
 #define SEED    0x7e57c0de5eedULL
@@ -157,35 +162,43 @@ static void failures_assert(void)
 	cr_assert_eq(failures, 0, "%u of %u tokens went wrong; the first of each kind:%s", failures, tried, all);
 }
 
-static int reject_one(const char *tok, const char *what)
+/* Attach tok, which must fail cleanly; *errp (if not NULL) gets the error record. */
+static int reject_err(const char *tok, const char *what, hpshm_error *errp)
 {
 	hpshm_segment *seg = (hpshm_segment *)&seg;
-	hpshm_error err;
+	hpshm_error scratch, *e = errp ? errp : &scratch;
 	int maps0 = hpt_maps_count(), fds0 = hpt_fd_count(), rc, maps1, fds1;
 
-	memset(&err, 0x5a, sizeof err);
-	rc = hpshm_segment_attach(&seg, tok, NULL, &err);
+	memset(e, 0x5a, sizeof *e);
+	rc = hpshm_segment_attach(&seg, tok, NULL, e);
 	maps1 = hpt_maps_count();
 	fds1 = hpt_fd_count();
 	tried++;
 	if (rc == 0) {
 		failed(what, "token \"%.300s\" attached at %p", tok, hpshm_segment_address(seg));
 		hpshm_segment_destroy(seg);
+		memset(e, 0, sizeof *e);
 		return 0;
 	}
 	CHECK(rc < 0, what, "attach returned %d for \"%.300s\"", rc, tok);
 	CHECK(seg == NULL, what, "*out not NULL after failure for \"%.300s\"", tok);
-	CHECK(err.code == rc, what, "err.code %d, returned %d for \"%.300s\"", err.code, rc, tok);
-	if (!memchr(err.message, '\0', sizeof err.message)) {
+	CHECK(e->code == rc, what, "err.code %d, returned %d for \"%.300s\"", e->code, rc, tok);
+	if (!memchr(e->message, '\0', sizeof e->message)) {
 		failed(what, "message not terminated for \"%.300s\"", tok);
+		memset(e, 0, sizeof *e);
 		return rc;
 	}
-	CHECK(err.message[0] != '\0', what, "%s with an empty message for \"%.300s\"", hpshm_errname(rc), tok);
+	CHECK(e->message[0] != '\0', what, "%s with an empty message for \"%.300s\"", hpshm_errname(rc), tok);
 	CHECK(maps1 == maps0, what, "/proc/self/maps went from %d to %d lines with \"%.300s\" (%s: %s)", maps0, maps1,
-	      tok, hpshm_errname(rc), err.message);
+	      tok, hpshm_errname(rc), e->message);
 	CHECK(fds1 == fds0, what, "/proc/self/fd went from %d to %d entries with \"%.300s\" (%s: %s)", fds0, fds1, tok,
-	      hpshm_errname(rc), err.message);
+	      hpshm_errname(rc), e->message);
 	return rc;
+}
+
+static int reject_one(const char *tok, const char *what)
+{
+	return reject_err(tok, what, NULL);
 }
 
 /* ---- a live segment to take the real token from ---- */
@@ -253,56 +266,55 @@ static void with_field(const struct live *l, int i, const char *v, char *buf, si
 	join_checked(&f, buf, len);
 }
 
+/* "token says 0x<token's>, the segment was created at 0x<creator's>": both addresses named. */
+static void names_both_addresses(const char *what, const hpshm_error *err, unsigned long long token_at,
+				 unsigned long long created_at)
+{
+	char says[64], created[64];
+
+	snprintf(says, sizeof says, "token says 0x%llx", token_at);
+	snprintf(created, sizeof created, "created at 0x%llx", created_at);
+	CHECK(hpt_contains(err->message, says) && hpt_contains(err->message, created), what,
+	      "%s: the message does not name both addresses (\"%s\", \"%s\"): %s", hpshm_errname(err->code), says,
+	      created, err->message);
+	CHECK(err->hint[0] != '\0', what, "no hint for a token with another address");
+}
+
 /*
- * The nonce case: at a free address (the live segment holds its own), the token with its
- * nonce intact attaches (so the mutation really reaches the header), and with another nonce
- * it fails at the header check.
+ * The header check, reached from a free address (the live segment holds its own): the live
+ * token moved there maps the object, and must be refused because the header says the creator
+ * mapped it elsewhere; the error names both addresses.  That error can only come from the
+ * header, so it also proves that the nonce mutations below reach it: with a changed nonce the
+ * token must be refused as stale or forged.  Each time the object is unmapped again.
  */
-static void nonce_is_checked(const struct live *l)
+static void header_is_checked(const struct live *l)
 {
 	size_t len = strtoull(l->f.f[3], NULL, 16);
 	size_t align = l->page_size > 65536 ? l->page_size : 65536;
 	uintptr_t at = free_aligned(len, align);
+	unsigned long long created = strtoull(l->f.f[5], NULL, 16);
 	struct fields f = l->f;
-	char tok[HPSHM_TOKEN_MAX], addr[32];
-	hpshm_segment *seg = NULL;
+	char tok[HPSHM_TOKEN_MAX];
 	hpshm_error err;
-	int rc, maps0 = hpt_maps_count(), fds0 = hpt_fd_count();
+	int rc, byfd = !strncmp(l->f.f[2], "fd=", 3), dupfd = -1;
 
-	int byfd = !strncmp(l->f.f[2], "fd=", 3), dupfd = -1;
-
-	snprintf(addr, sizeof addr, "%" PRIxPTR, at);
-	snprintf(f.f[5], sizeof f.f[5], "%s", addr);
-	/* An attached segment owns its inherited descriptor and closes it when detached: give
-	 * it a copy, so the live segment keeps its own. */
+	snprintf(f.f[5], sizeof f.f[5], "%" PRIxPTR, at);
+	/* Were the check missing, the attached segment would own its descriptor and close it on
+	 * detach: give it a copy, so the live segment keeps its own whatever happens. */
 	if (byfd) {
 		dupfd = fcntl(atoi(l->f.f[2] + 3), F_DUPFD_CLOEXEC, 0);
 		cr_assert_geq(dupfd, 0);
 		snprintf(f.f[2], sizeof f.f[2], "fd=%d", dupfd);
 	}
 	join_checked(&f, tok, sizeof tok);
-	rc = hpshm_segment_attach(&seg, tok, NULL, &err);
-	if (rc < 0) {
-		failed("positive control", "the live token moved to a free address does not attach: %s: %s",
-		       hpshm_errname(rc), err.message);
-		if (dupfd >= 0 && fcntl(dupfd, F_GETFD) >= 0)
-			close(dupfd);
-		return;
-	}
-	CHECK((uintptr_t)hpshm_segment_address(seg) == at, "positive control", "attached at %p, not %#" PRIxPTR,
-	      hpshm_segment_address(seg), at);
-	CHECK(hpshm_segment_is_owner(seg) == 0, "positive control", "an attached segment says it is the owner");
-	CHECK(hpshm_segment_destroy(seg) == 0, "positive control", "detach failed");
-	CHECK(hpt_maps_count() == maps0, "positive control", "a mapping stayed after the detach");
-	if (byfd) {
-		if (fcntl(dupfd, F_GETFD) >= 0)
-			close(dupfd);
-		dupfd = fcntl(atoi(l->f.f[2] + 3), F_DUPFD_CLOEXEC, 0);
-		cr_assert_geq(dupfd, 0);
-		snprintf(f.f[2], sizeof f.f[2], "fd=%d", dupfd);
-	} else {
-		CHECK(hpt_fd_count() == fds0, "positive control", "the descriptor count changed after attach and detach");
-	}
+	rc = reject_err(tok, "moved address", &err);
+	CHECK(rc == HPSHM_EINVAL, "moved address", "%s, want HPSHM_EINVAL from the header check: %s", hpshm_errname(rc),
+	      err.message);
+	if (rc == HPSHM_EINVAL)
+		names_both_addresses("moved address", &err, (unsigned long long)at, created);
+	CHECK(hpt_is_mapped((void *)at, len) == 0, "moved address", "the object stayed mapped at %#" PRIxPTR, at);
+	if (byfd)
+		CHECK(fcntl(dupfd, F_GETFD) >= 0, "moved address", "the refused attach closed the descriptor it was given");
 
 	for (int k = 0; k < 16; k++) {
 		unsigned long long nonce = strtoull(l->f.f[6], NULL, 16);
@@ -310,18 +322,14 @@ static void nonce_is_checked(const struct live *l)
 		nonce ^= k < 8 ? 1ULL << (k * 8) : rnd() | 1;
 		snprintf(f.f[6], sizeof f.f[6], "%016llx", nonce);
 		join_checked(&f, tok, sizeof tok);
-		rc = reject_one(tok, "changed nonce");
+		rc = reject_err(tok, "changed nonce", &err);
 		CHECK(rc == HPSHM_EINVAL, "changed nonce", "%s, want HPSHM_EINVAL from the header check", hpshm_errname(rc));
 		CHECK(hpt_is_mapped((void *)at, len) == 0, "changed nonce", "the object stayed mapped");
 	}
-	memset(&err, 0, sizeof err);
-	seg = NULL;
-	if (hpshm_segment_attach(&seg, tok, NULL, &err) == 0)
-		hpshm_segment_destroy(seg);
 	CHECK(hpt_contains(err.message, "does not match") || hpt_contains(err.message, "nonce"), "changed nonce",
 	      "the header check's message does not say the token does not match: %s", err.message);
 	CHECK(err.hint[0] != '\0', "changed nonce", "no hint for a stale or forged token");
-	if (dupfd >= 0)
+	if (dupfd >= 0 && fcntl(dupfd, F_GETFD) >= 0)
 		close(dupfd);
 }
 
@@ -581,12 +589,9 @@ static void random_tokens(const struct live *l, unsigned until)
 				for (size_t i = 0; buf[i]; i++)
 					colons += buf[i] == ':';
 				if (colons == NFIELDS - 1) {
+					/* A changed address alone is refused too: the header holds the
+					 * creator's address. */
 					split(buf, &f);
-					/* a changed address alone may name a free range: that token is right */
-					if (!strcmp(f.f[1], l->f.f[1]) && !strcmp(f.f[2], l->f.f[2]) &&
-					    !strcmp(f.f[3], l->f.f[3]) && !strcmp(f.f[4], l->f.f[4]) &&
-					    !strcmp(f.f[6], l->f.f[6]) && !strcmp(f.f[0], l->f.f[0]))
-						continue;
 					join_checked(&f, buf, HPSHM_TOKEN_MAX);
 				}
 			}
@@ -642,7 +647,7 @@ Test(tokens, ten_thousand_bad_tokens_are_rejected, .timeout = 120)
 	truncations_and_flips(&l);
 	fields_are_checked(&l);
 	foreign_objects_are_refused(&l);
-	nonce_is_checked(&l);
+	header_is_checked(&l);
 	cr_log_info("%u tokens from the live one, then random ones up to %d", tried, NTOKENS);
 	random_tokens(&l, NTOKENS);
 	/* the live segment is untouched */
@@ -659,6 +664,196 @@ Test(tokens, ten_thousand_bad_tokens_are_rejected, .timeout = 120)
 	cr_log_info("%u tokens tried", tried);
 	failures_assert();
 	cr_assert_geq(tried, NTOKENS);
+}
+
+/* A live plain segment, for the tests of one rule each. */
+static void live_plain(struct live *l)
+{
+	int rc = live_make(l, "provider=plain,huge_pages=off,reattach=exec", 3 * 4096);
+
+	cr_assert_eq(rc, 0, "plain with reattach=exec: %s", hpshm_errname(rc));
+}
+
+/*
+ * The child's case: a token edited to another address (check digits recomputed) maps the
+ * object there, where the pointers the creator stored in it are wrong.  0x10000 is free in
+ * almost every process; a range far from the segment is too.  Each must be refused naming
+ * both addresses, and leave nothing mapped.
+ */
+Test(tokens, edited_address_is_refused_naming_both_addresses)
+{
+	struct live l;
+	size_t len;
+	unsigned long long created;
+	uintptr_t at[2];
+	hpshm_error err;
+
+	live_plain(&l);
+	len = strtoull(l.f.f[3], NULL, 16);
+	created = strtoull(l.f.f[5], NULL, 16);
+	at[0] = 0x10000;
+	at[1] = free_aligned(len, 65536);
+	failures_reset();
+	for (int i = 0; i < 2; i++) {
+		char tok[HPSHM_TOKEN_MAX], v[32];
+		int rc, dupfd;
+		struct fields f = l.f;
+
+		if (hpt_is_mapped((void *)at[i], len)) {
+			cr_log_info("%#" PRIxPTR " is taken in this process: not tried", at[i]);
+			continue;
+		}
+		/* A copy of the descriptor, so a wrong success cannot close the live segment's. */
+		dupfd = fcntl(atoi(l.f.f[2] + 3), F_DUPFD_CLOEXEC, 0);
+		cr_assert_geq(dupfd, 0);
+		snprintf(f.f[2], sizeof f.f[2], "fd=%d", dupfd);
+		snprintf(v, sizeof v, "%" PRIxPTR, at[i]);
+		snprintf(f.f[5], sizeof f.f[5], "%s", v);
+		join_checked(&f, tok, sizeof tok);
+		rc = reject_err(tok, "edited address", &err);
+		CHECK(rc == HPSHM_EINVAL, "edited address", "%#" PRIxPTR ": %s, want HPSHM_EINVAL: %s", at[i],
+		      hpshm_errname(rc), err.message);
+		if (rc == HPSHM_EINVAL)
+			names_both_addresses("edited address", &err, (unsigned long long)at[i], created);
+		CHECK(hpt_is_mapped((void *)at[i], len) == 0, "edited address", "%#" PRIxPTR " stayed mapped", at[i]);
+		cr_log_info("%s: %s", tok, err.message);
+		if (fcntl(dupfd, F_GETFD) >= 0)
+			close(dupfd);
+	}
+	live_free(&l);
+	failures_assert();
+}
+
+/*
+ * A segment whose header an older hpshm wrote (version 1: no creator address) cannot be
+ * checked, so attach refuses it and names the version.  The live segment's header is made to
+ * look like one, and the token moved to a free address so that it maps.
+ */
+Test(tokens, version_1_header_is_refused_naming_the_version)
+{
+	struct live l;
+	struct hpshm_header *h;
+	char tok[HPSHM_TOKEN_MAX];
+	struct fields f;
+	size_t len;
+	hpshm_error err;
+	int rc, dupfd;
+
+	live_plain(&l);
+	failures_reset();
+	len = strtoull(l.f.f[3], NULL, 16);
+	h = (struct hpshm_header *)((char *)hpshm_segment_address(l.seg) + len - HPSHM_HEADER_REGION);
+	cr_assert_eq(h->version, HPSHM_HEADER_VERSION);
+	cr_assert_eq(h->creator_address, (uint64_t)(uintptr_t)hpshm_segment_address(l.seg));
+	f = l.f;
+	dupfd = fcntl(atoi(l.f.f[2] + 3), F_DUPFD_CLOEXEC, 0);
+	cr_assert_geq(dupfd, 0);
+	snprintf(f.f[2], sizeof f.f[2], "fd=%d", dupfd);
+	snprintf(f.f[5], sizeof f.f[5], "%" PRIxPTR, free_aligned(len, 65536));
+	join_checked(&f, tok, sizeof tok);
+	h->version = 1;
+	rc = reject_err(tok, "version 1 header", &err);
+	h->version = HPSHM_HEADER_VERSION;
+	CHECK(rc == HPSHM_EINVAL, "version 1 header", "%s, want HPSHM_EINVAL", hpshm_errname(rc));
+	CHECK(hpt_contains(err.message, "version 1"), "version 1 header", "the message does not name it: %s",
+	      err.message);
+	if (fcntl(dupfd, F_GETFD) >= 0)
+		close(dupfd);
+	live_free(&l);
+	failures_assert();
+}
+
+/* Below 64KiB, or off the 64KiB grid, no creator maps: the parser refuses, nothing is mapped. */
+Test(tokens, address_below_64KiB_or_off_its_grid_is_refused_before_mapping)
+{
+	static const unsigned long long addrs[] = {0x1000, 0x8000, 0xf000, 0x11000, 0x7e0000001000ULL};
+	struct live l;
+	size_t len;
+	hpshm_error err;
+
+	live_plain(&l);
+	len = strtoull(l.f.f[3], NULL, 16);
+	failures_reset();
+	for (size_t i = 0; i < sizeof addrs / sizeof addrs[0]; i++) {
+		char tok[HPSHM_TOKEN_MAX], v[32];
+		int rc, dupfd, mapped0 = hpt_is_mapped((void *)(uintptr_t)addrs[i], len);
+		struct fields f = l.f;
+
+		dupfd = fcntl(atoi(l.f.f[2] + 3), F_DUPFD_CLOEXEC, 0);
+		cr_assert_geq(dupfd, 0);
+		snprintf(f.f[2], sizeof f.f[2], "fd=%d", dupfd);
+		snprintf(v, sizeof v, "%llx", addrs[i]);
+		snprintf(f.f[5], sizeof f.f[5], "%s", v);
+		join_checked(&f, tok, sizeof tok);
+		rc = reject_err(tok, "low or unaligned address", &err);
+		CHECK(rc == HPSHM_EINVAL, "low or unaligned address", "%#llx: %s, want HPSHM_EINVAL", addrs[i],
+		      hpshm_errname(rc));
+		CHECK(hpt_contains(err.message, "malformed") && hpt_contains(err.message, "64KiB"),
+		      "low or unaligned address", "%#llx: the parser did not refuse it naming 64KiB: %s", addrs[i],
+		      err.message);
+		CHECK(hpt_is_mapped((void *)(uintptr_t)addrs[i], len) == mapped0, "low or unaligned address",
+		      "%#llx: the range's mappings changed", addrs[i]);
+		if (fcntl(dupfd, F_GETFD) >= 0)
+			close(dupfd);
+	}
+	live_free(&l);
+	failures_assert();
+}
+
+/* What the fake secure_getenv was asked, and whether it plays a setuid process. */
+static char asked[64];
+static int untrusted;
+
+static char *fake_secure_getenv(const char *name)
+{
+	snprintf(asked, sizeof asked, "%s", name);
+	return untrusted ? NULL : getenv(name);
+}
+
+/*
+ * hpshm_segment_attach_env() reads HPSHM_TOKEN through the trusted getenv, the one the config
+ * uses: in a process that may not trust its environment (glibc's secure_getenv answers NULL
+ * there) the token is not taken, even when it is set and good.
+ */
+Test(tokens, attach_env_reads_the_token_through_the_trusted_getenv)
+{
+	struct live l;
+	hpshm_segment *seg = (hpshm_segment *)&seg;
+	hpshm_error err;
+	int rc;
+
+	live_plain(&l);
+	failures_reset();
+	cr_assert_eq(setenv("HPSHM_TOKEN", l.tok, 1), 0);
+	hpshm__sys.secure_getenv = fake_secure_getenv;
+
+	/* Trusted: the token is read (and, in its creator, finds the range taken). */
+	untrusted = 0;
+	asked[0] = '\0';
+	rc = hpshm_segment_attach_env(&seg, NULL, &err);
+	if (rc == 0)
+		hpshm_segment_destroy(seg);
+	cr_expect_eq(rc, HPSHM_EEXIST, "trusted: %s, want HPSHM_EEXIST (the token was read): %s", hpshm_errname(rc),
+		     err.message);
+	cr_expect_str_eq(asked, "HPSHM_TOKEN", "attach_env did not ask the trusted getenv (asked \"%s\")", asked);
+
+	/* Not trusted: as if HPSHM_TOKEN were not set. */
+	untrusted = 1;
+	asked[0] = '\0';
+	seg = (hpshm_segment *)&seg;
+	rc = hpshm_segment_attach_env(&seg, NULL, &err);
+	if (rc == 0)
+		hpshm_segment_destroy(seg);
+	cr_expect_eq(rc, HPSHM_EINVAL, "untrusted environment: %s, want HPSHM_EINVAL: %s", hpshm_errname(rc),
+		     err.message);
+	cr_expect_null(seg);
+	cr_expect(hpt_contains(err.message, "HPSHM_TOKEN"), "%s", err.message);
+	cr_expect_str_eq(asked, "HPSHM_TOKEN", "attach_env did not ask the trusted getenv (asked \"%s\")", asked);
+
+	hpshm__sys_reset();
+	unsetenv("HPSHM_TOKEN");
+	live_free(&l);
+	failures_assert();
 }
 
 /* The same mutations against each reattachable provider that works here. */
@@ -720,7 +915,7 @@ ParameterizedTest(struct prov_case *c, tokens, every_provider_checks_its_tokens,
 	truncations_and_flips(&l);
 	fields_are_checked(&l);
 	foreign_objects_are_refused(&l);
-	nonce_is_checked(&l);
+	header_is_checked(&l);
 	cr_log_info("%s: %u tokens tried", kv, tried);
 	live_free(&l);
 	failures_assert();

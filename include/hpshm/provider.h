@@ -73,8 +73,8 @@ struct hpshm_probe {
 
 /** The header magic, at the start of struct hpshm_header. */
 #define HPSHM_HEADER_MAGIC "HPSHMSEG"
-/** The header's format version. */
-#define HPSHM_HEADER_VERSION 1
+/** The header's format version: 2 added creator_address. */
+#define HPSHM_HEADER_VERSION 2
 /** Bytes the core reserves at the tail of a re-attachable or named segment for its header. */
 #define HPSHM_HEADER_REGION 4096
 
@@ -82,6 +82,13 @@ struct hpshm_probe {
  * What the core writes at the tail of a re-attachable or named segment, so an attaching
  * process, `hpshm ls` and `hpshm gc` can tell what an object is and whose.  Fixed-width,
  * little-endian as the machine is: only processes on this machine read it.
+ *
+ * Reading rules: the magic says the object is hpshm's, whatever the version.  Members are
+ * only ever appended, so those of version 1 (up to name) are at the same place in every
+ * version and a reader that needs only them (scan(), `hpshm ls`, `hpshm gc`) checks the
+ * magic alone.  A member appended in version N may be read only when version >= N and
+ * header_size covers it; attach needs creator_address, so it refuses a version 1 header,
+ * naming the version.  A layout that cannot keep these rules gets another magic.
  */
 struct hpshm_header {
 	char     magic[8];                 /**< HPSHM_HEADER_MAGIC, not NUL-terminated */
@@ -96,6 +103,8 @@ struct hpshm_header {
 	char     boot_id[40];              /**< the boot it was created in (NUL-terminated) */
 	char     provider[HPSHM_NAME_MAX]; /**< provider name (NUL-terminated) */
 	char     name[128];                /**< segment name, or empty (NUL-terminated) */
+	/* ---- version 2 ---- */
+	uint64_t creator_address;          /**< where the creator mapped the segment: a child must map it there too */
 };
 
 /**

@@ -1,5 +1,6 @@
 /*
- * ports/posix/process.c -- starting and waiting for a child by fork and exec, and nonces.
+ * ports/posix/process.c -- starting and waiting for a child by fork and exec, nonces, and the
+ * trusted getenv.
  *
  * The child keeps exactly the descriptors the segment needs: their close-on-exec flag is
  * cleared between fork and exec, in the child only, so the parent's other threads never see
@@ -24,12 +25,20 @@
 
 #include "hpshm/provider.h"
 #include "port.h"
+#include "posix/sys.h"
 
 extern char **environ;
 
 long long hpshm__getpid(void)
 {
 	return (long long)getpid();
+}
+
+const char *hpshm__getenv(const char *name)
+{
+	/* secure_getenv() answers NULL when the kernel set AT_SECURE for this exec: a setuid or
+	 * setgid program must not take memory policy, or a segment to map, from its caller. */
+	return hpshm__sys.secure_getenv(name);
 }
 
 uint64_t hpshm__random64(void)

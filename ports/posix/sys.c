@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/file.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -78,6 +79,7 @@ static int sys_memfd_create(const char *name, unsigned flags)
 		.kill         = kill,           \
 		.fchmod       = fchmod,         \
 		.linkat       = linkat,         \
+		.secure_getenv = secure_getenv, \
 	}
 
 struct hpshm__syscalls hpshm__sys = SYS_REAL_CALLS;

@@ -76,6 +76,7 @@ struct hpshm__syscalls {
 	int   (*kill)(pid_t pid, int sig);
 	int   (*fchmod)(int fd, mode_t mode);
 	int   (*linkat)(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, int flags);
+	char *(*secure_getenv)(const char *name); /* libc, not a system call: a test plays setuid with it */
 };
 
 extern struct hpshm__syscalls hpshm__sys;
