@@ -133,7 +133,11 @@ void preload_report(const char *call, const void *addr, const hpshm_report *r, c
 	if (extra)
 		jb_add(&b, ",%s", extra);
 	if (!err) {
-		jb_add(&b, ",\"address\":\"%p\",\"mapped\":%zu,\"provider\":", addr, r->mapped_size);
+		if (addr)
+			jb_add(&b, ",\"address\":\"%p\"", addr);
+		else
+			jb_add(&b, ",\"address\":null"); /* a SysV segment removed before any attach here */
+		jb_add(&b, ",\"mapped\":%zu,\"provider\":", r->mapped_size);
 		jb_str(&b, r->provider);
 		jb_add(&b, ",\"page_size\":%zu,\"verified\":%s,\"verified_by\":", r->page_size,
 		       r->verified ? "true" : "false");

@@ -339,6 +339,7 @@ Test(preload, a_killed_program_leaves_no_pages_ids_or_files)
 	pid = hpt_fork();
 	if (pid == 0) {
 		dup2(out[1], 1);
+		dup2(out[1], 2); /* its notes too, for the failure message */
 		close(out[0]);
 		close(out[1]);
 		execve(HPSHM_TOOL_PATH, argv, envp);
