@@ -292,8 +292,8 @@ static int provider_leaves_out(const char *text, const char *name)
 /* The page size SHM_HUGETLB requests ask for, from huge_page_size; 0 with sysv_why set. */
 static size_t setup_sysv_page_size(void)
 {
-	size_t sizes[16], want;
-	char value[64], s[32];
+	size_t sizes[16], want = 0;
+	char value[64];
 	int n = hpshm_huge_page_sizes(sizes, 16);
 
 	if (n > 16)
@@ -315,7 +315,7 @@ static size_t setup_sysv_page_size(void)
 			if (sizes[i] == want)
 				return want;
 	snprintf(preload_cfg.sysv_why, sizeof(preload_cfg.sysv_why),
-		 "huge_page_size=%s: the kernel offers no such huge pages", hpshm_size_format(want, s, sizeof(s)));
+		 "huge_page_size=%s: the kernel offers no such huge pages", value);
 	return 0;
 }
 
