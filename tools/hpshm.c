@@ -149,6 +149,30 @@ static const struct tool_cmd tool_cmds[] = {
 		"not be created or destroyed; 127 if CMD was not found, 126 if it could not run.\n",
 	},
 	{
+		.name = "exec",
+		.run = cmd_exec,
+		.synopsis = "exec [--config KEY=VALUE,...] [--report FILE] [--min-size SIZE] -- CMD [ARGS...]",
+		.summary = "run an unmodified program with its large shared memory on huge pages",
+		.help =
+		"Runs CMD with libhpshm_preload.so preloaded: its mmap(MAP_SHARED|MAP_ANONYMOUS) and\n"
+		"shmget() requests of SIZE or more (default 32MiB) become huge page segments chosen by\n"
+		"the configuration (HPSHM_* environment, then --config), as PostgreSQL, nginx or Apache\n"
+		"make them, with no change to the program.  huge_pages=on makes such a request fail\n"
+		"with ENOMEM when no huge pages can be had (the reason goes to CMD's stderr); try falls\n"
+		"back to base pages and says so on stderr.  The tool checks everything first, then\n"
+		"replaces itself with CMD.  doc/exec.md says what is intercepted and what is not.\n"
+		"\n"
+		"  --config KV       configuration, e.g. huge_pages=on,huge_page_size=2MB; also takes\n"
+		"                    preload_min_size=SIZE (name=, reattach= and base_address= do not\n"
+		"                    apply: each region is an anonymous segment of its own)\n"
+		"  --report FILE     append one JSON line per segment to FILE: size, provider, page\n"
+		"                    size read back from the kernel, populate, every provider tried\n"
+		"  --min-size SIZE   requests below SIZE go to the C library unchanged (default 32MiB)\n"
+		"\n"
+		"Exit status: CMD's; 127 if CMD was not found, 126 if it could not run; 1 or 2 if the\n"
+		"tool refused before starting it.\n",
+	},
+	{
 		.name = "ls",
 		.run = cmd_ls,
 		.synopsis = "ls [--json]",

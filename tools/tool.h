@@ -26,6 +26,7 @@ int cmd_bench(int argc, char **argv);
 int cmd_bench_worker(int argc, char **argv);   /* hidden: the worker `hpshm bench` spawns */
 #define BENCH_WORKER_CMD_NAME "__bench-worker"      /* bench/bench.h BENCH_WORKER_CMD */
 int cmd_run(int argc, char **argv);
+int cmd_exec(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
 

@@ -1,0 +1,284 @@
+/*
+ * tools/exec.c -- `hpshm exec [--config KV] [--report FILE] [--min-size SIZE] -- CMD ARGS`:
+ * run a program nobody can change with its large shared memory on huge pages.
+ *
+ * exec sets up the environment the interposer (libhpshm_preload.so, preload/) reads, and
+ * then replaces itself with CMD: no process stays between a server and its init system,
+ * signals reach the server directly, and the exit status is the server's own.  What it
+ * sets:
+ *   LD_PRELOAD              the interposer's absolute path, in front of what was there;
+ *   HPSHM_<KEY>             every key whose effective value (environment, then --config)
+ *                           differs from its default, and no variable for the others, so
+ *                           the interposer builds exactly the configuration checked here;
+ *   HPSHM_PRELOAD_MIN_SIZE  the threshold (--min-size, or preload_min_size= in --config);
+ *   HPSHM_PRELOAD_REPORT    the report file, made absolute: servers chdir (PostgreSQL to
+ *                           its data directory) before they map their memory.
+ * Everything is checked before the exec, so a mistake is a usage error here (exit 2), not
+ * a line in a server's log: a bad key or value, a bad size, name= / reattach=exec /
+ * base_address= (each intercepted region is an anonymous segment of its own), a report
+ * file that cannot be opened for appending.
+ *
+ * The interposer is looked for beside the tool: in the build tree (tools/hpshm next to
+ * preload/libhpshm_preload.so) and in an installed tree (bin/hpshm next to the library
+ * directory); CMake gives both relative paths.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tool.h"
+
+#ifndef HPSHM_PRELOAD_BUILT
+#define HPSHM_PRELOAD_BUILT 0
+#endif
+#ifndef HPSHM_PRELOAD_BUILD_REL
+#define HPSHM_PRELOAD_BUILD_REL "../preload"
+#endif
+#ifndef HPSHM_PRELOAD_INSTALL_REL
+#define HPSHM_PRELOAD_INSTALL_REL "../lib"
+#endif
+#define EXEC_PRELOAD_NAME "libhpshm_preload.so"
+
+#define EXEC_EXIT_CANNOT_EXEC 126
+#define EXEC_EXIT_NOT_FOUND   127
+
+/* The threshold key rides in --config but is not a library key: take it out. */
+static const char exec_min_key[] = "preload_min_size";
+
+/*
+ * Split --config: preload_min_size=SIZE goes to *min (NULL if absent), every other item to
+ * rest.  0, or the usage error already printed.
+ */
+static int exec_split_config(const char *kv, char *rest, size_t rest_len, char *min, size_t min_len,
+			     int *have_min)
+{
+	size_t used = 0, klen = sizeof(exec_min_key) - 1;
+	int in_min = 0;
+
+	rest[0] = '\0';
+	*have_min = 0;
+	for (const char *p = kv; *p;) {
+		size_t len = strcspn(p, ",");
+		const char *eq = memchr(p, '=', len);
+
+		if (eq && (size_t)(eq - p) == klen && strncmp(p, exec_min_key, klen) == 0) {
+			if ((size_t)(len - klen - 1) >= min_len)
+				return tool_usage_error("exec", "preload_min_size: value too long");
+			memcpy(min, eq + 1, len - klen - 1);
+			min[len - klen - 1] = '\0';
+			*have_min = 1;
+			in_min = 1;
+		} else if (!eq && in_min && len > 0) {
+			return tool_usage_error("exec", "preload_min_size takes one size, not a list (got '%.*s' after it)",
+						(int)len, p);
+		} else {
+			if (eq)
+				in_min = 0;
+			if (used + len + 2 > rest_len)
+				return tool_usage_error("exec", "--config is too long");
+			if (used)
+				rest[used++] = ',';
+			memcpy(rest + used, p, len);
+			used += len;
+			rest[used] = '\0';
+		}
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	return 0;
+}
+
+/* "HPSHM_" + the key in upper case. */
+static void exec_var_name(const char *key, char *buf, size_t len)
+{
+	size_t i = 0;
+
+	snprintf(buf, len, "HPSHM_");
+	for (; key[i] && 6 + i + 1 < len; i++)
+		buf[6 + i] = (char)(key[i] >= 'a' && key[i] <= 'z' ? key[i] - 'a' + 'A' : key[i]);
+	buf[6 + i] = '\0';
+}
+
+/*
+ * Refuse the keys an anonymous region cannot honour, then put every key whose value is not
+ * the default in the environment and take the others out.
+ */
+static int exec_export_config(const hpshm_config *cfg)
+{
+	static const struct { const char *key, *def, *why; } refused[] = {
+		{ "name", "", "each intercepted region is an anonymous segment of its own, so none can carry a name" },
+		{ "reattach", "off", "the program's children inherit its regions by fork; nothing re-attaches after exec" },
+		{ "base_address", "auto", "regions go where the kernel puts them, as the program's own mmap() would" },
+	};
+	hpshm_config *defaults = NULL;
+	const char *key;
+	char value[1024], def[1024], var[64];
+	int rc = 0;
+
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		if (hpshm_config_get(cfg, refused[i].key, value, sizeof(value)) >= 0 &&
+		    strcmp(value, refused[i].def) != 0)
+			return tool_usage_error("exec", "%s=%s cannot apply: %s", refused[i].key, value, refused[i].why);
+	if (hpshm_config_new(&defaults) < 0)
+		return tool_fail("exec", "out of memory");
+	for (unsigned k = 0; rc == 0 && (key = hpshm_config_key_name(k, NULL, NULL)) != NULL; k++) {
+		if (hpshm_config_get(cfg, key, value, sizeof(value)) < 0 ||
+		    hpshm_config_get(defaults, key, def, sizeof(def)) < 0)
+			continue;
+		exec_var_name(key, var, sizeof(var));
+		if (strcmp(value, def) != 0 ? setenv(var, value, 1) : unsetenv(var))
+			rc = tool_fail("exec", "cannot set %s: %s", var, strerror(errno));
+	}
+	hpshm_config_free(defaults);
+	return rc;
+}
+
+/* The report path, absolute and openable for appending, in the environment. */
+static int exec_export_report(const char *path)
+{
+	char cwd[PATH_MAX], abs[PATH_MAX + 1];
+	int fd;
+
+	if (path[0] == '\0')
+		return tool_usage_error("exec", "--report needs a file name");
+	if (path[0] == '/') {
+		if (strlen(path) >= sizeof(abs))
+			return tool_usage_error("exec", "--report path is too long");
+		snprintf(abs, sizeof(abs), "%s", path);
+	} else {
+		if (!getcwd(cwd, sizeof(cwd)))
+			return tool_fail("exec", "getcwd: %s", strerror(errno));
+		if ((size_t)snprintf(abs, sizeof(abs), "%s/%s", cwd, path) >= sizeof(abs))
+			return tool_usage_error("exec", "--report path is too long");
+	}
+	if (strlen(abs) >= 1024)
+		return tool_usage_error("exec", "--report path '%s' is longer than 1023 bytes", abs);
+	fd = open(abs, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return tool_fail("exec", "cannot open the report %s for appending: %s", abs, strerror(errno));
+	close(fd);
+	if (setenv("HPSHM_PRELOAD_REPORT", abs, 1) < 0)
+		return tool_fail("exec", "cannot set HPSHM_PRELOAD_REPORT: %s", strerror(errno));
+	return 0;
+}
+
+/* Find the interposer beside the tool; 0 with path filled, or the error printed. */
+static int exec_find_preload(char *path, size_t len)
+{
+	static const char *const rel[] = { HPSHM_PRELOAD_BUILD_REL, HPSHM_PRELOAD_INSTALL_REL };
+	char self[PATH_MAX], tried[2 * PATH_MAX + 8] = "";
+	char cand[PATH_MAX + 64];
+	ssize_t n;
+	char *slash;
+
+	if (!HPSHM_PRELOAD_BUILT)
+		return tool_fail("exec", "this hpshm was built without the interposer (-DHPSHM_BUILD_PRELOAD=OFF)");
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n < 0)
+		return tool_fail("exec", "cannot find the tool's own path (/proc/self/exe): %s", strerror(errno));
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (slash)
+		*slash = '\0';
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		size_t used = strlen(tried);
+
+		snprintf(cand, sizeof(cand), "%s/%s/%s", self, rel[i], EXEC_PRELOAD_NAME);
+		if (access(cand, R_OK) == 0 && realpath(cand, path) && strlen(path) < len)
+			return 0;
+		snprintf(tried + used, sizeof(tried) - used, "%s%s", used ? ", " : "", cand);
+	}
+	return tool_fail("exec", "cannot find %s (looked at %s); build it (HPSHM_BUILD_PRELOAD) or install it beside "
+			 "the tool", EXEC_PRELOAD_NAME, tried);
+}
+
+static int exec_export_preload(const char *lib)
+{
+	const char *old = getenv("LD_PRELOAD");
+	char *value;
+	size_t len;
+	int rc;
+
+	if (old && strstr(old, lib))
+		return 0; /* already there: loading it twice would interpose twice */
+	len = strlen(lib) + (old ? strlen(old) + 1 : 0) + 1;
+	value = malloc(len);
+	if (!value)
+		return tool_fail("exec", "out of memory");
+	snprintf(value, len, "%s%s%s", lib, old && old[0] ? ":" : "", old ? old : "");
+	rc = setenv("LD_PRELOAD", value, 1);
+	free(value);
+	if (rc < 0)
+		return tool_fail("exec", "cannot set LD_PRELOAD: %s", strerror(errno));
+	return 0;
+}
+
+int cmd_exec(int argc, char **argv)
+{
+	const char *kv = NULL, *report = NULL, *min_text = NULL, *min_what = "--min-size";
+	char rest[4096], min_buf[64], lib[PATH_MAX];
+	hpshm_config *cfg = NULL;
+	size_t min_size;
+	int first_cmd = -1, have_min = 0, rc;
+
+	for (int i = 1; i < argc; i++) {
+		int r;
+
+		if (strcmp(argv[i], "--") == 0) {
+			first_cmd = i + 1;
+			break;
+		}
+		if ((r = tool_opt_value("exec", argc, argv, &i, "--config", &kv)) != 0 ||
+		    (r = tool_opt_value("exec", argc, argv, &i, "--report", &report)) != 0 ||
+		    (r = tool_opt_value("exec", argc, argv, &i, "--min-size", &min_text)) != 0) {
+			if (r < 0)
+				return TOOL_EXIT_USAGE;
+		} else if (argv[i][0] == '-') {
+			return tool_usage_error("exec", "unexpected option '%s' (put the command after --)", argv[i]);
+		} else {
+			first_cmd = i; /* the command may also follow the options without "--" */
+			break;
+		}
+	}
+	if (first_cmd < 0 || first_cmd >= argc)
+		return tool_usage_error("exec", "missing the command to run after --");
+
+	if (kv) {
+		if ((rc = exec_split_config(kv, rest, sizeof(rest), min_buf, sizeof(min_buf), &have_min)) != 0)
+			return rc;
+		if (have_min && min_text)
+			return tool_usage_error("exec", "the threshold is given twice (--min-size and preload_min_size=)");
+		if (have_min) {
+			min_text = min_buf;
+			min_what = exec_min_key;
+		}
+	}
+	if (!min_text && (min_text = getenv("HPSHM_PRELOAD_MIN_SIZE")) != NULL)
+		min_what = "HPSHM_PRELOAD_MIN_SIZE";
+	if (min_text && (rc = tool_parse_size("exec", min_what, min_text, &min_size)) != 0)
+		return rc;
+	if ((rc = tool_config("exec", kv && rest[0] ? rest : NULL, &cfg)) != 0)
+		return rc;
+	rc = exec_export_config(cfg);
+	hpshm_config_free(cfg);
+	if (rc != 0)
+		return rc;
+	if (min_text && setenv("HPSHM_PRELOAD_MIN_SIZE", min_text, 1) < 0)
+		return tool_fail("exec", "cannot set HPSHM_PRELOAD_MIN_SIZE: %s", strerror(errno));
+	if (report && (rc = exec_export_report(report)) != 0)
+		return rc;
+	if ((rc = exec_find_preload(lib, sizeof(lib))) != 0 || (rc = exec_export_preload(lib)) != 0)
+		return rc;
+
+	fflush(stdout);
+	fflush(stderr);
+	execvp(argv[first_cmd], argv + first_cmd);
+	rc = errno;
+	tool_fail("exec", "cannot run %s: %s", argv[first_cmd], strerror(rc));
+	return rc == ENOENT ? EXEC_EXIT_NOT_FOUND : EXEC_EXIT_CANNOT_EXEC;
+}
