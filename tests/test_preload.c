@@ -325,7 +325,7 @@ Test(preload, a_killed_program_leaves_no_pages_ids_or_files)
 	struct hpt_pool before, after;
 	static char tool[] = HPSHM_TOOL_PATH, exec[] = "exec", dashes[] = "--", child[] = HPSHM_PRELOAD_CHILD,
 		    hold[] = "hold", size[] = "64M", seconds[] = "60", path[] = "PATH=/usr/bin:/bin";
-	char line[256] = "", *argv[] = { tool, exec, dashes, child, hold, size, seconds, NULL };
+	char line[8192] = "", *argv[] = { tool, exec, dashes, child, hold, size, seconds, NULL };
 	char *envp[] = { path, NULL };
 	size_t ps = huge_size();
 	int out[2], st = 0;
@@ -339,7 +339,7 @@ Test(preload, a_killed_program_leaves_no_pages_ids_or_files)
 	pid = hpt_fork();
 	if (pid == 0) {
 		dup2(out[1], 1);
-		dup2(out[1], 2); /* its notes too, for the failure message */
+		dup2(out[1], 2); /* its notes too, for the failure message: the buffer holds a fallback note and "ready" */
 		close(out[0]);
 		close(out[1]);
 		execve(HPSHM_TOOL_PATH, argv, envp);
