@@ -77,6 +77,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base.h"
 #include "hpshm/provider.h"
 #include "port.h"
 #include "posix/sys.h"
@@ -183,13 +184,9 @@ static int sysv_shmget_error(const struct hpshm_request *rq, int saved, hpshm_er
 static key_t sysv_key(const char *name)
 {
 	const char *pre = "hpshm:";
-	uint32_t h = 2166136261u;
-	const char *c;
+	uint32_t h = hpshm__fnv1a32(HPSHM__FNV1A32_INIT, pre, strlen(pre));
 
-	for (c = pre; *c; c++)
-		h = (h ^ (unsigned char)*c) * 16777619u;
-	for (c = name; *c; c++)
-		h = (h ^ (unsigned char)*c) * 16777619u;
+	h = hpshm__fnv1a32(h, name, strlen(name));
 	return (key_t)(SYSV_KEY_RANGE | (h & ~SYSV_KEY_MASK)); /* never IPC_PRIVATE (0) */
 }
 

@@ -50,17 +50,8 @@ static void segment_list_sizes(char *buf, size_t len)
 {
 	size_t sizes[HPSHM__MAX_PAGE_SIZES];
 	int n = hpshm_huge_page_sizes(sizes, HPSHM__MAX_PAGE_SIZES);
-	size_t used = 0;
 
-	buf[0] = '\0';
-	for (int i = 0; i < n && i < HPSHM__MAX_PAGE_SIZES && used < len; i++) {
-		char s[32];
-
-		used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "",
-					 hpshm_size_format(sizes[i], s, sizeof(s)));
-	}
-	if (n == 0)
-		snprintf(buf, len, "none");
+	hpshm__size_list(sizes, n < HPSHM__MAX_PAGE_SIZES ? n : HPSHM__MAX_PAGE_SIZES, buf, len);
 }
 
 /*

@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "hpshm.h"
+#include "base/base.h"
 
 #define HPSHM__MAX_PAGE_SIZES 8 /* hstates a kernel offers: x86 2, arm64 4, ppc64 3 */
 #define HPSHM__MAX_MOUNTS     16

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base.h"
 #include "port.h"
 #include "tool.h"
 
@@ -405,26 +406,9 @@ char *tool_kernel_size(size_t size, char *buf, size_t len)
 char *tool_offered_sizes(char *buf, size_t len)
 {
 	size_t sizes[HPSHM__MAX_PAGE_SIZES];
-	size_t used = 0;
-	int n;
+	int n = hpshm_huge_page_sizes(sizes, HPSHM__MAX_PAGE_SIZES);
 
-	if (len == 0)
-		return buf;
-	buf[0] = '\0';
-	n = hpshm_huge_page_sizes(sizes, HPSHM__MAX_PAGE_SIZES);
-	if (n > HPSHM__MAX_PAGE_SIZES)
-		n = HPSHM__MAX_PAGE_SIZES;
-	for (int i = 0; i < n; i++) {
-		char s[32];
-		int w = snprintf(buf + used, len - used, "%s%s", i ? ", " : "", hpshm_size_format(sizes[i], s, sizeof(s)));
-
-		if (w < 0 || (size_t)w >= len - used)
-			break;
-		used += (size_t)w;
-	}
-	if (used == 0)
-		snprintf(buf, len, "none");
-	return buf;
+	return hpshm__size_list(sizes, n < HPSHM__MAX_PAGE_SIZES ? n : HPSHM__MAX_PAGE_SIZES, buf, len);
 }
 
 const char *tool_errno_name(int e)

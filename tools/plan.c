@@ -22,7 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "json.h"
+#include "base/json.h"
 #include "port.h"
 #include "tool.h"
 

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "json.h"
+#include "base/json.h"
 #include "port.h"
 #include "tool.h"
 

@@ -53,22 +53,16 @@ static unsigned long hugetlb_pages(size_t size, size_t page_size)
 	return n > ULONG_MAX ? ULONG_MAX : (unsigned long)n;
 }
 
-/* "2MiB, 1GiB", or "none". */
+/* The sizes the kernel offers, "2MiB, 1GiB", or "none". */
 static void hugetlb_size_list(char *buf, size_t len)
 {
 	struct hpshm__pool pools[HPSHM__MAX_PAGE_SIZES];
-	char one[32];
-	size_t used = 0;
-	int n = hpshm__pools(pools, HPSHM__MAX_PAGE_SIZES), i, w;
+	size_t sizes[HPSHM__MAX_PAGE_SIZES];
+	int n = hpshm__pools(pools, HPSHM__MAX_PAGE_SIZES);
 
-	snprintf(buf, len, "none");
-	for (i = 0; i < n; i++) {
-		w = snprintf(buf + used, len - used, "%s%s", i ? ", " : "",
-			     hpshm_size_format(pools[i].page_size, one, sizeof(one)));
-		if (w < 0 || (size_t)w >= len - used)
-			break;
-		used += (size_t)w;
-	}
+	for (int i = 0; i < n; i++)
+		sizes[i] = pools[i].page_size;
+	hpshm__size_list(sizes, n, buf, len);
 }
 
 /*

@@ -33,7 +33,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "hpshm/provider.h"
 #include "port.h"
 #include "posix/sys.h"
 

@@ -19,7 +19,6 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "hpshm/provider.h"
 #include "port.h"
 
 uint64_t hpshm__process_start(long long pid)

@@ -22,7 +22,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "hpshm/provider.h"
 #include "port.h"
 
 extern char **environ;
