@@ -1,5 +1,5 @@
 /*
- * ports/linux/hugetlb.c -- the checks and the advice every hugetlb provider shares: is there a
+ * backends/hugetlb_common.c -- the checks and the advice every hugetlb provider shares: is there a
  * pool of this page size, does it hold enough pages, does a hugetlb cgroup leave room, and
  * what should the operator change when it does not.
  *
