@@ -77,8 +77,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/hugetlb_common.h"
 #include "base/base.h"
 #include "hpshm/provider.h"
+#include "linux/linux.h"
 #include "port.h"
 #include "posix/sys.h"
 #include "posix/segment.h"
@@ -526,7 +528,7 @@ static int sysv_scan(hpshm_found_fn fn, void *user)
 	n = snprintf(path, sizeof(path), "%s/proc/sysvipc/shm", hpshm__sysroot());
 	if (n < 0 || (size_t)n >= sizeof(path))
 		return HPSHM_EIO;
-	in = fopen(path, "re");
+	in = hpshm__fopen(path, "r");
 	if (!in)
 		return errno == ENOENT ? 0 : HPSHM_EIO; /* no SysV IPC in this kernel */
 	while (fgets(line, sizeof(line), in)) {

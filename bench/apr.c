@@ -20,7 +20,7 @@
 #include <sys/mman.h>
 
 #include "bench.h"
-#include "port.h"
+#include "linux/linux.h"
 
 #ifdef HPSHM_BENCH_APR
 #include <apr_general.h>

@@ -34,8 +34,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "posix/sys.h"   /* the MAP_/MFD_ flags libc headers may lack */
-#include "port.h"
+#include "linux/linux.h"   /* the MAP_/MFD_ flags libc headers may lack */
 
 #define HUGE_SHIFT 26   /* log2(page size) << 26 selects the size in mmap and memfd_create */
 

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "port.h"
+#include "linux/linux.h"
 
 static void pool_path(size_t page_size, char *buf, size_t len)
 {

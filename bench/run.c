@@ -49,8 +49,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "posix/sys.h"   /* the MAP_/MFD_ flags libc headers may lack */
-#include "port.h"
+#include "linux/linux.h"   /* the MAP_/MFD_ flags libc headers may lack */
 
 #define GIB ((size_t)1 << 30)
 #define PEERS "raw,thp,apr"   /* the peers, as --providers names them */

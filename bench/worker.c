@@ -43,7 +43,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "posix/sys.h"   /* the MAP_/MFD_ flags libc headers may lack */
+#include "linux/linux.h"   /* the MAP_/MFD_ flags libc headers may lack */
 
 #define STOP_GRACE_MS 2000   /* how long a worker may take to exit before SIGKILL */
 

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "port.h"
 
 struct hpshm__keydef {
 	const char *name;        /* the key, as written in every source */
@@ -544,7 +545,7 @@ int hpshm_config_load_file(hpshm_config *cfg, const char *path, hpshm_error *err
 
 	if (!cfg || !path)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_config_load_file: NULL argument");
-	f = fopen(path, "re");
+	f = hpshm__fopen(path, "r");
 	if (!f) {
 		int saved = errno;
 
@@ -606,7 +607,7 @@ int hpshm_config_load_env(hpshm_config *cfg, hpshm_error *err)
 			var[6 + i] = (char)toupper((unsigned char)keys[k].name[i]);
 		var[6 + i] = '\0';
 		/* secure_getenv: a setuid program must not take memory policy from its caller. */
-		v = secure_getenv(var);
+		v = hpshm__secure_getenv(var);
 		if (!v)
 			continue;
 		snprintf(where, sizeof(where), "%s: ", var);

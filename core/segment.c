@@ -21,6 +21,13 @@
 
 #include "core/internal.h"
 #include "port.h"
+/*
+ * The one exception to "the core never sees an OS": until provider ABI 3 lets probe() report
+ * the page sizes, pools and the operator's fix, this file reads the Linux pools (huge_page_size
+ * =largest, the pool hint) and the hugetlb cgroup's fault risk (populate=auto) from the Linux
+ * port.  No other core file may include linux.h (scripts/check-layers.sh).
+ */
+#include "linux/linux.h"
 
 /* A candidate's outcome, while walking. */
 struct segment_walk {
@@ -33,11 +40,11 @@ struct segment_walk {
 
 int hpshm_huge_page_sizes(size_t *sizes, int max)
 {
-	struct hpshm__pool pools[HPSHM__MAX_PAGE_SIZES];
-	int n = hpshm__pools(pools, HPSHM__MAX_PAGE_SIZES);
+	size_t offered[HPSHM__MAX_PAGE_SIZES];
+	int n = hpshm__huge_page_sizes(offered, HPSHM__MAX_PAGE_SIZES);
 
 	for (int i = 0; i < n && i < max; i++)
-		sizes[i] = pools[i].page_size;
+		sizes[i] = offered[i];
 	return n;
 }
 
@@ -67,7 +74,7 @@ static size_t segment_huge_page_size(const struct hpshm_config *cfg, size_t size
 	char s[32], offered[128];
 
 	if (n <= 0) {
-		snprintf(why, len, "the kernel offers no huge pages (no /sys/kernel/mm/hugepages)");
+		snprintf(why, len, "the kernel offers no huge pages");
 		return 0;
 	}
 	if (n > HPSHM__MAX_PAGE_SIZES)

@@ -18,7 +18,7 @@
 
 #include <criterion/criterion.h>
 
-#include "ports/port.h"
+#include "ports/linux/linux.h"
 
 static char fakeroot[256];
 

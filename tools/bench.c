@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "port.h"
+#include "linux/linux.h"
 #include "tool.h"
 
 #define BENCH_DEFAULT_SIZE   ((size_t)1 << 30)   /* 1 GiB: where the page size starts to matter */

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "base/base.h"
-#include "port.h"
+#include "linux/linux.h"
 #include "tool.h"
 
 struct tool_cmd {

@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "base/json.h"
-#include "port.h"
+#include "linux/linux.h"
 #include "tool.h"
 
 #define PLAN_MAX_ITEMS 8

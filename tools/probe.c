@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "base/json.h"
-#include "port.h"
+#include "linux/linux.h"
 #include "tool.h"
 
 /* Everything probe gathers, read once so the text and JSON outputs show the same facts. */

@@ -33,8 +33,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "port.h"
-#include "posix/sys.h"
+#include "linux/linux.h"
 
 #ifndef EHWPOISON
 #define EHWPOISON 133
@@ -157,7 +156,7 @@ int hpshm__populate(void *addr, size_t len, size_t page_size, int fd, unsigned *
 
 	if (fd >= 0) {
 		do
-			rc = hpshm__sys.fallocate(fd, 0, 0, (off_t)len);
+			rc = hpshm__linux_sys.fallocate(fd, 0, 0, (off_t)len);
 		while (rc < 0 && errno == EINTR);
 		e = rc < 0 ? errno : 0;
 		if (rc == 0)
@@ -172,7 +171,7 @@ int hpshm__populate(void *addr, size_t len, size_t page_size, int fd, unsigned *
 	}
 
 	do
-		rc = hpshm__sys.madvise(addr, len, MADV_POPULATE_WRITE);
+		rc = hpshm__linux_sys.madvise(addr, len, MADV_POPULATE_WRITE);
 	while (rc < 0 && errno == EINTR);
 	if (rc == 0) {
 		*methods |= HPSHM_POPULATE_MADVISE;

@@ -13,13 +13,18 @@
  * so a freshly exec'd child -- whose libraries and stacks land near its own mmap base -- is
  * very unlikely to have anything there.  On address spaces too small for that hint
  * (39-bit arm64, 32-bit) the kernel ignores it and the address it returns is used instead.
+ * The reservation goes through the system call table like every mapping hpshm makes.
+ *
+ * The trusted getenv is libc's secure_getenv(), which follows the kernel's AT_SECURE flag.
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
-#include "port.h"
+#include "linux/linux.h"
+#include "posix/sys.h"
 
 uint64_t hpshm__process_start(long long pid)
 {
@@ -78,12 +83,19 @@ int hpshm__pick_address(size_t len, size_t align, void **out)
 	/* Reserve, without committing memory, a span with room to align, then give it back:
 	 * the provider maps there with MAP_FIXED_NOREPLACE, which fails rather than clobber
 	 * whatever another thread might map in between. */
-	p = mmap((void *)(sizeof(void *) >= 8 ? hint : 0), span, PROT_NONE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	p = hpshm__sys.mmap((void *)(sizeof(void *) >= 8 ? hint : 0), span, PROT_NONE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return HPSHM_ENOMEM;
 	a = ((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1);
-	munmap(p, span);
+	(void)hpshm__sys.munmap(p, span);
 	*out = (void *)a;
 	return 0;
+}
+
+const char *hpshm__secure_getenv(const char *name)
+{
+	/* glibc and musl answer NULL when the kernel says AT_SECURE: setuid, setgid, or file
+	 * capabilities, which a uid comparison alone would miss. */
+	return secure_getenv(name);
 }
