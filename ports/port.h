@@ -73,16 +73,18 @@ uint64_t hpshm__process_start(long long pid);
 /* Is pid, started at start, still running?  1 yes, 0 no, -1 cannot tell. */
 int hpshm__process_alive(long long pid, uint64_t start);
 long long hpshm__getpid(void);
-/* An id unique to this boot (Linux: /proc/sys/kernel/random/boot_id).  0, or HPSHM_EIO. */
+/* An id unique to this boot (Linux: /proc/sys/kernel/random/boot_id).  0, or HPSHM_EIO, or
+ * HPSHM_ENOTSUP where the OS has none. */
 int hpshm__boot_id(char *buf, size_t len);
 /* 64 unpredictable bits, for nonces. */
 uint64_t hpshm__random64(void);
 
 /*
  * Start path by fork and exec with argv and envp (NULL: environ), keeping the descriptors in
- * keep[] open across exec (their close-on-exec flag is cleared in the child only).  0 with
- * *pid set, or an error (exec failures are reported through a close-on-exec pipe, so a
- * missing program is an error here rather than a child exiting 127).
+ * keep[] open across exec (their close-on-exec flag is cleared in the child only).  A path
+ * without '/' is looked up in PATH, as execvp() does.  0 with *pid set, or an error (a
+ * program not found is one, with sys_errno ENOENT; exec failures are reported through a
+ * close-on-exec pipe, so they are errors here rather than a child exiting 127).
  */
 int hpshm__spawn(const char *path, char *const argv[], char *const envp[], const int *keep, int nkeep,
 		 long long *pid, hpshm_error *err);

@@ -59,6 +59,9 @@
 #ifndef HUGETLBFS_MAGIC
 #define HUGETLBFS_MAGIC 0x958458f6
 #endif
+#ifndef GRND_NONBLOCK
+#define GRND_NONBLOCK 0x0001 /* <sys/random.h> is glibc 2.25 and musl 1.1.20; the table calls syscall() */
+#endif
 
 /* log2(page_size) << 26, the size bits for MAP_/SHM_/MFD_HUGETLB; 0 if not a power of two. */
 unsigned hpshm__huge_bits(size_t page_size);

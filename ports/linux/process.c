@@ -15,7 +15,8 @@
  * (39-bit arm64, 32-bit) the kernel ignores it and the address it returns is used instead.
  * The reservation goes through the system call table like every mapping hpshm makes.
  *
- * The trusted getenv is libc's secure_getenv(), which follows the kernel's AT_SECURE flag.
+ * Nonces come from getrandom(); the trusted getenv is libc's secure_getenv(), which follows the
+ * kernel's AT_SECURE flag.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@
 #include <sys/mman.h>
 
 #include "linux/linux.h"
+#include "posix/posix.h"
 #include "posix/sys.h"
 
 uint64_t hpshm__process_start(long long pid)
@@ -91,6 +93,17 @@ int hpshm__pick_address(size_t len, size_t align, void **out)
 	(void)hpshm__sys.munmap(p, span);
 	*out = (void *)a;
 	return 0;
+}
+
+uint64_t hpshm__random64(void)
+{
+	uint64_t v = 0;
+
+	/* GRND_NONBLOCK: early in boot the pool may not be ready, and a nonce must not wait
+	 * for it; /dev/urandom or the clock then do (ports/posix/random.c). */
+	if (hpshm__linux_sys.getrandom(&v, sizeof(v), GRND_NONBLOCK) == (ssize_t)sizeof(v))
+		return v;
+	return hpshm__posix_random64();
 }
 
 const char *hpshm__secure_getenv(const char *name)

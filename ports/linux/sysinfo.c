@@ -1,6 +1,6 @@
 /*
  * ports/linux/sysinfo.c -- the small facts the core and the backends read from /proc and /sys:
- * page sizes, the huge page pools, privileges, SysV limits, transparent huge pages, the clock.
+ * huge page sizes, the huge page pools, privileges, SysV limits, transparent huge pages.
  *
  * Every path is read under hpshm__sysroot() ("" normally), so a test can point the library
  * at a fake tree and play any machine: an empty pool, a 1GiB hstate, a container.
@@ -32,7 +32,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "linux/linux.h"
@@ -160,15 +159,6 @@ static const char *sysinfo_field(const char *text, const char *key)
 			p++;
 	}
 	return NULL;
-}
-
-size_t hpshm__base_page_size(void)
-{
-	long ps = sysconf(_SC_PAGESIZE);
-
-	/* sysconf cannot fail for _SC_PAGESIZE on Linux; the fallback only keeps callers from
-	 * ever dividing by zero. */
-	return ps > 0 ? (size_t)ps : 4096;
 }
 
 int hpshm__read_field(const char *path, const char *key, int base, unsigned long long *out)
@@ -414,15 +404,6 @@ int hpshm__thp(struct hpshm__thp *out)
 	sysinfo_thp_choice("/sys/kernel/mm/transparent_hugepage/shmem_enabled", out->shmem_enabled,
 			   sizeof(out->shmem_enabled));
 	return 0;
-}
-
-uint64_t hpshm__now_ns(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 FILE *hpshm__sysfile_open(const char *path)
