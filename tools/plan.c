@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "base/json.h"
-#include "linux/linux.h"
+#include "ports/introspect.h"
 #include "tool.h"
 
 #define PLAN_MAX_ITEMS 8
@@ -47,7 +47,7 @@ struct plan {
 	int                is_default;           /* 1 if page_size is the kernel's default */
 	size_t             pages;                /* ceil(size / page_size) */
 	size_t             mapped;               /* pages * page_size */
-	struct hpshm__pool pool;                 /* the pool of page_size now */
+	struct hpshm__os_pool pool;              /* the pool of page_size now */
 	int                nitems;               /* entries in items[] */
 	struct plan_item   items[PLAN_MAX_ITEMS];/* what is missing */
 	int                nnotes;               /* entries in notes[] */
@@ -136,9 +136,9 @@ static void plan_note(struct plan *p, const char *fmt, ...)
 
 static void plan_pool(struct plan *p)
 {
-	unsigned long avail = hpshm__pool_available(&p->pool);
+	unsigned long avail = hpshm__os_pool_available(&p->pool);
 	unsigned long short_by, target;
-	char ps[32], ks[32];
+	char ps[32], ks[32], knob[96];
 
 	if (p->pages <= avail)
 		return;
@@ -150,12 +150,13 @@ static void plan_pool(struct plan *p)
 	struct plan_item *it = plan_item(p, "pool", "every huge page provider",
 		"the %s pool has %lu pages available (%lu total, %lu free, %lu reserved), %zu needed: short by %lu",
 		ps, avail, p->pool.total, p->pool.free, p->pool.resv, p->pages, short_by);
+	/* The knob the library's hints name: the sysctl for the default size, else its file. */
+	hpshm__os_pool_knob(p->page_size, knob, sizeof(knob));
 	if (p->is_default) {
-		plan_now(it, "sysctl -w vm.nr_hugepages=%lu", target);
-		plan_persist(it, "echo 'vm.nr_hugepages = %lu' >> /etc/sysctl.d/60-hpshm.conf", target);
+		plan_now(it, "sysctl -w %s=%lu", knob, target);
+		plan_persist(it, "echo '%s = %lu' >> /etc/sysctl.d/60-hpshm.conf", knob, target);
 	} else {
-		plan_now(it, "echo %lu > /sys/kernel/mm/hugepages/hugepages-%zukB/nr_hugepages", target,
-			 p->page_size >> 10);
+		plan_now(it, "echo %lu > %s", target, knob);
 	}
 	/*
 	 * Pages that size need physically contiguous memory the kernel rarely still has after
@@ -172,9 +173,9 @@ static void plan_pool(struct plan *p)
 	plan_note(p, "the kernel may allocate fewer pages than asked; `hpshm probe` shows the pool it got");
 }
 
-static void plan_mount(struct plan *p, const struct hpshm__mount *mounts, int nmounts)
+static void plan_mount(struct plan *p, const struct hpshm__os_mount *mounts, int nmounts)
 {
-	const struct hpshm__mount *readonly = NULL;
+	const struct hpshm__os_mount *readonly = NULL;
 	char ps[32], ks[32], dir[64];
 
 	for (int i = 0; i < nmounts; i++) {
@@ -206,11 +207,11 @@ static void plan_mount(struct plan *p, const struct hpshm__mount *mounts, int nm
 
 static void plan_sysv(struct plan *p)
 {
-	struct hpshm__sysv_limits lim;
-	long group = hpshm__hugetlb_shm_group();
+	struct hpshm__os_sysv_limits lim;
+	long group = hpshm__os_huge_group();
 	long gid = (long)getegid();
 
-	if (hpshm__has_cap_ipc_lock() <= 0 && !(group >= 0 && hpshm__in_group(group) > 0)) {
+	if (hpshm__os_lock_privilege() <= 0 && !(group >= 0 && hpshm__os_in_group(group) > 0)) {
 		struct plan_item *it = plan_item(p, "sysv_privilege", "sysv_hugetlb",
 			"no CAP_IPC_LOCK and not in vm.hugetlb_shm_group (%ld): shmget(SHM_HUGETLB) fails with EPERM; "
 			"the commands use this process's group %ld, give the server's",
@@ -220,7 +221,7 @@ static void plan_sysv(struct plan *p)
 		plan_persist(it, "echo 'vm.hugetlb_shm_group = %ld' >> /etc/sysctl.d/60-hpshm.conf", gid);
 	}
 
-	if (hpshm__sysv_limits(&lim) < 0)
+	if (hpshm__os_sysv_limits(&lim) < 0)
 		return;
 	if (lim.shmmax != 0 && lim.shmmax < p->mapped) {
 		struct plan_item *it = plan_item(p, "sysv_limits", "sysv_hugetlb",
@@ -253,15 +254,15 @@ static uint64_t plan_room(uint64_t limit, uint64_t usage)
 
 static void plan_cgroup(struct plan *p, size_t size)
 {
-	struct hpshm__cgroup cg;
+	struct hpshm__os_limit cg;
 	char ps[32], cs[32], a[32], b[32], m[32];
 	int v1;
 
-	if (hpshm__cgroup_get(p->page_size, &cg) < 0 || cg.version == 0)
+	if (hpshm__os_limit(p->page_size, &cg) < 0 || cg.version == 0)
 		return;
 	v1 = cg.version == 1;
 	hpshm_size_format(p->page_size, ps, sizeof(ps));
-	hpshm__hugetlb_cgroup_size(p->page_size, cs, sizeof(cs));
+	hpshm__os_limit_size_name(p->page_size, cs, sizeof(cs));
 
 	if (!tool_unlimited(cg.limit) && plan_room(cg.limit, cg.usage) < p->mapped) {
 		uint64_t want = cg.usage + p->mapped;
@@ -285,7 +286,7 @@ static void plan_cgroup(struct plan *p, size_t size)
 			 v1 ? "limit_in_bytes" : "max");
 		plan_persist(it, "set the same hugetlb limit where the cgroup is made (systemd unit, container runtime)");
 	}
-	if (hpshm__hugetlb_fault_risk(size, p->page_size) > 0)
+	if (hpshm__os_fault_risk(size, p->page_size) > 0)
 		plan_note(p, "hugetlb cgroup %s limits %s pages at fault time but not reservations: a fault could "
 			  "SIGBUS, so hpshm populates at create time; setting hugetlb.%s.rsvd.%s to the same "
 			  "limit makes the reservation itself fail instead", cg.path, ps, cs,
@@ -310,7 +311,7 @@ static int plan_json(const struct plan *p)
 	json_kv_uint(&j, "reserved", p->pool.resv);
 	json_kv_uint(&j, "surplus", p->pool.surplus);
 	json_kv_uint(&j, "overcommit", p->pool.overcommit);
-	json_kv_uint(&j, "available", hpshm__pool_available(&p->pool));
+	json_kv_uint(&j, "available", hpshm__os_pool_available(&p->pool));
 	json_object_close(&j);
 	json_kv_bool(&j, "ready", p->nitems == 0);
 
@@ -370,7 +371,7 @@ static void plan_text(const struct plan *p)
 	       p->pages, p->pages == 1 ? "" : "s", hpshm_size_format(p->page_size, b, sizeof(b)), hpshm_size_format(p->mapped, c, sizeof(c)));
 	printf("the %s pool now: %lu total, %lu free, %lu reserved, %lu surplus, %lu overcommit, %lu available\n",
 	       b, p->pool.total, p->pool.free, p->pool.resv, p->pool.surplus, p->pool.overcommit,
-	       hpshm__pool_available(&p->pool));
+	       hpshm__os_pool_available(&p->pool));
 
 	if (p->nitems == 0) {
 		printf("\nnothing is missing: the pool, a hugetlbfs mount, the SysV privilege and limits and the "
@@ -404,8 +405,8 @@ static void plan_text(const struct plan *p)
 int cmd_plan(int argc, char **argv)
 {
 	const char *size_text = NULL, *ps_text = NULL;
-	struct hpshm__mount mounts[HPSHM__MAX_MOUNTS];
-	size_t sizes[HPSHM__MAX_PAGE_SIZES];
+	struct hpshm__os_mount mounts[HPSHM__OS_MAX_MOUNTS];
+	size_t sizes[HPSHM__OS_MAX_SIZES];
 	static struct plan p;   /* a few tens of KiB of text: keep it off the stack */
 	char offered[128], ks[32];
 	int json = 0, rc, n, nmounts, found;
@@ -438,14 +439,14 @@ int cmd_plan(int argc, char **argv)
 	if (ps_text && (rc = tool_parse_size("plan", "--huge-page-size", ps_text, &p.page_size)) != 0)
 		return rc;
 
-	n = hpshm_huge_page_sizes(sizes, HPSHM__MAX_PAGE_SIZES);
-	if (n > HPSHM__MAX_PAGE_SIZES)
-		n = HPSHM__MAX_PAGE_SIZES;
+	n = hpshm_huge_page_sizes(sizes, HPSHM__OS_MAX_SIZES);
+	if (n > HPSHM__OS_MAX_SIZES)
+		n = HPSHM__OS_MAX_SIZES;
 	if (n <= 0)
-		return tool_fail("plan", "this kernel offers no huge pages (no /sys/kernel/mm/hugepages): "
-				 "build it with CONFIG_HUGETLBFS");
+		return tool_fail("plan", "this kernel offers no huge pages (nothing in %s): "
+				 "build it with CONFIG_HUGETLBFS", hpshm__os_pool_source());
 	if (p.page_size == 0) {
-		p.page_size = hpshm__default_huge_page_size();
+		p.page_size = hpshm__os_default_page_size();
 		if (p.page_size == 0)
 			p.page_size = sizes[0];
 	}
@@ -459,7 +460,7 @@ int cmd_plan(int argc, char **argv)
 				 ps_text ? ps_text : "", hpshm_size_format(p.page_size, s, sizeof(s)),
 				 tool_offered_sizes(offered, sizeof(offered)));
 	}
-	p.is_default = p.page_size == hpshm__default_huge_page_size();
+	p.is_default = p.page_size == hpshm__os_default_page_size();
 
 	/* The exact ceiling, and a rounded size that still fits in size_t. */
 	p.pages = p.size / p.page_size + (p.size % p.page_size != 0);
@@ -468,13 +469,13 @@ int cmd_plan(int argc, char **argv)
 					size_text, ps_text ? ps_text : "huge", (size_t)SIZE_MAX);
 	p.mapped = p.pages * p.page_size;
 
-	if (hpshm__pool_get(p.page_size, &p.pool) < 0)
-		return tool_fail("plan", "cannot read the pool of %zu-byte pages under /sys/kernel/mm/hugepages",
-				 p.page_size);
+	if (hpshm__os_pool(p.page_size, &p.pool) < 0)
+		return tool_fail("plan", "cannot read the pool of %zu-byte pages under %s",
+				 p.page_size, hpshm__os_pool_source());
 
-	nmounts = hpshm__hugetlbfs_mounts(mounts, HPSHM__MAX_MOUNTS);
-	if (nmounts > HPSHM__MAX_MOUNTS)
-		nmounts = HPSHM__MAX_MOUNTS;
+	nmounts = hpshm__os_mounts(mounts, HPSHM__OS_MAX_MOUNTS);
+	if (nmounts > HPSHM__OS_MAX_MOUNTS)
+		nmounts = HPSHM__OS_MAX_MOUNTS;
 	plan_pool(&p);
 	plan_mount(&p, mounts, nmounts < 0 ? 0 : nmounts);
 	plan_sysv(&p);
