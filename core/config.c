@@ -607,7 +607,7 @@ int hpshm_config_load_env(hpshm_config *cfg, hpshm_error *err)
 			var[6 + i] = (char)toupper((unsigned char)keys[k].name[i]);
 		var[6 + i] = '\0';
 		/* secure_getenv: a setuid program must not take memory policy from its caller. */
-		v = hpshm__secure_getenv(var);
+		v = hpshm__getenv(var);
 		if (!v)
 			continue;
 		snprintf(where, sizeof(where), "%s: ", var);

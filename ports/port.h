@@ -100,8 +100,11 @@ uint64_t hpshm__now_ns(void);
  * injection reaches it).  NULL with errno set. */
 FILE *hpshm__fopen(const char *path, const char *mode);
 
-/* getenv(), but NULL in a program running with privileges its caller lacks (setuid, setgid,
- * file capabilities): such a program must not take memory policy from its caller. */
-const char *hpshm__secure_getenv(const char *name);
+/*
+ * The trusted getenv: the value of the environment variable name, or NULL when it is unset
+ * or when this process runs with privileges its caller lacks (setuid, setgid, file
+ * capabilities): such a program must not take memory policy from its caller.
+ */
+const char *hpshm__getenv(const char *name);
 
 #endif /* HPSHM_PORT_H */

@@ -13,6 +13,7 @@
 
 #include "base/base.h"
 #include "fixture.h"
+#include "ports/linux/linux.h"
 #include "hpshm.h"
 #include "hpshm/provider.h"
 
@@ -494,6 +495,26 @@ Test(config, env_bad_value_is_evalue_and_changes_nothing)
 	cr_assert_str_eq(get("populate"), "auto");
 	cr_expect(strstr(err.message, "HPSHM_HUGE_PAGES"), "message does not name the variable: %s",
 		  err.message);
+}
+
+/* secure_getenv() of a process the kernel started with AT_SECURE (setuid, setgid, file caps). */
+static char *setuid_getenv(const char *name)
+{
+	(void)name;
+	return NULL;
+}
+
+Test(config, env_is_ignored_by_a_program_running_setuid)
+{
+	hpshm_error err;
+	int rc;
+
+	setenv("HPSHM_HUGE_PAGES", "on", 1);
+	hpshm__linux_sys.secure_getenv = setuid_getenv;
+	rc = hpshm_config_load_env(cfg, &err);
+	hpshm__linux_sys_reset();
+	cr_assert_eq(rc, 0, "%s", err.message);
+	cr_assert_str_eq(get("huge_pages"), "try", "a setuid program took HPSHM_HUGE_PAGES from its caller");
 }
 
 /* ---- sizes ---- */

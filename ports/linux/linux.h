@@ -82,6 +82,7 @@ struct hpshm__linux_syscalls {
 	int     (*fstatfs)(int fd, struct statfs *buf);
 	int     (*statfs)(const char *path, struct statfs *buf);
 	ssize_t (*getrandom)(void *buf, size_t len, unsigned flags);
+	char   *(*secure_getenv)(const char *name); /* libc, not a system call: a test plays setuid with it */
 };
 
 extern struct hpshm__linux_syscalls hpshm__linux_sys;

@@ -106,9 +106,9 @@ uint64_t hpshm__random64(void)
 	return hpshm__posix_random64();
 }
 
-const char *hpshm__secure_getenv(const char *name)
+const char *hpshm__getenv(const char *name)
 {
 	/* glibc and musl answer NULL when the kernel says AT_SECURE: setuid, setgid, or file
 	 * capabilities, which a uid comparison alone would miss. */
-	return secure_getenv(name);
+	return hpshm__linux_sys.secure_getenv(name);
 }

@@ -10,12 +10,14 @@
  *     cue to try another provider (memfd) or another source of bits (getrandom).
  * fallocate(), madvise(), fstatfs() and statfs() are in every libc we build with (glibc,
  * musl), and libc's fallocate already maps a 64-bit off_t onto the system call's arguments
- * on 32-bit targets.
+ * on 32-bit targets.  secure_getenv() is no system call, but its answer depends on how the
+ * kernel started us (AT_SECURE), which a test cannot arrange: the table lets it pretend.
  *
  * The table is written only by tests, while no segment is being created: no locking.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -55,6 +57,7 @@ static ssize_t sys_getrandom(void *buf, size_t len, unsigned flags)
 		.fstatfs      = fstatfs,          \
 		.statfs       = statfs,           \
 		.getrandom    = sys_getrandom,    \
+		.secure_getenv = secure_getenv,   \
 	}
 
 struct hpshm__linux_syscalls hpshm__linux_sys = LINUX_REAL_CALLS;

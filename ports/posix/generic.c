@@ -122,7 +122,7 @@ uint64_t hpshm__random64(void)
 	return hpshm__posix_random64();
 }
 
-const char *hpshm__secure_getenv(const char *name)
+const char *hpshm__getenv(const char *name)
 {
 	/* POSIX has no AT_SECURE: a program whose ids differ from its caller's is privileged. */
 	if (getuid() != geteuid() || getgid() != getegid())
