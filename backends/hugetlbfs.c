@@ -65,7 +65,9 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include "backends/hugetlb_common.h"
 #include "hpshm/provider.h"
+#include "linux/linux.h"
 #include "port.h"
 #include "posix/sys.h"
 #include "posix/segment.h"
@@ -464,7 +466,7 @@ static int hugetlbfs_scan(hpshm_found_fn fn, void *user)
 		n = HPSHM__MAX_MOUNTS;
 	for (i = 0; i < n; i++) {
 		/* A file system mounted twice (bind mounts, containers) is listed once. */
-		if (stat(mounts[i].path, &st) < 0)
+		if (hpshm__sys.stat(mounts[i].path, &st) < 0)
 			continue;
 		for (dup = 0, j = 0; j < nseen; j++)
 			dup |= seen[j] == st.st_dev;

@@ -46,7 +46,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "backends/hugetlb_common.h"
 #include "hpshm/provider.h"
+#include "linux/linux.h"
 #include "port.h"
 #include "posix/sys.h"
 #include "posix/segment.h"
@@ -80,7 +82,7 @@ static int memfd_probe(const struct hpshm_request *rq, struct hpshm_probe *out)
 	if (rc < 0)
 		return rc;
 
-	fd = hpshm__sys.memfd_create("hpshm:probe", MFD_CLOEXEC | MFD_HUGETLB | hpshm__huge_bits(rq->page_size));
+	fd = hpshm__linux_sys.memfd_create("hpshm:probe", MFD_CLOEXEC | MFD_HUGETLB | hpshm__huge_bits(rq->page_size));
 	if (fd < 0) {
 		out->sys_errno = errno;
 		why = memfd_unavailable(errno);
@@ -118,7 +120,7 @@ static int memfd_create_segment(struct hpshm_mapping *m, const struct hpshm_requ
 
 	/* Only a label for /proc/pid/maps: a long name is cut, not refused. */
 	snprintf(label, sizeof(label), "hpshm:%s", rq->name ? rq->name : "anon");
-	fd = hpshm__sys.memfd_create(label, MFD_CLOEXEC | MFD_HUGETLB | bits);
+	fd = hpshm__linux_sys.memfd_create(label, MFD_CLOEXEC | MFD_HUGETLB | bits);
 	if (fd < 0) {
 		saved = errno;
 		why = memfd_unavailable(saved);
@@ -176,7 +178,7 @@ static int memfd_attach(struct hpshm_mapping *m, const struct hpshm_request *rq,
 		return rc;
 
 	/* A stray descriptor number must not map some other file: a hugetlbfs file of the page size, long enough. */
-	if (hpshm__sys.fstatfs(fd, &sfs) < 0)
+	if (hpshm__linux_sys.fstatfs(fd, &sfs) < 0)
 		return hpshm_error_set(err, HPSHM_EINVAL, errno, "fstatfs", spawn_hint,
 				       "descriptor %d is not open in this process", fd);
 	if ((uint32_t)sfs.f_type != (uint32_t)HUGETLBFS_MAGIC || sfs.f_bsize <= 0 || (size_t)sfs.f_bsize != rq->page_size)

@@ -35,7 +35,9 @@
 #include <errno.h>
 #include <stdint.h>
 
+#include "backends/hugetlb_common.h"
 #include "hpshm/provider.h"
+#include "linux/linux.h"
 #include "port.h"
 #include "posix/sys.h"
 #include "posix/segment.h"

@@ -53,6 +53,9 @@
 #endif
 
 #include "hpshm/provider.h"
+#ifdef __linux__
+#include "linux/linux.h" /* memfd_create, for unnamed segments a child can re-attach */
+#endif
 #include "port.h"
 #include "posix/sys.h"
 #include "posix/segment.h"
@@ -127,7 +130,12 @@ static int plain_open(const struct hpshm_request *rq, char *path, size_t len, in
 		return 0;
 	}
 
-	fd = hpshm__sys.memfd_create("hpshm:anon", MFD_CLOEXEC);
+#ifdef __linux__
+	fd = hpshm__linux_sys.memfd_create("hpshm:anon", MFD_CLOEXEC);
+#else
+	fd = -1;
+	errno = ENOSYS; /* no memfd here: the MAP_ANONYMOUS fallback below */
+#endif
 	if (fd < 0) {
 		saved = errno;
 		if (saved == ENOSYS) {

@@ -95,7 +95,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backends/hugetlb_common.h"
+#include "base/base.h"
 #include "hpshm/provider.h"
+#include "linux/linux.h"
 #include "port.h"
 #include "posix/sys.h"
 #include "posix/segment.h"
@@ -206,13 +209,9 @@ static int sysv_shmget_error(const struct hpshm_request *rq, int saved, hpshm_er
 static key_t sysv_key(const char *name)
 {
 	const char *pre = "hpshm:";
-	uint32_t h = 2166136261u;
-	const char *c;
+	uint32_t h = hpshm__fnv1a32(HPSHM__FNV1A32_INIT, pre, strlen(pre));
 
-	for (c = pre; *c; c++)
-		h = (h ^ (unsigned char)*c) * 16777619u;
-	for (c = name; *c; c++)
-		h = (h ^ (unsigned char)*c) * 16777619u;
+	h = hpshm__fnv1a32(h, name, strlen(name));
 	return (key_t)(SYSV_KEY_RANGE | (h & ~SYSV_KEY_MASK)); /* never IPC_PRIVATE (0) */
 }
 
@@ -333,7 +332,7 @@ static int sysv_class(struct sysv_seen *s, uint64_t segsz)
 	if (!marked && segsz % b.page_size != 0)
 		return HPSHM_FOUND_FOREIGN_BACKING;
 	tail = (const char *)s->at + s->mapped - HPSHM_HEADER_REGION;
-	if (hpshm__sys.madvise((void *)(uintptr_t)tail, HPSHM_HEADER_REGION, MADV_POPULATE_READ) < 0 &&
+	if (hpshm__linux_sys.madvise((void *)(uintptr_t)tail, HPSHM_HEADER_REGION, MADV_POPULATE_READ) < 0 &&
 	    errno != EINVAL)
 		return marked ? HPSHM_FOUND_MARKED : HPSHM_FOUND_FOREIGN_HEADER; /* EINVAL: before Linux 5.14 */
 	switch (hpshm__header_class(tail, HPSHM_HEADER_REGION, "sysv_hugetlb", &s->header)) {
@@ -715,7 +714,7 @@ static int sysv_scan(hpshm_found_fn fn, void *user)
 	n = snprintf(path, sizeof(path), "%s/proc/sysvipc/shm", hpshm__sysroot());
 	if (n < 0 || (size_t)n >= sizeof(path))
 		return HPSHM_EIO;
-	in = fopen(path, "re");
+	in = hpshm__fopen(path, "r");
 	if (!in)
 		return errno == ENOENT ? 0 : HPSHM_EIO; /* no SysV IPC in this kernel */
 	while (fgets(line, sizeof(line), in)) {

@@ -20,7 +20,7 @@
 #include <sys/mman.h>
 
 #include "bench.h"
-#include "port.h"
+#include "ports/introspect.h"
 
 #ifdef HPSHM_BENCH_APR
 #include <apr_general.h>
@@ -55,7 +55,7 @@ int bench_apr_available(char *why, size_t len)
 
 int bench_apr_create(size_t size, struct bench_region *r, char *why, size_t len)
 {
-	struct hpshm__backing b;
+	struct hpshm__os_backing b;
 	size_t page = hpshm_base_page_size();
 	uintptr_t base, first, last;
 	char msg[128];
@@ -92,7 +92,7 @@ int bench_apr_create(size_t size, struct bench_region *r, char *why, size_t len)
 	}
 	r->apr = &apr_live;
 	memset(&b, 0, sizeof(b));
-	if (hpshm__verify_backing(r->addr, r->len, -1, &b) == 0 && b.page_size) {
+	if (hpshm__os_backing(r->addr, r->len, -1, &b) == 0 && b.page_size) {
 		r->page_size = b.page_size;
 		r->huge = b.huge;
 		snprintf(r->verified_by, sizeof(r->verified_by), "%s", b.source);

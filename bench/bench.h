@@ -16,7 +16,6 @@
  *   workload.c  the access code every configuration runs, and the clocks it is timed by
  *   memory.c    how each configuration gets its memory (hpshm, raw system calls, THP)
  *   apr.c       the APR peer (built only when pkg-config finds apr-1)
- *   procfs.c    what the kernel says about a process: VmPTE, faults, THP coverage
  *   worker.c    worker processes (spawn, fork) and threads, and their protocol
  *   pool.c      --reserve: size the huge page pool for the run, put it back after
  *   run.c       configurations, groups, rounds in alternating order, stopping on a signal
@@ -27,6 +26,10 @@
  * has used its budget of its own thread CPU time (CLOCK_THREAD_CPUTIME_ID), capped at four
  * times that in wall time; rates and latencies are per CPU second, wall figures are kept
  * beside them.  On a shared VM wall clock rates lose the page size effect in the noise.
+ *
+ * What the kernel says about the process (page-table memory, THP coverage, MemAvailable,
+ * what backs a mapping) comes from ports/introspect.h, the one door of bench/ and tools/ to
+ * the OS beyond the public API.  bench/ sits below tools/ and includes nothing from there.
  */
 #ifndef HPSHM_BENCH_BENCH_H
 #define HPSHM_BENCH_BENCH_H
@@ -35,8 +38,30 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/mman.h>
 
 #include "hpshm.h"
+
+/*
+ * The raw peers call libc directly with the kernel's flags; these are the ones older libc
+ * headers lack (glibc before 2.27 has no MFD_HUGETLB, before 2.35 no MADV_POPULATE_WRITE).
+ * The values are the kernel's ABI, the same ones ports/linux/linux.h falls back to.
+ */
+#ifndef MAP_HUGETLB
+#define MAP_HUGETLB 0x40000
+#endif
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+#ifndef MFD_CLOEXEC
+#define MFD_CLOEXEC 0x0001U
+#endif
+#ifndef MFD_HUGETLB
+#define MFD_HUGETLB 0x0004U
+#endif
 
 #define BENCH_MAX_WORKERS   64
 #define BENCH_PT_WORKERS    4    /* page tables are sampled with 1, 2 and 4 workers */
@@ -97,19 +122,8 @@ void bench_chase_run(const void *base, size_t size, uint64_t start, uint64_t bud
 void bench_rmw_run(void *base, size_t size, uint64_t seed, uint64_t budget_ns, struct bench_timing *t);
 /* Read one word per base page of [base, base + len): fault the whole mapping in. */
 void bench_touch(const void *base, size_t len, size_t stride, struct bench_timing *t);
-
-/* ---- procfs.c ---------------------------------------------------------------------------- */
-
-/* VmPTE of this process in KiB, -1 if unreadable. */
-long bench_vmpte_kib(void);
-/* Minor faults of this process so far. */
+/* Minor faults of this process so far (getrusage). */
 uint64_t bench_minflt(void);
-/* AnonHugePages in KiB of the mapping that starts at addr, -1 if not found. */
-long bench_anon_huge_kib(const void *addr);
-/* Length of the mapping (the VMA) that contains addr, 0 if none. */
-size_t bench_vma_len(const void *addr);
-/* MemAvailable from /proc/meminfo in bytes, 0 if unreadable. */
-uint64_t bench_mem_available(void);
 
 /* ---- memory.c: one configuration's memory ---------------------------------------------- */
 

@@ -14,8 +14,8 @@
  * the same address, so both have the same page-table layout: a 2 MiB-page region's page
  * tables are a handful of 4 KiB pages, and one more PMD page from a different alignment
  * would be a 25 % difference that has nothing to do with hpshm.  The raw calls go straight
- * to libc, not through hpshm's system call table, and the backing is verified by the same
- * port function hpshm uses (smaps, fstatfs).
+ * to libc, not through hpshm's system call table (the flags old libc headers lack are in
+ * bench.h), and the backing is verified the way hpshm verifies its own (ports/introspect.h).
  *
  * thp: transparent huge pages.  Shared when /sys/kernel/mm/transparent_hugepage/
  * shmem_enabled allows advise (a memfd with MADV_HUGEPAGE: workers are processes, as for
@@ -34,8 +34,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "posix/sys.h"   /* the MAP_/MFD_ flags libc headers may lack */
-#include "port.h"
+#include "ports/introspect.h"
 
 #define HUGE_SHIFT 26   /* log2(page size) << 26 selects the size in mmap and memfd_create */
 
@@ -106,7 +105,7 @@ static int hpshm_region(const struct bench_config *c, void *addr, size_t size, s
 	}
 	rep = *hpshm_segment_report(r->seg);
 	r->addr = hpshm_segment_address(r->seg);
-	r->len = bench_vma_len(r->addr);
+	r->len = hpshm__os_mapping_len(r->addr);
 	if (r->len < size)
 		r->len = hpshm_segment_size(r->seg);
 	r->page_size = rep.page_size;
@@ -139,7 +138,7 @@ static int raw_region(const struct bench_config *c, void *addr, size_t size, str
 		      size_t len)
 {
 	int flags = MAP_SHARED | (addr ? MAP_FIXED_NOREPLACE : 0);
-	struct hpshm__backing b;
+	struct hpshm__os_backing b;
 	size_t maplen = c->map_len ? c->map_len : round_up(size, c->page_size);
 	int fd = -1, e, rc;
 	void *p;
@@ -182,7 +181,7 @@ static int raw_region(const struct bench_config *c, void *addr, size_t size, str
 	r->len = maplen;
 	r->fd = fd;
 	memset(&b, 0, sizeof(b));
-	if (hpshm__verify_backing(p, maplen, fd, &b) == 0 && b.page_size) {
+	if (hpshm__os_backing(p, maplen, fd, &b) == 0 && b.page_size) {
 		r->page_size = b.page_size;
 		r->huge = b.huge;
 		snprintf(r->verified_by, sizeof(r->verified_by), "%s", b.source);
@@ -197,10 +196,10 @@ static int raw_region(const struct bench_config *c, void *addr, size_t size, str
 
 const char *bench_thp_mode(char *why, size_t len)
 {
-	struct hpshm__thp t;
+	struct hpshm__os_thp t;
 
-	if (hpshm__thp(&t) < 0 || t.enabled[0] == '\0') {
-		snprintf(why, len, "the kernel has no transparent huge pages (/sys/kernel/mm/transparent_hugepage)");
+	if (hpshm__os_thp(&t) < 0 || t.enabled[0] == '\0') {
+		snprintf(why, len, "the kernel has no transparent huge pages");
 		return NULL;
 	}
 	if (strcmp(t.shmem_enabled, "always") == 0 || strcmp(t.shmem_enabled, "advise") == 0 ||
@@ -215,11 +214,9 @@ const char *bench_thp_mode(char *why, size_t len)
 
 static size_t thp_pmd_size(void)
 {
-	uint64_t v = 0;
+	size_t v = hpshm__os_thp_page_size();
 
-	if (hpshm__read_u64("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", &v) < 0 || v == 0)
-		v = 2u << 20;
-	return (size_t)v;
+	return v ? v : (size_t)2 << 20;
 }
 
 static int thp_region(const struct bench_config *c, void *addr, size_t size, struct bench_region *r, char *why,
@@ -277,7 +274,7 @@ static int thp_region(const struct bench_config *c, void *addr, size_t size, str
 	r->len = maplen;
 	r->fd = fd;
 	/* Huge only if (nearly) all of it is: a partly huge region is not what the row claims. */
-	kib = bench_anon_huge_kib(p);
+	kib = hpshm__os_thp_kib(p);
 	r->huge = kib >= 0 && (size_t)kib * 1024 >= maplen / 100 * 99;
 	r->page_size = r->huge ? pmd : hpshm_base_page_size();
 	snprintf(r->verified_by, sizeof(r->verified_by), "%s %ld%%", shared ? "ShmemPmdMapped" : "AnonHugePages",

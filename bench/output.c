@@ -13,7 +13,7 @@
  * The page size shown is the verified one (the segment's report, or smaps for the peers),
  * never the one asked for.
  *
- * JSON goes through the tool's writer (tools/json.h), which keeps the output valid when a
+ * JSON goes through the writer of base/ (base/json.h), which keeps the output valid when a
  * kernel-supplied reason carries odd bytes.
  */
 #include <math.h>
@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "bench.h"
-#include "json.h"
+#include "base/json.h"
 
 static const struct {
 	enum bench_workload w;   /* which series */

@@ -9,51 +9,24 @@
  * (fragmented memory): the run goes on with what there is, and the providers that then
  * cannot get their pages say so.
  *
- * Written through /sys/kernel/mm/hugepages/hugepages-<kB>kB/nr_hugepages, which exists for
- * every size, not /proc/sys/vm/nr_hugepages, which is the default size only.
+ * The pool is read and written through ports/introspect.h, which knows where the OS keeps
+ * it (on Linux the size's sysfs nr_hugepages file, which exists for every size).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "bench.h"
-#include "port.h"
-
-static void pool_path(size_t page_size, char *buf, size_t len)
-{
-	snprintf(buf, len, "/sys/kernel/mm/hugepages/hugepages-%zukB/nr_hugepages", page_size >> 10);
-}
-
-static int pool_write(size_t page_size, unsigned long pages, char *why, size_t len)
-{
-	char path[128];
-	FILE *f;
-	int rc;
-
-	pool_path(page_size, path, sizeof(path));
-	f = fopen(path, "w");
-	if (!f) {
-		snprintf(why, len, "cannot open %s: %s", path, strerror(errno));
-		return -1;
-	}
-	rc = fprintf(f, "%lu\n", pages) < 0;
-	rc |= fclose(f) != 0;
-	if (rc) {
-		snprintf(why, len, "cannot write %lu to %s: %s", pages, path, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
+#include "ports/introspect.h"
 
 static int pool_read(size_t page_size, unsigned long *pages, char *why, size_t len)
 {
-	struct hpshm__pool p;
+	struct hpshm__os_pool p;
 
-	if (hpshm__pool_get(page_size, &p) < 0) {
+	if (hpshm__os_pool(page_size, &p) < 0) {
 		snprintf(why, len, "the kernel has no pool of %zu KiB pages", page_size >> 10);
 		return -1;
 	}
@@ -73,7 +46,7 @@ int bench_pool_reserve(struct bench_pool *p, size_t page_size, unsigned long pag
 	}
 	if (pool_read(page_size, &p->before, why, len) < 0)
 		return -1;
-	if (pool_write(page_size, p->before + pages, why, len) < 0)
+	if (hpshm__os_pool_resize(page_size, p->before + pages, why, len) < 0)
 		return -1;
 	p->changed = 1;
 	if (pool_read(page_size, &got, why, len) < 0)
@@ -95,7 +68,7 @@ int bench_pool_restore(struct bench_pool *p, char *why, size_t len)
 	if (pool_read(p->page_size, &now, why, len) < 0)
 		return -1;
 	target = now == p->set ? p->before : (now > p->set - p->before ? now - (p->set - p->before) : 0);
-	if (pool_write(p->page_size, target, why, len) < 0)
+	if (hpshm__os_pool_resize(p->page_size, target, why, len) < 0)
 		return -1;
 	p->changed = 0;
 	return 0;

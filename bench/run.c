@@ -49,8 +49,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "posix/sys.h"   /* the MAP_/MFD_ flags libc headers may lack */
-#include "port.h"
+#include "ports/introspect.h"
 
 #define GIB ((size_t)1 << 30)
 #define PEERS "raw,thp,apr"   /* the peers, as --providers names them */
@@ -520,7 +519,7 @@ static uint64_t region_pages(const struct run *run, size_t ps)
 static int group_fits(struct run *run, const int *m, unsigned n, char *why, size_t len)
 {
 	const struct bench_options *opt = run->opt;
-	uint64_t base = 0, avail = bench_mem_available();
+	uint64_t base = 0, avail = hpshm__os_mem_available();
 	char a[32], b[32], ps[32];
 
 	for (unsigned i = 0; i < n; i++) {
@@ -538,7 +537,7 @@ static int group_fits(struct run *run, const int *m, unsigned n, char *why, size
 		size_t size = opt->page_sizes[s];
 		uint64_t need = 0;
 		unsigned k = 0;
-		struct hpshm__pool p;
+		struct hpshm__os_pool p;
 
 		for (unsigned i = 0; i < n; i++)
 			if (run->res->cfg[m[i]].page_size == size)
@@ -546,9 +545,9 @@ static int group_fits(struct run *run, const int *m, unsigned n, char *why, size
 		if (k == 0)
 			continue;
 		need = k * region_pages(run, size);
-		if (hpshm__pool_get(size, &p) == 0 && hpshm__pool_available(&p) < need) {
+		if (hpshm__os_pool(size, &p) == 0 && hpshm__os_pool_available(&p) < need) {
 			snprintf(why, len, "the %s pool can give %lu pages, %u region%s alive at once need %llu",
-				 hpshm_size_format(size, ps, sizeof(ps)), hpshm__pool_available(&p), k, k == 1 ? "" : "s",
+				 hpshm_size_format(size, ps, sizeof(ps)), hpshm__os_pool_available(&p), k, k == 1 ? "" : "s",
 				 (unsigned long long)need);
 			return -1;
 		}
@@ -684,7 +683,7 @@ static int member_create(struct run *run, struct member *m, unsigned i, unsigned
 	void *at;
 
 	at = slot_open(run, i);
-	pte0 = bench_vmpte_kib();
+	pte0 = hpshm__os_page_table_kib();
 	flt0 = bench_minflt();
 	cpu0 = bench_cpu_ns();
 	wall0 = bench_wall_ns();
@@ -696,7 +695,7 @@ static int member_create(struct run *run, struct member *m, unsigned i, unsigned
 	}
 	m->created = 1;
 	sample(m, BENCH_W_SETUP, (double)(bench_cpu_ns() - cpu0) / 1e9 / gib, (double)(bench_wall_ns() - wall0) / 1e9 / gib);
-	m->pte_kib = bench_vmpte_kib() - pte0;
+	m->pte_kib = hpshm__os_page_table_kib() - pte0;
 	m->faults = bench_minflt() - flt0;
 	if (!c->verified_by[0]) {
 		c->verified_page_size = m->reg.page_size;
@@ -1089,7 +1088,7 @@ static int reserve(struct run *run, struct bench_pool *pools, char *why, size_t 
 	const struct bench_options *opt = run->opt;
 	struct bench_result *res = run->res;
 	unsigned want = huge_regions(opt);
-	double room = 0.6 * (double)bench_mem_available() - (double)opt->size;
+	double room = 0.6 * (double)hpshm__os_mem_available() - (double)opt->size;
 	char pwhy[BENCH_WHY_MAX], a[32], b[32];
 
 	for (unsigned s = 0; s < opt->npage_sizes && !bench_stop && want; s++) {

@@ -17,7 +17,7 @@
  * Each worker owns one end of a SOCK_SEQPACKET socketpair: the controller sends a fixed-size
  * command, the worker answers with a fixed-size reply.  Sending a command to every worker
  * before reading any reply starts the timed phase in all of them at once.  A worker dies
- * with its controller (PR_SET_PDEATHSIG), ignores SIGINT (the controller decides when the
+ * with its controller (hpshm__os_die_with_parent(): PR_SET_PDEATHSIG on Linux), ignores SIGINT (the controller decides when the
  * run stops, then kills and reaps every worker: nothing is left behind), and exits at the
  * EXIT command or when its socket closes.
  *
@@ -37,13 +37,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "bench.h"
-#include "posix/sys.h"   /* the MAP_/MFD_ flags libc headers may lack */
+#include "ports/introspect.h"
 
 #define STOP_GRACE_MS 2000   /* how long a worker may take to exit before SIGKILL */
 
@@ -125,12 +124,12 @@ static void worker_attach(struct worker_view *v, int map, struct bench_reply *re
 	}
 	/* Counted from here: the page tables and faults of touching the region, not whatever the
 	 * attach itself allocated (reading smaps, a sanitizer's bookkeeping). */
-	pte0 = bench_vmpte_kib();
+	pte0 = hpshm__os_page_table_kib();
 	flt0 = bench_minflt();
 	bench_touch(v->addr, v->len, hpshm_base_page_size(), &rep->t);
 	rep->t.cpu_ns = bench_cpu_ns() - cpu0;
 	rep->t.wall_ns = bench_wall_ns() - wall0;
-	rep->vmpte_kib = bench_vmpte_kib() - pte0;
+	rep->vmpte_kib = hpshm__os_page_table_kib() - pte0;
 	rep->minflt = bench_minflt() - flt0;
 }
 
@@ -176,7 +175,7 @@ static void worker_serve(struct worker_view *v, int map)
 /* Die with the controller, and leave Ctrl-C to it. */
 static void worker_process_setup(pid_t parent)
 {
-	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+	(void)hpshm__os_die_with_parent();
 	if (getppid() != parent)   /* it died before the line above */
 		_exit(1);
 	signal(SIGINT, SIG_IGN);

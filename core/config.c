@@ -627,7 +627,7 @@ int hpshm_config_load_file(hpshm_config *cfg, const char *path, hpshm_error *err
 
 	if (!cfg || !path)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_config_load_file: NULL argument");
-	f = fopen(path, "re");
+	f = hpshm__fopen(path, "r");
 	if (!f) {
 		int saved = errno;
 

@@ -1,6 +1,7 @@
 /*
  * core/internal.h -- what the core's files share: the configuration's layout, the provider
- * registry and logging.  Not installed; no OS header is included here.
+ * registry and logging.  Not installed; no OS header is included here.  The helpers below
+ * the core (strings, rounding, the hash) come from base/base.h.
  */
 #ifndef HPSHM_CORE_INTERNAL_H
 #define HPSHM_CORE_INTERNAL_H
@@ -8,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/base.h"
 #include "hpshm.h"
 #include "hpshm/provider.h"
 
@@ -119,12 +121,5 @@ void hpshm__log(const struct hpshm_config *cfg, hpshm_log_level level, const cha
 	__attribute__((format(printf, 3, 4)))
 #endif
 	;
-
-/* Copy a string into a fixed buffer, always terminated, truncating. */
-void hpshm__strlcpy(char *dst, const char *src, size_t len);
-
-/* a * b and a + b, and rounding up to a multiple of align (a power of two), overflow-checked:
- * 0, or HPSHM_EOVERFLOW. */
-int hpshm__round_up(size_t size, size_t align, size_t *out);
 
 #endif /* HPSHM_CORE_INTERNAL_H */

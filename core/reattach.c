@@ -69,13 +69,7 @@ struct hpshm_header *hpshm__header_write(const struct hpshm_mapping *m, const ch
 
 static uint32_t token_check(const char *s, size_t len)
 {
-	uint32_t h = 2166136261u;
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 16777619u;
-	}
-	return h;
+	return hpshm__fnv1a32(HPSHM__FNV1A32_INIT, s, len);
 }
 
 int hpshm_segment_token(const hpshm_segment *seg, char *buf, size_t len, hpshm_error *err)

@@ -22,6 +22,13 @@
 
 #include "core/internal.h"
 #include "port.h"
+/*
+ * The one exception to "the core never sees an OS": until provider ABI 3 lets probe() report
+ * the page sizes, pools and the operator's fix, this file reads the Linux pools (huge_page_size
+ * =largest, the pool hint) and the hugetlb cgroup's fault risk (populate=auto) from the Linux
+ * port.  No other core file may include linux.h (scripts/check-layers.sh).
+ */
+#include "linux/linux.h"
 
 /* A candidate's outcome, while walking. */
 struct segment_walk {
@@ -35,11 +42,11 @@ struct segment_walk {
 
 int hpshm_huge_page_sizes(size_t *sizes, int max)
 {
-	struct hpshm__pool pools[HPSHM__MAX_PAGE_SIZES];
-	int n = hpshm__pools(pools, HPSHM__MAX_PAGE_SIZES);
+	size_t offered[HPSHM__MAX_PAGE_SIZES];
+	int n = hpshm__huge_page_sizes(offered, HPSHM__MAX_PAGE_SIZES);
 
 	for (int i = 0; i < n && i < max; i++)
-		sizes[i] = pools[i].page_size;
+		sizes[i] = offered[i];
 	return n;
 }
 
@@ -52,17 +59,8 @@ static void segment_list_sizes(char *buf, size_t len)
 {
 	size_t sizes[HPSHM__MAX_PAGE_SIZES];
 	int n = hpshm_huge_page_sizes(sizes, HPSHM__MAX_PAGE_SIZES);
-	size_t used = 0;
 
-	buf[0] = '\0';
-	for (int i = 0; i < n && i < HPSHM__MAX_PAGE_SIZES && used < len; i++) {
-		char s[32];
-
-		used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "",
-					 hpshm_size_format(sizes[i], s, sizeof(s)));
-	}
-	if (n == 0)
-		snprintf(buf, len, "none");
+	hpshm__size_list(sizes, n < HPSHM__MAX_PAGE_SIZES ? n : HPSHM__MAX_PAGE_SIZES, buf, len);
 }
 
 /*
@@ -78,7 +76,7 @@ static size_t segment_huge_page_size(const struct hpshm_config *cfg, size_t size
 	char s[32], offered[128];
 
 	if (n <= 0) {
-		snprintf(why, len, "the kernel offers no huge pages (no /sys/kernel/mm/hugepages)");
+		snprintf(why, len, "the kernel offers no huge pages");
 		return 0;
 	}
 	if (n > HPSHM__MAX_PAGE_SIZES)
@@ -123,6 +121,21 @@ int hpshm__segment_sizes(const struct hpshm_config *cfg, size_t size, size_t pag
 	if (usable)
 		*usable = *mapped - header;
 	return 0;
+}
+
+int hpshm_segment_footprint(size_t size, size_t page_size, const hpshm_config *cfg_in, size_t *mapped,
+			    size_t *usable)
+{
+	struct hpshm_config defaults;
+	const struct hpshm_config *cfg = cfg_in;
+
+	if (size == 0 || page_size == 0 || (page_size & (page_size - 1)) || !mapped)
+		return HPSHM_EINVAL;
+	if (!cfg) {
+		hpshm__config_init(&defaults);
+		cfg = &defaults;
+	}
+	return hpshm__segment_sizes(cfg, size, page_size, mapped, usable);
 }
 
 static void segment_request(struct hpshm_request *rq, const struct hpshm_config *cfg)

@@ -304,6 +304,21 @@ HPSHM_API int hpshm_size_parse(const char *text, size_t *out);
 HPSHM_API char *hpshm_size_format(size_t size, char *buf, size_t len);
 
 /**
+ * What a segment of size bytes on pages of page_size would take under cfg, without creating
+ * it: the length of the mapping (a multiple of page_size) and the bytes of it the caller gets.
+ * An operator sizes the pool with it (`hpshm plan`), as PostgreSQL's
+ * shared_memory_size_in_huge_pages does.
+ * @param size      bytes wanted (> 0)
+ * @param page_size the page size (a power of two)
+ * @param cfg       the configuration (reattach, name), or NULL for the defaults
+ * @param[out] mapped what create would map, bytes
+ * @param[out] usable what the caller would get, bytes (may be NULL)
+ * @return 0, HPSHM_EINVAL (size 0, page_size not a power of two) or HPSHM_EOVERFLOW
+ */
+HPSHM_API int hpshm_segment_footprint(size_t size, size_t page_size, const hpshm_config *cfg, size_t *mapped,
+				      size_t *usable);
+
+/**
  * Create a shared segment of at least size bytes, choosing the provider as cfg says.
  * @param[out] out the segment
  * @param size bytes wanted (> 0); the usable size may be larger (hpshm_segment_size())

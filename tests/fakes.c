@@ -18,7 +18,7 @@
 
 #include "harness.h"
 
-#include "ports/port.h"
+#include "ports/linux/linux.h"
 
 static char fakeroot[256];
 

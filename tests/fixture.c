@@ -27,7 +27,7 @@
 #endif
 
 #include "hpshm.h"
-#include "ports/port.h"
+#include "ports/linux/linux.h"
 #include "ports/posix/sys.h"
 
 /* A growing text buffer: the snapshot is a list of lines, compared as one string. */
@@ -240,6 +240,7 @@ void hpt_fixture_fini(void)
 
 	/* Whatever a test injected, the library goes back to the real machine. */
 	hpshm__sys_reset();
+	hpshm__linux_sys_reset();
 	hpshm__set_sysroot(NULL);
 
 	/*

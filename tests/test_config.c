@@ -11,7 +11,9 @@
 
 #include "harness.h"
 
+#include "base/base.h"
 #include "fixture.h"
+#include "ports/linux/linux.h"
 #include "hpshm.h"
 #include "hpshm/provider.h"
 #include "ports/posix/sys.h"
@@ -602,10 +604,10 @@ Test(config, env_is_read_through_the_trusted_getenv)
 	int rc;
 
 	setenv("HPSHM_HUGE_PAGES", "on", 1);
-	hpshm__sys.secure_getenv = untrusted_getenv;
+	hpshm__linux_sys.secure_getenv = untrusted_getenv;
 	asked[0] = '\0';
 	rc = hpshm_config_load_env(cfg, &err);
-	hpshm__sys_reset();
+	hpshm__linux_sys_reset();
 	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
 	cr_assert_str_eq(get("huge_pages"), "try", "HPSHM_HUGE_PAGES was taken from an untrusted environment");
 	cr_assert_str_neq(asked, "", "the trusted getenv was not asked");
@@ -833,6 +835,29 @@ Test(config, size_format_truncates_safely)
 	hpshm_size_format((size_t)2 << 20, buf, 3);
 	cr_assert_eq(buf[2], '\0');
 	cr_assert_eq(buf[3], 'x', "wrote past len");
+}
+
+Test(config, size_list_leaves_out_a_size_that_does_not_fit_rather_than_cut_it)
+{
+	size_t sizes[] = {(size_t)2 << 20, (size_t)1 << 30};
+	char buf[64];
+
+	cr_assert_str_eq(hpshm__size_list(sizes, 2, buf, sizeof buf), "2MiB, 1GiB");
+	cr_assert_str_eq(hpshm__size_list(sizes, 0, buf, sizeof buf), "none");
+	/* "2MiB, 1GiB" needs 11 bytes: with 10 the second size goes whole, not as "1Gi". */
+	cr_assert_str_eq(hpshm__size_list(sizes, 2, buf, 10), "2MiB");
+}
+
+Test(config, fnv1a_is_the_published_hash_and_continues_across_parts)
+{
+	uint32_t h;
+
+	/* Test vectors of the FNV reference: tokens and SysV keys depend on these values. */
+	cr_assert_eq(hpshm__fnv1a32(HPSHM__FNV1A32_INIT, "", 0), 0x811c9dc5u);
+	cr_assert_eq(hpshm__fnv1a32(HPSHM__FNV1A32_INIT, "a", 1), 0xe40c292cu);
+	cr_assert_eq(hpshm__fnv1a32(HPSHM__FNV1A32_INIT, "foobar", 6), 0xbf9cf968u);
+	h = hpshm__fnv1a32(HPSHM__FNV1A32_INIT, "foo", 3);
+	cr_assert_eq(hpshm__fnv1a32(h, "bar", 3), 0xbf9cf968u);
 }
 
 /* ---- errors ---- */

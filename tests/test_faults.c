@@ -1,5 +1,6 @@
 /*
- * tests/test_faults.c -- system call failures injected through hpshm__sys (no root, no pool).
+ * tests/test_faults.c -- system call failures injected through the system call tables (hpshm__sys,
+ * hpshm__linux_sys): no root, no pool.
  *
  * The library sees a fake /proc and /sys (fakes.h) with 64 free 2 MiB pages, so the hugetlb
  * probes pass on any machine and create() is reached; then one call fails the way the kernel
@@ -19,6 +20,7 @@
 #include "fixture.h"
 #include "hpshm.h"
 #include "hpshm/provider.h"
+#include "ports/linux/linux.h"
 #include "ports/posix/sys.h"
 
 #define MIB HPT_MIB
@@ -28,6 +30,7 @@
 static struct hpt_fake *fake_huge; /* registered by the tests that need create() to succeed */
 
 static struct hpshm__syscalls real;
+static struct hpshm__linux_syscalls real_linux;
 
 static struct injection {
 	int mmap_huge_errno;   /* fail mmap(MAP_HUGETLB) with this */
@@ -37,6 +40,10 @@ static struct injection {
 	int madvise_errno;     /* fail madvise(MADV_POPULATE_WRITE) ... */
 	int madvise_fake_only; /* ... only for the fake HUGE provider's mapping */
 	int fallocate_errno;   /* fail fallocate */
+	int reserve_errno;     /* fail mmap(PROT_NONE, MAP_NORESERVE): the address pick for re-attach */
+	int sysvipc_errno;     /* fail the fopen of /proc/sysvipc/shm */
+	char stat_watch[256];  /* count stat() calls on this path ... */
+	unsigned stat_watch_calls; /* ... here */
 
 	unsigned mmap_huge_calls, shmget_calls, memfd_calls, populate_madvise_calls, fallocate_calls;
 } inj;
@@ -95,6 +102,10 @@ static void *inj_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t
 {
 	void *p;
 
+	if (prot == PROT_NONE && (flags & MAP_NORESERVE) && inj.reserve_errno) {
+		errno = inj.reserve_errno;
+		return MAP_FAILED;
+	}
 	if (flags & MAP_HUGETLB) {
 		inj.mmap_huge_calls++;
 		if (inj.mmap_huge_errno) {
@@ -126,7 +137,7 @@ static int inj_madvise(void *addr, size_t len, int advice)
 			return -1;
 		}
 	}
-	return real.madvise(addr, len, advice);
+	return real_linux.madvise(addr, len, advice);
 }
 
 static int inj_shmget(key_t key, size_t size, int flags)
@@ -191,7 +202,7 @@ static int inj_memfd_create(const char *name, unsigned flags)
 			return -1;
 		}
 	}
-	fd = real.memfd_create(name, flags);
+	fd = real_linux.memfd_create(name, flags);
 	if (fd >= 0)
 		track_fd(fd);
 	return fd;
@@ -219,7 +230,26 @@ static int inj_fallocate(int fd, int mode, off_t off, off_t len)
 		errno = inj.fallocate_errno;
 		return -1;
 	}
-	return real.fallocate(fd, mode, off, len);
+	return real_linux.fallocate(fd, mode, off, len);
+}
+
+static FILE *inj_fopen(const char *path, const char *mode)
+{
+	const char *tail = "/proc/sysvipc/shm";
+	size_t n = strlen(path), t = strlen(tail);
+
+	if (inj.sysvipc_errno && n >= t && strcmp(path + n - t, tail) == 0) {
+		errno = inj.sysvipc_errno;
+		return NULL;
+	}
+	return real.fopen(path, mode);
+}
+
+static int inj_stat(const char *path, struct stat *st)
+{
+	if (inj.stat_watch[0] && strcmp(path, inj.stat_watch) == 0)
+		inj.stat_watch_calls++;
+	return real.stat(path, st);
 }
 
 /* ---- suite ---- */
@@ -231,7 +261,9 @@ static void faults_init(void)
 {
 	hpt_fixture_init();
 	hpshm__sys_reset();
+	hpshm__linux_sys_reset();
 	real = hpshm__sys;
+	real_linux = hpshm__linux_sys;
 	memset(&inj, 0, sizeof inj);
 	memset(&track, 0, sizeof track);
 	hpt_fakeroot_create(64, 64);
@@ -241,20 +273,23 @@ static void faults_init(void)
 
 	hpshm__sys.mmap = inj_mmap;
 	hpshm__sys.munmap = inj_munmap;
-	hpshm__sys.madvise = inj_madvise;
+	hpshm__linux_sys.madvise = inj_madvise;
 	hpshm__sys.shmget = inj_shmget;
 	hpshm__sys.shmat = inj_shmat;
 	hpshm__sys.shmdt = inj_shmdt;
 	hpshm__sys.shmctl = inj_shmctl;
-	hpshm__sys.memfd_create = inj_memfd_create;
+	hpshm__linux_sys.memfd_create = inj_memfd_create;
 	hpshm__sys.open = inj_open;
 	hpshm__sys.close = inj_close;
-	hpshm__sys.fallocate = inj_fallocate;
+	hpshm__linux_sys.fallocate = inj_fallocate;
+	hpshm__sys.fopen = inj_fopen;
+	hpshm__sys.stat = inj_stat;
 }
 
 static void faults_fini(void)
 {
 	hpshm__sys_reset();
+	hpshm__linux_sys_reset();
 	if (fake_huge)
 		(void)hpshm_provider_unregister(&fake_huge->provider);
 	hpshm_config_free(cfg);
@@ -410,6 +445,67 @@ Test(faults, memfd_create_enodev_at_probe_is_recorded_as_probe)
 	on_fails_try_falls_back("memfd_hugetlb", ENODEV, "probe");
 }
 
+/* ---- calls outside create() go through the tables too ---- */
+
+Test(faults, address_pick_for_reattach_goes_through_the_table)
+{
+	hpshm_segment *seg = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	int rc;
+
+	/* The range a re-attachable segment will take is found with a PROT_NONE reservation. */
+	inj.reserve_errno = ENOMEM;
+	set("provider=plain,reattach=exec");
+	memset(&err, 0, sizeof err);
+	rc = hpshm_segment_create_ex(&seg, 3 * MIB, cfg, &r, &err);
+	cr_assert_lt(rc, 0, "the injected mmap failure never reached the address pick");
+	cr_assert_null(seg);
+	cr_assert_eq(r.nattempts, 1u);
+	cr_assert_str_eq(r.attempts[0].call, "mmap");
+	cr_assert(strstr(r.attempts[0].reason, "address"), "reason: %s", r.attempts[0].reason);
+	assert_nothing_leaked();
+}
+
+static int count_object(void *user, const hpshm_object *obj)
+{
+	(void)obj;
+	(*(int *)user)++;
+	return 0;
+}
+
+Test(faults, sysv_scan_reads_its_list_through_the_table)
+{
+	hpshm_error err;
+	int n = 0, rc;
+
+	inj.sysvipc_errno = EACCES;
+	memset(&err, 0, sizeof err);
+	rc = hpshm_objects_list(count_object, &n, &err);
+	cr_assert_eq(rc, HPSHM_EIO, "the injected fopen failure never reached the SysV scan: got %s",
+		     hpshm_errname(rc));
+	cr_assert(strstr(err.message, "sysv_hugetlb"), "%s", err.message);
+}
+
+Test(faults, hugetlbfs_scan_stats_its_mounts_through_the_table)
+{
+	char line[512];
+	hpshm_error err;
+	int n = 0, rc;
+
+	/* A hugetlbfs mount at the fake tree's own directory: the scan stats it to skip a
+	 * file system it has seen under another mount point. */
+	snprintf(inj.stat_watch, sizeof inj.stat_watch, "%s", hpt_fakeroot_dir());
+	snprintf(line, sizeof line, "900 1 0:99 / %s rw,relatime - hugetlbfs none rw,pagesize=2M\n",
+		 hpt_fakeroot_dir());
+	hpt_fakeroot_write("proc/self/mountinfo", line);
+	memset(&err, 0, sizeof err);
+	rc = hpshm_objects_list(count_object, &n, &err);
+	cr_assert_geq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	cr_assert_eq(inj.stat_watch_calls, 1u, "the hugetlbfs scan's stat() of %s bypassed the table",
+		     inj.stat_watch);
+}
+
 /* ---- populate ---- */
 
 Test(faults, plain_populate_madvise_efault_is_epopulate_and_undone)
@@ -447,6 +543,7 @@ Test(faults, plain_populate_fallocate_enospc_is_epopulate)
 			break;
 	if (!(caps & HPSHM_CAP_FD)) {
 		hpshm__sys_reset();
+		hpshm__linux_sys_reset();
 		hpt_fakeroot_destroy(); /* no .fini after a skip */
 		cr_skip_test("plain has no descriptor (no HPSHM_CAP_FD): fallocate is not its populate method");
 	}
@@ -473,6 +570,7 @@ Test(faults, memfd_hugetlb_populate_fallocate_enospc_is_epopulate)
 	if (hpt_pool_read(2 * MIB, &pool) < 0 || hpt_pool_available(&pool) < 2) {
 		/* Criterion 2.4.1 runs no .fini after cr_skip_test(): clean up here */
 		hpshm__sys_reset();
+		hpshm__linux_sys_reset();
 		hpt_fakeroot_destroy();
 		HPT_UNAVAILABLE("pool", "memfd_hugetlb",
 				"needs 2 free 2MiB pages in the real pool to reach memfd_hugetlb's populate "

@@ -20,12 +20,14 @@
  * hugetlbfs uses HPSHM_TEST_HUGETLBFS as hugetlbfs_path when that mount has the case's page
  * size, else mount discovery.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -547,4 +549,129 @@ Test(reattach, attach_env_without_token_is_einval)
 		setenv("HPSHM_TOKEN", saved, 1);
 		free(saved);
 	}
+}
+
+/* ---- hpshm_spawn: finding the program ---- */
+
+/*
+ * Two directories for PATH: the first holds a file named like the program that is not
+ * executable, the second the program itself, a script that exits 7.
+ */
+struct spawn_dirs {
+	char noexec[64];  /* holds a non-executable "hpshm-spawn-probe" */
+	char exec[64];    /* holds the runnable "hpshm-spawn-probe" */
+	char path[160];   /* "noexec:exec" */
+	char *saved_path; /* PATH before the test */
+};
+
+static void spawn_file(const char *dir, const char *text, mode_t mode)
+{
+	char file[128];
+	FILE *f;
+
+	snprintf(file, sizeof file, "%s/hpshm-spawn-probe", dir);
+	f = fopen(file, "w");
+	cr_assert_not_null(f, "%s", file);
+	fputs(text, f);
+	cr_assert_eq(fclose(f), 0);
+	cr_assert_eq(chmod(file, mode), 0);
+}
+
+static void spawn_dirs_make(struct spawn_dirs *d)
+{
+	snprintf(d->noexec, sizeof d->noexec, "/tmp/hpshm-spawn-a.XXXXXX");
+	snprintf(d->exec, sizeof d->exec, "/tmp/hpshm-spawn-b.XXXXXX");
+	cr_assert_not_null(mkdtemp(d->noexec));
+	cr_assert_not_null(mkdtemp(d->exec));
+	spawn_file(d->noexec, "#!/bin/sh\nexit 9\n", 0644);
+	spawn_file(d->exec, "#!/bin/sh\nexit 7\n", 0755);
+	snprintf(d->path, sizeof d->path, "%s:%s", d->noexec, d->exec);
+	d->saved_path = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
+}
+
+static void spawn_dirs_remove(struct spawn_dirs *d)
+{
+	char file[128];
+
+	snprintf(file, sizeof file, "%s/hpshm-spawn-probe", d->noexec);
+	(void)unlink(file);
+	(void)rmdir(d->noexec);
+	snprintf(file, sizeof file, "%s/hpshm-spawn-probe", d->exec);
+	(void)unlink(file);
+	(void)rmdir(d->exec);
+	if (d->saved_path) {
+		setenv("PATH", d->saved_path, 1);
+		free(d->saved_path);
+	} else {
+		unsetenv("PATH");
+	}
+}
+
+/* A plain segment that can be handed to hpshm_spawn(). */
+static hpshm_segment *spawn_segment(hpshm_config **cfg)
+{
+	hpshm_segment *seg = NULL;
+	hpshm_error err;
+
+	cr_assert_eq(hpshm_config_new(cfg), 0);
+	cr_assert_eq(hpshm_config_parse(*cfg, "provider=plain,huge_pages=off,reattach=exec", &err), 0, "%s",
+		     err.message);
+	cr_assert_eq(hpshm_segment_create(&seg, 65536, *cfg, &err), 0, "%s", err.message);
+	return seg;
+}
+
+Test(reattach, spawn_finds_a_bare_name_in_path_past_a_file_it_cannot_run)
+{
+	struct spawn_dirs d;
+	hpshm_config *cfg;
+	hpshm_segment *seg = spawn_segment(&cfg);
+	char name[] = "hpshm-spawn-probe";
+	char *argv[] = {name, NULL};
+	hpshm_child kid;
+	hpshm_error err;
+	int rc, status = -1;
+
+	spawn_dirs_make(&d);
+	setenv("PATH", d.path, 1);
+	memset(&err, 0, sizeof err);
+	rc = hpshm_spawn(seg, name, argv, NULL, &kid, &err);
+	if (rc == 0)
+		cr_expect_eq(hpshm_child_wait(&kid, &status, &err), 0, "%s", err.message);
+	spawn_dirs_remove(&d);
+	cr_assert_eq(rc, 0, "hpshm_spawn of a name in PATH: %s: %s", hpshm_errname(rc), err.message);
+	cr_assert_eq(status, 7, "ran the wrong file, or none: exit status %d", status);
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	hpshm_config_free(cfg);
+}
+
+Test(reattach, spawn_of_a_program_that_cannot_run_is_an_error_not_exit_127)
+{
+	struct spawn_dirs d;
+	hpshm_config *cfg;
+	hpshm_segment *seg = spawn_segment(&cfg);
+	char name[] = "hpshm-spawn-probe", missing[] = "hpshm-no-such-program", gone[] = "/nonexistent-hpshm/prog";
+	char *argv[] = {name, NULL};
+	hpshm_child kid;
+	hpshm_error e_noexec, e_missing, e_gone;
+	int r_noexec, r_missing, r_gone;
+
+	spawn_dirs_make(&d);
+	setenv("PATH", d.noexec, 1);
+	memset(&e_noexec, 0, sizeof e_noexec);
+	memset(&e_missing, 0, sizeof e_missing);
+	memset(&e_gone, 0, sizeof e_gone);
+	r_noexec = hpshm_spawn(seg, name, argv, NULL, &kid, &e_noexec);
+	r_missing = hpshm_spawn(seg, missing, argv, NULL, &kid, &e_missing);
+	r_gone = hpshm_spawn(seg, gone, argv, NULL, &kid, &e_gone);
+	spawn_dirs_remove(&d);
+
+	cr_assert_eq(r_noexec, HPSHM_ESYS, "a non-executable file in PATH: %s", hpshm_errname(r_noexec));
+	cr_assert_eq(e_noexec.sys_errno, EACCES, "errno %d", e_noexec.sys_errno);
+	cr_assert_eq(r_missing, HPSHM_ESYS, "a name found nowhere in PATH: %s", hpshm_errname(r_missing));
+	cr_assert_eq(e_missing.sys_errno, ENOENT, "errno %d", e_missing.sys_errno);
+	cr_assert(hpt_contains(e_missing.message, missing), "%s", e_missing.message);
+	cr_assert_eq(r_gone, HPSHM_ESYS, "a path that does not exist: %s", hpshm_errname(r_gone));
+	cr_assert_eq(e_gone.sys_errno, ENOENT, "errno %d", e_gone.sys_errno);
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	hpshm_config_free(cfg);
 }

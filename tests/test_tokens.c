@@ -38,6 +38,7 @@
 #include "fixture.h"
 #include "hpshm.h"
 #include "hpshm/provider.h"
+#include "ports/linux/linux.h"
 #include "ports/posix/sys.h"
 
 #define NTOKENS 10000
@@ -825,7 +826,7 @@ Test(tokens, attach_env_reads_the_token_through_the_trusted_getenv)
 	live_plain(&l);
 	failures_reset();
 	cr_assert_eq(setenv("HPSHM_TOKEN", l.tok, 1), 0);
-	hpshm__sys.secure_getenv = fake_secure_getenv;
+	hpshm__linux_sys.secure_getenv = fake_secure_getenv;
 
 	/* Trusted: the token is read (and, in its creator, finds the range taken). */
 	untrusted = 0;
@@ -850,7 +851,7 @@ Test(tokens, attach_env_reads_the_token_through_the_trusted_getenv)
 	cr_expect(hpt_contains(err.message, "HPSHM_TOKEN"), "%s", err.message);
 	cr_expect_str_eq(asked, "HPSHM_TOKEN", "attach_env did not ask the trusted getenv (asked \"%s\")", asked);
 
-	hpshm__sys_reset();
+	hpshm__linux_sys_reset();
 	unsetenv("HPSHM_TOKEN");
 	live_free(&l);
 	failures_assert();

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "port.h"
+#include "ports/introspect.h"
 #include "tool.h"
 
 #define BENCH_DEFAULT_SIZE   ((size_t)1 << 30)   /* 1 GiB: where the page size starts to matter */
@@ -52,14 +52,14 @@ static int bench_parse_seconds(const char *text, double *out)
 /* --page-size LIST: sizes the kernel offers, or "all". */
 static int bench_parse_page_sizes(const char *text, struct bench_options *o)
 {
-	size_t offered[HPSHM__MAX_PAGE_SIZES];
-	int n = hpshm_huge_page_sizes(offered, HPSHM__MAX_PAGE_SIZES);
+	size_t offered[HPSHM__OS_MAX_SIZES];
+	int n = hpshm_huge_page_sizes(offered, HPSHM__OS_MAX_SIZES);
 	char buf[256], list[128], *save = NULL, *it;
 	size_t ps;
 	int rc;
 
-	if (n > HPSHM__MAX_PAGE_SIZES)
-		n = HPSHM__MAX_PAGE_SIZES;
+	if (n > HPSHM__OS_MAX_SIZES)
+		n = HPSHM__OS_MAX_SIZES;
 	o->npage_sizes = 0;
 	if (strcmp(text, "all") == 0) {
 		for (int i = 0; i < n && o->npage_sizes < BENCH_MAX_SIZES; i++)
@@ -91,7 +91,6 @@ int cmd_bench(int argc, char **argv)
 	const char *size_text = NULL, *ps_text = NULL, *v, *svg = NULL;
 	int json = 0, csv = 0, quick = 0, have_phase = 0, rc, r;
 	char why[BENCH_WHY_MAX], exe[PATH_MAX];
-	ssize_t n;
 
 	memset(&o, 0, sizeof(o));
 	o.workers = 2;
@@ -141,13 +140,14 @@ int cmd_bench(int argc, char **argv)
 	if (ps_text) {
 		if ((rc = bench_parse_page_sizes(ps_text, &o)) != 0)
 			return rc;
-	} else if (hpshm__default_huge_page_size()) {
-		o.page_sizes[o.npage_sizes++] = hpshm__default_huge_page_size();
+	} else if (hpshm__os_default_page_size()) {
+		o.page_sizes[o.npage_sizes++] = hpshm__os_default_page_size();
 	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0 && !o.fork_mode)
-		return tool_fail("bench", "cannot find this program (/proc/self/exe) to spawn workers: use --fork");
-	exe[n > 0 ? n : 0] = '\0';
+	if (hpshm__os_program_path(exe, sizeof(exe)) < 0) {
+		if (!o.fork_mode)
+			return tool_fail("bench", "cannot find the file this program runs from, to spawn workers: use --fork");
+		exe[0] = '\0';
+	}
 	o.self_exe = exe;
 
 	rc = bench_run(&o, &res, why, sizeof(why));

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
+#include "base/json.h"
 #include "tool.h"
 
 static const char *check_policy_name(hpshm_huge_pages policy)

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ports/introspect.h"
 #include "tool.h"
 
 #ifndef HPSHM_PRELOAD_BUILT
@@ -173,15 +174,12 @@ static int exec_find_preload(char *path, size_t len)
 	static const char *const rel[] = { HPSHM_PRELOAD_BUILD_REL, HPSHM_PRELOAD_INSTALL_REL };
 	char self[PATH_MAX], tried[2 * PATH_MAX + 8] = "";
 	char cand[PATH_MAX + 64];
-	ssize_t n;
 	char *slash;
 
 	if (!HPSHM_PRELOAD_BUILT)
 		return tool_fail("exec", "this hpshm was built without the interposer (-DHPSHM_BUILD_PRELOAD=OFF)");
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n < 0)
-		return tool_fail("exec", "cannot find the tool's own path (/proc/self/exe): %s", strerror(errno));
-	self[n] = '\0';
+	if (hpshm__os_program_path(self, sizeof(self)) < 0)
+		return tool_fail("exec", "cannot find the tool's own path: %s", strerror(errno));
 	slash = strrchr(self, '/');
 	if (slash)
 		*slash = '\0';

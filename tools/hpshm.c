@@ -5,9 +5,9 @@
  * lists the mechanisms built in, `probe` shows every OS fact the library decides from,
  * `plan SIZE` says what is missing for a segment of that size and the exact commands that
  * fix it, and `check` creates a segment the way the server would and prints its verified
- * report.  It links the static library with the internal port interface, because the facts
- * `probe` and `plan` show (pools, mounts, cgroups) are the very ones the providers read:
- * the tool and the library cannot disagree about the machine.
+ * report.  It links the static library and asks ports/introspect.h for the facts `probe` and
+ * `plan` show (pools, mounts, cgroups): the very ones the providers read, so the tool and the
+ * library cannot disagree about the machine.
  *
  * Usage errors exit 2 and name the argument; failures of the machine exit 1.
  */
@@ -17,7 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "port.h"
+#include "base/base.h"
+#include "ports/introspect.h"
 #include "tool.h"
 
 struct tool_cmd {
@@ -48,7 +49,7 @@ static const struct tool_cmd tool_cmds[] = {
 		.summary = "show what this machine offers: providers, pools, mounts, privileges, cgroups",
 		.help =
 		"Asks every provider whether it could create a segment of SIZE here, and why not;\n"
-		"then shows each huge page pool (the figures of /sys/kernel/mm/hugepages, in pages),\n"
+		"then shows each huge page pool (the kernel's figures, in pages),\n"
 		"the hugetlbfs mounts, CAP_IPC_LOCK and vm.hugetlb_shm_group, the hugetlb cgroup\n"
 		"limits per page size and whether a fault-time SIGBUS risk exists, transparent huge\n"
 		"pages, the SysV limits, and the effective configuration (defaults, then HPSHM_*\n"
@@ -373,19 +374,19 @@ int tool_config(const char *cmd, const char *kv, hpshm_config **out)
 
 size_t tool_config_page_size(const hpshm_config *cfg)
 {
-	size_t sizes[HPSHM__MAX_PAGE_SIZES];
+	size_t sizes[HPSHM__OS_MAX_SIZES];
 	char value[64];
 	size_t ps;
 	int n;
 
-	n = hpshm_huge_page_sizes(sizes, HPSHM__MAX_PAGE_SIZES);
-	if (n > HPSHM__MAX_PAGE_SIZES)
-		n = HPSHM__MAX_PAGE_SIZES;
+	n = hpshm_huge_page_sizes(sizes, HPSHM__OS_MAX_SIZES);
+	if (n > HPSHM__OS_MAX_SIZES)
+		n = HPSHM__OS_MAX_SIZES;
 	if (n <= 0)
 		return 0;
 	if (!cfg || hpshm_config_get(cfg, "huge_page_size", value, sizeof(value)) < 0 ||
 	    strcmp(value, "default") == 0 || value[0] == '\0')
-		return hpshm__default_huge_page_size();
+		return hpshm__os_default_page_size();
 	if (strcmp(value, "largest") == 0)
 		return sizes[n - 1];
 	if (hpshm_size_parse(value, &ps) < 0)
@@ -437,27 +438,10 @@ char *tool_kernel_size(size_t size, char *buf, size_t len)
 
 char *tool_offered_sizes(char *buf, size_t len)
 {
-	size_t sizes[HPSHM__MAX_PAGE_SIZES];
-	size_t used = 0;
-	int n;
+	size_t sizes[HPSHM__OS_MAX_SIZES];
+	int n = hpshm_huge_page_sizes(sizes, HPSHM__OS_MAX_SIZES);
 
-	if (len == 0)
-		return buf;
-	buf[0] = '\0';
-	n = hpshm_huge_page_sizes(sizes, HPSHM__MAX_PAGE_SIZES);
-	if (n > HPSHM__MAX_PAGE_SIZES)
-		n = HPSHM__MAX_PAGE_SIZES;
-	for (int i = 0; i < n; i++) {
-		char s[32];
-		int w = snprintf(buf + used, len - used, "%s%s", i ? ", " : "", hpshm_size_format(sizes[i], s, sizeof(s)));
-
-		if (w < 0 || (size_t)w >= len - used)
-			break;
-		used += (size_t)w;
-	}
-	if (used == 0)
-		snprintf(buf, len, "none");
-	return buf;
+	return hpshm__size_list(sizes, n < HPSHM__OS_MAX_SIZES ? n : HPSHM__OS_MAX_SIZES, buf, len);
 }
 
 const char *tool_errno_name(int e)
@@ -496,7 +480,7 @@ const char *tool_errno_name(int e)
 
 int tool_unlimited(uint64_t v)
 {
-	return v == HPSHM__UNLIMITED || v >= (UINT64_C(1) << 62);
+	return v == HPSHM__OS_UNLIMITED || v >= (UINT64_C(1) << 62);
 }
 
 char *tool_bytes(uint64_t v, char *buf, size_t len)

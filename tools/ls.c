@@ -30,7 +30,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "json.h"
+#include "base/json.h"
 #include "tool.h"
 
 /* The objects found, copied out of the callback. */

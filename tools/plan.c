@@ -27,9 +27,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/internal.h"
-#include "json.h"
-#include "port.h"
+#include "base/json.h"
+#include "ports/introspect.h"
 #include "tool.h"
 
 #define PLAN_MAX_ITEMS 8
@@ -54,7 +53,7 @@ struct plan {
 	size_t             pages;                /* mapped / page_size */
 	size_t             mapped;               /* what create maps: size rounded up, with any header */
 	size_t             usable;               /* the part of mapped the caller gets */
-	struct hpshm__pool pool;                 /* the pool of page_size now */
+	struct hpshm__os_pool pool;              /* the pool of page_size now */
 	int                nitems;               /* entries in items[] */
 	struct plan_item   items[PLAN_MAX_ITEMS];/* what is missing */
 	int                nnotes;               /* entries in notes[] */
@@ -143,9 +142,9 @@ static void plan_note(struct plan *p, const char *fmt, ...)
 
 static void plan_pool(struct plan *p)
 {
-	unsigned long avail = hpshm__pool_available(&p->pool);
+	unsigned long avail = hpshm__os_pool_available(&p->pool);
 	unsigned long short_by, target;
-	char ps[32], ks[32];
+	char ps[32], ks[32], knob[96];
 
 	if (p->pages <= avail)
 		return;
@@ -157,12 +156,13 @@ static void plan_pool(struct plan *p)
 	struct plan_item *it = plan_item(p, "pool", "every huge page provider",
 		"the %s pool has %lu pages available (%lu total, %lu free, %lu reserved), %zu needed: short by %lu",
 		ps, avail, p->pool.total, p->pool.free, p->pool.resv, p->pages, short_by);
+	/* The knob the library's hints name: the sysctl for the default size, else its file. */
+	hpshm__os_pool_knob(p->page_size, knob, sizeof(knob));
 	if (p->is_default) {
-		plan_now(it, "sysctl -w vm.nr_hugepages=%lu", target);
-		plan_persist(it, "echo 'vm.nr_hugepages = %lu' >> /etc/sysctl.d/60-hpshm.conf", target);
+		plan_now(it, "sysctl -w %s=%lu", knob, target);
+		plan_persist(it, "echo '%s = %lu' >> /etc/sysctl.d/60-hpshm.conf", knob, target);
 	} else {
-		plan_now(it, "echo %lu > /sys/kernel/mm/hugepages/hugepages-%zukB/nr_hugepages", target,
-			 p->page_size >> 10);
+		plan_now(it, "echo %lu > %s", target, knob);
 	}
 	/*
 	 * Pages that size need physically contiguous memory the kernel rarely still has after
@@ -179,9 +179,9 @@ static void plan_pool(struct plan *p)
 	plan_note(p, "the kernel may allocate fewer pages than asked; `hpshm probe` shows the pool it got");
 }
 
-static void plan_mount(struct plan *p, const struct hpshm__mount *mounts, int nmounts)
+static void plan_mount(struct plan *p, const struct hpshm__os_mount *mounts, int nmounts)
 {
-	const struct hpshm__mount *readonly = NULL;
+	const struct hpshm__os_mount *readonly = NULL;
 	char ps[32], ks[32], dir[64];
 
 	for (int i = 0; i < nmounts; i++) {
@@ -213,11 +213,11 @@ static void plan_mount(struct plan *p, const struct hpshm__mount *mounts, int nm
 
 static void plan_sysv(struct plan *p)
 {
-	struct hpshm__sysv_limits lim;
-	long group = hpshm__hugetlb_shm_group();
+	struct hpshm__os_sysv_limits lim;
+	long group = hpshm__os_huge_group();
 	long gid = (long)getegid();
 
-	if (hpshm__has_cap_ipc_lock() <= 0 && !(group >= 0 && hpshm__in_group(group) > 0)) {
+	if (hpshm__os_lock_privilege() <= 0 && !(group >= 0 && hpshm__os_in_group(group) > 0)) {
 		struct plan_item *it = plan_item(p, "sysv_privilege", "sysv_hugetlb",
 			"no CAP_IPC_LOCK and not in vm.hugetlb_shm_group (%ld): shmget(SHM_HUGETLB) fails with EPERM; "
 			"the commands use this process's group %ld, give the server's",
@@ -227,7 +227,7 @@ static void plan_sysv(struct plan *p)
 		plan_persist(it, "echo 'vm.hugetlb_shm_group = %ld' >> /etc/sysctl.d/60-hpshm.conf", gid);
 	}
 
-	if (hpshm__sysv_limits(&lim) < 0)
+	if (hpshm__os_sysv_limits(&lim) < 0)
 		return;
 	if (lim.shmmax != 0 && lim.shmmax < p->mapped) {
 		struct plan_item *it = plan_item(p, "sysv_limits", "sysv_hugetlb",
@@ -260,15 +260,15 @@ static uint64_t plan_room(uint64_t limit, uint64_t usage)
 
 static void plan_cgroup(struct plan *p, size_t size)
 {
-	struct hpshm__cgroup cg;
+	struct hpshm__os_limit cg;
 	char ps[32], cs[32], a[32], b[32], m[32];
 	int v1;
 
-	if (hpshm__cgroup_get(p->page_size, &cg) < 0 || cg.version == 0)
+	if (hpshm__os_limit(p->page_size, &cg) < 0 || cg.version == 0)
 		return;
 	v1 = cg.version == 1;
 	hpshm_size_format(p->page_size, ps, sizeof(ps));
-	hpshm__hugetlb_cgroup_size(p->page_size, cs, sizeof(cs));
+	hpshm__os_limit_size_name(p->page_size, cs, sizeof(cs));
 
 	if (!tool_unlimited(cg.limit) && plan_room(cg.limit, cg.usage) < p->mapped) {
 		uint64_t want = cg.usage + p->mapped;
@@ -292,7 +292,7 @@ static void plan_cgroup(struct plan *p, size_t size)
 			 v1 ? "limit_in_bytes" : "max");
 		plan_persist(it, "set the same hugetlb limit where the cgroup is made (systemd unit, container runtime)");
 	}
-	if (hpshm__hugetlb_fault_risk(size, p->page_size) > 0)
+	if (hpshm__os_fault_risk(size, p->page_size) > 0)
 		plan_note(p, "hugetlb cgroup %s limits %s pages at fault time but not reservations: a fault could "
 			  "SIGBUS, so hpshm populates at create time; setting hugetlb.%s.rsvd.%s to the same "
 			  "limit makes the reservation itself fail instead", cg.path, ps, cs,
@@ -318,7 +318,7 @@ static int plan_json(const struct plan *p)
 	json_kv_uint(&j, "reserved", p->pool.resv);
 	json_kv_uint(&j, "surplus", p->pool.surplus);
 	json_kv_uint(&j, "overcommit", p->pool.overcommit);
-	json_kv_uint(&j, "available", hpshm__pool_available(&p->pool));
+	json_kv_uint(&j, "available", hpshm__os_pool_available(&p->pool));
 	json_object_close(&j);
 	json_kv_bool(&j, "ready", p->nitems == 0);
 
@@ -382,7 +382,7 @@ static void plan_text(const struct plan *p)
 	printf(")\n");
 	printf("the %s pool now: %lu total, %lu free, %lu reserved, %lu surplus, %lu overcommit, %lu available\n",
 	       b, p->pool.total, p->pool.free, p->pool.resv, p->pool.surplus, p->pool.overcommit,
-	       hpshm__pool_available(&p->pool));
+	       hpshm__os_pool_available(&p->pool));
 
 	if (p->nitems == 0) {
 		printf("\nnothing is missing: the pool, a hugetlbfs mount, the SysV privilege and limits and the "
@@ -420,16 +420,16 @@ static void plan_text(const struct plan *p)
  */
 static int plan_sizes(struct plan *p, const hpshm_config *cfg, const char *size_text, const char *ps_text)
 {
-	size_t sizes[HPSHM__MAX_PAGE_SIZES];
+	size_t sizes[HPSHM__OS_MAX_SIZES];
 	char offered[128], s[32], value[64];
 	int n, found;
 
-	n = hpshm_huge_page_sizes(sizes, HPSHM__MAX_PAGE_SIZES);
-	if (n > HPSHM__MAX_PAGE_SIZES)
-		n = HPSHM__MAX_PAGE_SIZES;
+	n = hpshm_huge_page_sizes(sizes, HPSHM__OS_MAX_SIZES);
+	if (n > HPSHM__OS_MAX_SIZES)
+		n = HPSHM__OS_MAX_SIZES;
 	if (n <= 0)
-		return tool_fail("plan", "this kernel offers no huge pages (no /sys/kernel/mm/hugepages): "
-				 "build it with CONFIG_HUGETLBFS");
+		return tool_fail("plan", "this kernel offers no huge pages (nothing in %s): "
+				 "build it with CONFIG_HUGETLBFS", hpshm__os_pool_source());
 	if (p->page_size == 0) {
 		p->page_size = tool_config_page_size(cfg);
 		if (p->page_size == 0 && hpshm_config_get(cfg, "huge_page_size", value, sizeof(value)) >= 0 &&
@@ -446,9 +446,9 @@ static int plan_sizes(struct plan *p, const hpshm_config *cfg, const char *size_
 		return tool_fail("plan", "bad --huge-page-size '%s': this kernel offers no %s pages; it offers %s",
 				 ps_text ? ps_text : "", hpshm_size_format(p->page_size, s, sizeof(s)),
 				 tool_offered_sizes(offered, sizeof(offered)));
-	p->is_default = p->page_size == hpshm__default_huge_page_size();
+	p->is_default = p->page_size == hpshm__os_default_page_size();
 
-	if (hpshm__segment_sizes(cfg, p->size, p->page_size, &p->mapped, &p->usable) < 0)
+	if (hpshm_segment_footprint(p->size, p->page_size, cfg, &p->mapped, &p->usable) < 0)
 		return tool_usage_error("plan", "bad SIZE '%s': rounded up to whole %s pages it exceeds %zu bytes",
 					size_text, hpshm_size_format(p->page_size, s, sizeof(s)), (size_t)SIZE_MAX);
 	p->pages = p->mapped / p->page_size;
@@ -463,7 +463,7 @@ static int plan_sizes(struct plan *p, const hpshm_config *cfg, const char *size_
 int cmd_plan(int argc, char **argv)
 {
 	const char *size_text = NULL, *ps_text = NULL, *kv = NULL;
-	struct hpshm__mount mounts[HPSHM__MAX_MOUNTS];
+	struct hpshm__os_mount mounts[HPSHM__OS_MAX_MOUNTS];
 	static struct plan p;   /* a few tens of KiB of text: keep it off the stack */
 	hpshm_config *cfg = NULL;
 	char ks[32];
@@ -506,13 +506,13 @@ int cmd_plan(int argc, char **argv)
 	if (rc != 0)
 		return rc;
 
-	if (hpshm__pool_get(p.page_size, &p.pool) < 0)
-		return tool_fail("plan", "cannot read the pool of %zu-byte pages under /sys/kernel/mm/hugepages",
-				 p.page_size);
+	if (hpshm__os_pool(p.page_size, &p.pool) < 0)
+		return tool_fail("plan", "cannot read the pool of %zu-byte pages under %s",
+				 p.page_size, hpshm__os_pool_source());
 
-	nmounts = hpshm__hugetlbfs_mounts(mounts, HPSHM__MAX_MOUNTS);
-	if (nmounts > HPSHM__MAX_MOUNTS)
-		nmounts = HPSHM__MAX_MOUNTS;
+	nmounts = hpshm__os_mounts(mounts, HPSHM__OS_MAX_MOUNTS);
+	if (nmounts > HPSHM__OS_MAX_MOUNTS)
+		nmounts = HPSHM__OS_MAX_MOUNTS;
 	plan_pool(&p);
 	plan_mount(&p, mounts, nmounts < 0 ? 0 : nmounts);
 	plan_sysv(&p);

@@ -1,9 +1,10 @@
 /*
  * tools/probe.c -- `hpshm providers` and `hpshm probe`: what this machine offers.
  *
- * Every figure comes from the port functions the providers themselves decide from (the
- * pools from /sys/kernel/mm/hugepages, mounts from /proc/self/mountinfo, cgroup files), so
- * what `probe` shows is what a create would see, and it agrees with /proc/meminfo.
+ * Every figure comes, through ports/introspect.h, from the port functions the providers
+ * themselves decide from (the pools from /sys/kernel/mm/hugepages, mounts from
+ * /proc/self/mountinfo, cgroup files), so what `probe` shows is what a create would see,
+ * and it agrees with /proc/meminfo.
  * The pool counts are pages, as the kernel keeps them; "available" is what a new mapping
  * can reserve now (free - reserved + overcommit room), the figure a create depends on.
  *
@@ -12,8 +13,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "json.h"
-#include "port.h"
+#include "base/json.h"
+#include "ports/introspect.h"
 #include "tool.h"
 
 /* Everything probe gathers, read once so the text and JSON outputs show the same facts. */
@@ -21,45 +22,45 @@ struct probe_facts {
 	size_t                    size;                              /* size providers were probed for */
 	size_t                    default_page_size;                 /* kernel default, 0 if none */
 	int                       npools;                            /* entries in pools[] */
-	struct hpshm__pool        pools[HPSHM__MAX_PAGE_SIZES];      /* one per huge page size */
-	int                       cg_rc[HPSHM__MAX_PAGE_SIZES];      /* hpshm__cgroup_get() result per pool */
-	struct hpshm__cgroup      cg[HPSHM__MAX_PAGE_SIZES];         /* hugetlb cgroup per pool */
-	int                       risk[HPSHM__MAX_PAGE_SIZES];       /* fault-time SIGBUS risk per pool */
+	struct hpshm__os_pool        pools[HPSHM__OS_MAX_SIZES];      /* one per huge page size */
+	int                       cg_rc[HPSHM__OS_MAX_SIZES];      /* hpshm__os_limit() result per pool */
+	struct hpshm__os_limit      cg[HPSHM__OS_MAX_SIZES];         /* hugetlb cgroup per pool */
+	int                       risk[HPSHM__OS_MAX_SIZES];       /* fault-time SIGBUS risk per pool */
 	int                       nmounts;                           /* entries in mounts[] */
-	struct hpshm__mount       mounts[HPSHM__MAX_MOUNTS];         /* hugetlbfs mounts */
+	struct hpshm__os_mount       mounts[HPSHM__OS_MAX_MOUNTS];         /* hugetlbfs mounts */
 	int                       cap_ipc_lock;                      /* 1 if held */
 	long                      shm_group;                         /* vm.hugetlb_shm_group, -1 unreadable */
 	int                       in_shm_group;                      /* 1 if this process is in it */
-	int                       thp_rc;                            /* hpshm__thp() result */
-	struct hpshm__thp         thp;                               /* THP modes */
-	int                       sysv_rc;                           /* hpshm__sysv_limits() result */
-	struct hpshm__sysv_limits sysv;                              /* SysV limits */
+	int                       thp_rc;                            /* hpshm__os_thp() result */
+	struct hpshm__os_thp         thp;                               /* THP modes */
+	int                       sysv_rc;                           /* hpshm__os_sysv_limits() result */
+	struct hpshm__os_sysv_limits sysv;                              /* SysV limits */
 };
 
 static void probe_gather(struct probe_facts *f, size_t size)
 {
 	memset(f, 0, sizeof(*f));
 	f->size = size;
-	f->default_page_size = hpshm__default_huge_page_size();
-	f->npools = hpshm__pools(f->pools, HPSHM__MAX_PAGE_SIZES);
+	f->default_page_size = hpshm__os_default_page_size();
+	f->npools = hpshm__os_pools(f->pools, HPSHM__OS_MAX_SIZES);
 	if (f->npools < 0)
 		f->npools = 0;
-	if (f->npools > HPSHM__MAX_PAGE_SIZES)
-		f->npools = HPSHM__MAX_PAGE_SIZES;
+	if (f->npools > HPSHM__OS_MAX_SIZES)
+		f->npools = HPSHM__OS_MAX_SIZES;
 	for (int i = 0; i < f->npools; i++) {
-		f->cg_rc[i] = hpshm__cgroup_get(f->pools[i].page_size, &f->cg[i]);
-		f->risk[i] = hpshm__hugetlb_fault_risk(size, f->pools[i].page_size);
+		f->cg_rc[i] = hpshm__os_limit(f->pools[i].page_size, &f->cg[i]);
+		f->risk[i] = hpshm__os_fault_risk(size, f->pools[i].page_size);
 	}
-	f->nmounts = hpshm__hugetlbfs_mounts(f->mounts, HPSHM__MAX_MOUNTS);
+	f->nmounts = hpshm__os_mounts(f->mounts, HPSHM__OS_MAX_MOUNTS);
 	if (f->nmounts < 0)
 		f->nmounts = 0;
-	if (f->nmounts > HPSHM__MAX_MOUNTS)
-		f->nmounts = HPSHM__MAX_MOUNTS;
-	f->cap_ipc_lock = hpshm__has_cap_ipc_lock() > 0;
-	f->shm_group = hpshm__hugetlb_shm_group();
-	f->in_shm_group = f->shm_group >= 0 && hpshm__in_group(f->shm_group) > 0;
-	f->thp_rc = hpshm__thp(&f->thp);
-	f->sysv_rc = hpshm__sysv_limits(&f->sysv);
+	if (f->nmounts > HPSHM__OS_MAX_MOUNTS)
+		f->nmounts = HPSHM__OS_MAX_MOUNTS;
+	f->cap_ipc_lock = hpshm__os_lock_privilege() > 0;
+	f->shm_group = hpshm__os_huge_group();
+	f->in_shm_group = f->shm_group >= 0 && hpshm__os_in_group(f->shm_group) > 0;
+	f->thp_rc = hpshm__os_thp(&f->thp);
+	f->sysv_rc = hpshm__os_sysv_limits(&f->sysv);
 }
 
 /* JSON for a limit: null means no limit. */
@@ -182,7 +183,7 @@ static int probe_json(const struct probe_facts *f, const hpshm_config *cfg)
 	json_key(&j, "page_sizes");
 	json_array_open(&j);
 	for (int i = 0; i < f->npools; i++) {
-		const struct hpshm__pool *p = &f->pools[i];
+		const struct hpshm__os_pool *p = &f->pools[i];
 
 		json_object_open(&j);
 		json_kv_uint(&j, "page_size", p->page_size);
@@ -192,7 +193,7 @@ static int probe_json(const struct probe_facts *f, const hpshm_config *cfg)
 		json_kv_uint(&j, "reserved", p->resv);
 		json_kv_uint(&j, "surplus", p->surplus);
 		json_kv_uint(&j, "overcommit", p->overcommit);
-		json_kv_uint(&j, "available", hpshm__pool_available(p));
+		json_kv_uint(&j, "available", hpshm__os_pool_available(p));
 		json_object_close(&j);
 	}
 	json_array_close(&j);
@@ -221,7 +222,7 @@ static int probe_json(const struct probe_facts *f, const hpshm_config *cfg)
 	json_key(&j, "cgroups");
 	json_array_open(&j);
 	for (int i = 0; i < f->npools; i++) {
-		const struct hpshm__cgroup *cg = &f->cg[i];
+		const struct hpshm__os_limit *cg = &f->cg[i];
 		int applies = f->cg_rc[i] == 0 && cg->version != 0;
 
 		json_object_open(&j);
@@ -310,19 +311,19 @@ static void probe_text(const struct probe_facts *f, const hpshm_config *cfg)
 			printf("not usable: %s\n", v.reason);
 	}
 
-	printf("\nhuge page pools (pages; /sys/kernel/mm/hugepages):\n");
+	printf("\nhuge page pools (pages; %s):\n", hpshm__os_pool_source());
 	if (f->npools == 0) {
 		printf("  none: this kernel offers no huge pages\n");
 	} else {
 		printf("  %-8s %-8s %8s %8s %9s %8s %11s %10s\n", "size", "default", "total", "free", "reserved",
 		       "surplus", "overcommit", "available");
 		for (int i = 0; i < f->npools; i++) {
-			const struct hpshm__pool *p = &f->pools[i];
+			const struct hpshm__os_pool *p = &f->pools[i];
 
 			printf("  %-8s %-8s %8lu %8lu %9lu %8lu %11lu %10lu\n",
 			       hpshm_size_format(p->page_size, a, sizeof(a)),
 			       p->page_size == f->default_page_size ? "yes" : "", p->total, p->free, p->resv,
-			       p->surplus, p->overcommit, hpshm__pool_available(p));
+			       p->surplus, p->overcommit, hpshm__os_pool_available(p));
 		}
 	}
 
@@ -345,7 +346,7 @@ static void probe_text(const struct probe_facts *f, const hpshm_config *cfg)
 	if (f->npools == 0)
 		printf("  none\n");
 	for (int i = 0; i < f->npools; i++) {
-		const struct hpshm__cgroup *cg = &f->cg[i];
+		const struct hpshm__os_limit *cg = &f->cg[i];
 
 		printf("  %-8s ", hpshm_size_format(f->pools[i].page_size, a, sizeof(a)));
 		if (f->cg_rc[i] < 0)

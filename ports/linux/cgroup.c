@@ -38,7 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "port.h"
+#include "linux/linux.h"
 
 #define CGROUP_LINE_MAX   8192       /* cgroup paths are at most PATH_MAX; longer lines are skipped */
 #define CGROUP_UNLIMITED  (UINT64_C(1) << 62)

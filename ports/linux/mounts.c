@@ -34,11 +34,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/statfs.h>
 #include <unistd.h>
 
-#include "port.h"
-#include "posix/sys.h"
+#include "linux/linux.h"
 
 #define MOUNTS_LINE_MAX 8192 /* far beyond any hugetlbfs line; longer lines are skipped */
 
@@ -192,7 +190,7 @@ int hpshm__hugetlbfs_dir(const char *dir, size_t *page_size)
 		errno = EINVAL;
 		return HPSHM_EINVAL;
 	}
-	if (statfs(dir, &sfs) < 0)
+	if (hpshm__linux_sys.statfs(dir, &sfs) < 0)
 		return HPSHM_EUNAVAILABLE;
 	/* f_type is a signed word whose width depends on the architecture: compare 32 bits. */
 	if ((uint32_t)sfs.f_type != (uint32_t)HUGETLBFS_MAGIC || sfs.f_bsize <= 0) {

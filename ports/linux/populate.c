@@ -16,100 +16,22 @@
  *      limit), ENOMEM when out of memory, EHWPOISON on a poisoned page.  It also maps the
  *      pages fallocate allocated, so the first access costs no fault.  Kernels before 5.14
  *      answer EINVAL for the unknown advice.
- *   3. Only there, a guarded touch: one read-then-write per page (the byte is written back
- *      unchanged, so data already in a re-attached segment is kept) under a SIGBUS handler
- *      that longjmps out.  The handler is process-wide, so touches are serialised; a SIGBUS
- *      another thread takes meanwhile is passed to the handler that was installed before,
- *      or, if that was the default, makes the default act again.
+ *   3. Only there, the guarded touch of ports/posix/touch.c: one read-then-write per page
+ *      under a SIGBUS handler that longjmps out.
  *
  * The mapping is left as it is on failure: the caller destroys it.
  */
 #include <errno.h>
-#include <sched.h>
-#include <setjmp.h>
-#include <signal.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "hpshm/provider.h"
-#include "port.h"
-#include "posix/sys.h"
+#include "linux/linux.h"
+#include "posix/posix.h"
 
 #ifndef EHWPOISON
 #define EHWPOISON 133
 #endif
-
-static atomic_flag populate_lock = ATOMIC_FLAG_INIT;   /* one guarded touch at a time */
-static struct sigaction populate_old;                  /* the SIGBUS action we replaced */
-static _Thread_local sigjmp_buf populate_jmp;          /* where a SIGBUS in a touch lands */
-static _Thread_local volatile sig_atomic_t populate_armed; /* this thread is touching */
-
-static void populate_on_sigbus(int sig, siginfo_t *info, void *ctx)
-{
-	if (populate_armed) {
-		populate_armed = 0;
-		siglongjmp(populate_jmp, 1);
-	}
-	/* Not ours: hand it to the previous handler, or restore the default and return, so
-	 * that the faulting instruction runs again and the default acts on it. */
-	if ((populate_old.sa_flags & SA_SIGINFO) && populate_old.sa_sigaction != NULL) {
-		populate_old.sa_sigaction(sig, info, ctx);
-	} else if (populate_old.sa_handler != SIG_DFL && populate_old.sa_handler != SIG_IGN &&
-		   populate_old.sa_handler != NULL) {
-		populate_old.sa_handler(sig);
-	} else {
-		(void)sigaction(SIGBUS, &populate_old, NULL);
-	}
-}
-
-/*
- * Touch every page of [addr, addr+len): 0; 1 with *bad the offset that raised SIGBUS; or -1
- * with errno set if the handler could not be installed.
- */
-static int populate_touch(void *addr, size_t len, size_t step, size_t *bad)
-{
-	struct sigaction sa;
-	sigset_t bus, oldmask;
-	volatile char *base = addr;
-	volatile size_t off = 0;
-	volatile int failed = 0;
-
-	while (atomic_flag_test_and_set_explicit(&populate_lock, memory_order_acquire))
-		sched_yield();
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = populate_on_sigbus;
-	sa.sa_flags = SA_SIGINFO;
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGBUS, &sa, &populate_old) < 0) {
-		atomic_flag_clear_explicit(&populate_lock, memory_order_release);
-		return -1;
-	}
-	/* A blocked SIGBUS raised by a fault kills the process regardless of the handler. */
-	sigemptyset(&bus);
-	sigaddset(&bus, SIGBUS);
-	(void)sigprocmask(SIG_UNBLOCK, &bus, &oldmask);
-
-	if (sigsetjmp(populate_jmp, 1) == 0) {
-		populate_armed = 1;
-		for (off = 0; off < len; off += step) {
-			char v = base[off];
-
-			base[off] = v;
-		}
-		populate_armed = 0;
-	} else {
-		failed = 1;
-	}
-
-	(void)sigprocmask(SIG_SETMASK, &oldmask, NULL);
-	(void)sigaction(SIGBUS, &populate_old, NULL);
-	atomic_flag_clear_explicit(&populate_lock, memory_order_release);
-	*bad = off;
-	return failed;
-}
 
 /*
  * The hint for pages the kernel would not give.  The segment's own reservation is already
@@ -158,7 +80,7 @@ int hpshm__populate(void *addr, size_t len, size_t page_size, int fd, unsigned *
 
 	if (fd >= 0) {
 		do
-			rc = hpshm__sys.fallocate(fd, 0, 0, (off_t)len);
+			rc = hpshm__linux_sys.fallocate(fd, 0, 0, (off_t)len);
 		while (rc < 0 && errno == EINTR);
 		e = rc < 0 ? errno : 0;
 		if (rc == 0)
@@ -173,7 +95,7 @@ int hpshm__populate(void *addr, size_t len, size_t page_size, int fd, unsigned *
 	}
 
 	do
-		rc = hpshm__sys.madvise(addr, len, MADV_POPULATE_WRITE);
+		rc = hpshm__linux_sys.madvise(addr, len, MADV_POPULATE_WRITE);
 	while (rc < 0 && errno == EINTR);
 	if (rc == 0) {
 		*methods |= HPSHM_POPULATE_MADVISE;
@@ -194,7 +116,7 @@ int hpshm__populate(void *addr, size_t len, size_t page_size, int fd, unsigned *
 
 	/* EINVAL: a kernel before 5.14, which does not know the advice. */
 	*methods |= HPSHM_POPULATE_TOUCH;
-	rc = populate_touch(addr, len, page_size, &bad);
+	rc = hpshm__posix_touch(addr, len, page_size, &bad);
 	if (rc < 0) {
 		e = errno;
 		return hpshm_error_set(err, HPSHM_EPOPULATE, e, "sigaction", NULL,

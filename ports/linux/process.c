@@ -13,14 +13,20 @@
  * so a freshly exec'd child -- whose libraries and stacks land near its own mmap base -- is
  * very unlikely to have anything there.  On address spaces too small for that hint
  * (39-bit arm64, 32-bit) the kernel ignores it and the address it returns is used instead.
+ * The reservation goes through the system call table like every mapping hpshm makes.
+ *
+ * Nonces come from getrandom(); the trusted getenv is libc's secure_getenv(), which follows the
+ * kernel's AT_SECURE flag.
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
-#include "hpshm/provider.h"
-#include "port.h"
+#include "linux/linux.h"
+#include "posix/posix.h"
+#include "posix/sys.h"
 
 uint64_t hpshm__process_start(long long pid)
 {
@@ -79,12 +85,30 @@ int hpshm__pick_address(size_t len, size_t align, void **out)
 	/* Reserve, without committing memory, a span with room to align, then give it back:
 	 * the provider maps there with MAP_FIXED_NOREPLACE, which fails rather than clobber
 	 * whatever another thread might map in between. */
-	p = mmap((void *)(sizeof(void *) >= 8 ? hint : 0), span, PROT_NONE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	p = hpshm__sys.mmap((void *)(sizeof(void *) >= 8 ? hint : 0), span, PROT_NONE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return HPSHM_ENOMEM;
 	a = ((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1);
-	munmap(p, span);
+	(void)hpshm__sys.munmap(p, span);
 	*out = (void *)a;
 	return 0;
+}
+
+uint64_t hpshm__random64(void)
+{
+	uint64_t v = 0;
+
+	/* GRND_NONBLOCK: early in boot the pool may not be ready, and a nonce must not wait
+	 * for it; /dev/urandom or the clock then do (ports/posix/random.c). */
+	if (hpshm__linux_sys.getrandom(&v, sizeof(v), GRND_NONBLOCK) == (ssize_t)sizeof(v))
+		return v;
+	return hpshm__posix_random64();
+}
+
+const char *hpshm__getenv(const char *name)
+{
+	/* glibc and musl answer NULL when the kernel says AT_SECURE: setuid, setgid, or file
+	 * capabilities, which a uid comparison alone would miss. */
+	return hpshm__linux_sys.secure_getenv(name);
 }

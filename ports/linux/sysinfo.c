@@ -1,6 +1,6 @@
 /*
  * ports/linux/sysinfo.c -- the small facts the core and the backends read from /proc and /sys:
- * page sizes, the huge page pools, privileges, SysV limits, transparent huge pages, the clock.
+ * huge page sizes, the huge page pools, privileges, SysV limits, transparent huge pages.
  *
  * Every path is read under hpshm__sysroot() ("" normally), so a test can point the library
  * at a fake tree and play any machine: an empty pool, a 1GiB hstate, a container.
@@ -32,10 +32,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "port.h"
+#include "linux/linux.h"
 
 #define SYSINFO_HUGEPAGES_DIR "/sys/kernel/mm/hugepages"
 #define SYSINFO_CAP_IPC_LOCK  14 /* linux/capability.h */
@@ -162,37 +161,27 @@ static const char *sysinfo_field(const char *text, const char *key)
 	return NULL;
 }
 
-size_t hpshm__base_page_size(void)
-{
-	long ps = sysconf(_SC_PAGESIZE);
-
-	/* sysconf cannot fail for _SC_PAGESIZE on Linux; the fallback only keeps callers from
-	 * ever dividing by zero. */
-	return ps > 0 ? (size_t)ps : 4096;
-}
-
-/* The number after "key:" in a "key: value" file such as /proc/meminfo: 0, or -1. */
-static int sysinfo_number(const char *path, const char *key, int base, unsigned long long *out)
+int hpshm__read_field(const char *path, const char *key, int base, unsigned long long *out)
 {
 	char buf[8192];
 	const char *v;
 	char *end;
 
 	if (hpshm__read_file(path, buf, sizeof(buf)) < 0)
-		return -1;
+		return HPSHM_EIO;
 	v = sysinfo_field(buf, key);
 	if (v == NULL)
-		return -1;
+		return HPSHM_EIO;
 	errno = 0;
 	*out = strtoull(v, &end, base);
-	return errno != 0 || end == v ? -1 : 0;
+	return errno != 0 || end == v ? HPSHM_EIO : 0;
 }
 
 size_t hpshm__default_huge_page_size(void)
 {
 	unsigned long long kb;
 
-	if (sysinfo_number("/proc/meminfo", "Hugepagesize", 10, &kb) < 0 || kb == 0 || kb > SIZE_MAX / 1024)
+	if (hpshm__read_field("/proc/meminfo", "Hugepagesize", 10, &kb) < 0 || kb == 0 || kb > SIZE_MAX / 1024)
 		return 0;
 	return (size_t)kb * 1024;
 }
@@ -291,6 +280,31 @@ int hpshm__pools(struct hpshm__pool *out, int max)
 	return n;
 }
 
+int hpshm__huge_page_sizes(size_t *out, int max)
+{
+	struct hpshm__pool pools[HPSHM__MAX_PAGE_SIZES];
+	int n = hpshm__pools(pools, max < HPSHM__MAX_PAGE_SIZES ? max : HPSHM__MAX_PAGE_SIZES);
+
+	for (int i = 0; i < n; i++)
+		out[i] = pools[i].page_size;
+	return n;
+}
+
+char *hpshm__pool_knob(size_t page_size, char *buf, size_t len)
+{
+	if (page_size == hpshm__default_huge_page_size())
+		snprintf(buf, len, "vm.nr_hugepages");
+	else
+		hpshm__pool_file(page_size, buf, len);
+	return buf;
+}
+
+char *hpshm__pool_file(size_t page_size, char *buf, size_t len)
+{
+	snprintf(buf, len, SYSINFO_HUGEPAGES_DIR "/hugepages-%zukB/nr_hugepages", page_size / 1024);
+	return buf;
+}
+
 unsigned long hpshm__pool_available(const struct hpshm__pool *p)
 {
 	unsigned long avail = p->free > p->resv ? p->free - p->resv : 0;
@@ -303,7 +317,7 @@ int hpshm__has_cap_ipc_lock(void)
 {
 	unsigned long long caps;
 
-	if (sysinfo_number("/proc/self/status", "CapEff", 16, &caps) < 0)
+	if (hpshm__read_field("/proc/self/status", "CapEff", 16, &caps) < 0)
 		return 0;
 	return (int)((caps >> SYSINFO_CAP_IPC_LOCK) & 1);
 }
@@ -392,15 +406,6 @@ int hpshm__thp(struct hpshm__thp *out)
 	return 0;
 }
 
-uint64_t hpshm__now_ns(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 FILE *hpshm__sysfile_open(const char *path)
 {
 	char full[PATH_MAX];
@@ -410,7 +415,7 @@ FILE *hpshm__sysfile_open(const char *path)
 		errno = ENAMETOOLONG;
 		return NULL;
 	}
-	return fopen(full, "re");
+	return hpshm__fopen(full, "r");
 }
 
 int hpshm__getline(FILE *f, char *buf, size_t len, int *cut)

@@ -25,10 +25,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/statfs.h>
 
-#include "port.h"
-#include "posix/sys.h"
+#include "linux/linux.h"
 
 #define VERIFY_LINE_MAX 1024 /* every field line fits; header lines may be cut, harmlessly */
 
@@ -135,7 +133,7 @@ int hpshm__verify_backing(void *addr, size_t len, int fd, struct hpshm__backing 
 	out->huge = 0;
 	snprintf(out->source, sizeof(out->source), "unverified");
 
-	if (fd >= 0 && hpshm__sys.fstatfs(fd, &sfs) == 0) {
+	if (fd >= 0 && hpshm__linux_sys.fstatfs(fd, &sfs) == 0) {
 		/* f_type's width differs by architecture: compare 32 bits. */
 		if ((uint32_t)sfs.f_type == (uint32_t)HUGETLBFS_MAGIC && sfs.f_bsize > 0) {
 			out->page_size = (size_t)sfs.f_bsize;

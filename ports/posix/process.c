@@ -1,6 +1,5 @@
 /*
- * ports/posix/process.c -- starting and waiting for a child by fork and exec, nonces, and the
- * trusted getenv.
+ * ports/posix/process.c -- starting and waiting for a child by fork and exec.
  *
  * The child keeps exactly the descriptors the segment needs: their close-on-exec flag is
  * cleared between fork and exec, in the child only, so the parent's other threads never see
@@ -8,24 +7,34 @@
  * program the parent's threads start meanwhile).  Between fork and exec the child calls only
  * async-signal-safe functions, because the parent may be multi-threaded.
  *
+ * A program named without a '/' is looked up in PATH by the parent, before the fork, as
+ * execvp() would (PATH unset: the system's default path from confstr(_CS_PATH)): the search
+ * needs getenv() and string work, which have no place between fork and exec, and POSIX.1-2008
+ * has no execvpe() to do it with a chosen environment.  As with execvp(), a file that is found
+ * but cannot be run is skipped and EACCES reported only if nothing runs; unlike execvp(), a
+ * file the kernel does not know how to run (ENOEXEC: a script without "#!") is an error
+ * rather than handed to /bin/sh.
+ *
  * A failed exec is reported back through a close-on-exec pipe: the parent reads either EOF
  * (exec succeeded and closed the pipe) or the child's errno.  So a missing program is an
- * error from hpshm_spawn(), not a child that mysteriously exits 127.
+ * error from hpshm_spawn(), not a child that mysteriously exits 127.  POSIX.1-2008 has no
+ * pipe2(), so the pipe is made close-on-exec by fcntl() right after pipe(): a program another
+ * thread starts in that window of a few instructions would keep the write end, and our read
+ * would wait until that program exits or execs again.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "hpshm/provider.h"
 #include "port.h"
-#include "posix/sys.h"
+
+#define PROCESS_PATH_MAX 4096 /* a program's full path; a longer PATH entry is skipped, as by execvp */
 
 extern char **environ;
 
@@ -34,39 +43,100 @@ long long hpshm__getpid(void)
 	return (long long)getpid();
 }
 
-const char *hpshm__getenv(const char *name)
+/* Is path an executable regular file for this process's effective ids?  0, or an errno. */
+static int process_runnable(const char *path)
 {
-	/* secure_getenv() answers NULL when the kernel set AT_SECURE for this exec: a setuid or
-	 * setgid program must not take memory policy, or a segment to map, from its caller. */
-	return hpshm__sys.secure_getenv(name);
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return errno;
+	if (!S_ISREG(st.st_mode))
+		return EACCES;
+	return faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) == 0 ? 0 : errno;
 }
 
-uint64_t hpshm__random64(void)
+/*
+ * The file execvp() would run for name: name itself when it holds a '/', else the first
+ * executable regular file of that name in PATH's directories (an empty entry is the current
+ * directory).  0 with full set, or an errno: ENOENT found nowhere, EACCES found but not
+ * runnable, ENAMETOOLONG.
+ */
+static int process_find(const char *name, char *full, size_t len)
 {
-	uint64_t v = 0;
-	struct timespec ts;
+	char defpath[512];
+	const char *path, *dir, *end;
+	int e, seen = ENOENT;
+	size_t dirlen, n;
 
-	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) == (ssize_t)sizeof(v))
-		return v;
-	/* Early boot or a seccomp filter: a nonce needs to be unlikely to repeat, not secret. */
-	clock_gettime(CLOCK_REALTIME, &ts);
-	v = ((uint64_t)ts.tv_sec * 1000000007u) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32);
-	v ^= v >> 33;
-	v *= 0xff51afd7ed558ccdULL;
-	v ^= v >> 33;
-	return v;
+	if (name[0] == '\0')
+		return ENOENT;
+	if (strchr(name, '/')) {
+		if (strlen(name) >= len)
+			return ENAMETOOLONG;
+		memcpy(full, name, strlen(name) + 1);
+		return 0;
+	}
+	path = getenv("PATH");
+	if (path == NULL) {
+		n = confstr(_CS_PATH, defpath, sizeof(defpath));
+		path = n > 0 && n <= sizeof(defpath) ? defpath : "/bin:/usr/bin";
+	}
+	for (dir = path;; dir = end + 1) {
+		end = strchr(dir, ':');
+		if (end == NULL)
+			end = dir + strlen(dir);
+		dirlen = (size_t)(end - dir);
+		if (dirlen + 1 + strlen(name) < len) {
+			if (dirlen == 0)
+				snprintf(full, len, "%s", name);
+			else
+				snprintf(full, len, "%.*s/%s", (int)dirlen, dir, name);
+			e = process_runnable(full);
+			if (e == 0)
+				return 0;
+			if (e == EACCES)
+				seen = EACCES; /* keep looking, as execvp does, but say why if nothing runs */
+		}
+		if (*end == '\0')
+			return seen;
+	}
+}
+
+/* pipe() with both ends close-on-exec: 0, or -1 with errno set. */
+static int process_pipe(int fd[2])
+{
+	int saved;
+
+	if (pipe(fd) < 0)
+		return -1;
+	if (fcntl(fd[0], F_SETFD, FD_CLOEXEC) < 0 || fcntl(fd[1], F_SETFD, FD_CLOEXEC) < 0) {
+		saved = errno;
+		(void)close(fd[0]);
+		(void)close(fd[1]);
+		errno = saved;
+		return -1;
+	}
+	return 0;
 }
 
 int hpshm__spawn(const char *path, char *const argv[], char *const envp[], const int *keep, int nkeep,
 		 long long *pid, hpshm_error *err)
 {
+	char full[PROCESS_PATH_MAX];
 	int pipefd[2], child_errno = 0, saved;
 	ssize_t n;
 	pid_t p;
 
-	if (pipe2(pipefd, O_CLOEXEC) < 0) {
+	saved = process_find(path, full, sizeof(full));
+	if (saved != 0)
+		return hpshm_error_set(err, HPSHM_ESYS, saved, "execve",
+				       strchr(path, '/') ? "check the program's path" :
+				       "give the program's full path, or add its directory to PATH",
+				       "cannot run %s: %s%s", path, strerror(saved),
+				       strchr(path, '/') ? "" : " (searched PATH)");
+	if (process_pipe(pipefd) < 0) {
 		saved = errno;
-		return hpshm_error_set(err, HPSHM_ESYS, saved, "pipe2", "raise the descriptor limit (ulimit -n)",
+		return hpshm_error_set(err, HPSHM_ESYS, saved, "pipe", "raise the descriptor limit (ulimit -n)",
 				       "cannot create the spawn pipe: %s", strerror(saved));
 	}
 	p = fork();
@@ -78,18 +148,13 @@ int hpshm__spawn(const char *path, char *const argv[], char *const envp[], const
 				       "cannot fork: %s", strerror(saved));
 	}
 	if (p == 0) {
-		char *const *env = envp ? envp : environ;
-
 		for (int i = 0; i < nkeep; i++) {
 			int fl = fcntl(keep[i], F_GETFD);
 
 			if (fl >= 0)
 				(void)fcntl(keep[i], F_SETFD, fl & ~FD_CLOEXEC);
 		}
-		if (strchr(path, '/'))
-			execve(path, argv, env);
-		else
-			execvpe(path, argv, env);
+		execve(full, argv, envp ? envp : environ);
 		child_errno = errno;
 		n = write(pipefd[1], &child_errno, sizeof(child_errno));
 		(void)n;
@@ -104,7 +169,7 @@ int hpshm__spawn(const char *path, char *const argv[], char *const envp[], const
 		while (waitpid(p, NULL, 0) < 0 && errno == EINTR)
 			;
 		return hpshm_error_set(err, HPSHM_ESYS, child_errno, "execve", "check the program's path and permissions",
-				       "cannot run %s: %s", path, strerror(child_errno));
+				       "cannot run %s: %s", full, strerror(child_errno));
 	}
 	*pid = (long long)p;
 	return 0;

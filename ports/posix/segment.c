@@ -65,6 +65,7 @@
 #include <unistd.h>
 
 #include "hpshm/provider.h"
+#include "linux/linux.h"
 #include "port.h"
 #include "posix/sys.h"
 #include "posix/segment.h"
@@ -411,7 +412,7 @@ int hpshm__named_fs_ok(const struct hpshm__names *ns, int fd, size_t page_size)
 
 	if (ns->fs_magic == 0)
 		return 1;
-	if (hpshm__sys.fstatfs(fd, &sfs) < 0)
+	if (hpshm__linux_sys.fstatfs(fd, &sfs) < 0)
 		return 0;
 	return (uint32_t)sfs.f_type == (uint32_t)ns->fs_magic && sfs.f_bsize > 0 &&
 	       (page_size == 0 || (size_t)sfs.f_bsize == page_size);

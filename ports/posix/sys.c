@@ -1,5 +1,5 @@
 /*
- * ports/posix/sys.c -- the system call table backends and ports call through (hpshm__sys).
+ * ports/posix/sys.c -- the POSIX system call table backends and ports call through (hpshm__sys).
  *
  * Every entry starts out as the real call; a test replaces one entry to make it fail with
  * the errno it wants (EPERM, ENOMEM, EINVAL, ENODEV, ENOSPC) and hpshm__sys_reset() puts the
@@ -10,11 +10,9 @@
  *   - open() and fcntl() are variadic in libc, and a variadic function cannot sit in a
  *     pointer of a fixed-argument type; the wrappers always pass the third argument (every
  *     fcntl() command we use takes an int or ignores it).
- *   - memfd_create() went into glibc only in 2.27 and into musl in 1.1.20, while the system
- *     call exists since Linux 3.17; calling it through syscall() works with any libc.
- *     Where the kernel lacks it the caller sees ENOSYS, its cue to try another provider.
- * fallocate() and flock() are in every libc we build with (glibc, musl), and libc's
- * fallocate already maps a 64-bit off_t onto the system call's arguments on 32-bit targets.
+ *   - fopen() cannot make its descriptor close-on-exec in POSIX.1-2008 (the "e" of the mode
+ *     is a glibc and BSD extension), so the wrapper opens with O_CLOEXEC and fdopen()s: a
+ *     program a server starts never inherits a file hpshm was reading.
  *
  * The table is written only by tests, while no segment is being created: no locking.
  */
@@ -23,10 +21,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <stdlib.h>
+#include <string.h>
 #include <sys/file.h>
-#include <sys/syscall.h>
 #include <unistd.h>
+
+#include "port.h"
 
 static int sys_open(const char *path, int flags, mode_t mode)
 {
@@ -38,16 +37,35 @@ static int sys_fcntl(int fd, int cmd, int arg)
 	return fcntl(fd, cmd, arg);
 }
 
-static int sys_memfd_create(const char *name, unsigned flags)
+static FILE *sys_fopen(const char *path, const char *mode)
 {
-#ifdef SYS_memfd_create
-	return (int)syscall(SYS_memfd_create, name, flags);
-#else
-	(void)name;
-	(void)flags;
-	errno = ENOSYS;
-	return -1;
-#endif
+	int flags, fd, saved;
+	FILE *f;
+
+	switch (mode[0]) {
+	case 'r':
+		flags = strchr(mode, '+') ? O_RDWR : O_RDONLY;
+		break;
+	case 'w':
+		flags = (strchr(mode, '+') ? O_RDWR : O_WRONLY) | O_CREAT | O_TRUNC;
+		break;
+	case 'a':
+		flags = (strchr(mode, '+') ? O_RDWR : O_WRONLY) | O_CREAT | O_APPEND;
+		break;
+	default:
+		errno = EINVAL;
+		return NULL;
+	}
+	fd = open(path, flags | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return NULL;
+	f = fdopen(fd, mode);
+	if (f == NULL) {
+		saved = errno;
+		(void)close(fd);
+		errno = saved;
+	}
+	return f;
 }
 
 /*
@@ -58,20 +76,17 @@ static int sys_memfd_create(const char *name, unsigned flags)
 	{                                       \
 		.mmap         = mmap,           \
 		.munmap       = munmap,         \
-		.madvise      = madvise,        \
 		.shmget       = shmget,         \
 		.shmat        = shmat,          \
 		.shmdt        = shmdt,          \
 		.shmctl       = shmctl,         \
-		.memfd_create = sys_memfd_create, \
 		.open         = sys_open,       \
 		.close        = close,          \
 		.ftruncate    = ftruncate,      \
-		.fallocate    = fallocate,      \
 		.unlink       = unlink,         \
-		.fstatfs      = fstatfs,        \
 		.flock        = flock,          \
 		.fstat        = fstat,          \
+		.stat         = stat,           \
 		.pread        = pread,          \
 		.fcntl        = sys_fcntl,      \
 		.shm_open     = shm_open,       \
@@ -79,7 +94,7 @@ static int sys_memfd_create(const char *name, unsigned flags)
 		.kill         = kill,           \
 		.fchmod       = fchmod,         \
 		.linkat       = linkat,         \
-		.secure_getenv = secure_getenv, \
+		.fopen        = sys_fopen,      \
 	}
 
 struct hpshm__syscalls hpshm__sys = SYS_REAL_CALLS;
@@ -91,13 +106,7 @@ void hpshm__sys_reset(void)
 	hpshm__sys = real;
 }
 
-unsigned hpshm__huge_bits(size_t page_size)
+FILE *hpshm__fopen(const char *path, const char *mode)
 {
-	unsigned log2 = 0;
-
-	if (page_size == 0 || (page_size & (page_size - 1)) != 0)
-		return 0;
-	while ((page_size >>= 1) != 0)
-		log2++;
-	return log2 << HPSHM__HUGE_SHIFT;
+	return hpshm__sys.fopen(path, mode);
 }

@@ -1,12 +1,12 @@
 /*
- * tools/json.c -- the streaming JSON writer behind the tool's --json output.
+ * base/json.c -- the streaming JSON writer behind the --json output of the tool and the benchmark.
  *
  * Commas are written before a member, never after, so closing a container needs no look
  * back.  Misuse (a key in an array, a value where a key is due, closing what was not opened,
  * a second top-level value) sets j->error and is reported by json_end(): the tool then
  * exits with a failure instead of handing a script broken text as if it were fine.
  */
-#include "json.h"
+#include "base/json.h"
 
 #include <inttypes.h>
 #include <math.h>

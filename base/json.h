@@ -1,7 +1,8 @@
 /*
- * tools/json.h -- a small streaming JSON writer for the hpshm tool.
+ * base/json.h -- a small streaming JSON writer, for the tool's and the benchmark's --json output.
  *
- * The tool's --json output is read by scripts and CI, so it must always be valid JSON even
+ * It sits in base/ because both tools/ and bench/ write JSON and bench/ sits below tools/.
+ * The output is read by scripts and CI, so it must always be valid JSON even
  * when a string comes from the kernel (a mount path) or from a failed call (an error
  * message): strings are escaped, bytes that are not UTF-8 become U+FFFD, and numbers that
  * JSON cannot carry (NaN, infinities) become null.  The writer keeps track of commas and
@@ -10,8 +11,8 @@
  *
  * No allocation, no external dependency: one struct on the caller's stack.
  */
-#ifndef HPSHM_TOOLS_JSON_H
-#define HPSHM_TOOLS_JSON_H
+#ifndef HPSHM_BASE_JSON_H
+#define HPSHM_BASE_JSON_H
 
 #include <stdint.h>
 #include <stdio.h>
@@ -56,4 +57,4 @@ void json_kv_double(struct json *j, const char *key, double v, int decimals);
 void json_kv_bool(struct json *j, const char *key, int v);
 void json_kv_null(struct json *j, const char *key);
 
-#endif /* HPSHM_TOOLS_JSON_H */
+#endif /* HPSHM_BASE_JSON_H */

@@ -1,14 +1,16 @@
 /*
- * core/errors.c -- error codes, their names and messages, and the caller-owned error record.
+ * base/errors.c -- error codes, their names and messages, and the caller-owned error record.
  *
  * The record is plain fixed-size storage the caller owns, so a failure path never allocates:
- * a server that fails to get memory must still be able to say why.
+ * a server that fails to get memory must still be able to say why.  It lives in base/ because
+ * every layer fills it: the ports (a failed fork), the backends, the core.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include "base/base.h"
+#include "hpshm/provider.h" /* the public declaration of hpshm_error_set(), checked against base.h's */
 
 const char *hpshm_strerror(int code)
 {
@@ -46,20 +48,6 @@ const char *hpshm_version(void)
 #define HPSHM__STR(x)  HPSHM__STR2(x)
 	return HPSHM__STR(HPSHM_VERSION_MAJOR) "." HPSHM__STR(HPSHM_VERSION_MINOR) "." HPSHM__STR(
 		HPSHM_VERSION_PATCH);
-}
-
-void hpshm__strlcpy(char *dst, const char *src, size_t len)
-{
-	size_t n;
-
-	if (len == 0)
-		return;
-	n = src ? strlen(src) : 0;
-	if (n >= len)
-		n = len - 1;
-	if (n)
-		memcpy(dst, src, n);
-	dst[n] = '\0';
 }
 
 int hpshm_error_set(hpshm_error *err, int code, int sys_errno, const char *call, const char *hint,

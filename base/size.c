@@ -1,5 +1,5 @@
 /*
- * core/size.c -- sizes as people write them, and overflow-checked rounding.
+ * base/size.c -- sizes as people write them, lists of page sizes, and overflow-checked rounding.
  *
  * Units are powers of 1024 whatever the spelling ("2MB", "2M", "2MiB" are all 2097152),
  * because that is how every kernel and every operator names huge page sizes; a decimal
@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include "base/base.h"
 
 int hpshm_size_parse(const char *text, size_t *out)
 {
@@ -88,4 +88,29 @@ int hpshm__round_up(size_t size, size_t align, size_t *out)
 		return HPSHM_EOVERFLOW;
 	*out = (size + align - 1) & ~(align - 1);
 	return 0;
+}
+
+char *hpshm__size_list(const size_t *sizes, int n, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	if (buf == NULL || len == 0)
+		return buf;
+	buf[0] = '\0';
+	if (n <= 0) {
+		snprintf(buf, len, "none");
+		return buf;
+	}
+	for (int i = 0; i < n; i++) {
+		char one[32];
+		int w = snprintf(buf + used, len - used, "%s%s", i ? ", " : "",
+				 hpshm_size_format(sizes[i], one, sizeof(one)));
+
+		if (w < 0 || (size_t)w >= len - used) {
+			buf[used] = '\0'; /* drop the size that did not fit rather than cut it */
+			break;
+		}
+		used += (size_t)w;
+	}
+	return buf;
 }

@@ -1,0 +1,221 @@
+/*
+ * ports/linux/linux.h -- the Linux-only facts and calls behind the neutral port (port.h).
+ *
+ * Internal: not installed.  Who may include it: the files of ports/linux/, the Linux backends
+ * (and the descriptor-backed segment helper they share), and the Linux introspection
+ * (ports/linux/introspect.c).  Everything else asks through port.h or ports/introspect.h, so
+ * a port for another OS never has to invent hstate pools, hugetlbfs or cgroups.
+ * scripts/check-layers.sh enforces the list.
+ *
+ * What is here:
+ *   - the Linux system call table (hpshm__linux_sys): the calls POSIX does not have, made
+ *     through an overridable table like the POSIX ones (posix/sys.h), so tests inject their
+ *     failures the same way;
+ *   - flag values older libc headers lack (MAP_HUGETLB, MFD_HUGETLB, MADV_POPULATE_WRITE ...);
+ *   - the readers of /proc and /sys, all under hpshm__sysroot() so tests can point the library
+ *     at a fake tree with hpshm__set_sysroot();
+ *   - hstate pools, hugetlbfs mounts, the hugetlb cgroup, the SysV privileges and limits,
+ *     transparent huge pages, and the operator advice built from them.
+ */
+#ifndef HPSHM_PORTS_LINUX_LINUX_H
+#define HPSHM_PORTS_LINUX_LINUX_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/shm.h>
+#include <sys/statfs.h>
+#include <sys/types.h>
+
+#include "port.h"
+
+/* ---- flags older libc headers lack ---- */
+
+/*
+ * The huge page size encoding shared by mmap, shmget and memfd_create: log2(size) << 26.
+ * Computed here because libc headers define only some of the MAP_HUGE_* names (glibc 2.36
+ * has no MAP_HUGE_2MB; musl cannot see <linux/memfd.h>).
+ */
+#define HPSHM__HUGE_SHIFT 26
+#ifndef MAP_HUGETLB
+#define MAP_HUGETLB 0x40000
+#endif
+#ifndef SHM_HUGETLB
+#define SHM_HUGETLB 04000
+#endif
+#ifndef MFD_CLOEXEC
+#define MFD_CLOEXEC 0x0001U
+#endif
+#ifndef MFD_HUGETLB
+#define MFD_HUGETLB 0x0004U
+#endif
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+#ifndef HUGETLBFS_MAGIC
+#define HUGETLBFS_MAGIC 0x958458f6
+#endif
+#ifndef GRND_NONBLOCK
+#define GRND_NONBLOCK 0x0001 /* <sys/random.h> is glibc 2.25 and musl 1.1.20; the table calls syscall() */
+#endif
+
+/* log2(page_size) << 26, the size bits for MAP_/SHM_/MFD_HUGETLB; 0 if not a power of two. */
+unsigned hpshm__huge_bits(size_t page_size);
+
+/* ---- the Linux system call table ---- */
+
+/*
+ * Backends and ports call hpshm__linux_sys.memfd_create(...) rather than memfd_create(...),
+ * so a test can replace one entry and make it fail (ENOSYS, ENOSPC, EFAULT ...) without
+ * touching the machine.  The table starts out pointing at the real calls;
+ * hpshm__linux_sys_reset() puts them back.  Only tests write to it, and only while no segment
+ * is being created.  The POSIX calls are in posix/sys.h (hpshm__sys).
+ */
+struct hpshm__linux_syscalls {
+	int     (*memfd_create)(const char *name, unsigned flags);
+	int     (*fallocate)(int fd, int mode, off_t off, off_t len);
+	int     (*madvise)(void *addr, size_t len, int advice);
+	int     (*fstatfs)(int fd, struct statfs *buf);
+	int     (*statfs)(const char *path, struct statfs *buf);
+	ssize_t (*getrandom)(void *buf, size_t len, unsigned flags);
+	char   *(*secure_getenv)(const char *name); /* libc, not a system call: a test plays setuid with it */
+};
+
+extern struct hpshm__linux_syscalls hpshm__linux_sys;
+
+/* Put every entry back to the real call. */
+void hpshm__linux_sys_reset(void);
+
+/* ---- /proc and /sys, under the sysroot ---- */
+
+/* Root under which /proc and /sys are read: "" normally. */
+const char *hpshm__sysroot(void);
+void hpshm__set_sysroot(const char *root);   /* tests only; NULL restores "" */
+
+/* fopen() a file under the sysroot for reading, close-on-exec.  NULL with errno set. */
+FILE *hpshm__sysfile_open(const char *path);
+/*
+ * The next line of f into buf, without its newline: 1, or 0 at end of file.  A line that does
+ * not fit keeps its start in buf, the rest is read past, and *cut (if not NULL) is set, so a
+ * caller can skip an overlong line rather than parse half of it.
+ */
+int hpshm__getline(FILE *f, char *buf, size_t len, int *cut);
+/* Read a whole small file under the sysroot into buf (NUL-terminated). Returns length or <0. */
+long hpshm__read_file(const char *path, char *buf, size_t len);
+/* Read one unsigned number from a file under the sysroot. 0, or HPSHM_EIO. */
+int hpshm__read_u64(const char *path, uint64_t *out);
+/* The number after "key:" in a "key: value" file such as /proc/meminfo, in base 10 or 16
+ * (CapEff).  0, or HPSHM_EIO. */
+int hpshm__read_field(const char *path, const char *key, int base, unsigned long long *out);
+
+/* ---- hstate pools ---- */
+
+#define HPSHM__MAX_MOUNTS 16
+#define HPSHM__UNLIMITED  UINT64_MAX
+
+/* One huge page pool (a Linux hstate), counts in pages. */
+struct hpshm__pool {
+	size_t        page_size;  /* bytes */
+	unsigned long total;      /* nr_hugepages */
+	unsigned long free;       /* free_hugepages: includes reserved ones */
+	unsigned long resv;       /* resv_hugepages: promised to mappings, not yet faulted */
+	unsigned long surplus;    /* surplus_hugepages */
+	unsigned long overcommit; /* nr_overcommit_hugepages: the most surplus allowed */
+};
+
+/* Pages a new mapping can reserve right now: free minus reserved, plus overcommit room. */
+unsigned long hpshm__pool_available(const struct hpshm__pool *p);
+/* Pools of every huge page size, ascending.  Returns the count. */
+int hpshm__pools(struct hpshm__pool *out, int max);
+/* The pool for one size: 0, or HPSHM_EUNAVAILABLE if the kernel has no such size. */
+int hpshm__pool_get(size_t page_size, struct hpshm__pool *out);
+/* The setting that sizes the pool of page_size, as an operator names it: the sysctl
+ * "vm.nr_hugepages" for the default size, else the size's nr_hugepages file in sysfs. */
+char *hpshm__pool_knob(size_t page_size, char *buf, size_t len);
+/* The sysfs file that holds the pool's size, for every page size (also the default one). */
+char *hpshm__pool_file(size_t page_size, char *buf, size_t len);
+
+/* ---- hugetlbfs ---- */
+
+/* A hugetlbfs mount. */
+struct hpshm__mount {
+	char   path[256];   /* mount point */
+	size_t page_size;   /* pagesize= option, or the default huge page size */
+	int    writable;    /* 1 if this process may create files in it */
+};
+
+/* hugetlbfs mounts from /proc/self/mountinfo.  Returns the count. */
+int hpshm__hugetlbfs_mounts(struct hpshm__mount *out, int max);
+/* Is dir on hugetlbfs, and with what page size?  0, or HPSHM_EUNAVAILABLE with errno set. */
+int hpshm__hugetlbfs_dir(const char *dir, size_t *page_size);
+
+/* ---- the hugetlb cgroup ---- */
+
+/* The hugetlb cgroup limits that apply to this process for one page size (bytes). */
+struct hpshm__cgroup {
+	int      version;        /* 1 or 2; 0: no hugetlb controller applies */
+	char     path[256];      /* the cgroup's directory */
+	uint64_t limit;          /* fault-time limit (v1 limit_in_bytes, v2 max) */
+	uint64_t usage;          /* charged now */
+	uint64_t rsvd_limit;     /* reservation limit, HPSHM__UNLIMITED if none or not supported */
+	uint64_t rsvd_usage;     /* reserved now */
+};
+
+/* The hugetlb cgroup for page_size: 0 (out->version 0 if none applies) or an error. */
+int hpshm__cgroup_get(size_t page_size, struct hpshm__cgroup *out);
+/* The kernel's name for a huge page size in hugetlb cgroup files (mem_fmt() in
+ * mm/hugetlb_cgroup.c: the largest unit not above the size): "2MB", "1GB", "64KB". */
+char *hpshm__hugetlb_cgroup_size(size_t page_size, char *buf, size_t len);
+
+/* ---- SysV shared memory: privileges and limits ---- */
+
+/* Privileges SysV hugetlb needs. */
+int  hpshm__has_cap_ipc_lock(void);
+long hpshm__hugetlb_shm_group(void);   /* -1 if unreadable */
+int  hpshm__in_group(long gid);
+
+/* SysV shared memory limits; 0 if the OS has none to read. */
+struct hpshm__sysv_limits {
+	uint64_t shmmax;   /* bytes */
+	uint64_t shmall;   /* pages */
+	uint64_t shmmni;   /* segments */
+};
+int hpshm__sysv_limits(struct hpshm__sysv_limits *out);
+
+/* ---- transparent huge pages ---- */
+
+/* The bracketed choice of each setting file, or "" if absent. */
+struct hpshm__thp {
+	char enabled[32];
+	char defrag[32];
+	char shmem_enabled[32];
+};
+int hpshm__thp(struct hpshm__thp *out);
+
+/* ---- advice when huge pages fall short (advice.c) ---- */
+
+/*
+ * Does a hugetlb cgroup leave less than size bytes of page_size pages?  0 if it leaves room,
+ * else 1 with one sentence in buf: with advice 0 the reason ("hugetlb cgroup /x allows 4MiB
+ * of 2MiB pages ..., below the 32MiB needed: raise ..."), with advice 1 only the fix.
+ */
+int hpshm__hugetlb_cgroup_short(size_t size, size_t page_size, int advice, char *buf, size_t len);
+
+/*
+ * The hint for a hugetlb reservation that failed (ENOMEM/ENOSPC), naming the sysctl and the
+ * number of pages: "raise vm.nr_hugepages to at least 520 (needs 8 more 2MiB pages)"; for
+ * non-default sizes the sysfs file.  Writes into buf and returns it.
+ */
+char *hpshm__hugetlb_hint(size_t size, size_t page_size, char *buf, size_t len);
+
+/*
+ * Does a hugetlb cgroup make faults of this size a SIGBUS risk?  1 when a fault-time limit
+ * applies with no reservation limit (reservations then do not protect faults), else 0.
+ */
+int hpshm__hugetlb_fault_risk(size_t size, size_t page_size);
+
+#endif /* HPSHM_PORTS_LINUX_LINUX_H */

@@ -1,0 +1,81 @@
+/*
+ * ports/linux/sys.c -- the Linux system call table (hpshm__linux_sys): the calls POSIX lacks.
+ *
+ * It works like the POSIX table (posix/sys.c): every entry starts out as the real call, a
+ * test replaces one to inject a failure, and hpshm__linux_sys_reset() puts the real calls
+ * back.  Two entries are wrapped:
+ *   - memfd_create() went into glibc only in 2.27 and into musl in 1.1.20, and getrandom()
+ *     into glibc in 2.25, while the system calls exist since Linux 3.17; calling them through
+ *     syscall() works with any libc.  Where the kernel lacks one the caller sees ENOSYS, its
+ *     cue to try another provider (memfd) or another source of bits (getrandom).
+ * fallocate(), madvise(), fstatfs() and statfs() are in every libc we build with (glibc,
+ * musl), and libc's fallocate already maps a 64-bit off_t onto the system call's arguments
+ * on 32-bit targets.  secure_getenv() is no system call, but its answer depends on how the
+ * kernel started us (AT_SECURE), which a test cannot arrange: the table lets it pretend.
+ *
+ * The table is written only by tests, while no segment is being created: no locking.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "linux/linux.h"
+
+static int sys_memfd_create(const char *name, unsigned flags)
+{
+#ifdef SYS_memfd_create
+	return (int)syscall(SYS_memfd_create, name, flags);
+#else
+	(void)name;
+	(void)flags;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+static ssize_t sys_getrandom(void *buf, size_t len, unsigned flags)
+{
+#ifdef SYS_getrandom
+	return (ssize_t)syscall(SYS_getrandom, buf, len, flags);
+#else
+	(void)buf;
+	(void)len;
+	(void)flags;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+/* The real calls, written once, as in posix/sys.c. */
+#define LINUX_REAL_CALLS                          \
+	{                                         \
+		.memfd_create = sys_memfd_create, \
+		.fallocate    = fallocate,        \
+		.madvise      = madvise,          \
+		.fstatfs      = fstatfs,          \
+		.statfs       = statfs,           \
+		.getrandom    = sys_getrandom,    \
+		.secure_getenv = secure_getenv,   \
+	}
+
+struct hpshm__linux_syscalls hpshm__linux_sys = LINUX_REAL_CALLS;
+
+void hpshm__linux_sys_reset(void)
+{
+	static const struct hpshm__linux_syscalls real = LINUX_REAL_CALLS;
+
+	hpshm__linux_sys = real;
+}
+
+unsigned hpshm__huge_bits(size_t page_size)
+{
+	unsigned log2 = 0;
+
+	if (page_size == 0 || (page_size & (page_size - 1)) != 0)
+		return 0;
+	while ((page_size >>= 1) != 0)
+		log2++;
+	return log2 << HPSHM__HUGE_SHIFT;
+}

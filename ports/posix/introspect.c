@@ -1,0 +1,172 @@
+/*
+ * ports/posix/introspect.c -- ports/introspect.h on a system with no OS folder: nothing to show.
+ *
+ * POSIX has no huge page pools, mounts, cgroups or page-table counters, so every fact is
+ * absent: counts of 0, HPSHM_EUNAVAILABLE, empty strings.  The tool then says "none" or
+ * "unreadable" rather than guessing.  Built where ports/posix/generic.c is, and, like it,
+ * compiled on Linux into an object library nothing links, so it keeps up with the header.
+ */
+#include <string.h>
+
+#include "base/base.h"
+#include "introspect.h"
+
+size_t hpshm__os_default_page_size(void)
+{
+	return 0;
+}
+
+int hpshm__os_pools(struct hpshm__os_pool *out, int max)
+{
+	(void)out;
+	(void)max;
+	return 0;
+}
+
+int hpshm__os_pool(size_t page_size, struct hpshm__os_pool *out)
+{
+	(void)page_size;
+	(void)out;
+	return HPSHM_EUNAVAILABLE;
+}
+
+unsigned long hpshm__os_pool_available(const struct hpshm__os_pool *p)
+{
+	(void)p;
+	return 0;
+}
+
+const char *hpshm__os_pool_source(void)
+{
+	return "";
+}
+
+char *hpshm__os_pool_knob(size_t page_size, char *buf, size_t len)
+{
+	(void)page_size;
+	if (buf != NULL && len > 0)
+		buf[0] = '\0';
+	return buf;
+}
+
+int hpshm__os_pool_resize(size_t page_size, unsigned long pages, char *why, size_t len)
+{
+	(void)page_size;
+	(void)pages;
+	if (why != NULL && len > 0)
+		hpshm__strlcpy(why, "this system keeps no huge page pool to resize", len);
+	return -1;
+}
+
+int hpshm__os_mounts(struct hpshm__os_mount *out, int max)
+{
+	(void)out;
+	(void)max;
+	return 0;
+}
+
+int hpshm__os_lock_privilege(void)
+{
+	return 0;
+}
+
+long hpshm__os_huge_group(void)
+{
+	return -1;
+}
+
+int hpshm__os_in_group(long gid)
+{
+	(void)gid;
+	return 0;
+}
+
+int hpshm__os_sysv_limits(struct hpshm__os_sysv_limits *out)
+{
+	if (out != NULL)
+		memset(out, 0, sizeof(*out));
+	return HPSHM_EIO;
+}
+
+int hpshm__os_limit(size_t page_size, struct hpshm__os_limit *out)
+{
+	(void)page_size;
+	if (out == NULL)
+		return HPSHM_EINVAL;
+	memset(out, 0, sizeof(*out));
+	return 0;
+}
+
+char *hpshm__os_limit_size_name(size_t page_size, char *buf, size_t len)
+{
+	(void)page_size;
+	if (buf != NULL && len > 0)
+		buf[0] = '\0';
+	return buf;
+}
+
+int hpshm__os_fault_risk(size_t size, size_t page_size)
+{
+	(void)size;
+	(void)page_size;
+	return 0;
+}
+
+int hpshm__os_thp(struct hpshm__os_thp *out)
+{
+	if (out != NULL)
+		memset(out, 0, sizeof(*out));
+	return HPSHM_EUNAVAILABLE;
+}
+
+size_t hpshm__os_thp_page_size(void)
+{
+	return 0;
+}
+
+long hpshm__os_thp_kib(const void *addr)
+{
+	(void)addr;
+	return -1;
+}
+
+int hpshm__os_backing(void *addr, size_t len, int fd, struct hpshm__os_backing *out)
+{
+	(void)addr;
+	(void)len;
+	(void)fd;
+	if (out == NULL)
+		return HPSHM_EINVAL;
+	out->page_size = 0;
+	out->huge = 0;
+	hpshm__strlcpy(out->source, "unverified", sizeof(out->source));
+	return HPSHM_EUNAVAILABLE;
+}
+
+size_t hpshm__os_mapping_len(const void *addr)
+{
+	(void)addr;
+	return 0;
+}
+
+long hpshm__os_page_table_kib(void)
+{
+	return -1;
+}
+
+uint64_t hpshm__os_mem_available(void)
+{
+	return 0;
+}
+
+int hpshm__os_program_path(char *buf, size_t len)
+{
+	if (buf != NULL && len > 0)
+		buf[0] = '\0';
+	return HPSHM_EUNAVAILABLE;
+}
+
+int hpshm__os_die_with_parent(void)
+{
+	return HPSHM_ENOTSUP;
+}

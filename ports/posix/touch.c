@@ -1,0 +1,88 @@
+/*
+ * ports/posix/touch.c -- faulting pages in by touching them, without dying of SIGBUS.
+ *
+ * A mapping can succeed and still fail at fault time (Linux: a hugetlb cgroup limit charged
+ * at fault, MAP_NORESERVE, a NUMA policy; anywhere: a full tmpfs).  A plain loop over the
+ * pages then raises SIGBUS and kills a server that thought its memory was in hand.  So the
+ * touch runs under a SIGBUS handler that longjmps out: one read-then-write per page (the
+ * byte is written back unchanged, so data already in a re-attached segment is kept).  The
+ * handler is process-wide, so touches are serialised; a SIGBUS another thread takes
+ * meanwhile is passed to the handler that was installed before, or, if that was the default,
+ * makes the default act again.
+ *
+ * It is the last resort: an OS with a populate call that returns an error instead of a
+ * signal (ports/linux/populate.c) uses that, and touches only where the kernel has none.
+ */
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "posix/posix.h"
+
+static atomic_flag touch_lock = ATOMIC_FLAG_INIT;   /* one guarded touch at a time */
+static struct sigaction touch_old;                  /* the SIGBUS action we replaced */
+static _Thread_local sigjmp_buf touch_jmp;          /* where a SIGBUS in a touch lands */
+static _Thread_local volatile sig_atomic_t touch_armed; /* this thread is touching */
+
+static void touch_on_sigbus(int sig, siginfo_t *info, void *ctx)
+{
+	if (touch_armed) {
+		touch_armed = 0;
+		siglongjmp(touch_jmp, 1);
+	}
+	/* Not ours: hand it to the previous handler, or restore the default and return, so
+	 * that the faulting instruction runs again and the default acts on it. */
+	if ((touch_old.sa_flags & SA_SIGINFO) && touch_old.sa_sigaction != NULL) {
+		touch_old.sa_sigaction(sig, info, ctx);
+	} else if (touch_old.sa_handler != SIG_DFL && touch_old.sa_handler != SIG_IGN &&
+		   touch_old.sa_handler != NULL) {
+		touch_old.sa_handler(sig);
+	} else {
+		(void)sigaction(SIGBUS, &touch_old, NULL);
+	}
+}
+
+int hpshm__posix_touch(void *addr, size_t len, size_t step, size_t *bad)
+{
+	struct sigaction sa;
+	sigset_t bus, oldmask;
+	volatile char *base = addr;
+	volatile size_t off = 0;
+	volatile int failed = 0;
+
+	while (atomic_flag_test_and_set_explicit(&touch_lock, memory_order_acquire))
+		sched_yield();
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = touch_on_sigbus;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGBUS, &sa, &touch_old) < 0) {
+		atomic_flag_clear_explicit(&touch_lock, memory_order_release);
+		return -1;
+	}
+	/* A blocked SIGBUS raised by a fault kills the process regardless of the handler. */
+	sigemptyset(&bus);
+	sigaddset(&bus, SIGBUS);
+	(void)sigprocmask(SIG_UNBLOCK, &bus, &oldmask);
+
+	if (sigsetjmp(touch_jmp, 1) == 0) {
+		touch_armed = 1;
+		for (off = 0; off < len; off += step) {
+			char v = base[off];
+
+			base[off] = v;
+		}
+		touch_armed = 0;
+	} else {
+		failed = 1;
+	}
+
+	(void)sigprocmask(SIG_SETMASK, &oldmask, NULL);
+	(void)sigaction(SIGBUS, &touch_old, NULL);
+	atomic_flag_clear_explicit(&touch_lock, memory_order_release);
+	*bad = off;
+	return failed;
+}
