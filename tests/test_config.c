@@ -921,3 +921,26 @@ Test(config, version_is_major_minor_patch)
 	snprintf(want, sizeof want, "%d.%d.%d", HPSHM_VERSION_MAJOR, HPSHM_VERSION_MINOR, HPSHM_VERSION_PATCH);
 	cr_assert_str_eq(hpshm_version(), want);
 }
+
+/* What create would map, as `hpshm plan` and a server sizing its pool ask it. */
+Test(config, footprint_is_whole_pages_and_counts_the_header_of_reattachable_segments)
+{
+	const size_t mib = (size_t)1 << 20;
+	size_t mapped = 0, usable = 0;
+
+	cr_assert_eq(hpshm_segment_footprint(64 * mib, 2 * mib, cfg, &mapped, &usable), 0);
+	cr_assert_eq(mapped, 64 * mib);
+	cr_assert_eq(usable, 64 * mib);
+	cr_assert_eq(hpshm_segment_footprint(64 * mib + 1, 2 * mib, NULL, &mapped, NULL), 0);
+	cr_assert_eq(mapped, 66 * mib);
+
+	expect_good("reattach", "exec");
+	cr_assert_eq(hpshm_segment_footprint(64 * mib, 2 * mib, cfg, &mapped, &usable), 0);
+	cr_assert_eq(mapped % (2 * mib), 0u);
+	cr_assert_geq(usable, 64 * mib, "the caller gets less than asked: %zu", usable);
+	cr_assert_leq(mapped, 66 * mib);
+
+	cr_assert_eq(hpshm_segment_footprint(0, 2 * mib, cfg, &mapped, NULL), HPSHM_EINVAL);
+	cr_assert_eq(hpshm_segment_footprint(mib, 3 * mib, cfg, &mapped, NULL), HPSHM_EINVAL);
+	cr_assert_eq(hpshm_segment_footprint(SIZE_MAX, 2 * mib, cfg, &mapped, NULL), HPSHM_EOVERFLOW);
+}
