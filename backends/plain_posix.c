@@ -14,7 +14,7 @@
  *     exceptions are Linux-only, where the objects are the files of /dev/shm: scan(), which
  *     must list them, and create(), which makes the object there unnamed (O_TMPFILE) and
  *     links it as /dev/shm/hpshm.<name> only once it carries hpshm's header, so a creator
- *     killed half-way leaves nothing gc could not prove is hpshm's (ports/posix/segment.c).
+ *     killed half-way leaves nothing gc could not prove is hpshm's (backends/fdseg.c).
  *
  * Operator setup: none for unnamed segments.  Named ones need /dev/shm (a tmpfs) writable
  * and large enough: on Linux its size= limit is charged page by page at fault time, and a
@@ -24,7 +24,7 @@
  * Kernel quirks: none that matter; transparent huge pages may back the memory when
  * shmem_enabled allows, which the core's verification reports rather than promises.
  *
- * Liveness of named segments is the flock() interlock of ports/posix/segment.c
+ * Liveness of named segments is the flock() interlock of backends/fdseg.c
  * (PostgreSQL's interlock, done with locks instead of pids): the creator and every process
  * that attaches by name hold LOCK_SH; create() of a taken name unlinks a dead hpshm object
  * and goes on, names the creator of a live one from its header, and leaves anything else (a
@@ -58,7 +58,7 @@
 #endif
 #include "port.h"
 #include "posix/sys.h"
-#include "posix/segment.h"
+#include "backends/fdseg.h"
 
 #define PLAIN_DEFAULT_MODE 0600
 #define PLAIN_NAME_MAX     200 /* well within NAME_MAX for "/hpshm.<name>" */
@@ -92,7 +92,7 @@ static int plain_create_error(int sys_errno, const char *path, hpshm_error *err)
 			       "could not create POSIX shared memory %s", path);
 }
 
-/* What ports/posix/segment.c needs to know about our named objects: shm names, any file system. */
+/* What backends/fdseg.c needs to know about our named objects: shm names, any file system. */
 static const struct hpshm__names plain_names = {
 	.shm_names    = 1,
 #ifdef PLAIN_SHM_DIR

@@ -13,7 +13,7 @@
 #      <sys/sysmacros.h>, <mntent.h>, <sys/capability.h>) only in ports/linux/, the Linux
 #      backends and tests/;
 #   4. with BUILD_DIR (configured by CMake, which writes compile_commands.json): every file
-#      of ports/posix/ except the backend helper segment.c is compiled with
+#      of ports/posix/ is compiled with
 #      -D_POSIX_C_SOURCE=200809L and without _GNU_SOURCE.
 # Exit status 0 when all hold, 1 with every offending line on stderr, 2 on a usage error.
 set -euo pipefail
@@ -35,12 +35,11 @@ offend() {
 
 # The Linux backends and the Linux helpers they share: they may include ports/linux/linux.h
 # and name /proc and /sys.  plain_posix.c includes linux.h only under __linux__ (memfd).
-# ports/posix/segment.{c,h} is the descriptor-backed segment helper of the backends, waiting
-# for its move to backends/fdseg.{c,h}: it is checked as a backend file.
+# backends/fdseg.{c,h} is the descriptor-backed segment helper several backends share.
 linux_backend() {
 	case $1 in
 	backends/mmap_hugetlb.c | backends/sysv_hugetlb.c | backends/hugetlbfs.c | backends/memfd_hugetlb.c | \
-		backends/hugetlb_common.[ch] | backends/plain_posix.c | ports/posix/segment.[ch])
+		backends/hugetlb_common.[ch] | backends/plain_posix.c | backends/fdseg.[ch])
 		return 0 ;;
 	esac
 	return 1
@@ -49,7 +48,6 @@ linux_backend() {
 # The folder's layer, as doc/architecture.md names it.
 layer_of() {
 	case $1 in
-	ports/posix/segment.[ch]) echo backends ;;
 	base/*) echo base ;;
 	ports/port.h | ports/introspect.h) echo contract ;;
 	ports/posix/*) echo posix ;;
@@ -82,9 +80,9 @@ allowed_quoted() {
 	linux) echo "^(hpshm\.h|$base_h|port\.h|introspect\.h|posix/(sys|posix)\.h|linux/linux\.h)$" ;;
 	backends)
 		if linux_backend "$file"; then
-			echo "^(hpshm\.h|hpshm/provider\.h|$base_h|port\.h|posix/(sys|segment)\.h|backends/[a-z_]+\.h|linux/linux\.h)$"
+			echo "^(hpshm\.h|hpshm/provider\.h|$base_h|port\.h|posix/sys\.h|backends/[a-z_]+\.h|linux/linux\.h)$"
 		else
-			echo "^(hpshm\.h|hpshm/provider\.h|$base_h|port\.h|posix/(sys|segment)\.h|backends/[a-z_]+\.h)$"
+			echo "^(hpshm\.h|hpshm/provider\.h|$base_h|port\.h|posix/sys\.h|backends/[a-z_]+\.h)$"
 		fi
 		;;
 	core)
@@ -188,7 +186,6 @@ if [[ -n $build ]]; then
 		offend "$db: missing: configure $build with CMake (it writes compile_commands.json)"
 	else
 		for f in ports/posix/*.c; do
-			[[ $f == ports/posix/segment.c ]] && continue
 			cmd=$(awk -v want="$root/$f" '
 				/"command":/ { cmd = $0 }
 				/"file":/ { if (index($0, "\"" want "\"")) { print cmd; exit } }' "$db")

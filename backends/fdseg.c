@@ -1,5 +1,5 @@
 /*
- * ports/posix/segment.c -- how hpshm handles a descriptor-backed segment, whatever its backend.
+ * backends/fdseg.c -- how hpshm handles a descriptor-backed segment, whatever its backend.
  *
  * Mechanism: none of its own.  The backends that map a descriptor (hugetlbfs, memfd_hugetlb,
  * plain) or attach at an address (mmap_hugetlb, sysv_hugetlb) call in here for the parts that
@@ -68,7 +68,7 @@
 #include "linux/linux.h"
 #include "port.h"
 #include "posix/sys.h"
-#include "posix/segment.h"
+#include "backends/fdseg.h"
 
 #define SEGMENT_CREATE_TRIES 4   /* named objects: rounds of "exists, dead, unlinked, try again" */
 #define SEGMENT_LOCK_TRIES   200 /* 1 ms apart: a checker holds LOCK_EX for microseconds */

@@ -1,5 +1,5 @@
 /*
- * ports/posix/segment.h -- how hpshm handles a descriptor-backed segment, for the backends.
+ * backends/fdseg.h -- how hpshm handles a descriptor-backed segment, for the backends.
  *
  * Internal: included by backends after posix/sys.h.  Backends never include one another, so
  * what several of them do the same way lives here: the identifier a token carries, mapping at
@@ -11,8 +11,8 @@
  * Every function returns 0 or a negative HPSHM_E* code with err filled unless it says
  * otherwise, and makes every system call through hpshm__sys.
  */
-#ifndef HPSHM_PORTS_POSIX_SEGMENT_H
-#define HPSHM_PORTS_POSIX_SEGMENT_H
+#ifndef HPSHM_BACKENDS_FDSEG_H
+#define HPSHM_BACKENDS_FDSEG_H
 
 #include "hpshm/provider.h"
 #include "posix/sys.h"
@@ -184,4 +184,4 @@ int hpshm__named_inspect(const struct hpshm__names *ns, const char *path, const 
  */
 int hpshm__named_remove(const struct hpshm__names *ns, const struct hpshm_found *f, hpshm_error *err);
 
-#endif /* HPSHM_PORTS_POSIX_SEGMENT_H */
+#endif /* HPSHM_BACKENDS_FDSEG_H */
