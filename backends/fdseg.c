@@ -92,37 +92,22 @@ int hpshm__id_parse(const char *text, const char *key, int *out)
 	return 0;
 }
 
-int hpshm__fd_identify(const struct hpshm_mapping *m, char *id, size_t len)
+int hpshm__fd_identify(const struct hpshm_instance *self, const struct hpshm_mapping *m, char *id, size_t len)
 {
 	int n;
 
+	(void)self;
 	/* Tokens are split at ':' and end at white space: such a path goes by descriptor. */
 	if (m->path[0] != '\0' && !strpbrk(m->path, ": \t\n\r\v\f"))
 		n = snprintf(id, len, "path=%s", m->path);
-	else if (m->fd >= 0)
-		n = snprintf(id, len, "fd=%d", m->fd);
+	else if (hpshm__fd_of(m) >= 0)
+		n = snprintf(id, len, "fd=%d", hpshm__fd_of(m));
 	else
 		return HPSHM_EINVAL;
 	return n < 0 || (size_t)n >= len ? HPSHM_EOVERFLOW : n;
 }
 
 /* ---- mapping at an address ---- */
-
-int hpshm__address_check(const struct hpshm_request *rq, enum hpshm__map_use use, hpshm_error *err)
-{
-	char psz[32];
-
-	if (use == HPSHM__MAP_CREATE && !rq->address)
-		return 0;
-	if (rq->address && (uintptr_t)rq->address % rq->page_size == 0)
-		return 0;
-	hpshm_size_format(rq->page_size, psz, sizeof(psz));
-	if (use == HPSHM__MAP_CREATE)
-		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "give a base_address that is a multiple of the page size",
-				       "base_address %p is not aligned to %s pages", rq->address, psz);
-	return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass the creator's token unchanged",
-			       "address %p is not a multiple of the %s page size", rq->address, psz);
-}
 
 void *hpshm__map_at(const struct hpshm_request *rq, int flags, int fd)
 {
@@ -179,15 +164,19 @@ void hpshm__mapping_fill(struct hpshm_mapping *m, void *addr, size_t size, int f
 {
 	m->addr = addr;
 	m->size = size;
-	m->fd = fd;
-	m->id = id;
+	m->handle = fd >= 0 ? (intptr_t)fd : id >= 0 ? (intptr_t)id : HPSHM_NO_HANDLE;
+	m->flags = fd >= 0 ? HPSHM_MAP_DESCRIPTOR : 0;
+	if (fd >= 0 && !(path && path[0]))
+		m->flags |= HPSHM_MAP_INHERIT; /* no name to open: a child gets the descriptor itself */
+	m->caps = 0;
 	snprintf(m->path, sizeof(m->path), "%s", path ? path : "");
 	m->priv = NULL;
 }
 
-int hpshm__fd_attach_map(struct hpshm_mapping *m, const struct hpshm_request *rq, int fd, int inherited,
+int hpshm__fd_attach_map(struct hpshm_mapping *m, const struct hpshm_request *rq, int fd, const char *named,
 			 const char *what, hpshm_error *err)
 {
+	int inherited = named == NULL;
 	char sz[32];
 	int saved;
 	void *p;
@@ -207,20 +196,27 @@ int hpshm__fd_attach_map(struct hpshm_mapping *m, const struct hpshm_request *rq
 	/* An inherited descriptor is the child's own now: keep it out of what the child execs. */
 	if (inherited)
 		(void)hpshm__sys.fcntl(fd, F_SETFD, FD_CLOEXEC);
-	hpshm__mapping_fill(m, p, rq->size, fd, -1, NULL); /* no path: this process never unlinks the name */
+	/*
+	 * An object opened by name keeps its name, so a token made here names it the same way
+	 * and a child of ours needs no descriptor; detach never unlinks it (only the creator's
+	 * destroy does).  An inherited descriptor is what this process's children inherit in turn.
+	 */
+	hpshm__mapping_fill(m, p, rq->size, fd, -1, named);
 	return 0;
 }
 
-int hpshm__fd_unmap(struct hpshm_mapping *m)
+int hpshm__fd_unmap(const struct hpshm_instance *self, struct hpshm_mapping *m)
 {
 	int rc = 0;
 
+	(void)self;
 	if (hpshm__sys.munmap(m->addr, m->size) < 0)
 		rc = HPSHM_ESYS;
-	if (m->fd >= 0 && hpshm__sys.close(m->fd) < 0)
+	if (hpshm__fd_of(m) >= 0 && hpshm__sys.close(hpshm__fd_of(m)) < 0)
 		rc = HPSHM_ESYS;
 	m->addr = NULL;
-	m->fd = -1;
+	m->handle = HPSHM_NO_HANDLE;
+	m->flags = 0;
 	return rc;
 }
 
@@ -797,10 +793,11 @@ int hpshm__named_destroy(const struct hpshm__names *ns, struct hpshm_mapping *m)
 	 */
 	if (m->path[0] != '\0' && hpshm__named_unlink(ns, m->path) < 0 && errno != ENOENT)
 		rc = HPSHM_ESYS;
-	if (m->fd >= 0 && hpshm__sys.close(m->fd) < 0)
+	if (hpshm__fd_of(m) >= 0 && hpshm__sys.close(hpshm__fd_of(m)) < 0)
 		rc = HPSHM_ESYS;
 	m->addr = NULL;
-	m->fd = -1;
+	m->handle = HPSHM_NO_HANDLE;
+	m->flags = 0;
 	m->path[0] = '\0';
 	return rc;
 }
@@ -810,7 +807,7 @@ static void named_foreign(struct hpshm_found *f, int cls)
 {
 	f->has_header = cls;
 	f->alive = -1;
-	memset(&f->header, 0, sizeof(f->header));
+	memset(f->header, 0, sizeof(f->header));
 }
 
 int hpshm__named_inspect(const struct hpshm__names *ns, const char *path, const char *name, unsigned d_type,
@@ -844,7 +841,13 @@ int hpshm__named_inspect(const struct hpshm__names *ns, const char *path, const 
 		return -1;
 	}
 	f->size = (size_t)st.st_size;
-	f->has_header = named_class(ns, fd, &st, &f->header);
+	{
+		struct hpshm_header h;
+
+		memset(&h, 0, sizeof(h));
+		f->has_header = named_class(ns, fd, &st, &h);
+		hpshm__header_to(f, &h);
+	}
 	f->alive = f->has_header < 0 ? -1 : named_alive(fd);
 	(void)hpshm__sys.close(fd);
 	return 0;
@@ -853,7 +856,7 @@ int hpshm__named_inspect(const struct hpshm__names *ns, const char *path, const 
 int hpshm__named_remove(const struct hpshm__names *ns, const struct hpshm_found *f, hpshm_error *err)
 {
 	const char *path = f->id;
-	struct hpshm_header h;
+	struct hpshm_header h, listed;
 	struct stat st;
 	char hint[HPSHM_TEXT_MAX];
 	mode_t type = 0;
@@ -890,7 +893,8 @@ int hpshm__named_remove(const struct hpshm__names *ns, const struct hpshm_found 
 	}
 	/* Under the lock: still what was listed (a recycled name holds a new object). */
 	cls = named_class(ns, fd, &st, &h);
-	if (cls < 0 || cls != f->has_header || (cls == HPSHM_FOUND_HEADER && h.nonce != f->header.nonce)) {
+	hpshm__header_of(f, &listed);
+	if (cls < 0 || cls != f->has_header || (cls == HPSHM_FOUND_HEADER && h.nonce != listed.nonce)) {
 		(void)hpshm__sys.close(fd);
 		if (cls < 0)
 			return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "%s is not an hpshm segment: never removed",

@@ -14,6 +14,7 @@
 #ifndef HPSHM_BACKENDS_FDSEG_H
 #define HPSHM_BACKENDS_FDSEG_H
 
+#include "base/header.h"
 #include "hpshm/provider.h"
 #include "posix/sys.h"
 
@@ -27,7 +28,13 @@ int hpshm__id_parse(const char *text, const char *key, int *out);
  * carry (no ':' or white space), else "fd=<m->fd>"; HPSHM_EINVAL with neither.  The length,
  * or HPSHM_EOVERFLOW.
  */
-int hpshm__fd_identify(const struct hpshm_mapping *m, char *id, size_t len);
+int hpshm__fd_identify(const struct hpshm_instance *self, const struct hpshm_mapping *m, char *id, size_t len);
+
+/* The descriptor behind m (HPSHM_MAP_DESCRIPTOR), or -1. */
+static inline int hpshm__fd_of(const struct hpshm_mapping *m)
+{
+	return (m->flags & HPSHM_MAP_DESCRIPTOR) ? (int)m->handle : -1;
+}
 
 /* ---- mapping at an address ---- */
 
@@ -36,9 +43,6 @@ enum hpshm__map_use {
 	HPSHM__MAP_CREATE, /* create(): rq->address is the base_address option, or NULL */
 	HPSHM__MAP_ATTACH  /* attach(): rq->address is the creator's, from the token */
 };
-
-/* rq->address is a multiple of rq->page_size, and is set when attaching.  0, or HPSHM_EINVAL. */
-int hpshm__address_check(const struct hpshm_request *rq, enum hpshm__map_use use, hpshm_error *err);
 
 /*
  * mmap() rq->size bytes of fd (-1 with MAP_ANONYMOUS in flags), read-write, with flags, and
@@ -63,20 +67,24 @@ int hpshm__map_taken(hpshm_error *err, const char *call, int sys_errno, const st
 int hpshm__reserve_failed(hpshm_error *err, const char *call, int sys_errno, const struct hpshm_request *rq,
 			  const char *short_of);
 
-/* Fill m for a mapping at addr; path NULL or empty when create()'s caller owns no name. */
+/*
+ * Fill m for a mapping at addr of descriptor fd (or -1) or SysV id (or -1); path NULL or empty
+ * when create()'s caller owns no name.  A descriptor without a path is what a child inherits.
+ */
 void hpshm__mapping_fill(struct hpshm_mapping *m, void *addr, size_t size, int fd, long id, const char *path);
 
 /*
  * The end of every descriptor-backed attach(): map fd MAP_SHARED at exactly rq->address and
  * fill m.  An inherited descriptor becomes the child's own on success (FD_CLOEXEC set again,
- * so programs it execs in turn do not get it); one the caller opened is closed on failure.
+ * so programs it execs in turn do not get it); one the caller opened by name (named: that name)
+ * is closed on failure, and the mapping keeps the name, so it is not marked for inheritance.
  * what names the object in messages ("descriptor 5", a path).
  */
-int hpshm__fd_attach_map(struct hpshm_mapping *m, const struct hpshm_request *rq, int fd, int inherited,
+int hpshm__fd_attach_map(struct hpshm_mapping *m, const struct hpshm_request *rq, int fd, const char *named,
 			 const char *what, hpshm_error *err);
 
 /* Unmap and close; never removes a name.  destroy() of a nameless segment, and every detach(). */
-int hpshm__fd_unmap(struct hpshm_mapping *m);
+int hpshm__fd_unmap(const struct hpshm_instance *self, struct hpshm_mapping *m);
 
 /* ---- the header at the tail ---- */
 

@@ -27,44 +27,92 @@
 #include "hpshm/provider.h"
 #include "linux/linux.h"
 
-/* The sizes the kernel offers, "2MiB, 1GiB", or "none". */
-static void hugetlb_size_list(char *buf, size_t len)
+/*
+ * The page size for the wish in rq->page_size among the pools the kernel has: the default
+ * huge page size, the largest that holds the segment now (else the largest offered: a 1 GiB
+ * pool is rarely filled at run time, and an operator who wrote "largest" wants the best that
+ * works), or exactly the size asked for.  0 if the kernel offers no such size.
+ */
+static size_t hugetlb_choose(const struct hpshm_request *rq, const struct hpshm__pool *pools, int n)
 {
-	size_t sizes[HPSHM__MAX_PAGE_SIZES];
-	int n = hpshm__huge_page_sizes(sizes, HPSHM__MAX_PAGE_SIZES);
+	size_t d;
 
-	hpshm__size_list(sizes, n, buf, len);
+	if (n <= 0)
+		return 0;
+	if (rq->page_size == HPSHM_PAGE_DEFAULT) {
+		d = hpshm__default_huge_page_size();
+		return d ? d : pools[0].page_size;
+	}
+	if (rq->page_size == HPSHM_PAGE_LARGEST) {
+		for (int i = n - 1; i >= 0; i--) {
+			size_t pages = rq->size / pools[i].page_size + (rq->size % pools[i].page_size != 0);
+
+			if (hpshm__pool_available(&pools[i]) >= pages)
+				return pools[i].page_size;
+		}
+		return pools[n - 1].page_size;
+	}
+	for (int i = 0; i < n; i++)
+		if (pools[i].page_size == rq->page_size)
+			return rq->page_size;
+	return 0;
 }
 
-int hpshm__hugetlb_probe(const struct hpshm_request *rq, struct hpshm_probe *out)
+int hpshm__hugetlb_probe(const struct hpshm_request *rq, struct hpshm_probe *out, struct hpshm_request *at)
 {
-	struct hpshm__pool pool;
+	struct hpshm__pool pools[HPSHM__MAX_PAGE_SIZES], pool;
 	char psz[32], sizes[128], knob[72]; /* the longest sysfs knob is 70 bytes */
 	unsigned long need, avail, target;
 	size_t pages;
+	int n;
 
 	out->sys_errno = 0;
 	out->reason[0] = '\0';
-	hpshm_size_format(rq->page_size, psz, sizeof(psz));
+	out->fix[0] = '\0';
+	out->page_size = 0;
+	out->available = 0;
+	out->advice = 0;
+	*at = *rq;
 
-	if (hpshm__pool_get(rq->page_size, &pool) < 0) {
-		hugetlb_size_list(sizes, sizeof(sizes));
-		if (strcmp(sizes, "none") == 0)
-			snprintf(out->reason, sizeof(out->reason),
-				 "the kernel offers no huge pages (no /sys/kernel/mm/hugepages): it lacks hugetlb "
-				 "support, or /sys is not mounted");
-		else
-			snprintf(out->reason, sizeof(out->reason),
-				 "the kernel offers no %s huge pages (sizes: %s)", psz, sizes);
+	n = hpshm__pools(pools, HPSHM__MAX_PAGE_SIZES);
+	if (n > HPSHM__MAX_PAGE_SIZES)
+		n = HPSHM__MAX_PAGE_SIZES;
+	out->nsizes = 0;
+	for (int i = 0; i < n && i < HPSHM_PROBE_SIZES; i++)
+		out->sizes[out->nsizes++] = pools[i].page_size;
+	if (n <= 0) {
+		snprintf(out->reason, sizeof(out->reason),
+			 "the kernel offers no huge pages: it lacks hugetlb support, or /sys is not mounted");
+		snprintf(out->fix, sizeof(out->fix), "use a kernel built with CONFIG_HUGETLBFS, with /sys mounted");
 		return HPSHM_EUNAVAILABLE;
 	}
+	out->page_size = hugetlb_choose(rq, pools, n);
+	if (out->page_size == 0) {
+		hpshm__size_list(out->sizes, (int)out->nsizes, sizes, sizeof(sizes));
+		snprintf(out->reason, sizeof(out->reason),
+			 "huge_page_size=%s: the kernel offers no such huge pages (offered: %s)",
+			 hpshm_size_format(rq->page_size, psz, sizeof(psz)), sizes);
+		snprintf(out->fix, sizeof(out->fix), "set huge_page_size to one of %s, or default", sizes);
+		return HPSHM_EUNAVAILABLE;
+	}
+	at->page_size = out->page_size;
+	if (hpshm__round_up(rq->size, at->page_size, &at->size) < 0)
+		at->size = rq->size;
+	hpshm_size_format(at->page_size, psz, sizeof(psz));
+	if (hpshm__pool_get(at->page_size, &pool) < 0) {
+		snprintf(out->reason, sizeof(out->reason), "cannot read the pool of %s huge pages", psz);
+		return HPSHM_EUNAVAILABLE;
+	}
+	avail = hpshm__pool_available(&pool);
+	out->available = avail;
+	if (hpshm__hugetlb_fault_risk(at->size, at->page_size) > 0)
+		out->advice |= HPSHM_ADVISE_POPULATE;
 
 	/* At least one page, so "any size" still needs a page. */
-	pages = rq->size / rq->page_size + (rq->size % rq->page_size != 0);
+	pages = at->size / at->page_size + (at->size % at->page_size != 0);
 	need = pages > ULONG_MAX ? ULONG_MAX : (unsigned long)(pages ? pages : 1);
-	avail = hpshm__pool_available(&pool);
 	if (avail < need) {
-		hpshm__pool_knob(rq->page_size, knob, sizeof(knob));
+		hpshm__pool_knob(at->page_size, knob, sizeof(knob));
 		target = pool.total > ULONG_MAX - (need - avail) ? ULONG_MAX : pool.total + (need - avail);
 		if (pool.total == 0 && avail == 0)
 			snprintf(out->reason, sizeof(out->reason),
@@ -73,10 +121,11 @@ int hpshm__hugetlb_probe(const struct hpshm_request *rq, struct hpshm_probe *out
 			snprintf(out->reason, sizeof(out->reason),
 				 "only %lu huge page%s of %s available (need %lu): raise %s to at least %lu", avail,
 				 avail == 1 ? "" : "s", psz, need, knob, target);
+		hpshm__hugetlb_hint(at->size, at->page_size, out->fix, sizeof(out->fix));
 		return HPSHM_EUNAVAILABLE;
 	}
 
-	if (hpshm__hugetlb_cgroup_short(rq->size, rq->page_size, 0, out->reason, sizeof(out->reason)))
+	if (hpshm__hugetlb_cgroup_short(at->size, at->page_size, 0, out->reason, sizeof(out->reason)))
 		return HPSHM_EUNAVAILABLE;
 	return 0;
 }

@@ -113,11 +113,29 @@ static char *hugetlbfs_mount_size(size_t page_size, char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * The directory this registration must use, or NULL to discover one: the user pointer of a
+ * registration made for one directory (hpshm_provider_register(p, "hugetlbfs_db", "/mnt/db",
+ * ...)), else the hugetlbfs_path key, which only this provider reads.
+ */
+static const char *hugetlbfs_override(const struct hpshm_instance *self, const struct hpshm_request *rq, char *buf,
+				      size_t len)
+{
+	int n;
+
+	if (self->user)
+		return (const char *)self->user;
+	n = hpshm_config_get(rq->config, "hugetlbfs_path", buf, len);
+	return n > 0 && (size_t)n < len ? buf : NULL;
+}
+
 /* Find the directory for rq.  0, or HPSHM_EUNAVAILABLE with d->reason and d->hint set. */
-static int hugetlbfs_find_dir(const struct hpshm_request *rq, struct hugetlbfs_dir *d)
+static int hugetlbfs_find_dir(const struct hpshm_instance *self, const struct hpshm_request *rq,
+			      struct hugetlbfs_dir *d)
 {
 	struct hpshm__mount mounts[HPSHM__MAX_MOUNTS];
-	char psz[32], have[32], opt[32];
+	char psz[32], have[32], opt[32], option[HPSHM_PATH_MAX];
+	const char *override = hugetlbfs_override(self, rq, option, sizeof(option));
 	size_t page_size = 0;
 	int n, i, unwritable = -1;
 
@@ -128,36 +146,36 @@ static int hugetlbfs_find_dir(const struct hpshm_request *rq, struct hugetlbfs_d
 	hpshm_size_format(rq->page_size, psz, sizeof(psz));
 	hugetlbfs_mount_size(rq->page_size, opt, sizeof(opt));
 
-	if (rq->hugetlbfs_path) {
+	if (override) {
 		errno = 0;
-		if (hpshm__hugetlbfs_dir(rq->hugetlbfs_path, &page_size) < 0) {
+		if (hpshm__hugetlbfs_dir(override, &page_size) < 0) {
 			d->sys_errno = errno;
 			if (errno == ENOENT || errno == ENOTDIR || errno == EACCES) {
-				hugetlbfs_text(d->reason, sizeof(d->reason), "hugetlbfs_path %s %s", rq->hugetlbfs_path,
+				hugetlbfs_text(d->reason, sizeof(d->reason), "hugetlbfs_path %s %s", override,
 					 errno == EACCES ? "cannot be searched" : "is not a directory");
 				hugetlbfs_text(d->hint, sizeof(d->hint), "create it and mount hugetlbfs on it, or fix hugetlbfs_path");
 			} else {
 				hugetlbfs_text(d->reason, sizeof(d->reason), "hugetlbfs_path %s is not on hugetlbfs",
-					 rq->hugetlbfs_path);
+					 override);
 				hugetlbfs_text(d->hint, sizeof(d->hint), "mount -t hugetlbfs -o pagesize=%s none %s",
-					 opt, rq->hugetlbfs_path);
+					 opt, override);
 			}
 			return HPSHM_EUNAVAILABLE;
 		}
 		if (page_size != rq->page_size) {
 			hugetlbfs_text(d->reason, sizeof(d->reason), "hugetlbfs_path %s has %s pages, not %s",
-				 rq->hugetlbfs_path, hpshm_size_format(page_size, have, sizeof(have)), psz);
+				 override, hpshm_size_format(page_size, have, sizeof(have)), psz);
 			hugetlbfs_text(d->hint, sizeof(d->hint), "point hugetlbfs_path at a mount with -o pagesize=%s", opt);
 			return HPSHM_EUNAVAILABLE;
 		}
-		if (strlen(rq->hugetlbfs_path) >= sizeof(d->path)) {
+		if (strlen(override) >= sizeof(d->path)) {
 			d->sys_errno = ENAMETOOLONG;
 			hugetlbfs_text(d->reason, sizeof(d->reason), "hugetlbfs_path is longer than %zu bytes",
 				 sizeof(d->path) - 1);
 			hugetlbfs_text(d->hint, sizeof(d->hint), "mount hugetlbfs on a shorter path");
 			return HPSHM_EUNAVAILABLE;
 		}
-		strcpy(d->path, rq->hugetlbfs_path);
+		strcpy(d->path, override);
 		return 0;
 	}
 
@@ -197,24 +215,24 @@ static int hugetlbfs_name_ok(const char *name)
 	       strcmp(name, "..") != 0;
 }
 
-static int hugetlbfs_probe(const struct hpshm_request *rq, struct hpshm_probe *out)
+static int hugetlbfs_probe(const struct hpshm_instance *self, const struct hpshm_request *rq,
+			   struct hpshm_probe *out)
 {
+	struct hpshm_request at;
 	struct hugetlbfs_dir d;
 	int rc;
 
-	out->sys_errno = 0;
-	out->reason[0] = '\0';
-	rc = hpshm__hugetlb_probe(rq, out);
+	rc = hpshm__hugetlb_probe(rq, out, &at);
 	if (rc < 0)
 		return rc;
-	rc = hugetlbfs_find_dir(rq, &d);
+	rc = hugetlbfs_find_dir(self, &at, &d);
 	if (rc < 0) {
 		out->sys_errno = d.sys_errno;
 		hugetlbfs_text(out->reason, sizeof(out->reason), "%s: %s", d.reason, d.hint);
+		hugetlbfs_text(out->fix, sizeof(out->fix), "%s", d.hint);
 	}
 	return rc;
 }
-
 
 /* Is path one of our files: absolute, its last component "hpshm.<something>"? */
 static int hugetlbfs_path_ok(const char *path)
@@ -224,7 +242,6 @@ static int hugetlbfs_path_ok(const char *path)
 	return path[0] == '/' && base && strncmp(base + 1, HUGETLBFS_PREFIX, strlen(HUGETLBFS_PREFIX)) == 0 &&
 	       base[1 + strlen(HUGETLBFS_PREFIX)] != '\0' && strlen(path) < HPSHM_PATH_MAX && !strstr(path, "/../");
 }
-
 
 /* open() failed with saved: say why, per errno. */
 static int hugetlbfs_open_error(int saved, const char *path, hpshm_error *err)
@@ -264,7 +281,7 @@ static const struct hpshm__names hugetlbfs_names = {
 	.create_error = hugetlbfs_open_error,
 };
 
-static int hugetlbfs_create(struct hpshm_mapping *m, const struct hpshm_request *rq, hpshm_error *err)
+static int hugetlbfs_create(const struct hpshm_instance *self, struct hpshm_mapping *m, const struct hpshm_request *rq, hpshm_error *err)
 {
 	struct hugetlbfs_dir d;
 	char path[HPSHM_PATH_MAX];
@@ -273,6 +290,7 @@ static int hugetlbfs_create(struct hpshm_mapping *m, const struct hpshm_request 
 	int fd = -1, linked = 0, saved, rc, tries, n;
 	void *p;
 
+	(void)self;
 	hpshm_size_format(rq->size, sz, sizeof(sz));
 	hpshm_size_format(rq->page_size, psz, sizeof(psz));
 	if (rq->name && !hugetlbfs_name_ok(rq->name))
@@ -281,11 +299,8 @@ static int hugetlbfs_create(struct hpshm_mapping *m, const struct hpshm_request 
 				       "segment name \"%.64s\" cannot be a file name", rq->name);
 	if ((off_t)rq->size < 0 || (size_t)(off_t)rq->size != rq->size)
 		return hpshm_error_set(err, HPSHM_EOVERFLOW, 0, NULL, NULL, "%s does not fit in off_t", sz);
-	rc = hpshm__address_check(rq, HPSHM__MAP_CREATE, err);
-	if (rc < 0)
-		return rc;
 
-	rc = hugetlbfs_find_dir(rq, &d);
+	rc = hugetlbfs_find_dir(self, rq, &d);
 	if (rc < 0)
 		return hpshm_error_set(err, rc, d.sys_errno, NULL, d.hint, "%s", d.reason);
 
@@ -331,7 +346,6 @@ static int hugetlbfs_create(struct hpshm_mapping *m, const struct hpshm_request 
 			return hugetlbfs_open_error(EEXIST, path, err);
 	}
 
-
 	if (hpshm__sys.ftruncate(fd, (off_t)rq->size) < 0) {
 		saved = errno;
 		if (linked)
@@ -372,19 +386,21 @@ static int hugetlbfs_create(struct hpshm_mapping *m, const struct hpshm_request 
 	return 0;
 }
 
-static int hugetlbfs_destroy(struct hpshm_mapping *m)
+static int hugetlbfs_destroy(const struct hpshm_instance *self, struct hpshm_mapping *m)
 {
+	(void)self;
 	return hpshm__named_destroy(&hugetlbfs_names, m);
 }
 
-static int hugetlbfs_attach(struct hpshm_mapping *m, const struct hpshm_request *rq, const char *id, hpshm_error *err)
+static int hugetlbfs_attach(const struct hpshm_instance *self, struct hpshm_mapping *m, const struct hpshm_request *rq, const char *id, hpshm_error *err)
 {
 	const char *spawn_hint = "start the child with hpshm_spawn(), which keeps the descriptor open across exec";
 	char what[HPSHM_PATH_MAX + 16];
 	char sz[32], psz[32], have[32];
 	struct stat st;
-	int fd = -1, named = 0, rc;
+	int fd = -1, named = 0;
 
+	(void)self;
 	hpshm_size_format(rq->size, sz, sizeof(sz));
 	hpshm_size_format(rq->page_size, psz, sizeof(psz));
 	if (strncmp(id, "path=", 5) == 0) {
@@ -399,9 +415,6 @@ static int hugetlbfs_attach(struct hpshm_mapping *m, const struct hpshm_request 
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass the creator's token unchanged",
 				       "identifier \"%.64s\" is neither fd=<descriptor> nor path=<file>", id);
 	}
-	rc = hpshm__address_check(rq, HPSHM__MAP_ATTACH, err);
-	if (rc < 0)
-		return rc;
 
 	if (named) {
 		fd = hpshm__named_attach(&hugetlbfs_names, id + 5, err); /* takes LOCK_SH */
@@ -424,8 +437,8 @@ static int hugetlbfs_attach(struct hpshm_mapping *m, const struct hpshm_request 
 				       "%s is not the segment's file (%s long, the segment is %s)", what,
 				       hpshm_size_format(st.st_size > 0 ? (size_t)st.st_size : 0, have, sizeof(have)), sz);
 	}
-	/* The file stays its creator's: m->path is left empty, so this process never unlinks it. */
-	return hpshm__fd_attach_map(m, rq, fd, !named, what, err);
+	/* The name stays its creator's: detach never unlinks it. */
+	return hpshm__fd_attach_map(m, rq, fd, named ? id + 5 : NULL, what, err);
 }
 
 /* Report the files "hpshm.*" of one mount directory.  Returns fn's non-zero answer, or 0. */
@@ -454,8 +467,9 @@ static int hugetlbfs_scan_dir(const char *dir, hpshm_found_fn fn, void *user)
 	return stop;
 }
 
-static int hugetlbfs_scan(hpshm_found_fn fn, void *user)
+static int hugetlbfs_scan(const struct hpshm_instance *self, hpshm_found_fn fn, void *user)
 {
+	(void)self;
 	struct hpshm__mount mounts[HPSHM__MAX_MOUNTS];
 	dev_t seen[HPSHM__MAX_MOUNTS];
 	struct stat st;
@@ -479,8 +493,9 @@ static int hugetlbfs_scan(hpshm_found_fn fn, void *user)
 	return 0;
 }
 
-static int hugetlbfs_remove(const struct hpshm_found *f, hpshm_error *err)
+static int hugetlbfs_remove(const struct hpshm_instance *self, const struct hpshm_found *f, hpshm_error *err)
 {
+	(void)self;
 	if (!hugetlbfs_path_ok(f->id))
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "\"%.64s\" is not the path of an hpshm hugetlbfs file",
 				       f->id);

@@ -71,18 +71,18 @@ static const char *memfd_unavailable(int sys_errno)
 	}
 }
 
-static int memfd_probe(const struct hpshm_request *rq, struct hpshm_probe *out)
+static int memfd_probe(const struct hpshm_instance *self, const struct hpshm_request *rq, struct hpshm_probe *out)
 {
+	struct hpshm_request at;
 	const char *why;
 	int fd, rc;
 
-	out->sys_errno = 0;
-	out->reason[0] = '\0';
-	rc = hpshm__hugetlb_probe(rq, out);
+	(void)self;
+	rc = hpshm__hugetlb_probe(rq, out, &at);
 	if (rc < 0)
 		return rc;
 
-	fd = hpshm__linux_sys.memfd_create("hpshm:probe", MFD_CLOEXEC | MFD_HUGETLB | hpshm__huge_bits(rq->page_size));
+	fd = hpshm__linux_sys.memfd_create("hpshm:probe", MFD_CLOEXEC | MFD_HUGETLB | hpshm__huge_bits(at.page_size));
 	if (fd < 0) {
 		out->sys_errno = errno;
 		why = memfd_unavailable(errno);
@@ -98,25 +98,20 @@ static int memfd_probe(const struct hpshm_request *rq, struct hpshm_probe *out)
 }
 
 /* Not memfd_create(): libc owns that name. */
-static int memfd_create_segment(struct hpshm_mapping *m, const struct hpshm_request *rq, hpshm_error *err)
+static int memfd_create_segment(const struct hpshm_instance *self, struct hpshm_mapping *m, const struct hpshm_request *rq, hpshm_error *err)
 {
 	char label[MEMFD_NAME_MAX + 1];
 	char sz[32], psz[32];
 	unsigned bits = hpshm__huge_bits(rq->page_size);
 	const char *why;
-	int fd, saved, rc;
+	int fd, saved;
 	void *p;
 
+	(void)self;
 	hpshm_size_format(rq->size, sz, sizeof(sz));
 	hpshm_size_format(rq->page_size, psz, sizeof(psz));
-	if (bits == 0)
-		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "page size %zu is not a power of two",
-				       rq->page_size);
 	if ((off_t)rq->size < 0 || (size_t)(off_t)rq->size != rq->size)
 		return hpshm_error_set(err, HPSHM_EOVERFLOW, 0, NULL, NULL, "%s does not fit in off_t", sz);
-	rc = hpshm__address_check(rq, HPSHM__MAP_CREATE, err);
-	if (rc < 0)
-		return rc;
 
 	/* Only a label for /proc/pid/maps: a long name is cut, not refused. */
 	snprintf(label, sizeof(label), "hpshm:%s", rq->name ? rq->name : "anon");
@@ -159,23 +154,21 @@ static int memfd_create_segment(struct hpshm_mapping *m, const struct hpshm_requ
 	return 0;
 }
 
-static int memfd_attach(struct hpshm_mapping *m, const struct hpshm_request *rq, const char *id, hpshm_error *err)
+static int memfd_attach(const struct hpshm_instance *self, struct hpshm_mapping *m, const struct hpshm_request *rq, const char *id, hpshm_error *err)
 {
 	const char *spawn_hint = "start the child with hpshm_spawn(), which keeps the descriptor open across exec";
 	struct statfs sfs;
 	struct stat st;
 	char what[48];
 	char sz[32], psz[32], have[32];
-	int fd, rc;
+	int fd;
 
+	(void)self;
 	hpshm_size_format(rq->size, sz, sizeof(sz));
 	hpshm_size_format(rq->page_size, psz, sizeof(psz));
 	if (hpshm__id_parse(id, "fd=", &fd) < 0)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass the creator's token unchanged",
 				       "identifier \"%.64s\" is not fd=<descriptor>", id);
-	rc = hpshm__address_check(rq, HPSHM__MAP_ATTACH, err);
-	if (rc < 0)
-		return rc;
 
 	/* A stray descriptor number must not map some other file: a hugetlbfs file of the page size, long enough. */
 	if (hpshm__linux_sys.fstatfs(fd, &sfs) < 0)
@@ -192,7 +185,7 @@ static int memfd_attach(struct hpshm_mapping *m, const struct hpshm_request *rq,
 				       hpshm_size_format((size_t)st.st_size, have, sizeof(have)), sz);
 
 	snprintf(what, sizeof(what), "the memfd (descriptor %d)", fd);
-	return hpshm__fd_attach_map(m, rq, fd, 1, what, err);
+	return hpshm__fd_attach_map(m, rq, fd, NULL, what, err);
 }
 
 const struct hpshm_provider hpshm__provider_memfd_hugetlb = {

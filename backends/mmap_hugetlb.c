@@ -42,28 +42,24 @@
 #include "posix/sys.h"
 #include "backends/fdseg.h"
 
-static int mmap_hugetlb_probe(const struct hpshm_request *rq, struct hpshm_probe *out)
+static int mmap_hugetlb_probe(const struct hpshm_instance *self, const struct hpshm_request *rq,
+			      struct hpshm_probe *out)
 {
-	out->sys_errno = 0;
-	out->reason[0] = '\0';
-	return hpshm__hugetlb_probe(rq, out);
+	struct hpshm_request at;
+
+	(void)self;
+	return hpshm__hugetlb_probe(rq, out, &at);
 }
 
-static int mmap_hugetlb_create(struct hpshm_mapping *m, const struct hpshm_request *rq, hpshm_error *err)
+static int mmap_hugetlb_create(const struct hpshm_instance *self, struct hpshm_mapping *m, const struct hpshm_request *rq, hpshm_error *err)
 {
 	char sz[32], psz[32];
 	unsigned bits = hpshm__huge_bits(rq->page_size);
 	void *p;
-	int rc;
 
+	(void)self;
 	hpshm_size_format(rq->size, sz, sizeof(sz));
 	hpshm_size_format(rq->page_size, psz, sizeof(psz));
-	if (bits == 0)
-		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "page size %zu is not a power of two",
-				       rq->page_size);
-	rc = hpshm__address_check(rq, HPSHM__MAP_CREATE, err);
-	if (rc < 0)
-		return rc;
 
 	p = hpshm__map_at(rq, MAP_SHARED | MAP_ANONYMOUS | MAP_HUGETLB | (int)bits, -1);
 	if (p == MAP_FAILED) {
@@ -91,8 +87,9 @@ static int mmap_hugetlb_create(struct hpshm_mapping *m, const struct hpshm_reque
 	return 0;
 }
 
-static int mmap_hugetlb_destroy(struct hpshm_mapping *m)
+static int mmap_hugetlb_destroy(const struct hpshm_instance *self, struct hpshm_mapping *m)
 {
+	(void)self;
 	if (hpshm__sys.munmap(m->addr, m->size) < 0)
 		return HPSHM_ESYS;
 	m->addr = NULL;

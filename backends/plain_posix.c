@@ -76,11 +76,15 @@ static int plain_name_ok(const char *name)
 	       strcmp(name, "..") != 0;
 }
 
-static int plain_probe(const struct hpshm_request *rq, struct hpshm_probe *out)
+static int plain_probe(const struct hpshm_instance *self, const struct hpshm_request *rq, struct hpshm_probe *out)
 {
+	(void)self;
 	(void)rq;
-	out->sys_errno = 0;
-	out->reason[0] = '\0';
+	/* Base pages, always there: no pool to count. */
+	out->nsizes = 1;
+	out->sizes[0] = hpshm__base_page_size();
+	out->page_size = out->sizes[0];
+	out->available = HPSHM_PAGES_UNKNOWN;
 	return 0;
 }
 
@@ -159,13 +163,14 @@ static void plain_close(int fd, const char *path, int linked)
 		(void)hpshm__sys.close(fd);
 }
 
-static int plain_create(struct hpshm_mapping *m, const struct hpshm_request *rq, hpshm_error *err)
+static int plain_create(const struct hpshm_instance *self, struct hpshm_mapping *m, const struct hpshm_request *rq, hpshm_error *err)
 {
 	char path[HPSHM_PATH_MAX];
 	char sz[32], psz[32];
 	int fd = -1, linked = 0, saved, rc;
 	void *p;
 
+	(void)self;
 	hpshm_size_format(rq->size, sz, sizeof(sz));
 	hpshm_size_format(rq->page_size, psz, sizeof(psz));
 	if (rq->name && !plain_name_ok(rq->name))
@@ -174,9 +179,6 @@ static int plain_create(struct hpshm_mapping *m, const struct hpshm_request *rq,
 				       "segment name \"%.64s\" cannot be a POSIX shared memory name", rq->name);
 	if ((off_t)rq->size < 0 || (size_t)(off_t)rq->size != rq->size)
 		return hpshm_error_set(err, HPSHM_EOVERFLOW, 0, NULL, NULL, "%s does not fit in off_t", sz);
-	rc = hpshm__address_check(rq, HPSHM__MAP_CREATE, err);
-	if (rc < 0)
-		return rc;
 
 	rc = plain_open(rq, path, sizeof(path), &fd, &linked, err);
 	if (rc < 0)
@@ -215,19 +217,25 @@ static int plain_create(struct hpshm_mapping *m, const struct hpshm_request *rq,
 		}
 	}
 	hpshm__mapping_fill(m, p, rq->size, fd, -1, path);
+	/* Anonymous memory has nothing a child could open: this segment cannot be re-attached,
+	 * and says so rather than claim the provider's capabilities. */
+	if (fd < 0)
+		m->caps = self->ops->caps & ~(unsigned)(HPSHM_CAP_REATTACH | HPSHM_CAP_FD);
 	return 0;
 }
 
-static int plain_destroy(struct hpshm_mapping *m)
+static int plain_destroy(const struct hpshm_instance *self, struct hpshm_mapping *m)
 {
+	(void)self;
 	return hpshm__named_destroy(&plain_names, m);
 }
 
-static int plain_identify(const struct hpshm_mapping *m, char *id, size_t len)
+static int plain_identify(const struct hpshm_instance *self, const struct hpshm_mapping *m, char *id, size_t len)
 {
-	if (m->fd < 0)
+	(void)self;
+	if (hpshm__fd_of(m) < 0)
 		return HPSHM_ENOTSUP; /* the MAP_ANONYMOUS fallback: fork() children only */
-	return hpshm__fd_identify(m, id, len);
+	return hpshm__fd_identify(self, m, id, len);
 }
 
 /* A name this provider made: "/hpshm.<name>", one component, within PLAIN_NAME_MAX. */
@@ -238,14 +246,15 @@ static int plain_path_ok(const char *path)
 	return strncmp(path, PLAIN_PREFIX, pre) == 0 && plain_name_ok(path + pre);
 }
 
-static int plain_attach(struct hpshm_mapping *m, const struct hpshm_request *rq, const char *id, hpshm_error *err)
+static int plain_attach(const struct hpshm_instance *self, struct hpshm_mapping *m, const struct hpshm_request *rq, const char *id, hpshm_error *err)
 {
 	const char *spawn_hint = "start the child with hpshm_spawn(), which keeps the descriptor open across exec";
 	char what[HPSHM_PATH_MAX + 32];
 	char sz[32], have[32];
 	struct stat st;
-	int fd = -1, named = 0, saved, rc;
+	int fd = -1, named = 0, saved;
 
+	(void)self;
 	hpshm_size_format(rq->size, sz, sizeof(sz));
 	if (strncmp(id, "path=", 5) == 0) {
 		if (!plain_path_ok(id + 5))
@@ -259,9 +268,6 @@ static int plain_attach(struct hpshm_mapping *m, const struct hpshm_request *rq,
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass the creator's token unchanged",
 				       "identifier \"%.64s\" is neither fd=<descriptor> nor path=/hpshm.<name>", id);
 	}
-	rc = hpshm__address_check(rq, HPSHM__MAP_ATTACH, err);
-	if (rc < 0)
-		return rc;
 
 	if (named) {
 		fd = hpshm__named_attach(&plain_names, id + 5, err); /* takes LOCK_SH */
@@ -289,8 +295,8 @@ static int plain_attach(struct hpshm_mapping *m, const struct hpshm_request *rq,
 				       "descriptor %d is not the segment's memfd (%s, the segment is %s)", fd,
 				       S_ISREG(st.st_mode) ? have : "not a regular file", sz);
 	}
-	/* The name stays its creator's: m->path is left empty, so this process never unlinks it. */
-	return hpshm__fd_attach_map(m, rq, fd, !named, what, err);
+	/* The name stays its creator's: detach never unlinks it. */
+	return hpshm__fd_attach_map(m, rq, fd, named ? id + 5 : NULL, what, err);
 }
 
 #ifdef __linux__
@@ -299,7 +305,7 @@ static int plain_attach(struct hpshm_mapping *m, const struct hpshm_request *rq,
  * files in the tmpfs at /dev/shm, where "/hpshm.x" is /dev/shm/hpshm.x.  Everything else
  * still goes through shm_open() by name.
  */
-static int plain_scan(hpshm_found_fn fn, void *user)
+static int plain_scan(const struct hpshm_instance *self, hpshm_found_fn fn, void *user)
 {
 	struct hpshm_found f;
 	struct dirent *de;
@@ -307,6 +313,7 @@ static int plain_scan(hpshm_found_fn fn, void *user)
 	DIR *dir;
 	int stop = 0;
 
+	(void)self;
 	dir = opendir(PLAIN_SHM_DIR);
 	if (!dir)
 		return errno == ENOENT ? 0 : HPSHM_EIO;
@@ -327,16 +334,18 @@ static int plain_scan(hpshm_found_fn fn, void *user)
 }
 #else
 /* Elsewhere POSIX shm objects live where no call can list them. */
-static int plain_scan(hpshm_found_fn fn, void *user)
+static int plain_scan(const struct hpshm_instance *self, hpshm_found_fn fn, void *user)
 {
+	(void)self;
 	(void)fn;
 	(void)user;
 	return HPSHM_ENOTSUP;
 }
 #endif
 
-static int plain_remove(const struct hpshm_found *f, hpshm_error *err)
+static int plain_remove(const struct hpshm_instance *self, const struct hpshm_found *f, hpshm_error *err)
 {
+	(void)self;
 	if (!plain_path_ok(f->id))
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL,
 				       "\"%.64s\" is not the name of an hpshm POSIX shared memory object", f->id);

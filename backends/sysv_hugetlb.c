@@ -114,24 +114,26 @@
 #define MADV_POPULATE_READ 22 /* Linux 5.14 */
 #endif
 
-static int sysv_probe(const struct hpshm_request *rq, struct hpshm_probe *out)
+static int sysv_probe(const struct hpshm_instance *self, const struct hpshm_request *rq, struct hpshm_probe *out)
 {
 	struct hpshm__sysv_limits lim;
+	struct hpshm_request at;
 	char sz[32], max[32];
 	long gid;
 	int rc;
 
-	out->sys_errno = 0;
-	out->reason[0] = '\0';
-	rc = hpshm__hugetlb_probe(rq, out);
+	(void)self;
+	rc = hpshm__hugetlb_probe(rq, out, &at);
 	if (rc < 0)
 		return rc;
+	rq = &at; /* the segment as create() will be asked for it: whole pages */
 
 	if (!hpshm__has_cap_ipc_lock()) {
 		gid = hpshm__hugetlb_shm_group();
 		if (gid < 0) {
 			snprintf(out->reason, sizeof(out->reason),
 				 "cannot read vm.hugetlb_shm_group and no CAP_IPC_LOCK: grant CAP_IPC_LOCK");
+			snprintf(out->fix, sizeof(out->fix), "grant the server CAP_IPC_LOCK");
 			return HPSHM_EUNAVAILABLE;
 		}
 		if (!hpshm__in_group(gid)) {
@@ -139,6 +141,8 @@ static int sysv_probe(const struct hpshm_request *rq, struct hpshm_probe *out)
 			snprintf(out->reason, sizeof(out->reason),
 				 "not in vm.hugetlb_shm_group (gid %ld) and no CAP_IPC_LOCK: add the user to "
 				 "that group or grant CAP_IPC_LOCK", gid);
+			snprintf(out->fix, sizeof(out->fix),
+				 "add the server's user to group %ld (vm.hugetlb_shm_group), or grant it CAP_IPC_LOCK", gid);
 			return HPSHM_EUNAVAILABLE;
 		}
 	}
@@ -151,6 +155,7 @@ static int sysv_probe(const struct hpshm_request *rq, struct hpshm_probe *out)
 			snprintf(out->reason, sizeof(out->reason), "kernel.shmmax is %s, below %s: raise kernel.shmmax",
 				 hpshm_size_format((size_t)lim.shmmax, max, sizeof(max)),
 				 hpshm_size_format(rq->size, sz, sizeof(sz)));
+			snprintf(out->fix, sizeof(out->fix), "sysctl -w kernel.shmmax=%zu", rq->size);
 			return HPSHM_EUNAVAILABLE;
 		}
 		if (lim.shmall != 0 && rq->size / hpshm__base_page_size() > lim.shmall) {
@@ -158,6 +163,8 @@ static int sysv_probe(const struct hpshm_request *rq, struct hpshm_probe *out)
 			snprintf(out->reason, sizeof(out->reason),
 				 "kernel.shmall allows %llu pages in all, below %s: raise kernel.shmall",
 				 (unsigned long long)lim.shmall, hpshm_size_format(rq->size, sz, sizeof(sz)));
+			snprintf(out->fix, sizeof(out->fix), "raise kernel.shmall to at least %zu pages",
+				 rq->size / hpshm__base_page_size());
 			return HPSHM_EUNAVAILABLE;
 		}
 	}
@@ -522,21 +529,16 @@ static int sysv_get_named(const struct hpshm_request *rq, size_t segsz, int flag
 			       (unsigned)key);
 }
 
-static int sysv_create(struct hpshm_mapping *m, const struct hpshm_request *rq, hpshm_error *err)
+static int sysv_create(const struct hpshm_instance *self, struct hpshm_mapping *m, const struct hpshm_request *rq, hpshm_error *err)
 {
 	char sz[32];
 	unsigned bits = hpshm__huge_bits(rq->page_size);
 	unsigned mode = rq->mode ? rq->mode & 0777 : SYSV_DEFAULT_MODE;
 	void *p;
-	int id, saved, rc;
+	int id, saved;
 
+	(void)self;
 	hpshm_size_format(rq->size, sz, sizeof(sz));
-	if (bits == 0)
-		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "page size %zu is not a power of two",
-				       rq->page_size);
-	rc = hpshm__address_check(rq, HPSHM__MAP_CREATE, err);
-	if (rc < 0)
-		return rc;
 	if (rq->name && (rq->name[0] == '\0' || strlen(rq->name) > SYSV_NAME_MAX))
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "use 1 to 127 characters",
 				       "segment name \"%.64s\" is empty or too long", rq->name);
@@ -586,51 +588,51 @@ static int sysv_create(struct hpshm_mapping *m, const struct hpshm_request *rq, 
 	return 0;
 }
 
-static int sysv_destroy(struct hpshm_mapping *m)
+static int sysv_destroy(const struct hpshm_instance *self, struct hpshm_mapping *m)
 {
 	struct shmid_ds ds;
 	int rc = 0;
 
+	(void)self;
 	/*
 	 * A segment created here is already marked; one attached some other way may not be.
 	 * Mark it while still attached, so the id cannot have been reused by someone else;
 	 * EINVAL/EIDRM mean it is gone already.
 	 */
-	if (m->id >= 0 && hpshm__sys.shmctl((int)m->id, IPC_STAT, &ds) == 0 && !(ds.shm_perm.mode & SHM_DEST)) {
-		if (hpshm__sys.shmctl((int)m->id, IPC_RMID, NULL) < 0 && errno != EINVAL && errno != EIDRM)
+	if (m->handle >= 0 && hpshm__sys.shmctl((int)m->handle, IPC_STAT, &ds) == 0 && !(ds.shm_perm.mode & SHM_DEST)) {
+		if (hpshm__sys.shmctl((int)m->handle, IPC_RMID, NULL) < 0 && errno != EINVAL && errno != EIDRM)
 			rc = HPSHM_ESYS;
 	}
 	if (hpshm__sys.shmdt(m->addr) < 0)
 		rc = HPSHM_ESYS;
 	m->addr = NULL;
-	m->id = -1;
+	m->handle = HPSHM_NO_HANDLE;
 	return rc;
 }
 
-static int sysv_identify(const struct hpshm_mapping *m, char *id, size_t len)
+static int sysv_identify(const struct hpshm_instance *self, const struct hpshm_mapping *m, char *id, size_t len)
 {
 	int n;
 
-	if (m->id < 0)
+	(void)self;
+	if (m->handle < 0)
 		return HPSHM_EINVAL;
-	n = snprintf(id, len, "shm=%ld", m->id);
+	n = snprintf(id, len, "shm=%ld", (long)m->handle);
 	return n < 0 || (size_t)n >= len ? HPSHM_EOVERFLOW : n;
 }
 
-static int sysv_attach(struct hpshm_mapping *m, const struct hpshm_request *rq, const char *text, hpshm_error *err)
+static int sysv_attach(const struct hpshm_instance *self, struct hpshm_mapping *m, const struct hpshm_request *rq, const char *text, hpshm_error *err)
 {
 	struct shmid_ds ds;
 	char sz[32], have[32];
-	int id, saved, rc;
+	int id, saved;
 	void *p;
 
+	(void)self;
 	hpshm_size_format(rq->size, sz, sizeof(sz));
 	if (hpshm__id_parse(text, "shm=", &id) < 0)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass the creator's token unchanged",
 				       "identifier \"%.64s\" is not shm=<id>", text);
-	rc = hpshm__address_check(rq, HPSHM__MAP_ATTACH, err);
-	if (rc < 0)
-		return rc;
 
 	if (hpshm__sys.shmctl(id, IPC_STAT, &ds) < 0) {
 		saved = errno;
@@ -682,12 +684,13 @@ static int sysv_attach(struct hpshm_mapping *m, const struct hpshm_request *rq, 
 }
 
 /* Undo attach(): detach only; the segment belongs to its creator. */
-static int sysv_detach(struct hpshm_mapping *m)
+static int sysv_detach(const struct hpshm_instance *self, struct hpshm_mapping *m)
 {
 	int rc = hpshm__sys.shmdt(m->addr) < 0 ? HPSHM_ESYS : 0;
 
+	(void)self;
 	m->addr = NULL;
-	m->id = -1;
+	m->handle = HPSHM_NO_HANDLE;
 	return rc;
 }
 
@@ -698,7 +701,7 @@ static int sysv_detach(struct hpshm_mapping *m)
  * SYSV_MARK short of a whole number of huge pages; no other segment is looked at.  One whose
  * size alone says it is not hpshm's is reported foreign without being attached.
  */
-static int sysv_scan(hpshm_found_fn fn, void *user)
+static int sysv_scan(const struct hpshm_instance *self, hpshm_found_fn fn, void *user)
 {
 	struct sysv_seen s;
 	struct hpshm_found f;
@@ -711,6 +714,7 @@ static int sysv_scan(hpshm_found_fn fn, void *user)
 	int id, n, stop;
 	FILE *in;
 
+	(void)self;
 	n = snprintf(path, sizeof(path), "%s/proc/sysvipc/shm", hpshm__sysroot());
 	if (n < 0 || (size_t)n >= sizeof(path))
 		return HPSHM_EIO;
@@ -739,13 +743,13 @@ static int sysv_scan(hpshm_found_fn fn, void *user)
 			if (s.mapped)
 				f.size = (size_t)s.mapped;
 			f.has_header = s.cls;
-			f.header = s.header;
+			hpshm__header_to(&f, &s.header);
 			/* The core adds the header's creator; without one, ours is the only word. */
 			f.alive = sysv_alive(&s);
 			(void)hpshm__sys.shmdt(s.at);
 		}
 		/* Without a header the name is unknown: the key is a hash of it. */
-		snprintf(f.name, sizeof(f.name), "%s", f.has_header == HPSHM_FOUND_HEADER ? f.header.name : "");
+		snprintf(f.name, sizeof(f.name), "%s", f.has_header == HPSHM_FOUND_HEADER ? s.header.name : "");
 		stop = fn(user, &f);
 		if (stop != 0)
 			break;
@@ -754,12 +758,22 @@ static int sysv_scan(hpshm_found_fn fn, void *user)
 	return 0;
 }
 
-static int sysv_remove(const struct hpshm_found *f, hpshm_error *err)
+/* The nonce of the header scan() listed for f. */
+static uint64_t sysv_listed_nonce(const struct hpshm_found *f)
+{
+	struct hpshm_header h;
+
+	hpshm__header_of(f, &h);
+	return h.nonce;
+}
+
+static int sysv_remove(const struct hpshm_instance *self, const struct hpshm_found *f, hpshm_error *err)
 {
 	struct sysv_seen s;
 	char owner[96], hint[HPSHM_TEXT_MAX];
 	int id, saved;
 
+	(void)self;
 	if (hpshm__id_parse(f->id, "shm=", &id) < 0)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "\"%.64s\" is not shm=<id>", f->id);
 	if (f->has_header < 0)
@@ -780,7 +794,7 @@ static int sysv_remove(const struct hpshm_found *f, hpshm_error *err)
 	}
 	/* Same segment as scan() saw (ids are reused), and still in hpshm's name space. */
 	if (!sysv_space_ours(s.key, s.dest) || s.cls != f->has_header ||
-	    (s.cls == HPSHM_FOUND_HEADER && s.header.nonce != f->header.nonce)) {
+	    (s.cls == HPSHM_FOUND_HEADER && s.header.nonce != sysv_listed_nonce(f))) {
 		(void)hpshm__sys.shmdt(s.at);
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "run hpshm ls again",
 				       "SysV segment %d is no longer the one listed", id);

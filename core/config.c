@@ -74,7 +74,7 @@ static void provider_known(char *buf, size_t len)
 	for (unsigned i = 0; i < all.n; i++) {
 		size_t used = strlen(buf);
 
-		snprintf(buf + used, len - used, ", %s", all.p[i]->name);
+		snprintf(buf + used, len - used, ", %s", all.p[i].name);
 	}
 }
 
@@ -89,6 +89,7 @@ static int parse_provider(struct hpshm_config *c, const char *v, hpshm_error *er
 	static const char accepted[] = "auto, provider names separated by commas, or auto,-name to leave one out";
 	char names[HPSHM__MAX_PROVIDERS][HPSHM_NAME_MAX], excluded[HPSHM__MAX_PROVIDERS][HPSHM_NAME_MAX];
 	unsigned n = 0, nx = 0, nauto = 0, item = 0;
+	struct hpshm_instance found;
 	const char *p = v;
 
 	while (*p) {
@@ -120,7 +121,7 @@ static int parse_provider(struct hpshm_config *c, const char *v, hpshm_error *er
 						  "provider: auto can only come first, as in auto,-sysv_hugetlb");
 			nauto = 1;
 		} else if (minus) {
-			if (!hpshm__provider_find(name) && !hpshm__provider_name_known(name)) {
+			if (hpshm__provider_find(name, &found) < 0 && !hpshm__provider_name_known(name)) {
 				char known[HPSHM_TEXT_MAX];
 
 				provider_known(known, sizeof(known));
@@ -130,7 +131,7 @@ static int parse_provider(struct hpshm_config *c, const char *v, hpshm_error *er
 			}
 			memcpy(excluded[nx++], name, len + 1);
 		} else {
-			if (!hpshm__provider_find(name)) {
+			if (hpshm__provider_find(name, &found) < 0) {
 				char known[HPSHM_TEXT_MAX];
 
 				provider_known(known, sizeof(known));

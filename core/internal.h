@@ -11,6 +11,7 @@
 
 #include "base/base.h"
 #include "hpshm.h"
+#include "base/header.h"
 #include "hpshm/provider.h"
 
 #define HPSHM__MAX_PROVIDERS   16   /* registered plus built-in; also the longest provider= list */
@@ -59,7 +60,7 @@ struct hpshm_config {
 };
 
 struct hpshm_segment {
-	const struct hpshm_provider *provider; /* who made it, and who destroys or detaches it */
+	struct hpshm_instance        inst;     /* who made it, and who destroys or detaches it */
 	struct hpshm_mapping         map;      /* what the provider made or attached */
 	size_t                       usable;   /* bytes for the caller, before any header region */
 	int                          owner;    /* 1: created here (destroy removes); 0: attached */
@@ -67,6 +68,13 @@ struct hpshm_segment {
 	hpshm_report                 report;   /* what it is */
 	struct hpshm_config          cfg;      /* for logging at destroy */
 };
+
+/* What this segment can do: its mapping's capabilities when the provider narrowed them (a
+ * plain segment on anonymous memory cannot be re-attached), else the provider's. */
+static inline unsigned hpshm__segment_caps(const struct hpshm_segment *seg)
+{
+	return seg->map.caps ? seg->map.caps : seg->inst.ops->caps;
+}
 
 /* Does this configuration give segments a header (and so re-attach or a name)? */
 int hpshm__wants_header(const struct hpshm_config *cfg);
@@ -107,13 +115,13 @@ void hpshm__config_init(struct hpshm_config *cfg);
  * table.  Walks iterate a copy, so concurrent (un)registration cannot shift it under them. */
 struct hpshm__provider_list {
 	unsigned                     n;                        /* entries in p[] */
-	const struct hpshm_provider *p[HPSHM__MAX_PROVIDERS];  /* in walk order */
+	struct hpshm_instance        p[HPSHM__MAX_PROVIDERS];  /* in walk order */
 };
 void hpshm__providers(struct hpshm__provider_list *out);
 /* Is name one of the provider names hpshm defines on some OS (built here or not)? */
 int hpshm__provider_name_known(const char *name);
-/* The provider registered under name, or NULL. */
-const struct hpshm_provider *hpshm__provider_find(const char *name);
+/* The provider registered under name: 0 with *out a copy of its registration, or HPSHM_ENOPROVIDER. */
+int hpshm__provider_find(const char *name, struct hpshm_instance *out);
 
 /* One log line through the config's sink; cfg may be NULL (then nothing is logged). */
 void hpshm__log(const struct hpshm_config *cfg, hpshm_log_level level, const char *fmt, ...)

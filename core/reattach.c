@@ -79,17 +79,17 @@ int hpshm_segment_token(const hpshm_segment *seg, char *buf, size_t len, hpshm_e
 
 	if (!seg || !buf)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_segment_token: NULL argument");
-	if (!seg->header || !(seg->provider->caps & HPSHM_CAP_REATTACH) || !seg->provider->identify)
+	if (!seg->header || !(hpshm__segment_caps(seg) & HPSHM_CAP_REATTACH) || !seg->inst.ops->identify)
 		return hpshm_error_set(err, HPSHM_ENOTSUP, 0, NULL,
 				       "create the segment with reattach=exec (provider memfd_hugetlb, sysv_hugetlb, "
 				       "hugetlbfs or plain)",
 				       "segment from %s cannot be re-attached: it was not created with reattach=exec",
-				       seg->provider->name);
-	n = seg->provider->identify(&seg->map, id, sizeof(id));
+				       seg->inst.name);
+	n = seg->inst.ops->identify(&seg->inst, &seg->map, id, sizeof(id));
 	if (n < 0 || (size_t)n >= sizeof(id) || strpbrk(id, ": \t\n"))
 		return hpshm_error_set(err, HPSHM_ENOTSUP, 0, NULL, NULL, "provider %s cannot name this segment",
-				       seg->provider->name);
-	n = snprintf(tok, sizeof(tok), TOKEN_PREFIX "%s:%s:%zx:%llx:%llx:%016llx:", seg->provider->name, id,
+				       seg->inst.name);
+	n = snprintf(tok, sizeof(tok), TOKEN_PREFIX "%s:%s:%zx:%llx:%llx:%016llx:", seg->inst.name, id,
 		     seg->map.size, (unsigned long long)seg->header->page_size,
 		     (unsigned long long)(uintptr_t)seg->map.addr, (unsigned long long)seg->header->nonce);
 	if (n < 0 || (size_t)n + 9 >= sizeof(tok))
@@ -229,19 +229,21 @@ static int attach_check_header(const struct hpshm_header *h, const struct hpshm_
 	return 0;
 }
 
-/* Undo a provider's attach, keeping open a descriptor the process inherited. */
-static void attach_undo(const struct hpshm_provider *p, struct hpshm_mapping *m, int inherited_fd)
+/* Undo a provider's attach, keeping open a handle the process inherited. */
+static void attach_undo(const struct hpshm_instance *p, struct hpshm_mapping *m)
 {
-	if (inherited_fd >= 0 && m->fd == inherited_fd)
-		m->fd = -1;
-	(void)p->detach(m);
+	if (m->flags & HPSHM_MAP_INHERIT) {
+		m->handle = HPSHM_NO_HANDLE;
+		m->flags = 0;
+	}
+	(void)p->ops->detach(p, m);
 }
 
 int hpshm_segment_attach(hpshm_segment **out, const char *token, const hpshm_config *cfg_in, hpshm_error *err)
 {
 	struct hpshm_config defaults;
 	const struct hpshm_config *cfg = cfg_in;
-	const struct hpshm_provider *p;
+	struct hpshm_instance inst, *p = &inst;
 	struct hpshm_request rq;
 	struct hpshm_mapping m;
 	struct hpshm__backing b;
@@ -249,7 +251,7 @@ int hpshm_segment_attach(hpshm_segment **out, const char *token, const hpshm_con
 	struct hpshm__token t;
 	hpshm_error e;
 	uint64_t t0 = hpshm__now_ns();
-	int rc, inherited_fd = -1;
+	int rc;
 
 	if (err)
 		memset(err, 0, sizeof(*err));
@@ -264,11 +266,10 @@ int hpshm_segment_attach(hpshm_segment **out, const char *token, const hpshm_con
 	rc = hpshm__token_parse(token, &t, err);
 	if (rc < 0)
 		return rc;
-	p = hpshm__provider_find(t.provider);
-	if (!p)
+	if (hpshm__provider_find(t.provider, &inst) < 0)
 		return hpshm_error_set(err, HPSHM_ENOPROVIDER, 0, NULL, "use the same hpshm build in parent and child",
 				       "token names provider \"%s\", which this process does not have", t.provider);
-	if (!(p->caps & HPSHM_CAP_REATTACH) || p->abi_version < 2 || !p->attach || !p->detach)
+	if (!(p->ops->caps & HPSHM_CAP_REATTACH))
 		return hpshm_error_set(err, HPSHM_ENOTSUP, 0, NULL, NULL, "provider %s cannot re-attach segments",
 				       p->name);
 
@@ -276,11 +277,13 @@ int hpshm_segment_attach(hpshm_segment **out, const char *token, const hpshm_con
 	rq.size = (size_t)t.size;
 	rq.page_size = (size_t)t.page_size;
 	rq.address = (void *)(uintptr_t)t.address;
+	rq.mode = cfg->mode;
+	rq.flags = HPSHM_REQ_REATTACH;
+	rq.config = cfg;
 	memset(&m, 0, sizeof(m));
-	m.fd = -1;
-	m.id = -1;
+	m.handle = HPSHM_NO_HANDLE;
 	memset(&e, 0, sizeof(e));
-	rc = p->attach(&m, &rq, t.id, &e);
+	rc = p->ops->attach(p, &m, &rq, t.id, &e);
 	if (rc < 0) {
 		if (err) {
 			*err = e;
@@ -292,27 +295,27 @@ int hpshm_segment_attach(hpshm_segment **out, const char *token, const hpshm_con
 	/*
 	 * From here a failure means the token named the wrong object.  Undo the mapping but leave
 	 * an inherited descriptor open: the token only named it, and a forged token must not
-	 * close some other descriptor of this process.  It becomes ours only on success.
+	 * close some other descriptor of this process.  It becomes ours only on success.  The
+	 * provider says which handles came by inheritance (HPSHM_MAP_INHERIT).
 	 */
-	if (strncmp(t.id, "fd=", 3) == 0)
-		inherited_fd = m.fd;
 	if (m.addr != rq.address || m.size != rq.size) {
-		attach_undo(p, &m, inherited_fd);
+		attach_undo(p, &m);
 		return hpshm_error_set(err, HPSHM_ESYS, 0, NULL, NULL, "provider %s attached at %p, not at %p", p->name,
 				       m.addr, rq.address);
 	}
 	rc = attach_check_header((const struct hpshm_header *)((char *)m.addr + m.size - HPSHM_HEADER_REGION), &t,
 				 err);
 	if (rc < 0) {
-		attach_undo(p, &m, inherited_fd);
+		attach_undo(p, &m);
 		return rc;
 	}
 	/* The child checks the backing too: the kernel, not the token, says what it got. */
 	memset(&b, 0, sizeof(b));
-	if (hpshm__verify_backing(m.addr, m.size, m.fd, &b) == 0 && b.page_size && b.page_size != rq.page_size) {
+	if (hpshm__verify_backing(m.addr, m.size, (m.flags & HPSHM_MAP_DESCRIPTOR) ? (int)m.handle : -1, &b) == 0 &&
+	    b.page_size && b.page_size != rq.page_size) {
 		char want[32], got[32];
 
-		attach_undo(p, &m, inherited_fd);
+		attach_undo(p, &m);
 		return hpshm_error_set(err, HPSHM_ENOHUGE, 0, "verify", NULL,
 				       "attached segment is backed by %s pages, the creator's by %s",
 				       hpshm_size_format(b.page_size, got, sizeof(got)),
@@ -320,10 +323,10 @@ int hpshm_segment_attach(hpshm_segment **out, const char *token, const hpshm_con
 	}
 	seg = calloc(1, sizeof(*seg));
 	if (!seg) {
-		attach_undo(p, &m, inherited_fd);
+		attach_undo(p, &m);
 		return hpshm_error_set(err, HPSHM_ENOMEM, 0, "malloc", NULL, "out of memory for the segment handle");
 	}
-	seg->provider = p;
+	seg->inst = *p;
 	seg->map = m;
 	seg->owner = 0;
 	seg->usable = m.size - HPSHM_HEADER_REGION;
@@ -338,7 +341,7 @@ int hpshm_segment_attach(hpshm_segment **out, const char *token, const hpshm_con
 	seg->report.page_size = b.page_size ? b.page_size : rq.page_size;
 	seg->report.verified = b.page_size != 0;
 	hpshm__strlcpy(seg->report.verified_by, b.page_size ? b.source : "unverified", sizeof(seg->report.verified_by));
-	seg->report.huge = b.page_size ? b.huge : (p->caps & HPSHM_CAP_HUGE) != 0;
+	seg->report.huge = b.page_size ? b.huge : (p->ops->caps & HPSHM_CAP_HUGE) != 0;
 	seg->report.policy = cfg->huge_pages;
 	seg->report.create_ns = hpshm__now_ns() - t0;
 	hpshm__log(cfg, HPSHM_LOG_INFO, "attached %s segment %s at %p", p->name, t.id, m.addr);
@@ -394,10 +397,10 @@ int hpshm_spawn(const hpshm_segment *seg, const char *path, char *const argv[], 
 			env[k++] = src[i];
 	env[k++] = tokvar;
 	env[k] = NULL;
-	/* Keep the descriptor open in the child only if the token names the segment by it; a
+	/* The child inherits the segment's handle only when the provider says attach needs it; a
 	 * segment found by path or SysV id needs none, and a stray one would outlive detach. */
-	keep_fd = seg->map.fd >= 0 && strstr(tokvar, ":fd=") != NULL;
-	rc = hpshm__spawn(path, argv, env, &seg->map.fd, keep_fd, &pid, err);
+	keep_fd = (int)seg->map.handle;
+	rc = hpshm__spawn(path, argv, env, &keep_fd, (seg->map.flags & HPSHM_MAP_INHERIT) ? 1 : 0, &pid, err);
 	free(env);
 	if (rc < 0)
 		return rc;
@@ -416,7 +419,7 @@ int hpshm_child_wait(hpshm_child *child, int *status, hpshm_error *err)
 /* ---- named objects: `hpshm ls` and `hpshm gc` ---- */
 
 struct objects_walk {
-	const struct hpshm_provider *provider; /* whose scan() is running */
+	const struct hpshm_instance *provider; /* whose scan() is running */
 	hpshm_object_fn              fn;       /* the caller's callback */
 	void                        *user;     /* the caller's pointer */
 	int                          count;    /* objects passed to fn */
@@ -431,25 +434,31 @@ struct objects_walk {
  */
 static int objects_alive(const struct hpshm_found *f)
 {
+	struct hpshm_header h;
+
 	if (f->alive != 0)
 		return 1;
 	if (f->has_header != HPSHM_FOUND_HEADER)
 		return 0;
-	return hpshm__process_alive(f->header.creator_pid, f->header.creator_start) != 0;
+	hpshm__header_of(f, &h);
+	return hpshm__process_alive(h.creator_pid, h.creator_start) != 0;
 }
 
 /* What hpshm_objects_list() says f is, with a note for people. */
 static hpshm_object_state objects_state(const struct hpshm_found *f, char *note, size_t len)
 {
+	struct hpshm_header h;
+
+	hpshm__header_of(f, &h);
 	switch (f->has_header) {
 	case HPSHM_FOUND_HEADER:
 		if (objects_alive(f)) {
 			snprintf(note, len, "a process holds it, or its creator (pid %lld) runs",
-				 (long long)f->header.creator_pid);
+				 (long long)h.creator_pid);
 			return HPSHM_OBJECT_ALIVE;
 		}
 		snprintf(note, len, "no process holds it and its creator (pid %lld) is gone",
-			 (long long)f->header.creator_pid);
+			 (long long)h.creator_pid);
 		return HPSHM_OBJECT_DEAD;
 	case HPSHM_FOUND_MARKED:
 		if (objects_alive(f)) {
@@ -485,20 +494,22 @@ static int objects_one(void *user, const struct hpshm_found *f)
 {
 	struct objects_walk *w = user;
 	int headed = f->has_header == HPSHM_FOUND_HEADER;
+	struct hpshm_header h;
 	hpshm_object o;
 
 	/* Providers report what they find in hpshm's own name space (hpshm.* files, hpshm's SysV
 	 * keys): hpshm's segments, debris without a header, and foreign objects, each classified
 	 * (objects_state()), so ls shows everything there and gc removes only what is hpshm's. */
+	hpshm__header_of(f, &h);
 	memset(&o, 0, sizeof(o));
 	hpshm__strlcpy(o.provider, w->provider->name, sizeof(o.provider));
 	hpshm__strlcpy(o.id, f->id, sizeof(o.id));
-	hpshm__strlcpy(o.name, headed && f->header.name[0] ? f->header.name : f->name, sizeof(o.name));
+	hpshm__strlcpy(o.name, headed && h.name[0] ? h.name : f->name, sizeof(o.name));
 	/* Without a header, the object's own size: what gc would give back. */
-	o.size = headed ? (size_t)f->header.usable_size : f->size;
-	o.page_size = headed ? (size_t)f->header.page_size : 0;
-	o.creator_pid = headed ? f->header.creator_pid : 0;
-	o.created_unix = headed ? f->header.created_unix : 0;
+	o.size = headed ? (size_t)h.usable_size : f->size;
+	o.page_size = headed ? (size_t)h.page_size : 0;
+	o.creator_pid = headed ? h.creator_pid : 0;
+	o.created_unix = headed ? h.created_unix : 0;
 	o.state = objects_state(f, o.note, sizeof(o.note));
 	o.alive = o.state == HPSHM_OBJECT_FOREIGN ? -1 : o.state == HPSHM_OBJECT_ALIVE;
 	w->count++;
@@ -521,13 +532,13 @@ int hpshm_objects_list(hpshm_object_fn fn, void *user, hpshm_error *err)
 	w.user = user;
 	hpshm__providers(&all);
 	for (unsigned i = 0; i < all.n && !w.stop; i++) {
-		const struct hpshm_provider *p = all.p[i];
+		const struct hpshm_instance *p = &all.p[i];
 		int rc;
 
-		if (p->abi_version < 2 || !p->scan)
+		if (!p->ops->scan)
 			continue;
 		w.provider = p;
-		rc = p->scan(objects_one, &w);
+		rc = p->ops->scan(p, objects_one, &w);
 		if (rc < 0)
 			return hpshm_error_set(err, rc, 0, "scan", NULL, "provider %s could not list its segments",
 					       p->name);
@@ -554,7 +565,7 @@ static int objects_match(void *user, const struct hpshm_found *f)
 
 int hpshm_object_remove_flags(const hpshm_object *obj, unsigned flags, hpshm_error *err)
 {
-	const struct hpshm_provider *p;
+	struct hpshm_instance inst, *p = &inst;
 	struct objects_find q;
 	char note[128];
 	int rc;
@@ -564,15 +575,14 @@ int hpshm_object_remove_flags(const hpshm_object *obj, unsigned flags, hpshm_err
 	if (flags & ~HPSHM_REMOVE_FORCE)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass 0 or HPSHM_REMOVE_FORCE",
 				       "hpshm_object_remove_flags: unknown flags %#x", flags);
-	p = hpshm__provider_find(obj->provider);
-	if (!p || p->abi_version < 2 || !p->scan || !p->remove)
+	if (hpshm__provider_find(obj->provider, &inst) < 0 || !p->ops->scan || !p->ops->remove)
 		return hpshm_error_set(err, HPSHM_ENOPROVIDER, 0, NULL, NULL, "provider %s has no named segments",
 				       obj->provider);
 	/* Look again now: the object may have been recycled or re-attached since it was listed.
 	 * What decides is this look, never the state the caller passes in. */
 	memset(&q, 0, sizeof(q));
 	q.want = obj;
-	rc = p->scan(objects_match, &q);
+	rc = p->ops->scan(p, objects_match, &q);
 	if (rc < 0)
 		return hpshm_error_set(err, rc, 0, "scan", NULL, "provider %s could not list its segments", p->name);
 	if (!q.hit)
@@ -595,7 +605,7 @@ int hpshm_object_remove_flags(const hpshm_object *obj, unsigned flags, hpshm_err
 	default:
 		break;
 	}
-	return p->remove(&q.found, err);
+	return p->ops->remove(p, &q.found, err);
 }
 
 int hpshm_object_remove(const hpshm_object *obj, hpshm_error *err)

@@ -51,7 +51,8 @@ static const struct hpshm_provider *const builtin[] = {
 };
 #define NBUILTIN (sizeof(builtin) / sizeof(builtin[0]))
 
-static const struct hpshm_provider *registered[HPSHM__MAX_PROVIDERS - NBUILTIN];
+/* Applications' providers, in registration order: each one's implementation, name and user. */
+static struct hpshm_instance registered[HPSHM__MAX_PROVIDERS - NBUILTIN];
 static unsigned nregistered;
 static atomic_flag registry_lock = ATOMIC_FLAG_INIT;
 
@@ -82,87 +83,139 @@ int hpshm__provider_name_known(const char *name)
 	return 0;
 }
 
+static void registry_builtin(unsigned i, struct hpshm_instance *out)
+{
+	out->ops = builtin[i];
+	hpshm__strlcpy(out->name, builtin[i]->name, sizeof(out->name));
+	out->user = NULL;
+}
+
 void hpshm__providers(struct hpshm__provider_list *out)
 {
 	registry_lock_take();
 	memcpy(out->p, registered, nregistered * sizeof(registered[0]));
 	out->n = nregistered;
 	registry_lock_give();
-	memcpy(out->p + out->n, builtin, sizeof(builtin));
-	out->n += NBUILTIN;
+	for (unsigned i = 0; i < NBUILTIN; i++)
+		registry_builtin(i, &out->p[out->n++]);
 }
 
-/* The caller holds the lock, or owns a snapshot. */
-static const struct hpshm_provider *registry_find(const struct hpshm_provider *const *table, unsigned n,
-						  const char *name)
+/* Index of name among the registered providers, or -1; the caller holds the lock. */
+static int registry_index(const char *name)
 {
-	for (unsigned i = 0; i < n; i++)
-		if (strcmp(table[i]->name, name) == 0)
-			return table[i];
-	return NULL;
+	for (unsigned i = 0; i < nregistered; i++)
+		if (strcmp(registered[i].name, name) == 0)
+			return (int)i;
+	return -1;
 }
 
-const struct hpshm_provider *hpshm__provider_find(const char *name)
+static int registry_builtin_index(const char *name)
 {
-	const struct hpshm_provider *p;
+	for (unsigned i = 0; i < NBUILTIN; i++)
+		if (strcmp(builtin[i]->name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+int hpshm__provider_find(const char *name, struct hpshm_instance *out)
+{
+	int i;
 
 	registry_lock_take();
-	p = registry_find(registered, nregistered, name);
+	i = registry_index(name);
+	if (i >= 0)
+		*out = registered[i];
 	registry_lock_give();
-	return p ? p : registry_find(builtin, NBUILTIN, name);
+	if (i >= 0)
+		return 0;
+	i = registry_builtin_index(name);
+	if (i < 0)
+		return HPSHM_ENOPROVIDER;
+	registry_builtin(i, out);
+	return 0;
 }
 
 const char *hpshm_provider_name(unsigned index, unsigned *caps)
 {
-	struct hpshm__provider_list all;
+	/* Names of built-ins are static; a registered one's name lives in its table slot, which
+	 * stays put until it is unregistered (the caller's contract, as for the provider). */
+	if (caps)
+		*caps = 0;
+	registry_lock_take();
+	if (index < nregistered) {
+		const char *name = registered[index].name;
 
-	hpshm__providers(&all);
-	if (index >= all.n)
+		if (caps)
+			*caps = registered[index].ops->caps;
+		registry_lock_give();
+		return name;
+	}
+	index -= nregistered;
+	registry_lock_give();
+	if (index >= NBUILTIN)
 		return NULL;
 	if (caps)
-		*caps = all.p[index]->caps;
-	return all.p[index]->name;
+		*caps = builtin[index]->caps;
+	return builtin[index]->name;
 }
 
-int hpshm_provider_register(const struct hpshm_provider *p, hpshm_error *err)
+int hpshm_provider_register(const struct hpshm_provider *p, const char *name, void *user, hpshm_error *err)
 {
 	size_t len;
 	int rc = 0;
 
-	if (!p || p->abi_version < 1 || !p->name || !p->probe || !p->create || !p->destroy)
+	if (!p)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_provider_register: provider is NULL");
+	if (p->abi_version != HPSHM_PROVIDER_ABI)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL,
-				       "set abi_version = HPSHM_PROVIDER_ABI and every member of the provider",
-				       "provider to register is incomplete (NULL name, probe, create or destroy, or "
-				       "abi_version 0)");
-	len = strlen(p->name);
-	if (len == 0 || len >= HPSHM_NAME_MAX || strcmp(p->name, "auto") == 0 || strchr(p->name, ','))
-		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "use a short name without commas",
-				       "provider name \"%s\" is not usable", p->name);
+				       "rebuild the provider against this hpshm/provider.h (the history of the interface "
+				       "is at its top)",
+				       "provider %s was built for provider ABI %u; this library speaks ABI %d",
+				       p->name ? p->name : "(unnamed)", p->abi_version, HPSHM_PROVIDER_ABI);
+	if (!p->name || !p->probe || !p->create || !p->destroy ||
+	    ((p->caps & HPSHM_CAP_REATTACH) && (!p->identify || !p->attach || !p->detach)) ||
+	    (!p->scan != !p->remove))
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL,
+				       "fill name, probe, create and destroy; identify, attach and detach with "
+				       "HPSHM_CAP_REATTACH; scan and remove together",
+				       "provider to register is incomplete");
+	if (!name)
+		name = p->name;
+	len = strlen(name);
+	if (len == 0 || len >= HPSHM_NAME_MAX || strcmp(name, "auto") == 0 || name[0] == '-' ||
+	    strpbrk(name, ",: \t\n"))
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL,
+				       "use a short name without commas, colons or spaces, not starting with '-'",
+				       "provider name \"%s\" is not usable", name);
 	registry_lock_take();
-	if (registry_find(registered, nregistered, p->name) || registry_find(builtin, NBUILTIN, p->name))
+	if (registry_index(name) >= 0 || registry_builtin_index(name) >= 0) {
 		rc = hpshm_error_set(err, HPSHM_EEXIST, 0, NULL, "choose another name",
-				     "a provider named \"%s\" is already registered", p->name);
-	else if (nregistered == sizeof(registered) / sizeof(registered[0]))
+				     "a provider named \"%s\" is already registered", name);
+	} else if (nregistered == sizeof(registered) / sizeof(registered[0])) {
 		rc = hpshm_error_set(err, HPSHM_EFULL, 0, NULL, "unregister a provider first",
 				     "the provider table is full");
-	else
-		registered[nregistered++] = p;
+	} else {
+		registered[nregistered].ops = p;
+		memcpy(registered[nregistered].name, name, len + 1);
+		registered[nregistered].user = user;
+		nregistered++;
+	}
 	registry_lock_give();
 	return rc;
 }
 
-int hpshm_provider_unregister(const struct hpshm_provider *p)
+int hpshm_provider_unregister(const char *name)
 {
-	int rc = HPSHM_ENOPROVIDER;
+	int rc = HPSHM_ENOPROVIDER, i;
 
+	if (!name)
+		return HPSHM_EINVAL;
 	registry_lock_take();
-	for (unsigned i = 0; i < nregistered; i++) {
-		if (registered[i] != p)
-			continue;
-		memmove(&registered[i], &registered[i + 1], (nregistered - i - 1) * sizeof(registered[0]));
+	i = registry_index(name);
+	if (i >= 0) {
+		memmove(&registered[i], &registered[i + 1], (nregistered - (unsigned)i - 1) * sizeof(registered[0]));
 		nregistered--;
 		rc = 0;
-		break;
 	}
 	registry_lock_give();
 	return rc;

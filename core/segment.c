@@ -22,13 +22,6 @@
 
 #include "core/internal.h"
 #include "port.h"
-/*
- * The one exception to "the core never sees an OS": until provider ABI 3 lets probe() report
- * the page sizes, pools and the operator's fix, this file reads the Linux pools (huge_page_size
- * =largest, the pool hint) and the hugetlb cgroup's fault risk (populate=auto) from the Linux
- * port.  No other core file may include linux.h (scripts/check-layers.sh).
- */
-#include "linux/linux.h"
 
 /* A candidate's outcome, while walking. */
 struct segment_walk {
@@ -39,6 +32,12 @@ struct segment_walk {
 	int                        last_code;            /* the last candidate's error */
 	int                        bad_address;          /* base_address lies outside the user range */
 };
+
+/* The descriptor behind a mapping, for the port's populate and verify, or -1. */
+static int segment_fd(const struct hpshm_mapping *m)
+{
+	return (m->flags & HPSHM_MAP_DESCRIPTOR) ? (int)m->handle : -1;
+}
 
 int hpshm_huge_page_sizes(size_t *sizes, int max)
 {
@@ -53,55 +52,6 @@ int hpshm_huge_page_sizes(size_t *sizes, int max)
 size_t hpshm_base_page_size(void)
 {
 	return hpshm__base_page_size();
-}
-
-static void segment_list_sizes(char *buf, size_t len)
-{
-	size_t sizes[HPSHM__MAX_PAGE_SIZES];
-	int n = hpshm_huge_page_sizes(sizes, HPSHM__MAX_PAGE_SIZES);
-
-	hpshm__size_list(sizes, n < HPSHM__MAX_PAGE_SIZES ? n : HPSHM__MAX_PAGE_SIZES, buf, len);
-}
-
-/*
- * The huge page size this configuration asks for, checked against what the kernel offers.
- * 0 with why filled when there is none to use.  "largest" takes the largest size whose pool
- * can hold the segment now, else the largest offered: a 1 GiB pool is rarely filled at run
- * time, and an operator who wrote "largest" wants the best that works.
- */
-static size_t segment_huge_page_size(const struct hpshm_config *cfg, size_t size, char *why, size_t len)
-{
-	struct hpshm__pool pools[HPSHM__MAX_PAGE_SIZES];
-	int n = hpshm__pools(pools, HPSHM__MAX_PAGE_SIZES);
-	char s[32], offered[128];
-
-	if (n <= 0) {
-		snprintf(why, len, "the kernel offers no huge pages");
-		return 0;
-	}
-	if (n > HPSHM__MAX_PAGE_SIZES)
-		n = HPSHM__MAX_PAGE_SIZES;
-	if (cfg->huge_page_size == 0) {
-		size_t d = hpshm__default_huge_page_size();
-
-		return d ? d : pools[0].page_size;
-	}
-	if (cfg->huge_page_size == HPSHM__LARGEST) {
-		for (int i = n - 1; i >= 0; i--) {
-			size_t pages = size / pools[i].page_size + (size % pools[i].page_size != 0);
-
-			if (hpshm__pool_available(&pools[i]) >= pages)
-				return pools[i].page_size;
-		}
-		return pools[n - 1].page_size;
-	}
-	for (int i = 0; i < n; i++)
-		if (pools[i].page_size == cfg->huge_page_size)
-			return cfg->huge_page_size;
-	segment_list_sizes(offered, sizeof(offered));
-	snprintf(why, len, "huge_page_size=%s: the kernel offers no such huge pages (offered: %s)",
-		 hpshm_size_format(cfg->huge_page_size, s, sizeof(s)), offered);
-	return 0;
 }
 
 int hpshm__segment_sizes(const struct hpshm_config *cfg, size_t size, size_t page_size, size_t *mapped,
@@ -138,16 +88,37 @@ int hpshm_segment_footprint(size_t size, size_t page_size, const hpshm_config *c
 	return hpshm__segment_sizes(cfg, size, page_size, mapped, usable);
 }
 
-static void segment_request(struct hpshm_request *rq, const struct hpshm_config *cfg)
+/*
+ * The request as probe() sees it: the size asked for (with the header region a named or
+ * re-attachable segment keeps at its tail) and, for a huge page provider, the page size the
+ * configuration wishes for; a provider without huge pages picks its own.
+ */
+static void segment_request(struct hpshm_request *rq, const struct hpshm_config *cfg,
+			    const struct hpshm_instance *p, size_t size)
 {
 	memset(rq, 0, sizeof(*rq));
+	rq->size = size;
+	if (hpshm__wants_header(cfg))
+		rq->size = size > SIZE_MAX - HPSHM_HEADER_REGION ? SIZE_MAX : size + HPSHM_HEADER_REGION;
+	rq->page_size = HPSHM_PAGE_DEFAULT;
+	if (p->ops->caps & HPSHM_CAP_HUGE)
+		rq->page_size = cfg->huge_page_size == HPSHM__LARGEST ? HPSHM_PAGE_LARGEST : cfg->huge_page_size;
 	rq->name = cfg->name[0] ? cfg->name : NULL;
 	rq->mode = cfg->mode;
 	rq->address = (void *)cfg->base_address;
-	rq->hugetlbfs_path = cfg->hugetlbfs_path[0] ? cfg->hugetlbfs_path : NULL;
+	rq->flags = cfg->reattach == HPSHM__REATTACH_EXEC ? HPSHM_REQ_REATTACH : 0;
+	rq->config = cfg;
 }
 
-static void segment_attempt(struct segment_walk *w, const struct hpshm_provider *p, size_t page_size, int result,
+/* Does probe's answer keep the contract (a page size that is a power of two)?  NULL, or why not. */
+static const char *segment_probe_broken(const struct hpshm_probe *pr)
+{
+	if (pr->page_size == 0 || (pr->page_size & (pr->page_size - 1)))
+		return "probe() chose no page size, or one that is not a power of two (a provider bug)";
+	return NULL;
+}
+
+static void segment_attempt(struct segment_walk *w, const struct hpshm_instance *p, size_t page_size, int result,
 			    int sys_errno, const char *call, const char *reason)
 {
 	hpshm_attempt *a;
@@ -175,22 +146,22 @@ static void segment_keep_hint(struct segment_walk *w, const char *hint)
 }
 
 /* Is provider p a candidate under this configuration?  NULL if yes, else why not. */
-static const char *segment_excluded(const struct hpshm_config *cfg, const struct hpshm_provider *p)
+static const char *segment_excluded(const struct hpshm_config *cfg, const struct hpshm_instance *p)
 {
 	for (unsigned i = 0; i < cfg->nexcluded; i++)
 		if (strcmp(cfg->excluded[i], p->name) == 0)
 			return "left out by provider=auto,-name";
-	if (cfg->huge_pages == HPSHM_HUGE_ON && !(p->caps & HPSHM_CAP_HUGE))
+	if (cfg->huge_pages == HPSHM_HUGE_ON && !(p->ops->caps & HPSHM_CAP_HUGE))
 		return "huge_pages=on admits only huge page providers";
-	if (cfg->huge_pages == HPSHM_HUGE_OFF && (p->caps & HPSHM_CAP_HUGE))
+	if (cfg->huge_pages == HPSHM_HUGE_OFF && (p->ops->caps & HPSHM_CAP_HUGE))
 		return "huge_pages=off admits only plain pages";
-	if (cfg->reattach == HPSHM__REATTACH_EXEC && !(p->caps & HPSHM_CAP_REATTACH))
+	if (cfg->reattach == HPSHM__REATTACH_EXEC && !(p->ops->caps & HPSHM_CAP_REATTACH))
 		return "reattach=exec: a child started by exec cannot re-attach this provider's segments";
 	return NULL;
 }
 
 /* Make sure the mapping is what the provider promised; fills the report's page facts. */
-static int segment_verify(struct segment_walk *w, const struct hpshm_provider *p, const struct hpshm_request *rq,
+static int segment_verify(struct segment_walk *w, const struct hpshm_instance *p, const struct hpshm_request *rq,
 			  const struct hpshm_mapping *m)
 {
 	struct hpshm__backing b;
@@ -198,11 +169,11 @@ static int segment_verify(struct segment_walk *w, const struct hpshm_provider *p
 	char want[32], got[32], why[HPSHM_TEXT_MAX];
 
 	memset(&b, 0, sizeof(b));
-	if (hpshm__verify_backing(m->addr, m->size, m->fd, &b) < 0 || b.page_size == 0) {
+	if (hpshm__verify_backing(m->addr, m->size, segment_fd(m), &b) < 0 || b.page_size == 0) {
 		/* Nothing to read the truth from (not Linux, or /proc hidden): say so. */
 		r->page_size = rq->page_size;
 		r->verified = 0;
-		r->huge = (p->caps & HPSHM_CAP_HUGE) != 0;
+		r->huge = (p->ops->caps & HPSHM_CAP_HUGE) != 0;
 		hpshm__strlcpy(r->verified_by, "unverified", sizeof(r->verified_by));
 		return 0;
 	}
@@ -210,7 +181,7 @@ static int segment_verify(struct segment_walk *w, const struct hpshm_provider *p
 	r->verified = 1;
 	r->huge = b.huge;
 	hpshm__strlcpy(r->verified_by, b.source, sizeof(r->verified_by));
-	if ((p->caps & HPSHM_CAP_HUGE) && (!b.huge || b.page_size != rq->page_size)) {
+	if ((p->ops->caps & HPSHM_CAP_HUGE) && (!b.huge || b.page_size != rq->page_size)) {
 		snprintf(why, sizeof(why), "asked for %s pages, the kernel (%s) reports %s%s pages",
 			 hpshm_size_format(rq->page_size, want, sizeof(want)), b.source,
 			 hpshm_size_format(b.page_size, got, sizeof(got)), b.huge ? " huge" : "");
@@ -220,16 +191,17 @@ static int segment_verify(struct segment_walk *w, const struct hpshm_provider *p
 	return 0;
 }
 
-static int segment_want_populate(const struct hpshm_config *cfg, const struct hpshm_provider *p,
-				 const struct hpshm_request *rq)
+static int segment_want_populate(const struct hpshm_config *cfg, const struct hpshm_instance *p,
+				 const struct hpshm_probe *pr)
 {
 	if (cfg->populate == HPSHM__POPULATE_ON)
 		return 1;
-	if (cfg->populate == HPSHM__POPULATE_OFF || !(p->caps & HPSHM_CAP_HUGE))
+	if (cfg->populate == HPSHM__POPULATE_OFF || !(p->ops->caps & HPSHM_CAP_HUGE))
 		return 0;
-	/* A fault-time cgroup limit without a reservation limit turns a late fault into SIGBUS:
-	 * take every page now, when a failure is still an error code. */
-	return hpshm__hugetlb_fault_risk(rq->size, rq->page_size);
+	/* The provider knows when a late fault could be refused (a hugetlb cgroup's fault-time
+	 * limit without a reservation limit): then take every page now, while a failure is
+	 * still an error code. */
+	return (pr->advice & HPSHM_ADVISE_POPULATE) != 0;
 }
 
 /*
@@ -271,8 +243,8 @@ static int segment_address_outside(const struct hpshm_request *rq, int sys_errno
 }
 
 /* Try one candidate.  0 with *seg made, or a negative code (recorded) to move on. */
-static int segment_try(struct segment_walk *w, const struct hpshm_provider *p, size_t size, size_t huge_ps,
-		       const char *huge_why, struct hpshm_segment **seg)
+static int segment_try(struct segment_walk *w, const struct hpshm_instance *p, size_t size,
+		       struct hpshm_segment **seg)
 {
 	const struct hpshm_config *cfg = w->cfg;
 	struct hpshm_request rq;
@@ -281,37 +253,61 @@ static int segment_try(struct segment_walk *w, const struct hpshm_provider *p, s
 	struct hpshm_header *header;
 	hpshm_error perr;
 	const char *why;
-	char why_address[HPSHM_TEXT_MAX];
+	char why_text[HPSHM_TEXT_MAX], psz[32];
+	size_t wish;
 	uint64_t t0;
 	int rc;
 
-	segment_request(&rq, cfg);
 	why = segment_excluded(cfg, p);
 	if (why) {
 		segment_attempt(w, p, 0, HPSHM_EUNAVAILABLE, 0, "config", why);
 		return HPSHM_EUNAVAILABLE;
 	}
-	if (p->caps & HPSHM_CAP_HUGE) {
-		if (huge_ps == 0) {
-			if (cfg->huge_page_size && cfg->huge_page_size != HPSHM__LARGEST)
-				hpshm__strlcpy(w->key, "huge_page_size", sizeof(w->key));
-			segment_attempt(w, p, cfg->huge_page_size == HPSHM__LARGEST ? 0 : cfg->huge_page_size,
-					HPSHM_EUNAVAILABLE, 0, "config", huge_why);
+	segment_request(&rq, cfg, p, size);
+	wish = rq.page_size;
+
+	/* The provider says which pages it would use, how many it has, and what an operator
+	 * can do when it cannot: the core reads no pool itself. */
+	memset(&pr, 0, sizeof(pr));
+	rc = p->ops->probe(p, &rq, &pr);
+	if (rc < 0) {
+		segment_keep_hint(w, pr.fix);
+		if (pr.page_size == 0 && wish != HPSHM_PAGE_DEFAULT && wish != HPSHM_PAGE_LARGEST) {
+			/* A size the mechanism does not offer is the configuration's fault. */
+			hpshm__strlcpy(w->key, "huge_page_size", sizeof(w->key));
+			segment_attempt(w, p, wish, HPSHM_EUNAVAILABLE, pr.sys_errno, "config",
+					pr.reason[0] ? pr.reason : "no such page size here");
 			return HPSHM_EUNAVAILABLE;
 		}
-		rq.page_size = huge_ps;
-	} else {
-		rq.page_size = hpshm__base_page_size();
+		segment_attempt(w, p, pr.page_size, rc, pr.sys_errno, "probe", pr.reason[0] ? pr.reason : "unavailable");
+		return rc;
 	}
+	why = segment_probe_broken(&pr);
+	if (why) {
+		segment_attempt(w, p, pr.page_size, HPSHM_EINVAL, 0, "probe", why);
+		return HPSHM_EINVAL;
+	}
+
+	/* The contract checks, once for every provider: sizes rounded to whole pages, the
+	 * address aligned to them. */
+	rq.page_size = pr.page_size;
 	rc = hpshm__segment_sizes(cfg, size, rq.page_size, &rq.size, NULL);
 	if (rc < 0) {
 		segment_attempt(w, p, rq.page_size, HPSHM_EOVERFLOW, 0, "round", "size overflows when rounded to the page size");
 		return HPSHM_EOVERFLOW;
 	}
+	if (rq.address && (uintptr_t)rq.address % rq.page_size != 0) {
+		snprintf(why_text, sizeof(why_text), "base_address %p is not aligned to %s pages", rq.address,
+			 hpshm_size_format(rq.page_size, psz, sizeof(psz)));
+		hpshm__strlcpy(w->key, "base_address", sizeof(w->key));
+		segment_keep_hint(w, "give a base_address that is a multiple of the page size");
+		segment_attempt(w, p, rq.page_size, HPSHM_EINVAL, 0, "config", why_text);
+		return HPSHM_EINVAL;
+	}
 	if (cfg->reattach == HPSHM__REATTACH_EXEC && !rq.address) {
 		void *at;
-		/* 64 KiB at least: Windows' granularity, so the same addresses work everywhere. */
-		size_t align = rq.page_size > 65536 ? rq.page_size : 65536;
+		/* HPSHM__ADDRESS_GRANULE at least: Windows' granularity, so the same addresses work everywhere. */
+		size_t align = rq.page_size > HPSHM__ADDRESS_GRANULE ? rq.page_size : HPSHM__ADDRESS_GRANULE;
 
 		rc = hpshm__pick_address(rq.size, align, &at);
 		if (rc < 0) {
@@ -321,34 +317,17 @@ static int segment_try(struct segment_walk *w, const struct hpshm_provider *p, s
 		rq.address = at;
 	}
 
-	memset(&pr, 0, sizeof(pr));
-	rc = p->probe(&rq, &pr);
-	if (rc < 0) {
-		if (p->caps & HPSHM_CAP_HUGE) {
-			char hint[HPSHM_TEXT_MAX];
-			struct hpshm__pool pool;
-
-			/* Pool too small is the usual cause; name the sysctl and the page count. */
-			if (hpshm__pool_get(rq.page_size, &pool) == 0 &&
-			    hpshm__pool_available(&pool) < rq.size / rq.page_size)
-				segment_keep_hint(w, hpshm__hugetlb_hint(rq.size, rq.page_size, hint, sizeof(hint)));
-		}
-		segment_attempt(w, p, rq.page_size, rc, pr.sys_errno, "probe", pr.reason[0] ? pr.reason : "unavailable");
-		return rc;
-	}
-
 	memset(&m, 0, sizeof(m));
-	m.fd = -1;
-	m.id = -1;
+	m.handle = HPSHM_NO_HANDLE;
 	memset(&perr, 0, sizeof(perr));
-	rc = p->create(&m, &rq, &perr);
-	if (rc < 0 && segment_address_outside(&rq, perr.sys_errno, why_address, sizeof(why_address))) {
+	rc = p->ops->create(p, &m, &rq, &perr);
+	if (rc < 0 && segment_address_outside(&rq, perr.sys_errno, why_text, sizeof(why_text))) {
 		/* Every provider will fail the same way: this hint replaces any earlier one. */
 		w->bad_address = 1;
 		hpshm__strlcpy(w->key, "base_address", sizeof(w->key));
 		hpshm__strlcpy(w->hint, "choose a lower base_address, or auto", sizeof(w->hint));
 		segment_attempt(w, p, rq.page_size, HPSHM_EVALUE, perr.sys_errno, perr.call[0] ? perr.call : "create",
-				why_address);
+				why_text);
 		return HPSHM_EVALUE;
 	}
 	if (rc < 0) {
@@ -364,19 +343,19 @@ static int segment_try(struct segment_walk *w, const struct hpshm_provider *p, s
 
 	rc = segment_verify(w, p, &rq, &m);
 	if (rc < 0) {
-		(void)p->destroy(&m);
+		(void)p->ops->destroy(p, &m);
 		return rc;
 	}
 
 	w->r->populate = HPSHM_POPULATE_NONE;
 	w->r->populate_ns = 0;
-	if (segment_want_populate(cfg, p, &rq)) {
+	if (segment_want_populate(cfg, p, &pr)) {
 		t0 = hpshm__now_ns();
 		memset(&perr, 0, sizeof(perr));
-		rc = hpshm__populate(m.addr, m.size, rq.page_size, m.fd, &w->r->populate, &perr);
+		rc = hpshm__populate(m.addr, m.size, rq.page_size, segment_fd(&m), &w->r->populate, &perr);
 		w->r->populate_ns = hpshm__now_ns() - t0;
 		if (rc < 0) {
-			(void)p->destroy(&m);
+			(void)p->ops->destroy(p, &m);
 			segment_keep_hint(w, perr.hint);
 			segment_attempt(w, p, rq.page_size, HPSHM_EPOPULATE, perr.sys_errno,
 					perr.call[0] ? perr.call : "populate", perr.message);
@@ -386,11 +365,11 @@ static int segment_try(struct segment_walk *w, const struct hpshm_provider *p, s
 
 	*seg = calloc(1, sizeof(**seg));
 	if (!*seg) {
-		(void)p->destroy(&m);
+		(void)p->ops->destroy(p, &m);
 		segment_attempt(w, p, rq.page_size, HPSHM_ENOMEM, 0, "malloc", "out of memory for the segment handle");
 		return HPSHM_ENOMEM;
 	}
-	(*seg)->provider = p;
+	(*seg)->inst = *p;
 	(*seg)->map = m;
 	(*seg)->owner = 1;
 	(*seg)->header = header;
@@ -459,12 +438,11 @@ int hpshm_segment_create_ex(hpshm_segment **out, size_t size, const hpshm_config
 {
 	struct hpshm_config defaults;
 	const struct hpshm_config *cfg = cfg_in;
-	const struct hpshm_provider *p;
+	struct hpshm_instance chosen[HPSHM__MAX_PROVIDERS];
 	struct segment_walk w;
 	struct hpshm_segment *seg = NULL;
 	hpshm_report r;
-	size_t huge_ps, rounded;
-	char huge_why[HPSHM_TEXT_MAX] = "";
+	size_t rounded;
 	uint64_t t0 = hpshm__now_ns();
 	int rc = HPSHM_EUNAVAILABLE;
 
@@ -492,7 +470,6 @@ int hpshm_segment_create_ex(hpshm_segment **out, size_t size, const hpshm_config
 	memset(&w, 0, sizeof(w));
 	w.cfg = cfg;
 	w.r = &r;
-	huge_ps = segment_huge_page_size(cfg, size, huge_why, sizeof(huge_why));
 
 	if (cfg->nproviders == 0) {
 		struct hpshm__provider_list all;
@@ -500,14 +477,15 @@ int hpshm_segment_create_ex(hpshm_segment **out, size_t size, const hpshm_config
 		/* Providers the policy excludes are recorded too: the report lists every one. */
 		hpshm__providers(&all);
 		for (unsigned i = 0; i < all.n; i++) {
-			rc = segment_try(&w, all.p[i], size, huge_ps, huge_why, &seg);
+			rc = segment_try(&w, &all.p[i], size, &seg);
 			if (rc == 0)
 				break;
 		}
 	} else {
 		for (unsigned i = 0; i < cfg->nproviders; i++) {
-			p = hpshm__provider_find(cfg->providers[i]);
-			if (!p) {
+			const struct hpshm_instance *p = &chosen[i];
+
+			if (hpshm__provider_find(cfg->providers[i], &chosen[i]) < 0) {
 				hpshm_error_set(err, HPSHM_ENOPROVIDER, 0, NULL, "run `hpshm providers` for the list",
 						"provider \"%s\" is not registered", cfg->providers[i]);
 				if (err)
@@ -515,18 +493,18 @@ int hpshm_segment_create_ex(hpshm_segment **out, size_t size, const hpshm_config
 				return HPSHM_ENOPROVIDER;
 			}
 			/* Naming a provider the policy excludes is a contradiction in the config. */
-			if (cfg->huge_pages == HPSHM_HUGE_OFF && (p->caps & HPSHM_CAP_HUGE))
+			if (cfg->huge_pages == HPSHM_HUGE_OFF && (p->ops->caps & HPSHM_CAP_HUGE))
 				return segment_config_error(err, "huge_pages",
 							    p->name, "uses huge pages but huge_pages=off");
-			if (cfg->huge_pages == HPSHM_HUGE_ON && !(p->caps & HPSHM_CAP_HUGE))
+			if (cfg->huge_pages == HPSHM_HUGE_ON && !(p->ops->caps & HPSHM_CAP_HUGE))
 				return segment_config_error(err, "huge_pages",
 							    p->name, "cannot give huge pages but huge_pages=on");
-			if (cfg->reattach == HPSHM__REATTACH_EXEC && !(p->caps & HPSHM_CAP_REATTACH))
+			if (cfg->reattach == HPSHM__REATTACH_EXEC && !(p->ops->caps & HPSHM_CAP_REATTACH))
 				return segment_config_error(err, "reattach",
 							    p->name, "cannot be re-attached after exec but reattach=exec");
 		}
 		for (unsigned i = 0; i < cfg->nproviders; i++) {
-			rc = segment_try(&w, hpshm__provider_find(cfg->providers[i]), size, huge_ps, huge_why, &seg);
+			rc = segment_try(&w, &chosen[i], size, &seg);
 			if (rc == 0)
 				break;
 		}
@@ -571,11 +549,11 @@ int hpshm_segment_destroy(hpshm_segment *seg)
 	if (!seg)
 		return 0;
 	if (seg->owner)
-		rc = seg->provider->destroy(&seg->map);
+		rc = seg->inst.ops->destroy(&seg->inst, &seg->map);
 	else
-		rc = seg->provider->detach(&seg->map);
+		rc = seg->inst.ops->detach(&seg->inst, &seg->map);
 	hpshm__log(&seg->cfg, HPSHM_LOG_INFO, "%s %s segment at %p (%zu bytes)%s", seg->owner ? "destroyed" : "detached",
-		   seg->provider->name, addr, size, rc < 0 ? ": the OS refused to release it" : "");
+		   seg->inst.name, addr, size, rc < 0 ? ": the OS refused to release it" : "");
 	free(seg);
 	return rc;
 }
@@ -631,44 +609,34 @@ int hpshm_provider_probe(const char *name, size_t size, const hpshm_config *cfg_
 {
 	struct hpshm_config defaults;
 	const struct hpshm_config *cfg = cfg_in;
-	const struct hpshm_provider *p;
+	struct hpshm_instance p;
 	struct hpshm_request rq;
 	struct hpshm_probe pr;
-	char why[HPSHM_TEXT_MAX] = "";
 	int rc;
 
 	if (reason && len)
 		reason[0] = '\0';
+	if (page_size)
+		*page_size = 0;
 	if (!name)
 		return HPSHM_EINVAL;
-	p = hpshm__provider_find(name);
-	if (!p)
+	if (hpshm__provider_find(name, &p) < 0)
 		return HPSHM_ENOPROVIDER;
 	if (!cfg) {
 		hpshm__config_init(&defaults);
 		cfg = &defaults;
 	}
-	segment_request(&rq, cfg);
-	if (p->caps & HPSHM_CAP_HUGE) {
-		rq.page_size = segment_huge_page_size(cfg, size ? size : 1, why, sizeof(why));
-		if (rq.page_size == 0) {
-			if (reason)
-				hpshm__strlcpy(reason, why, len);
-			return HPSHM_EUNAVAILABLE;
-		}
-	} else {
-		rq.page_size = hpshm__base_page_size();
-	}
-	if (hpshm__round_up(size ? size : 1, rq.page_size, &rq.size) < 0) {
-		if (reason)
-			hpshm__strlcpy(reason, "size overflows when rounded to the page size", len);
-		return HPSHM_EOVERFLOW;
-	}
-	if (page_size)
-		*page_size = rq.page_size;
+	segment_request(&rq, cfg, &p, size ? size : 1);
 	memset(&pr, 0, sizeof(pr));
-	rc = p->probe(&rq, &pr);
+	rc = p.ops->probe(&p, &rq, &pr);
+	if (page_size)
+		*page_size = pr.page_size;
 	if (rc < 0 && reason)
 		hpshm__strlcpy(reason, pr.reason[0] ? pr.reason : "unavailable", len);
+	if (rc == 0 && segment_probe_broken(&pr)) {
+		if (reason)
+			hpshm__strlcpy(reason, segment_probe_broken(&pr), len);
+		return HPSHM_EINVAL;
+	}
 	return rc;
 }

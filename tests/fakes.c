@@ -230,21 +230,42 @@ void hpt_fakeroot_smaps_real(void)
 
 static struct hpt_fake fakes[HPT_FAKES];
 
-static int fake_probe(struct hpt_fake *f, const struct hpshm_request *rq, struct hpshm_probe *out)
+/*
+ * One implementation serves every fake: each is registered with its struct hpt_fake as the
+ * user pointer, which is what provider ABI 3 gives every member as self->user.
+ */
+static int fake_probe(const struct hpshm_instance *self, const struct hpshm_request *rq, struct hpshm_probe *out)
 {
+	struct hpt_fake *f = self->user;
+
 	f->probes++;
 	f->last_size = rq->size;
 	f->last_page_size = rq->page_size;
+	/* A huge fake offers the fake tree's one size, 2 MiB; the others base pages. */
+	out->nsizes = 1;
+	out->sizes[0] = (f->provider.caps & HPSHM_CAP_HUGE) ? 2 * HPT_MIB : hpshm_base_page_size();
+	out->page_size = out->sizes[0];
+	if ((f->provider.caps & HPSHM_CAP_HUGE) && rq->page_size != HPSHM_PAGE_DEFAULT &&
+	    rq->page_size != HPSHM_PAGE_LARGEST && rq->page_size != 2 * HPT_MIB)
+		out->page_size = 0;
+	out->available = HPSHM_PAGES_UNKNOWN;
+	/* A huge fake advises populate where a hugetlb provider would: a cgroup that limits
+	 * faults but not reservations (the same port check backends/hugetlb_common.c uses). */
+	if ((f->provider.caps & HPSHM_CAP_HUGE) && out->page_size &&
+	    hpshm__hugetlb_fault_risk(rq->size, out->page_size) > 0)
+		out->advice |= HPSHM_ADVISE_POPULATE;
 	if (f->probe_result) {
 		out->sys_errno = 0;
 		snprintf(out->reason, sizeof out->reason, "%s", f->probe_reason);
+		snprintf(out->fix, sizeof out->fix, "%s", f->probe_fix);
 	}
 	return f->probe_result;
 }
 
-static int fake_create(struct hpt_fake *f, struct hpshm_mapping *m, const struct hpshm_request *rq,
+static int fake_create(const struct hpshm_instance *self, struct hpshm_mapping *m, const struct hpshm_request *rq,
 		       hpshm_error *err)
 {
+	struct hpt_fake *f = self->user;
 	size_t align = rq->page_size ? rq->page_size : 4096;
 	uint8_t *raw, *base;
 	size_t rawlen;
@@ -256,7 +277,7 @@ static int fake_create(struct hpt_fake *f, struct hpshm_mapping *m, const struct
 		return hpshm_error_set(err, f->create_result, f->create_errno,
 				       f->create_call[0] ? f->create_call : NULL,
 				       f->create_hint[0] ? f->create_hint : NULL, "%s: injected create failure",
-				       f->name);
+				       self->name);
 
 	/* map aligned to the page size, as a hugetlb mapping would be */
 	rawlen = rq->size + align;
@@ -271,8 +292,8 @@ static int fake_create(struct hpt_fake *f, struct hpshm_mapping *m, const struct
 
 	m->addr = base;
 	m->size = rq->size;
-	m->fd = -1;
-	m->id = -1;
+	m->handle = HPSHM_NO_HANDLE;
+	m->flags = 0;
 	m->path[0] = '\0';
 	m->priv = f;
 	f->addr = base;
@@ -282,8 +303,10 @@ static int fake_create(struct hpt_fake *f, struct hpshm_mapping *m, const struct
 	return 0;
 }
 
-static int fake_destroy(struct hpt_fake *f, struct hpshm_mapping *m)
+static int fake_destroy(const struct hpshm_instance *self, struct hpshm_mapping *m)
 {
+	struct hpt_fake *f = self->user;
+
 	f->destroys++;
 	munmap(m->addr, m->size);
 	if (f->smaps_huge)
@@ -293,33 +316,8 @@ static int fake_destroy(struct hpt_fake *f, struct hpshm_mapping *m)
 	return 0;
 }
 
-#define HPT_FAKE_FNS(i)                                                                             \
-	static int fake_probe_##i(const struct hpshm_request *rq, struct hpshm_probe *out)            \
-	{                                                                                              \
-		return fake_probe(&fakes[i], rq, out);                                                 \
-	}                                                                                              \
-	static int fake_create_##i(struct hpshm_mapping *m, const struct hpshm_request *rq, hpshm_error *err) \
-	{                                                                                              \
-		return fake_create(&fakes[i], m, rq, err);                                             \
-	}                                                                                              \
-	static int fake_destroy_##i(struct hpshm_mapping *m)                                          \
-	{                                                                                              \
-		return fake_destroy(&fakes[i], m);                                                     \
-	}
-HPT_FAKE_FNS(0)
-HPT_FAKE_FNS(1)
-HPT_FAKE_FNS(2)
-HPT_FAKE_FNS(3)
-
 struct hpt_fake *hpt_fake_init(int i, const char *name, unsigned caps)
 {
-	static int (*const probes[HPT_FAKES])(const struct hpshm_request *, struct hpshm_probe *) = {
-		fake_probe_0, fake_probe_1, fake_probe_2, fake_probe_3};
-	static int (*const creates[HPT_FAKES])(struct hpshm_mapping *, const struct hpshm_request *,
-					       hpshm_error *) = {fake_create_0, fake_create_1, fake_create_2,
-								 fake_create_3};
-	static int (*const destroys[HPT_FAKES])(struct hpshm_mapping *) = {fake_destroy_0, fake_destroy_1,
-									  fake_destroy_2, fake_destroy_3};
 	struct hpt_fake *f = &fakes[i];
 
 	memset(f, 0, sizeof *f);
@@ -328,8 +326,18 @@ struct hpt_fake *hpt_fake_init(int i, const char *name, unsigned caps)
 	f->provider.name = f->name;
 	f->provider.summary = "test double";
 	f->provider.caps = caps;
-	f->provider.probe = probes[i];
-	f->provider.create = creates[i];
-	f->provider.destroy = destroys[i];
+	f->provider.probe = fake_probe;
+	f->provider.create = fake_create;
+	f->provider.destroy = fake_destroy;
 	return f;
+}
+
+int hpt_fake_register(struct hpt_fake *f, hpshm_error *err)
+{
+	return hpshm_provider_register(&f->provider, f->name, f, err);
+}
+
+int hpt_fake_unregister(struct hpt_fake *f)
+{
+	return hpshm_provider_unregister(f->name);
 }

@@ -39,7 +39,8 @@ void hpt_fakeroot_smaps_huge(const void *addr, size_t len, size_t page_size);
 /* Put the tree's /proc/self/smaps link back to the real file. */
 void hpt_fakeroot_smaps_real(void);
 
-/* A fake provider with counters.  Up to HPT_FAKES of them exist, each with its own functions. */
+/* A fake provider with counters.  Up to HPT_FAKES of them exist; all share one implementation and
+ * are registered with themselves as the user pointer (hpt_fake_register). */
 #define HPT_FAKES 4
 struct hpt_fake {
 	struct hpshm_provider provider;   /* what is registered; name points at name[] */
@@ -47,6 +48,7 @@ struct hpt_fake {
 
 	int    probe_result;              /* what probe() returns */
 	char   probe_reason[HPSHM_TEXT_MAX];
+	char   probe_fix[HPSHM_TEXT_MAX];   /* the operator's fix probe() gives with a failure */
 	int    create_result;             /* what create() returns (0: map for real) */
 	int    create_errno;              /* errno create() reports on failure */
 	char   create_call[HPSHM_NAME_MAX];
@@ -62,5 +64,8 @@ struct hpt_fake {
 
 /* Fake number i (0 .. HPT_FAKES-1), reset, named and with caps; create() maps for real. */
 struct hpt_fake *hpt_fake_init(int i, const char *name, unsigned caps);
+/* Register f under its name with itself as the user pointer; unregister it by name. */
+int hpt_fake_register(struct hpt_fake *f, hpshm_error *err);
+int hpt_fake_unregister(struct hpt_fake *f);
 
 #endif /* HPSHM_TESTS_FAKES_H */

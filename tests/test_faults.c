@@ -16,6 +16,7 @@
 
 #include "harness.h"
 
+#include "backends/hugetlb_common.h"
 #include "fakes.h"
 #include "fixture.h"
 #include "hpshm.h"
@@ -291,7 +292,7 @@ static void faults_fini(void)
 	hpshm__sys_reset();
 	hpshm__linux_sys_reset();
 	if (fake_huge)
-		(void)hpshm_provider_unregister(&fake_huge->provider);
+		(void)hpt_fake_unregister(fake_huge);
 	hpshm_config_free(cfg);
 	hpt_fakeroot_destroy();
 	hpt_fixture_fini();
@@ -602,7 +603,7 @@ static struct hpt_fake *register_fake_huge(void)
 
 	fake_huge = hpt_fake_init(0, "fake_huge", HPSHM_CAP_HUGE);
 	fake_huge->smaps_huge = 1;
-	rc = hpshm_provider_register(&fake_huge->provider, &err);
+	rc = hpt_fake_register(fake_huge, &err);
 	cr_assert_eq(rc, 0, "%s", err.message);
 	return fake_huge;
 }
@@ -707,6 +708,28 @@ Test(faults, populate_auto_populates_huge_pages_under_a_fault_time_cgroup_limit)
 	cr_assert_eq(inj.populate_madvise_calls, 1u, "a fault-time cgroup limit must make auto populate");
 	cr_assert_neq(r.populate, (unsigned)HPSHM_POPULATE_NONE);
 	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+}
+
+/* The advice comes from the hugetlb providers' shared probe, which reads the cgroup. */
+Test(faults, hugetlb_probe_advises_populate_under_a_fault_time_cgroup_limit)
+{
+	struct hpshm_request rq, at;
+	struct hpshm_probe pr;
+
+	hpt_fakeroot_set_pool(64, 64);
+	memset(&rq, 0, sizeof rq);
+	rq.size = 3 * MIB;
+	rq.page_size = HPSHM_PAGE_DEFAULT;
+	memset(&pr, 0, sizeof pr);
+	cr_assert_eq(hpshm__hugetlb_probe(&rq, &pr, &at), 0, "%s", pr.reason);
+	cr_assert_eq(pr.advice & HPSHM_ADVISE_POPULATE, 0u, "no cgroup limit, no advice");
+	cr_assert_eq(pr.page_size, 2 * MIB);
+	cr_assert_eq(at.size, 4 * MIB, "the backend checks whole pages");
+
+	fake_cgroup_fault_risk();
+	memset(&pr, 0, sizeof pr);
+	cr_assert_eq(hpshm__hugetlb_probe(&rq, &pr, &at), 0, "%s", pr.reason);
+	cr_assert_neq(pr.advice & HPSHM_ADVISE_POPULATE, 0u, "a fault-time limit without a reservation limit");
 }
 
 Test(faults, populate_auto_under_a_cgroup_limit_turns_efault_into_an_error)

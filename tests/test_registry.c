@@ -38,7 +38,7 @@ static void registry_fini(void)
 
 	for (i = 0; i < HPT_FAKES; i++)
 		if (registered[i])
-			(void)hpshm_provider_unregister(&registered[i]->provider);
+			(void)hpt_fake_unregister(registered[i]);
 	hpshm_config_free(cfg);
 	hpt_fakeroot_destroy();
 	hpt_fixture_fini();
@@ -54,7 +54,7 @@ static struct hpt_fake *fake(int i, const char *name, unsigned caps)
 	int rc;
 
 	memset(&err, 0, sizeof err);
-	rc = hpshm_provider_register(&f->provider, &err);
+	rc = hpt_fake_register(f, &err);
 	cr_assert_eq(rc, 0, "register %s: %s: %s", name, hpshm_errname(rc), err.message);
 	registered[i] = f;
 	return f;
@@ -132,10 +132,10 @@ Test(registry, unregister_removes_it)
 	struct hpt_fake *f = fake(0, "fake_gone", 0);
 	hpshm_error err;
 
-	cr_assert_eq(hpshm_provider_unregister(&f->provider), 0);
+	cr_assert_eq(hpt_fake_unregister(f), 0);
 	registered[0] = NULL;
 	cr_assert_eq(walk_index("fake_gone"), -1);
-	cr_assert_eq(hpshm_provider_unregister(&f->provider), HPSHM_ENOPROVIDER);
+	cr_assert_eq(hpt_fake_unregister(f), HPSHM_ENOPROVIDER);
 	memset(&err, 0, sizeof err);
 	cr_assert_eq(hpshm_config_set(cfg, "provider", "fake_gone", &err), HPSHM_ENOPROVIDER);
 	cr_assert_eq(hpshm_provider_probe("fake_gone", 4096, NULL, NULL, NULL, 0), HPSHM_ENOPROVIDER);
@@ -150,34 +150,42 @@ Test(registry, bad_registrations_are_refused)
 	p = f->provider;
 	p.abi_version = 0;
 	memset(&err, 0, sizeof err);
-	cr_assert_eq(hpshm_provider_register(&p, &err), HPSHM_EINVAL);
+	cr_assert_eq(hpshm_provider_register(&p, NULL, f, &err), HPSHM_EINVAL);
 	cr_assert_eq(err.code, HPSHM_EINVAL);
+
+	/* a provider built against the ABI 2 header is refused, and told to rebuild */
+	p = f->provider;
+	p.abi_version = 2;
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm_provider_register(&p, NULL, f, &err), HPSHM_EINVAL);
+	cr_assert(hpt_contains(err.message, "ABI 2"), "%s", err.message);
+	cr_assert(hpt_contains(err.hint, "rebuild"), "%s", err.hint);
 
 	p = f->provider;
 	p.create = NULL;
-	cr_assert_eq(hpshm_provider_register(&p, NULL), HPSHM_EINVAL);
+	cr_assert_eq(hpshm_provider_register(&p, NULL, f, NULL), HPSHM_EINVAL);
 
 	p = f->provider;
 	p.probe = NULL;
-	cr_assert_eq(hpshm_provider_register(&p, NULL), HPSHM_EINVAL);
+	cr_assert_eq(hpshm_provider_register(&p, NULL, f, NULL), HPSHM_EINVAL);
 
 	p = f->provider;
 	p.destroy = NULL;
-	cr_assert_eq(hpshm_provider_register(&p, NULL), HPSHM_EINVAL);
+	cr_assert_eq(hpshm_provider_register(&p, NULL, f, NULL), HPSHM_EINVAL);
 
 	p = f->provider;
 	p.name = NULL;
-	cr_assert_eq(hpshm_provider_register(&p, NULL), HPSHM_EINVAL);
+	cr_assert_eq(hpshm_provider_register(&p, NULL, f, NULL), HPSHM_EINVAL);
 
 	p = f->provider;
 	p.name = "auto";
-	cr_assert_eq(hpshm_provider_register(&p, NULL), HPSHM_EINVAL);
+	cr_assert_eq(hpshm_provider_register(&p, NULL, f, NULL), HPSHM_EINVAL);
 
 	p = f->provider;
 	p.name = "a,b";
-	cr_assert_eq(hpshm_provider_register(&p, NULL), HPSHM_EINVAL);
+	cr_assert_eq(hpshm_provider_register(&p, NULL, f, NULL), HPSHM_EINVAL);
 
-	cr_assert_eq(hpshm_provider_register(NULL, NULL), HPSHM_EINVAL);
+	cr_assert_eq(hpshm_provider_register(NULL, NULL, NULL, NULL), HPSHM_EINVAL);
 	cr_assert_eq(walk_index("fake_bad"), -1, "a refused provider is listed");
 }
 
@@ -188,13 +196,15 @@ Test(registry, duplicate_names_are_eexist)
 
 	fake(0, "fake_twin", 0);
 	twin = hpt_fake_init(1, "fake_twin", 0);
-	cr_assert_eq(hpshm_provider_register(&twin->provider, NULL), HPSHM_EEXIST);
+	cr_assert_eq(hpt_fake_register(twin, NULL), HPSHM_EEXIST);
 
 	p = twin->provider;
 	p.name = "plain";
-	cr_assert_eq(hpshm_provider_register(&p, NULL), HPSHM_EEXIST);
+	cr_assert_eq(hpshm_provider_register(&p, NULL, twin, NULL), HPSHM_EEXIST);
 	p.name = "mmap_hugetlb";
-	cr_assert_eq(hpshm_provider_register(&p, NULL), HPSHM_EEXIST);
+	cr_assert_eq(hpshm_provider_register(&p, NULL, twin, NULL), HPSHM_EEXIST);
+	/* the name given at registration is what counts */
+	cr_assert_eq(hpshm_provider_register(&twin->provider, "plain", twin, NULL), HPSHM_EEXIST);
 }
 
 /* ---- creating through a registered provider ---- */
@@ -563,12 +573,60 @@ Test(registry, probe_of_a_registered_provider_reports_its_reason)
 	cr_assert_eq(hpshm_provider_probe("fake_absent", 3 * MIB, NULL, &ps, reason, sizeof reason),
 		     HPSHM_EUNAVAILABLE);
 	cr_assert_str_eq(reason, "nothing here");
-	cr_assert_eq(ps, 2 * MIB);
-	cr_assert_eq(f->last_size, 4 * MIB);
+	cr_assert_eq(ps, 2 * MIB, "the page size comes from the provider's probe");
+	/* ABI 3: probe sees the size asked for and the configuration's wish, and picks the pages */
+	cr_assert_eq(f->last_size, 3 * MIB);
+	cr_assert_eq(f->last_page_size, HPSHM_PAGE_DEFAULT);
 
 	f->probe_result = 0;
 	cr_assert_eq(hpshm_provider_probe("fake_absent", 3 * MIB, NULL, &ps, reason, sizeof reason), 0);
 	cr_assert_eq(f->creates, 0u, "probe must not create");
+}
+
+/*
+ * Provider ABI 3: one implementation, registered twice under two names with two user
+ * pointers, is two providers; each call reaches the implementation with its own registration.
+ */
+Test(registry, one_implementation_registered_twice_serves_two_settings)
+{
+	struct hpt_fake *one = hpt_fake_init(0, "fake_one", 0);
+	struct hpt_fake *two = hpt_fake_init(1, "fake_two", 0);
+	const struct hpshm_provider *impl = &one->provider; /* the one implementation */
+	hpshm_segment *seg = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	int rc;
+
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm_provider_register(impl, "fake_one", one, &err), 0, "%s", err.message);
+	registered[0] = one;
+	cr_assert_eq(hpshm_provider_register(impl, "fake_two", two, &err), 0, "%s", err.message);
+	registered[1] = two;
+	cr_assert_geq(walk_index("fake_one"), 0);
+	cr_assert_geq(walk_index("fake_two"), 0);
+
+	set("provider=fake_two");
+	rc = hpshm_segment_create_ex(&seg, 4096, cfg, &r, &err);
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	cr_assert_str_eq(r.provider, "fake_two", "the report names the registration, not the implementation");
+	cr_assert_eq(two->creates, 1u, "the call did not carry fake_two's user pointer");
+	cr_assert_eq(one->creates, 0u);
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	cr_assert_eq(two->destroys, 1u, "destroy must reach the registration that created the segment");
+
+	set("provider=fake_one");
+	rc = hpshm_segment_create_ex(&seg, 4096, cfg, &r, &err);
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	cr_assert_str_eq(r.provider, "fake_one");
+	cr_assert_eq(one->creates, 1u);
+	cr_assert_eq(two->creates, 1u);
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	cr_assert_eq(one->destroys, 1u);
+
+	cr_assert_eq(hpshm_provider_unregister("fake_two"), 0);
+	registered[1] = NULL;
+	cr_assert_eq(walk_index("fake_two"), -1);
+	cr_assert_geq(walk_index("fake_one"), 0, "unregistering one name leaves the other");
 }
 
 /* provider=auto,-name walks the table without name: it is recorded as left out, never probed. */
@@ -637,8 +695,8 @@ static void *churn_main(void *arg)
 	struct churn *c = arg;
 
 	while (!atomic_load(&c->stop)) {
-		if (hpshm_provider_register(&c->f->provider, NULL) == 0)
-			(void)hpshm_provider_unregister(&c->f->provider);
+		if (hpt_fake_register(c->f, NULL) == 0)
+			(void)hpt_fake_unregister(c->f);
 		c->rounds++;
 	}
 	return NULL;
@@ -686,7 +744,7 @@ Test(registry, walk_sees_each_builtin_once_while_another_thread_registers)
 	}
 	atomic_store(&c.stop, 1);
 	pthread_join(t, NULL);
-	(void)hpshm_provider_unregister(&c.f->provider);
+	(void)hpt_fake_unregister(c.f);
 	cr_log_info("%u walks against %lu register/unregister rounds", round, c.rounds);
 	cr_assert_eq(bad, 0u, "a walk skipped or repeated a built-in provider while the table changed");
 }

@@ -37,6 +37,7 @@
 
 #include "fixture.h"
 #include "hpshm.h"
+#include "base/header.h"
 #include "hpshm/provider.h"
 #include "ports/linux/linux.h"
 #include "ports/posix/sys.h"

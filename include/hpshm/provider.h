@@ -1,44 +1,70 @@
 /*
- * hpshm/provider.h -- what every provider implements.
+ * hpshm/provider.h -- what every provider implements (provider ABI 3).
  *
  * A provider wraps one mechanism for shared memory (MAP_HUGETLB, SysV SHM_HUGETLB, a
- * hugetlbfs file, a memfd, Windows SEC_LARGE_PAGES, a plain mapping, or an application's own).
- * The built-in providers sit in one ordered table in core/; an application adds its own with
- * hpshm_provider_register().
+ * hugetlbfs file, a memfd, Windows SEC_LARGE_PAGES, FreeBSD largepage shm, a plain mapping,
+ * or an application's own).  The built-in providers sit in one ordered table in
+ * core/registry.c; an application adds its own with hpshm_provider_register().  A new
+ * backend is one file that ends with its `const struct hpshm_provider` and one line in that
+ * table.
  *
- * The core guarantees on every call:
- *   - pointers are non-NULL, except rq->name, rq->hugetlbfs_path and rq->address, which may be;
- *   - rq->size is > 0 and a multiple of rq->page_size;
- *   - rq->page_size is one the kernel offers (a huge size for HPSHM_CAP_HUGE providers, the
- *     base page size for the others);
+ * One implementation, several registrations.  Every member receives `self`, the registration
+ * it is called through: self->name is the name it was registered under and self->user the
+ * pointer given at registration (SQLite's pAppData), so the same code registered twice with
+ * two settings gives two providers.  Options only one provider understands are read from the
+ * configuration by key (hpshm_config_get(rq->config, "hugetlbfs_path", ...)), never added to
+ * the generic request.
+ *
+ * The core guarantees on every call, so providers do not check again:
+ *   - pointers are non-NULL, except rq->name and rq->address, which may be NULL;
+ *   - probe(): rq->size > 0 is the size asked for, not rounded; rq->page_size is the wish
+ *     (HPSHM_PAGE_DEFAULT, HPSHM_PAGE_LARGEST or a size in bytes);
+ *   - create() and attach(): rq->page_size is the one probe() chose, a power of two;
+ *     rq->size > 0 is a multiple of it; rq->address, when set, is a multiple of it and of
+ *     64 KiB, and at least HPSHM_MIN_ADDRESS;
+ *   - rq->mode is never 0 (the configuration refuses it);
  *   - err is non-NULL, and the core records it in the segment's report.
  *
  * Every int-returning member returns 0 or a negative HPSHM_E* code.  probe() and create()
- * return HPSHM_EUNAVAILABLE, and log nothing, when the mechanism cannot work here (empty pool,
- * missing mount, missing privilege): the core then tries the next provider.  Any other code
- * is a real failure, which under huge_pages=try still moves on, recorded.
+ * return HPSHM_EUNAVAILABLE, and log nothing, when the mechanism cannot work here (empty
+ * pool, missing mount, missing privilege): the core then tries the next provider.  Any other
+ * code is a real failure, which under huge_pages=try still moves on, recorded.  The reason
+ * and the operator's fix come from the provider (probe's reason and fix, err's message and
+ * hint): the core builds no hint of its own and reads no OS facts.
  *
- * A provider never populates: the core faults pages in after create() when populate says so,
- * using m->fd where there is one.  A provider never passes MAP_NORESERVE/SHM_NORESERVE for
- * huge pages: a reservation taken at create time is what keeps SIGBUS away.
+ * A provider never populates: the core faults pages in after create() when populate says so
+ * or probe() advised it, through the port, using m->handle when m->flags has
+ * HPSHM_MAP_DESCRIPTOR.  A provider never passes MAP_NORESERVE/SHM_NORESERVE for huge pages:
+ * a reservation taken at create time is what keeps SIGBUS away.
  *
- * ABI: the first member is abi_version; members are only ever appended, and the core reads a
- * member only when abi_version says the provider has it.  ABI 1 is probe/create/destroy; ABI 2
- * adds re-attach after exec (identify/attach/detach) and named-object housekeeping
- * (scan/remove).  A provider without HPSHM_CAP_REATTACH leaves the ABI 2 members NULL.
- *
- * Re-attach: the core chooses the address, maps the segment one header region larger than
- * asked (struct hpshm_header at the tail, never in front of the caller's pointer), and passes
- * the child a token holding identify()'s text.  In the child attach() must map exactly at
- * rq->address or fail: never elsewhere, never over an existing mapping (MAP_FIXED_NOREPLACE,
- * shmat without SHM_REMAP).  The core then checks the header and the page size.
+ * Re-attach after exec: the core chooses the address, keeps a header that says what the
+ * segment is (in the last HPSHM_HEADER_REGION bytes of the mapping: create() is asked for that
+ * much more), and passes the child a token holding identify()'s text.  A child started through
+ * hpshm_child_spawn() inherits m->handle when m->flags has HPSHM_MAP_INHERIT.  In the child
+ * attach() must map exactly at rq->address or fail: never elsewhere, never over an existing
+ * mapping (MAP_FIXED_NOREPLACE, shmat without SHM_REMAP, MapViewOfFileEx).  The core then
+ * checks the header and the page size.
  *
  * Liveness of named objects: every process that maps a named file-backed segment holds a
  * shared flock() on its descriptor; a SysV segment counts its attachments (shm_nattch).  So
- * scan() can tell a segment whose processes all died (dead: safe to remove) from a live one.
+ * scan() can tell a segment whose processes all died (dead) from a live one.
+ *
+ * ABI history.  The first member is abi_version; members are only ever appended.
+ *   1  probe, create, destroy.
+ *   2  adds identify, attach, detach (re-attach after exec) and scan, remove (named objects).
+ *   3  every member receives self; probe reports the page sizes offered, the one it would
+ *      use, the pages available, the operator's fix and populate advice, so the core stops
+ *      reading OS pools; requirements feeds `hpshm plan`; the mapping holds an OS-neutral
+ *      handle and says whether a child must inherit it; capabilities may be narrowed per
+ *      segment; the header's layout became the core's (base/header.h): scan() hands its raw
+ *      bytes over.
+ * hpshm_provider_register() accepts only HPSHM_PROVIDER_ABI: a provider built against an
+ * older header is refused with an error that says to rebuild it (hpshm is 0.x: no shims).
  */
 #ifndef HPSHM_PROVIDER_H
 #define HPSHM_PROVIDER_H
+
+#include <stdint.h>
 
 #include "../hpshm.h"
 
@@ -49,63 +75,82 @@ extern "C" {
 /** @file hpshm/provider.h
  *  @brief The provider SDK: the versioned interface a backend implements. */
 
-/** The provider ABI this header describes. */
-#define HPSHM_PROVIDER_ABI 2
+/** The provider ABI this header describes (see the history above). */
+#define HPSHM_PROVIDER_ABI 3
 
 /** Longest path a mapping records, with its NUL. */
 #define HPSHM_PATH_MAX 256
 
-/** What the core asks a provider for. */
+/** Page sizes one probe() can report. */
+#define HPSHM_PROBE_SIZES 8
+
+/** probe()'s rq->page_size: the mechanism's default page size (its default huge size). */
+#define HPSHM_PAGE_DEFAULT ((size_t)0)
+/** probe()'s rq->page_size: the largest size that holds rq->size now, else the largest offered. */
+#define HPSHM_PAGE_LARGEST SIZE_MAX
+/** hpshm_probe.available when the mechanism cannot tell (or has no pool: base pages). */
+#define HPSHM_PAGES_UNKNOWN UINT64_MAX
+/** hpshm_mapping.handle when the segment has none. */
+#define HPSHM_NO_HANDLE ((intptr_t)-1)
+/** The lowest address the core passes in rq->address (Windows' allocation granularity). */
+#define HPSHM_MIN_ADDRESS ((uintptr_t)65536)
+
+/** hpshm_request.flags */
+enum hpshm_request_flag {
+	HPSHM_REQ_REATTACH = 1 /**< a child started by exec will attach the segment (reattach=exec) */
+};
+
+/** hpshm_mapping.flags */
+enum hpshm_mapping_flag {
+	HPSHM_MAP_DESCRIPTOR = 1, /**< handle is a file descriptor the port may populate (fallocate) and verify from */
+	HPSHM_MAP_INHERIT    = 2  /**< a child must inherit handle to attach (a descriptor, a section HANDLE) */
+};
+
+/** hpshm_probe.advice */
+enum hpshm_probe_advice {
+	HPSHM_ADVISE_POPULATE = 1 /**< a late fault could be refused (SIGBUS): the core populates at create */
+};
+
+struct hpshm_provider;
+
+/**
+ * A provider as registered: what every member receives as self.  One implementation (ops)
+ * may be registered several times, each under its own name and with its own user pointer.
+ * Valid for the duration of the call only: a provider keeps in its mapping what it needs later.
+ */
+struct hpshm_instance {
+	const struct hpshm_provider *ops;                /**< the implementation */
+	char                         name[HPSHM_NAME_MAX]; /**< the name it is registered under */
+	void                        *user;               /**< the pointer given at registration */
+};
+
+/** What the core asks a provider for (see the guarantees above for what each member holds when). */
 struct hpshm_request {
-	size_t      size;           /**< bytes, > 0, a multiple of page_size */
-	size_t      page_size;      /**< the page size to use */
-	const char *name;           /**< the segment's name (config key name), or NULL */
-	unsigned    mode;           /**< permissions of named objects (config key mode) */
-	void       *address;        /**< where to map (config key base_address), or NULL */
-	const char *hugetlbfs_path; /**< directory overriding mount discovery, or NULL */
+	size_t              size;      /**< probe(): the bytes asked for; create()/attach(): a multiple of page_size */
+	size_t              page_size; /**< probe(): the wish (HPSHM_PAGE_DEFAULT, _LARGEST or bytes); then probe's choice */
+	const char         *name;      /**< the segment's name (config key name), or NULL */
+	unsigned            mode;      /**< permissions of named objects (config key mode), never 0 */
+	void               *address;   /**< where to map (base_address, or the core's choice), or NULL */
+	unsigned            flags;     /**< hpshm_request_flag bits */
+	const hpshm_config *config;    /**< the whole configuration, for keys only this provider reads */
 };
 
 /** A provider's answer to probe(). */
 struct hpshm_probe {
-	int  sys_errno;              /**< errno behind the verdict, 0 if none */
-	char reason[HPSHM_TEXT_MAX]; /**< why it cannot work here; empty when it can */
+	int      sys_errno;                /**< errno behind the verdict, 0 if none */
+	char     reason[HPSHM_TEXT_MAX];   /**< why it cannot work here; empty when it can */
+	char     fix[HPSHM_TEXT_MAX];      /**< what an operator can do about it, one sentence; empty if nothing */
+	unsigned nsizes;                   /**< entries in sizes[] */
+	size_t   sizes[HPSHM_PROBE_SIZES]; /**< the page sizes the mechanism offers here, ascending */
+	size_t   page_size;                /**< the one it would use for this request; 0 if none fits the wish */
+	uint64_t available;                /**< pages of page_size it could take now, or HPSHM_PAGES_UNKNOWN */
+	unsigned advice;                   /**< hpshm_probe_advice bits */
 };
 
-/** The header magic, at the start of struct hpshm_header. */
-#define HPSHM_HEADER_MAGIC "HPSHMSEG"
-/** The header's format version: 2 added creator_address. */
-#define HPSHM_HEADER_VERSION 2
-/** Bytes the core reserves at the tail of a re-attachable or named segment for its header. */
+/** Bytes of a named object's header region a provider hands the core in hpshm_found.header. */
+#define HPSHM_HEADER_BYTES 512
+/** Bytes the core reserves at the tail of a named segment for its header. */
 #define HPSHM_HEADER_REGION 4096
-
-/**
- * What the core writes at the tail of a re-attachable or named segment, so an attaching
- * process, `hpshm ls` and `hpshm gc` can tell what an object is and whose.  Fixed-width,
- * little-endian as the machine is: only processes on this machine read it.
- *
- * Reading rules: the magic says the object is hpshm's, whatever the version.  Members are
- * only ever appended, so those of version 1 (up to name) are at the same place in every
- * version and a reader that needs only them (scan(), `hpshm ls`, `hpshm gc`) checks the
- * magic alone.  A member appended in version N may be read only when version >= N and
- * header_size covers it; attach needs creator_address, so it refuses a version 1 header,
- * naming the version.  A layout that cannot keep these rules gets another magic.
- */
-struct hpshm_header {
-	char     magic[8];                 /**< HPSHM_HEADER_MAGIC, not NUL-terminated */
-	uint32_t version;                  /**< HPSHM_HEADER_VERSION */
-	uint32_t header_size;              /**< sizeof(struct hpshm_header) when written */
-	uint64_t usable_size;              /**< bytes before the header region */
-	uint64_t page_size;                /**< page size the creator verified */
-	uint64_t nonce;                    /**< random; the token carries the same value */
-	int64_t  creator_pid;              /**< the creating process */
-	uint64_t creator_start;            /**< its start time (clock ticks since boot on Linux) */
-	uint64_t created_unix;             /**< creation time, seconds since the epoch */
-	char     boot_id[40];              /**< the boot it was created in (NUL-terminated) */
-	char     provider[HPSHM_NAME_MAX]; /**< provider name (NUL-terminated) */
-	char     name[128];                /**< segment name, or empty (NUL-terminated) */
-	/* ---- version 2 ---- */
-	uint64_t creator_address;          /**< where the creator mapped the segment: a child must map it there too */
-};
 
 /**
  * @name What says whose an object is (hpshm_found.has_header)
@@ -125,74 +170,91 @@ struct hpshm_header {
 
 /** A named object a provider found on the machine (scan()). */
 struct hpshm_found {
-	char   id[HPSHM_PATH_MAX];  /**< what remove() needs: a path, or "shm=<id>" */
-	char   name[128];           /**< the segment's name */
-	size_t size;                /**< the object's size in bytes */
-	int    alive;               /**< 1 if some process still maps it, 0 if none does, -1 unknown */
-	int    has_header;          /**< HPSHM_FOUND_*: 1 hpshm's header, 2 its mark, 0 neither, < 0 foreign */
-	struct hpshm_header header; /**< the header, when has_header is HPSHM_FOUND_HEADER */
+	char          id[HPSHM_PATH_MAX];         /**< what remove() needs: a path, or "shm=<id>" */
+	char          name[128];                  /**< the segment's name */
+	size_t        size;                       /**< the object's size in bytes */
+	int           alive;                      /**< 1 if some process still maps it, 0 if none does, -1 unknown */
+	int           has_header;                 /**< HPSHM_FOUND_*: 1 hpshm's header, 2 its mark, 0 neither, < 0 foreign */
+	unsigned char header[HPSHM_HEADER_BYTES]; /**< the start of its header region as read, for the core to decode */
 };
 
 /** Called by scan() for each object; return non-zero to stop. */
 typedef int (*hpshm_found_fn)(void *user, const struct hpshm_found *f);
 
-/** A live mapping, filled by create() and handed back to destroy(). */
+/** One thing an operator must set up for a provider to work (requirements()). */
+struct hpshm_requirement {
+	char what[HPSHM_NAME_MAX];           /**< "pool", "mount", "privilege", "limits", "cgroup": providers that
+						  share a need use the same word, and `hpshm plan` shows it once */
+	int  met;                            /**< 1 if it holds already */
+	char detail[HPSHM_TEXT_MAX];         /**< what is short, with the figures */
+	char now[3][HPSHM_TEXT_MAX];         /**< commands that fix it at once (empty strings: none) */
+	char persist[3][HPSHM_TEXT_MAX];     /**< what keeps the fix across a reboot (empty strings: none) */
+};
+
+/** Called by requirements() for each need; return non-zero to stop. */
+typedef int (*hpshm_requirement_fn)(void *user, const struct hpshm_requirement *r);
+
+/** A live mapping, filled by create() or attach() and handed back to destroy() or detach(). */
 struct hpshm_mapping {
-	void  *addr;                 /**< first byte */
-	size_t size;                 /**< mapped length: what munmap or shmdt must be given */
-	int    fd;                   /**< backing descriptor, or -1 */
-	long   id;                   /**< provider's object id (a SysV shmid), or -1 */
-	char   path[HPSHM_PATH_MAX]; /**< backing file's path if it has one, else empty */
-	void  *priv;                 /**< the provider's own state */
+	void    *addr;                 /**< first byte */
+	size_t   size;                 /**< mapped length: what munmap or shmdt must be given */
+	intptr_t handle;               /**< a descriptor, a SysV id, a Windows HANDLE; HPSHM_NO_HANDLE if none */
+	unsigned flags;                /**< hpshm_mapping_flag bits */
+	unsigned caps;                 /**< this segment's capabilities when narrower than the provider's, else 0 */
+	char     path[HPSHM_PATH_MAX]; /**< backing file's path if it has one, else empty */
+	void    *priv;                 /**< the provider's own state */
 };
 
 /** The interface every provider implements. */
 struct hpshm_provider {
 	unsigned    abi_version; /**< HPSHM_PROVIDER_ABI; members are only ever appended */
-	const char *name;        /**< stable: used in config values, tokens and logs */
+	const char *name;        /**< its usual name: used in config values, tokens and logs */
 	const char *summary;     /**< one line for `hpshm providers` */
 	unsigned    caps;        /**< HPSHM_CAP_* bits */
 
 	/**
-	 * Can the mechanism work here for this request?  Cheap, side-effect free, advisory:
-	 * pages can vanish between probe() and create().
-	 * @return 0, or HPSHM_EUNAVAILABLE with out->reason set
+	 * Can the mechanism work here for this request, and with which pages?  Cheap,
+	 * side-effect free, advisory: pages can vanish between probe() and create().  Fills
+	 * out->sizes, out->page_size (the one create() will be given) and out->available even
+	 * when it answers no, so `hpshm probe` can show them.
+	 * @return 0, or HPSHM_EUNAVAILABLE with out->reason (and out->fix when there is one)
 	 */
-	int (*probe)(const struct hpshm_request *rq, struct hpshm_probe *out);
+	int (*probe)(const struct hpshm_instance *self, const struct hpshm_request *rq, struct hpshm_probe *out);
 
 	/**
 	 * Create and map a segment as rq says.  On failure, everything done so far is undone.
-	 * @return 0 with m filled, or a negative HPSHM_E* code with err filled
+	 * @return 0 with m filled, or a negative HPSHM_E* code with err filled (err->hint: the fix)
 	 */
-	int (*create)(struct hpshm_mapping *m, const struct hpshm_request *rq, hpshm_error *err);
+	int (*create)(const struct hpshm_instance *self, struct hpshm_mapping *m, const struct hpshm_request *rq,
+		      hpshm_error *err);
 
 	/**
 	 * Unmap and release what create() made.  Called once per successful create().
 	 * @return 0, or a negative HPSHM_E* code (the core frees its handle anyway)
 	 */
-	int (*destroy)(struct hpshm_mapping *m);
-
-	/* ---- ABI 2 ---- */
+	int (*destroy)(const struct hpshm_instance *self, struct hpshm_mapping *m);
 
 	/**
 	 * The text a child needs to find m again: "fd=<n>" for an inherited descriptor,
 	 * "shm=<id>" for a SysV id, "path=<path>" for a named file.  No ':' or whitespace.
+	 * NULL without HPSHM_CAP_REATTACH.
 	 * @return its length, or a negative HPSHM_E* code
 	 */
-	int (*identify)(const struct hpshm_mapping *m, char *id, size_t len);
+	int (*identify)(const struct hpshm_instance *self, const struct hpshm_mapping *m, char *id, size_t len);
 
 	/**
 	 * In another process, map the object id names at exactly rq->address with length rq->size
 	 * (the creator's mapped length).  Fails with HPSHM_EEXIST if the range is taken.
 	 * @return 0 with m filled, or a negative HPSHM_E* code with err filled
 	 */
-	int (*attach)(struct hpshm_mapping *m, const struct hpshm_request *rq, const char *id, hpshm_error *err);
+	int (*attach)(const struct hpshm_instance *self, struct hpshm_mapping *m, const struct hpshm_request *rq,
+		      const char *id, hpshm_error *err);
 
 	/**
 	 * Undo attach(): unmap, close, never remove the object.
 	 * @return 0 or a negative HPSHM_E* code
 	 */
-	int (*detach)(struct hpshm_mapping *m);
+	int (*detach)(const struct hpshm_instance *self, struct hpshm_mapping *m);
 
 	/**
 	 * Call fn for each named object of this provider on the machine, with its liveness and
@@ -203,7 +265,7 @@ struct hpshm_provider {
 	 * has no named objects.
 	 * @return 0 or a negative HPSHM_E* code
 	 */
-	int (*scan)(hpshm_found_fn fn, void *user);
+	int (*scan)(const struct hpshm_instance *self, hpshm_found_fn fn, void *user);
 
 	/**
 	 * Remove a named object scan() found.  The core calls it only for dead objects that are
@@ -211,24 +273,37 @@ struct hpshm_provider {
 	 * re-checks liveness and has_header itself, so a live or foreign one is never removed.
 	 * @return 0, HPSHM_EEXIST if it turned out to be alive, or another negative code
 	 */
-	int (*remove)(const struct hpshm_found *f, hpshm_error *err);
+	int (*remove)(const struct hpshm_instance *self, const struct hpshm_found *f, hpshm_error *err);
+
+	/**
+	 * What an operator must set up for a segment of rq->size on rq->page_size pages (probe's
+	 * choice), met or not, for `hpshm plan`.  NULL if the mechanism needs nothing.
+	 * @return 0 or a negative HPSHM_E* code
+	 */
+	int (*requirements)(const struct hpshm_instance *self, const struct hpshm_request *rq,
+			    hpshm_requirement_fn fn, void *user);
 };
 
 /**
  * Add an application's provider.  Registered providers come before the built-in ones when
- * provider=auto, and can be named in provider= like any other.
- * @param p   the provider; it must stay valid until unregistered
- * @param err filled on failure, may be NULL
- * @return 0, HPSHM_EINVAL (bad ABI or missing member), HPSHM_EEXIST (name taken) or HPSHM_EFULL
+ * provider=auto, and can be named in provider= like any other.  The same implementation may
+ * be registered again under another name with another user pointer.
+ * @param p    the provider; it must stay valid until unregistered and its segments destroyed
+ * @param name the name to register it under, or NULL for p->name
+ * @param user passed to every member as self->user
+ * @param err  filled on failure, may be NULL
+ * @return 0, HPSHM_EINVAL (another ABI, a missing member, an unusable name), HPSHM_EEXIST
+ *         (name taken) or HPSHM_EFULL
  */
-HPSHM_API int hpshm_provider_register(const struct hpshm_provider *p, hpshm_error *err);
+HPSHM_API int hpshm_provider_register(const struct hpshm_provider *p, const char *name, void *user,
+				      hpshm_error *err);
 
 /**
  * Remove a provider added with hpshm_provider_register().
- * @param p the provider
- * @return 0, or HPSHM_ENOPROVIDER if it was not registered
+ * @param name the name it was registered under
+ * @return 0, or HPSHM_ENOPROVIDER if no application provider has that name
  */
-HPSHM_API int hpshm_provider_unregister(const struct hpshm_provider *p);
+HPSHM_API int hpshm_provider_unregister(const char *name);
 
 /**
  * Fill an error record.  For providers: the core adds the provider's name.

@@ -1,0 +1,65 @@
+/*
+ * base/header.h -- the segment header: what the core writes at the tail of a named or
+ * re-attachable segment, so an attaching process, `hpshm ls` and `hpshm gc` can tell what an
+ * object is and whose.
+ *
+ * Internal, and not part of the provider SDK since ABI 3: the core writes and decodes it; the
+ * backends that keep named objects read its bytes for scan() (hpshm_found.header) and check
+ * the magic and the creation mark, which is why it sits in the base layer they both use.
+ *
+ * Fixed-width, in the machine's byte order: only processes on this machine read it.
+ * Reading rules: the magic says the object is hpshm's, whatever the version.  Members are only
+ * ever appended, so those of version 1 (up to name) are at the same place in every version and
+ * a reader that needs only them (scan(), `hpshm ls`, `hpshm gc`) checks the magic alone.  A
+ * member appended in version N may be read only when version >= N and header_size covers it;
+ * attach needs creator_address, so it refuses a version 1 header, naming the version.  A
+ * layout that cannot keep these rules gets another magic.
+ */
+#ifndef HPSHM_BASE_HEADER_H
+#define HPSHM_BASE_HEADER_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "hpshm/provider.h"
+
+/* The header magic, at the start of struct hpshm_header. */
+#define HPSHM_HEADER_MAGIC "HPSHMSEG"
+/* The header's format version: 2 added creator_address. */
+#define HPSHM_HEADER_VERSION 2
+
+struct hpshm_header {
+	char     magic[8];                 /* HPSHM_HEADER_MAGIC, not NUL-terminated */
+	uint32_t version;                  /* HPSHM_HEADER_VERSION */
+	uint32_t header_size;              /* sizeof(struct hpshm_header) when written */
+	uint64_t usable_size;              /* bytes before the header region */
+	uint64_t page_size;                /* page size the creator verified */
+	uint64_t nonce;                    /* random; the token carries the same value */
+	int64_t  creator_pid;              /* the creating process */
+	uint64_t creator_start;            /* its start time (clock ticks since boot on Linux) */
+	uint64_t created_unix;             /* creation time, seconds since the epoch */
+	char     boot_id[40];              /* the boot it was created in (NUL-terminated) */
+	char     provider[HPSHM_NAME_MAX]; /* provider name (NUL-terminated) */
+	char     name[128];                /* segment name, or empty (NUL-terminated) */
+	/* ---- version 2 ---- */
+	uint64_t creator_address;          /* where the creator mapped the segment: a child maps it there too */
+};
+
+/* The bytes a provider hands over in hpshm_found.header hold a whole header. */
+_Static_assert(sizeof(struct hpshm_header) <= HPSHM_HEADER_BYTES, "hpshm_found.header is too small");
+_Static_assert(sizeof(struct hpshm_header) <= HPSHM_HEADER_REGION, "the header region is too small");
+
+/* The header a provider found (hpshm_found.header), as a struct. */
+static inline void hpshm__header_of(const struct hpshm_found *f, struct hpshm_header *h)
+{
+	memcpy(h, f->header, sizeof(*h));
+}
+
+/* Hand a header read from an object over in hpshm_found.header. */
+static inline void hpshm__header_to(struct hpshm_found *f, const struct hpshm_header *h)
+{
+	memset(f->header, 0, sizeof(f->header));
+	memcpy(f->header, h, sizeof(*h));
+}
+
+#endif /* HPSHM_BASE_HEADER_H */
