@@ -85,15 +85,7 @@ allowed_quoted() {
 			echo "^(hpshm\.h|hpshm/provider\.h|$base_h|port\.h|posix/sys\.h|backends/[a-z_]+\.h)$"
 		fi
 		;;
-	core)
-		# core/segment.c reads the Linux pools, hints and fault risk until provider ABI 3
-		# gives probe() those facts (the comment at its include says so).
-		if [[ $file == core/segment.c ]]; then
-			echo "^(hpshm\.h|hpshm/provider\.h|$base_h|port\.h|core/internal\.h|linux/linux\.h)$"
-		else
-			echo "^(hpshm\.h|hpshm/provider\.h|$base_h|port\.h|core/internal\.h)$"
-		fi
-		;;
+	core) echo "^(hpshm\.h|hpshm/provider\.h|$base_h|port\.h|core/internal\.h)$" ;;
 	tools) echo "^(hpshm\.h|hpshm/provider\.h|$base_h|ports/introspect\.h|tool\.h|bench\.h)$" ;;
 	bench) echo "^(hpshm\.h|hpshm/provider\.h|$base_h|ports/introspect\.h|bench\.h)$" ;;
 	examples) echo '^(hpshm\.h|hpshm/provider\.h|shared_area\.h)$' ;;
