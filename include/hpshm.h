@@ -42,12 +42,33 @@ extern "C" {
 /** Patch version of the library. */
 #define HPSHM_VERSION_PATCH 0
 
-#if defined(_WIN32) && defined(HPSHM_SHARED_BUILD)
+/*
+ * Exports.  On Windows a function of a DLL is exported by __declspec(dllexport) where it is
+ * compiled and reached through __declspec(dllimport) where it is called, while a static
+ * library wants neither: hpshm's build defines HPSHM_BUILDING for its own objects, a program
+ * using hpshm.dll defines nothing, and a program linking the static library defines
+ * HPSHM_STATIC (CMake's hpshm::hpshm_static and `pkg-config --static --cflags hpshm` under
+ * pkgconf pass it on; freedesktop's pkg-config ignores Cflags.private, so its users add
+ * -DHPSHM_STATIC themselves).  Elsewhere the library is compiled with hidden visibility, and
+ * HPSHM_API gives its public functions the default one back.
+ */
+#if defined(_WIN32) || defined(__CYGWIN__)
+#if defined(HPSHM_BUILDING)
 #define HPSHM_API __declspec(dllexport)
+#elif defined(HPSHM_STATIC)
+#define HPSHM_API
+#else
+#define HPSHM_API __declspec(dllimport)
+#endif
 #elif defined(__GNUC__)
 #define HPSHM_API __attribute__((visibility("default")))
 #else
-/** Marks a symbol exported from the shared library. */
+/**
+ * Marks a function the library exports: __declspec(dllexport) while hpshm itself is built
+ * (HPSHM_BUILDING) and __declspec(dllimport) in a program using hpshm.dll on Windows, nothing
+ * in a program that defines HPSHM_STATIC to link the static library there, and default
+ * visibility on ELF and Mach-O systems.
+ */
 #define HPSHM_API
 #endif
 
