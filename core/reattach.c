@@ -357,7 +357,7 @@ int hpshm_segment_attach_env(hpshm_segment **out, const hpshm_config *cfg, hpshm
 		if (out)
 			*out = NULL;
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL,
-				       "start this program with hpshm_spawn() or `hpshm run`; a setuid or setgid "
+				       "start this program with hpshm_child_spawn() or `hpshm run`; a setuid or setgid "
 				       "program ignores its environment, so pass it the token with "
 				       "hpshm_segment_attach() instead",
 				       "HPSHM_TOKEN is not set (or this process may not trust its environment): it "
@@ -366,8 +366,8 @@ int hpshm_segment_attach_env(hpshm_segment **out, const hpshm_config *cfg, hpshm
 	return hpshm_segment_attach(out, token, cfg, err);
 }
 
-int hpshm_spawn(const hpshm_segment *seg, const char *path, char *const argv[], char *const envp[],
-		hpshm_child *child, hpshm_error *err)
+int hpshm_child_spawn(const hpshm_segment *seg, const char *path, char *const argv[], char *const envp[],
+		      hpshm_child *child, hpshm_error *err)
 {
 	extern char **environ;
 	char *const *src = envp ? envp : environ;
@@ -380,7 +380,7 @@ int hpshm_spawn(const hpshm_segment *seg, const char *path, char *const argv[], 
 	if (err)
 		memset(err, 0, sizeof(*err));
 	if (!seg || !path || !argv || !child)
-		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_spawn: NULL argument");
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_child_spawn: NULL argument");
 	rc = hpshm_segment_token(seg, tokvar + strlen(tokvar), sizeof(tokvar) - strlen(tokvar), err);
 	if (rc < 0)
 		return rc;
@@ -552,7 +552,7 @@ static int objects_match(void *user, const struct hpshm_found *f)
 	return 1;
 }
 
-int hpshm_object_remove_flags(const hpshm_object *obj, unsigned flags, hpshm_error *err)
+int hpshm_objects_remove(const hpshm_object *obj, unsigned flags, hpshm_error *err)
 {
 	const struct hpshm_provider *p;
 	struct objects_find q;
@@ -560,10 +560,10 @@ int hpshm_object_remove_flags(const hpshm_object *obj, unsigned flags, hpshm_err
 	int rc;
 
 	if (!obj)
-		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_object_remove: NULL object");
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_objects_remove: NULL object");
 	if (flags & ~HPSHM_REMOVE_FORCE)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass 0 or HPSHM_REMOVE_FORCE",
-				       "hpshm_object_remove_flags: unknown flags %#x", flags);
+				       "hpshm_objects_remove: unknown flags %#x", flags);
 	p = hpshm__provider_find(obj->provider);
 	if (!p || p->abi_version < 2 || !p->scan || !p->remove)
 		return hpshm_error_set(err, HPSHM_ENOPROVIDER, 0, NULL, NULL, "provider %s has no named segments",
@@ -596,9 +596,4 @@ int hpshm_object_remove_flags(const hpshm_object *obj, unsigned flags, hpshm_err
 		break;
 	}
 	return p->remove(&q.found, err);
-}
-
-int hpshm_object_remove(const hpshm_object *obj, hpshm_error *err)
-{
-	return hpshm_object_remove_flags(obj, 0, err);
 }

@@ -437,8 +437,9 @@ HPSHM_API int hpshm_segment_attach(hpshm_segment **out, const char *token, const
 
 /**
  * hpshm_segment_attach() with the token from the HPSHM_TOKEN environment variable, as set by
- * hpshm_spawn().  Like the HPSHM_<KEY> variables, it is ignored in a setuid or setgid program,
- * which must not map what its caller names: such a program calls hpshm_segment_attach().
+ * hpshm_child_spawn().  Like the HPSHM_<KEY> variables, it is ignored in a setuid or setgid
+ * program, which must not map what its caller names: such a program calls
+ * hpshm_segment_attach().
  * @param[out] out the attached segment
  * @param cfg configuration, or NULL
  * @param err filled on failure, may be NULL
@@ -453,7 +454,7 @@ HPSHM_API int hpshm_segment_attach_env(hpshm_segment **out, const hpshm_config *
  */
 HPSHM_API int hpshm_segment_is_owner(const hpshm_segment *seg);
 
-/** A child process started by hpshm_spawn(). */
+/** A child process started by hpshm_child_spawn(). */
 typedef struct hpshm_child {
 	long long pid;    /**< process id */
 	void     *handle; /**< OS handle where the OS has one (Windows), else NULL */
@@ -471,11 +472,11 @@ typedef struct hpshm_child {
  * @param err  filled on failure, may be NULL
  * @return 0 or a negative HPSHM_E* code
  */
-HPSHM_API int hpshm_spawn(const hpshm_segment *seg, const char *path, char *const argv[], char *const envp[],
-			  hpshm_child *child, hpshm_error *err);
+HPSHM_API int hpshm_child_spawn(const hpshm_segment *seg, const char *path, char *const argv[], char *const envp[],
+				hpshm_child *child, hpshm_error *err);
 
 /**
- * Wait for a child started by hpshm_spawn().
+ * Wait for a child started by hpshm_child_spawn().
  * @param child the child
  * @param[out] status its exit code, or 128 + the signal that ended it (may be NULL)
  * @param err filled on failure, may be NULL
@@ -530,7 +531,7 @@ typedef int (*hpshm_object_fn)(void *user, const hpshm_object *obj);
  */
 HPSHM_API int hpshm_objects_list(hpshm_object_fn fn, void *user, hpshm_error *err);
 
-/** hpshm_object_remove_flags(): also remove debris (HPSHM_OBJECT_DEBRIS), which nothing proves is hpshm's. */
+/** hpshm_objects_remove(): also remove debris (HPSHM_OBJECT_DEBRIS), which nothing proves is hpshm's. */
 #define HPSHM_REMOVE_FORCE 0x1u
 
 /**
@@ -543,15 +544,7 @@ HPSHM_API int hpshm_objects_list(hpshm_object_fn fn, void *user, hpshm_error *er
  * @return 0; HPSHM_EEXIST if it is alive; HPSHM_EINVAL if it is foreign, debris without
  *         HPSHM_REMOVE_FORCE, gone or no longer the object listed; or another negative code
  */
-HPSHM_API int hpshm_object_remove_flags(const hpshm_object *obj, unsigned flags, hpshm_error *err);
-
-/**
- * hpshm_object_remove_flags() with no flags: removes dead hpshm segments only.
- * @param obj the object
- * @param err filled on failure, may be NULL
- * @return as hpshm_object_remove_flags()
- */
-HPSHM_API int hpshm_object_remove(const hpshm_object *obj, hpshm_error *err);
+HPSHM_API int hpshm_objects_remove(const hpshm_object *obj, unsigned flags, hpshm_error *err);
 
 /**
  * Ask one provider whether it could create a segment here, and if not, why not.

@@ -1,7 +1,7 @@
 /*
  * tests/reattach_child.c -- the program the re-attach tests start by a real exec.
  *
- * It is always started through hpshm_spawn(), so the segment's token is in HPSHM_TOKEN and
+ * It is always started through hpshm_child_spawn(), so the segment's token is in HPSHM_TOKEN and
  * its descriptor (if any) is inherited.  Its first act in every mode is to attach (or, in
  * "clash" mode, to occupy the segment's range and then attach), before anything else can
  * map memory at the segment's address.  It uses only the public API, and reads the page
