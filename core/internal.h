@@ -15,10 +15,10 @@
 
 #define HPSHM__MAX_PROVIDERS   16   /* registered plus built-in; also the longest provider= list */
 #define HPSHM__NAME_LEN        128  /* longest segment name */
-#define HPSHM__LARGEST         SIZE_MAX /* huge_page_size=largest */
+#define HPSHM__LARGEST         HPSHM_PAGE_SIZE_LARGEST /* huge_page_size=largest (SIZE_MAX) */
 
 enum hpshm__populate_mode { HPSHM__POPULATE_AUTO, HPSHM__POPULATE_ON, HPSHM__POPULATE_OFF };
-enum hpshm__reattach_mode { HPSHM__REATTACH_OFF, HPSHM__REATTACH_EXEC };
+enum hpshm__reattach_mode { HPSHM__REATTACH_OFF = HPSHM_REATTACH_OFF, HPSHM__REATTACH_EXEC = HPSHM_REATTACH_EXEC };
 
 /* Where a key's value came from; a source never overrides a higher one. */
 enum hpshm__source { HPSHM__SRC_DEFAULT, HPSHM__SRC_FILE, HPSHM__SRC_ENV, HPSHM__SRC_API };

@@ -130,6 +130,17 @@ typedef enum hpshm_huge_pages {
 	HPSHM_HUGE_ON  = 2  /**< huge pages or an error */
 } hpshm_huge_pages;
 
+/** The reattach key: may a child started by exec attach the segment? */
+typedef enum hpshm_reattach {
+	HPSHM_REATTACH_OFF  = 0, /**< no: any provider will do */
+	HPSHM_REATTACH_EXEC = 1  /**< yes: only providers a child started by exec can re-attach */
+} hpshm_reattach;
+
+/** hpshm_config_set_huge_page_size(): the kernel's default huge page size ("default"). */
+#define HPSHM_PAGE_SIZE_DEFAULT ((size_t)0)
+/** hpshm_config_set_huge_page_size(): the largest size whose pool can hold the segment ("largest"). */
+#define HPSHM_PAGE_SIZE_LARGEST ((size_t)-1)
+
 /** Populate methods, as bits: what faulted the segment in at create time. */
 enum hpshm_populate_method {
 	HPSHM_POPULATE_NONE      = 0, /**< not populated: pages fault in on first touch */
@@ -241,6 +252,58 @@ HPSHM_API void hpshm_config_free(hpshm_config *cfg);
  *         the accepted values
  */
 HPSHM_API int hpshm_config_set(hpshm_config *cfg, const char *key, const char *value, hpshm_error *err);
+
+/*
+ * Typed setters for the keys programs set most.  Each one turns its value into the key's text
+ * and goes through the same parser as hpshm_config_set(), so a value is accepted, refused
+ * (with the same code, err->key and accepted values) and ranked (API precedence) exactly as
+ * the text would be.
+ */
+
+/**
+ * Set huge_pages from the API.
+ * @param cfg    the configuration
+ * @param policy HPSHM_HUGE_OFF, HPSHM_HUGE_TRY or HPSHM_HUGE_ON
+ * @param err    filled on failure, may be NULL
+ * @return 0, HPSHM_EVALUE (not one of the three; err->key is "huge_pages") or HPSHM_EINVAL
+ *         (cfg is NULL)
+ */
+HPSHM_API int hpshm_config_set_huge_pages(hpshm_config *cfg, hpshm_huge_pages policy, hpshm_error *err);
+
+/**
+ * Set provider from the API: the providers to try, in order.  The names come as an array
+ * rather than one comma-separated string because a program holds them as separate strings
+ * (from its own list, or from argv) and should not have to join them; a name holding a comma
+ * is refused rather than split.  Each element is one item of the provider key: a provider
+ * name, "auto" first, or "-name" after auto to leave a provider out, so {"auto",
+ * "-sysv_hugetlb"} is provider=auto,-sysv_hugetlb.
+ * @param cfg   the configuration
+ * @param names the items, n of them
+ * @param n     how many (0 is an empty value, refused as provider= is)
+ * @param err   filled on failure, may be NULL
+ * @return 0, HPSHM_ENOPROVIDER (a name this build lacks), HPSHM_EVALUE (a bad list; err->key
+ *         is "provider") or HPSHM_EINVAL (cfg NULL, or names or one of its elements NULL)
+ */
+HPSHM_API int hpshm_config_set_provider(hpshm_config *cfg, const char *const *names, size_t n, hpshm_error *err);
+
+/**
+ * Set huge_page_size from the API.
+ * @param cfg   the configuration
+ * @param bytes a power of two, HPSHM_PAGE_SIZE_DEFAULT or HPSHM_PAGE_SIZE_LARGEST
+ * @param err   filled on failure, may be NULL
+ * @return 0, HPSHM_EVALUE (not a power of two; err->key is "huge_page_size") or HPSHM_EINVAL
+ *         (cfg is NULL)
+ */
+HPSHM_API int hpshm_config_set_huge_page_size(hpshm_config *cfg, size_t bytes, hpshm_error *err);
+
+/**
+ * Set reattach from the API.
+ * @param cfg  the configuration
+ * @param mode HPSHM_REATTACH_OFF or HPSHM_REATTACH_EXEC
+ * @param err  filled on failure, may be NULL
+ * @return 0, HPSHM_EVALUE (neither; err->key is "reattach") or HPSHM_EINVAL (cfg is NULL)
+ */
+HPSHM_API int hpshm_config_set_reattach(hpshm_config *cfg, hpshm_reattach mode, hpshm_error *err);
 
 /**
  * Set keys from a "key=value,key=value" string, with API precedence.  A comma-separated item
