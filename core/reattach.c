@@ -237,7 +237,7 @@ static void attach_undo(const struct hpshm_provider *p, struct hpshm_mapping *m,
 	(void)p->detach(m);
 }
 
-int hpshm_segment_attach(hpshm_segment **out, const char *token, const hpshm_config *cfg_in, hpshm_error *err)
+int hpshm__segment_attach(hpshm_segment **out, const char *token, const hpshm_config *cfg_in, hpshm_error *err)
 {
 	struct hpshm_config defaults;
 	const struct hpshm_config *cfg = cfg_in;
@@ -366,8 +366,8 @@ int hpshm_segment_attach_env(hpshm_segment **out, const hpshm_config *cfg, hpshm
 	return hpshm_segment_attach(out, token, cfg, err);
 }
 
-int hpshm_child_spawn(const hpshm_segment *seg, const char *path, char *const argv[], char *const envp[],
-		      hpshm_child *child, hpshm_error *err)
+int hpshm__child_spawn(const hpshm_segment *seg, const char *path, char *const argv[], char *const envp[],
+		       hpshm_child *child, hpshm_error *err)
 {
 	extern char **environ;
 	char *const *src = envp ? envp : environ;
@@ -509,7 +509,7 @@ static int objects_one(void *user, const struct hpshm_found *f)
 	return 0;
 }
 
-int hpshm_objects_list(hpshm_object_fn fn, void *user, hpshm_error *err)
+int hpshm__objects_list(hpshm_object_fn fn, void *user, hpshm_error *err)
 {
 	struct objects_walk w;
 	struct hpshm__provider_list all;

@@ -109,11 +109,40 @@ enum hpshm_errcode {
 /** Most attempts a report records (every provider considered). */
 #define HPSHM_MAX_ATTEMPTS 16
 
+/*
+ * Growing the public structs.  The structs the library fills for a caller (hpshm_error,
+ * hpshm_report with its hpshm_attempt entries, hpshm_object, hpshm_child) open with a
+ * `version` the library sets to the layout it filled, and close with reserved space it zeroes.
+ * A later version carves its new members out of the reserved space, so a struct never changes
+ * size or moves a member: a program built against an older header hands the library exactly
+ * as many bytes as the library writes, copies and arrays of the structs stay valid, and a
+ * program built against a newer header reads a new member only when version says the library
+ * filled it (an older library leaves it zero).
+ *
+ * The other common pattern, a size the caller sets before each call (Windows' cbSize), was
+ * weighed and not taken: these structs are outputs, declared on the stack and passed by
+ * address, and every such declaration would have to set the size first, one that forgot
+ * handing the library garbage to trust; hpshm_object and the report of hpshm_segment_report()
+ * live in the library's own storage, which no caller could size; and one pattern must serve
+ * all of them.  The filler stating its version is also how the provider interface works
+ * (abi_version, after SQLite's iVersion).
+ */
+
+/** hpshm_error.version of the records this library fills. */
+#define HPSHM_ERROR_VERSION 1
+/** hpshm_report.version of the reports this library fills (it covers the hpshm_attempt entries too). */
+#define HPSHM_REPORT_VERSION 1
+/** hpshm_object.version of the objects this library lists. */
+#define HPSHM_OBJECT_VERSION 1
+/** hpshm_child.version of the children this library starts. */
+#define HPSHM_CHILD_VERSION 1
+
 /**
  * A caller-owned error record.  Every field is filled on failure; text fields are
  * NUL-terminated and empty when they do not apply.
  */
 typedef struct hpshm_error {
+	unsigned version;               /**< HPSHM_ERROR_VERSION once the library filled the record, 0 before */
 	int  code;                      /**< HPSHM_E* code */
 	int  sys_errno;                 /**< errno (or GetLastError) of the failed call, 0 if none */
 	char call[HPSHM_NAME_MAX];      /**< the failed system call, e.g. "shmget" */
@@ -121,6 +150,7 @@ typedef struct hpshm_error {
 	char key[HPSHM_NAME_MAX];       /**< the configuration key at fault, if any */
 	char message[HPSHM_MESSAGE_MAX];/**< what went wrong; after a failed create, every provider's reason */
 	char hint[HPSHM_TEXT_MAX];      /**< one thing a person can do about it */
+	uint64_t reserved[8];           /**< zeroed by the library: room for the members of later versions */
 } hpshm_error;
 
 /** The huge_pages policy (PostgreSQL's semantics). */
@@ -182,10 +212,12 @@ typedef struct hpshm_attempt {
 	int    sys_errno;                /**< errno of the failed call, 0 if none */
 	char   call[HPSHM_NAME_MAX];     /**< the failed call, or "probe" if probe ruled it out */
 	char   reason[HPSHM_TEXT_MAX];   /**< why it failed or was skipped; empty on success */
+	uint64_t reserved[4];            /**< zeroed by the library: room for later versions of the report */
 } hpshm_attempt;
 
 /** What a segment really is, verified from the kernel where the OS allows. */
 typedef struct hpshm_report {
+	unsigned version;                    /**< HPSHM_REPORT_VERSION once the library filled the report */
 	char     provider[HPSHM_NAME_MAX];   /**< provider that created the segment */
 	size_t   requested_size;             /**< size asked for, bytes */
 	size_t   mapped_size;                /**< mapping length (a multiple of page_size), bytes */
@@ -202,6 +234,7 @@ typedef struct hpshm_report {
 	uint64_t create_ns;                  /**< time for the whole create, nanoseconds */
 	unsigned nattempts;                  /**< entries used in attempts[] */
 	hpshm_attempt attempts[HPSHM_MAX_ATTEMPTS]; /**< providers considered, in order */
+	uint64_t reserved[32];               /**< zeroed by the library: room for the members of later versions */
 } hpshm_report;
 
 /** Opaque configuration: a set of key values with their sources. */
@@ -519,8 +552,10 @@ HPSHM_API int hpshm_segment_is_owner(const hpshm_segment *seg);
 
 /** A child process started by hpshm_child_spawn(). */
 typedef struct hpshm_child {
-	long long pid;    /**< process id */
-	void     *handle; /**< OS handle where the OS has one (Windows), else NULL */
+	unsigned  version;     /**< HPSHM_CHILD_VERSION once the library started the child */
+	long long pid;         /**< process id */
+	void     *handle;      /**< OS handle where the OS has one (Windows), else NULL */
+	uint64_t  reserved[4]; /**< zeroed by the library: room for the members of later versions */
 } hpshm_child;
 
 /**
@@ -558,6 +593,7 @@ typedef enum hpshm_object_state {
 
 /** A named segment found on the machine by hpshm_objects_list(). */
 typedef struct hpshm_object {
+	unsigned  version;                  /**< HPSHM_OBJECT_VERSION once the library listed the object */
 	char      provider[HPSHM_NAME_MAX]; /**< provider that made it */
 	char      id[256];                  /**< where it is: a file path, or "shm=<id>" */
 	char      name[128];                /**< the segment's name */
@@ -568,6 +604,7 @@ typedef struct hpshm_object {
 	int       alive;                    /**< 1 if a process still holds it, 0 if none does, -1 foreign */
 	int       state;                    /**< an hpshm_object_state */
 	char      note[128];                /**< why it is in that state, for people */
+	uint64_t  reserved[16];             /**< zeroed by the library: room for the members of later versions */
 } hpshm_object;
 
 /**
@@ -598,10 +635,10 @@ HPSHM_API int hpshm_objects_list(hpshm_object_fn fn, void *user, hpshm_error *er
 #define HPSHM_REMOVE_FORCE 0x1u
 
 /**
- * Remove a dead object found by hpshm_objects_list().  The object is looked at again first,
- * so a segment some process holds is never removed, nor a foreign object; debris only with
- * HPSHM_REMOVE_FORCE.
- * @param obj   the object
+ * Remove an object found by hpshm_objects_list(): with no flags, a dead hpshm segment only.
+ * The object is looked at again first, so a segment some process holds is never removed, nor
+ * a foreign object; debris only with HPSHM_REMOVE_FORCE.
+ * @param obj   the object, as listed (only its provider and id are read)
  * @param flags 0 or HPSHM_REMOVE_FORCE
  * @param err   filled on failure, may be NULL
  * @return 0; HPSHM_EEXIST if it is alive; HPSHM_EINVAL if it is foreign, debris without

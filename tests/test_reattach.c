@@ -194,6 +194,7 @@ static const char *child_error(int status)
 	case CHILD_EREPORTPS: return "the report's page size differs from the parent's";
 	case CHILD_EDETACH: return "detach failed or left the range mapped";
 	case CHILD_EOWNER: return "the child believes it owns the segment";
+	case CHILD_EREPORTV: return "the attached segment's report lacks HPSHM_REPORT_VERSION or zeroed reserved space";
 	case CHILD_ECLASH: return "attach over a taken range did not fail with HPSHM_EEXIST";
 	case CHILD_EHOLDER: return "the clash error does not name the holder's maps line";
 	case CHILD_ELEAK: return "the failed attach left a mapping or a descriptor";
