@@ -35,10 +35,11 @@ extern "C" {
 /** @file hpshm.h
  *  @brief The public API: configuration, segments, reports, errors and logging. */
 
-/** Major version of the library; changes when the API or ABI breaks. */
+/** Major version of the library; from 1 on, changes when the API or ABI breaks. */
 #define HPSHM_VERSION_MAJOR 0
-/** Minor version of the library; changes when features are added compatibly. */
-#define HPSHM_VERSION_MINOR 1
+/** Minor version of the library; changes when features are added, and while the major version
+ *  is 0 also when the API or ABI breaks (CHANGES.md lists what to change). */
+#define HPSHM_VERSION_MINOR 2
 /** Patch version of the library. */
 #define HPSHM_VERSION_PATCH 0
 

@@ -133,7 +133,7 @@ step "find_package(hpshm)"
 cat >"$tmp/src/CMakeLists.txt" <<'EOF'
 cmake_minimum_required(VERSION 3.16)
 project(hpshm_client C)
-find_package(hpshm 0.1 REQUIRED)
+find_package(hpshm 0.2 REQUIRED)
 add_executable(client_cmake client.c)
 target_link_libraries(client_cmake PRIVATE hpshm::hpshm)
 add_executable(client_cmake_static client.c)
