@@ -58,7 +58,11 @@ int hpshm_error_set(hpshm_error *err, int code, int sys_errno, const char *call,
 	if (!err)
 		return code;
 	/* The provider and key fields belong to whoever knows them: the core fills the
-	 * provider after a provider fails, the config parser the key. Keep them. */
+	 * provider after a provider fails, the config parser the key. Keep them.  Every
+	 * record the library fills passes through here, so this is where it gets its version
+	 * and its reserved space cleared (hpshm.h, "Growing the public structs"). */
+	err->version = HPSHM_ERROR_VERSION;
+	memset(err->reserved, 0, sizeof(err->reserved));
 	err->code = code;
 	err->sys_errno = sys_errno;
 	hpshm__strlcpy(err->call, call, sizeof(err->call));

@@ -137,7 +137,7 @@ enum bench_kind {
 
 /* How workers reach the memory. */
 enum bench_start {
-	BENCH_START_SPAWN,  /* exec of this tool, re-attaching (hpshm_spawn for hpshm) */
+	BENCH_START_SPAWN,  /* exec of this tool, re-attaching (hpshm_child_spawn for hpshm) */
 	BENCH_START_FORK,   /* fork(): the mapping is inherited */
 	BENCH_START_THREAD  /* threads of this process: for private memory (THP) */
 };
@@ -193,7 +193,7 @@ struct bench_worker {
 	int          sock;     /* our end of the socketpair */
 	long long    pid;      /* process id, 0 for a thread */
 	hpshm_child  child;    /* for hpshm_child_wait() when spawned by hpshm */
-	int          spawned;  /* 1 if hpshm_spawn() started it */
+	int          spawned;  /* 1 if hpshm_child_spawn() started it */
 	void        *thread;   /* the thread (worker.c), for BENCH_START_THREAD */
 };
 

@@ -5,7 +5,7 @@
  * Three ways to start one, each the way a real server would reach its shared memory:
  *   spawn   exec of this very program with the hidden subcommand __bench-worker, as a
  *           server with EXEC_BACKEND (or any server on Windows) starts its workers.  An hpshm
- *           segment goes through hpshm_spawn() and the child re-attaches it with
+ *           segment goes through hpshm_child_spawn() and the child re-attaches it with
  *           hpshm_segment_attach_env(); a raw memfd is inherited by descriptor and mapped with
  *           mmap(MAP_FIXED_NOREPLACE) at the controller's address, which is what hpshm does
  *           under the hood.  This is the default: it is the path hpshm exists for.
@@ -281,7 +281,7 @@ static void arg_add_num(struct argv_buf *a, int hex, unsigned long long v)
 	arg_add(a, num);
 }
 
-/* exec this program as a worker: through hpshm_spawn() for hpshm, by hand for the peers. */
+/* exec this program as a worker: through hpshm_child_spawn() for hpshm, by hand for the peers. */
 static int worker_spawn(struct bench_worker *w, const struct bench_config *c, const struct bench_region *r,
 			const char *self_exe, int sock, char *why, size_t len)
 {
@@ -316,8 +316,9 @@ static int worker_spawn(struct bench_worker *w, const struct bench_config *c, co
 		hpshm_error err;
 
 		memset(&err, 0, sizeof(err));
-		if (hpshm_spawn(r->seg, self_exe, a.argv, NULL, &w->child, &err) < 0) {
-			snprintf(why, len, "hpshm_spawn: %.300s", err.message[0] ? err.message : hpshm_strerror(err.code));
+		if (hpshm_child_spawn(r->seg, self_exe, a.argv, NULL, &w->child, &err) < 0) {
+			snprintf(why, len, "hpshm_child_spawn: %.300s",
+				 err.message[0] ? err.message : hpshm_strerror(err.code));
 			rc = -1;
 		} else {
 			w->pid = w->child.pid;

@@ -84,9 +84,11 @@ static void provider_known(char *buf, size_t len)
  * how an operator switches a backend off at run time.  An exclusion may name a provider this
  * build lacks (the same config file serves every build and OS); a name to use may not.
  */
+/* What provider= accepts, for the errors of the key and of hpshm_config_set_provider(). */
+static const char provider_accepted[] = "auto, provider names separated by commas, or auto,-name to leave one out";
+
 static int parse_provider(struct hpshm_config *c, const char *v, hpshm_error *err)
 {
-	static const char accepted[] = "auto, provider names separated by commas, or auto,-name to leave one out";
 	char names[HPSHM__MAX_PROVIDERS][HPSHM_NAME_MAX], excluded[HPSHM__MAX_PROVIDERS][HPSHM_NAME_MAX];
 	unsigned n = 0, nx = 0, nauto = 0, item = 0;
 	struct hpshm_instance found;
@@ -108,7 +110,7 @@ static int parse_provider(struct hpshm_config *c, const char *v, hpshm_error *er
 			p++;
 		len = (size_t)(q - p);
 		if (len == 0 || len >= HPSHM_NAME_MAX)
-			return config_bad(err, HPSHM_EVALUE, "provider", accepted,
+			return config_bad(err, HPSHM_EVALUE, "provider", provider_accepted,
 					  "provider: empty or overlong name in \"%s\"", v);
 		if (n + nx == HPSHM__MAX_PROVIDERS)
 			return config_bad(err, HPSHM_EVALUE, "provider", "at most 16 names",
@@ -117,7 +119,7 @@ static int parse_provider(struct hpshm_config *c, const char *v, hpshm_error *er
 		name[len] = '\0';
 		if (strcmp(name, "auto") == 0) {
 			if (minus || item != 0)
-				return config_bad(err, HPSHM_EVALUE, "provider", accepted,
+				return config_bad(err, HPSHM_EVALUE, "provider", provider_accepted,
 						  "provider: auto can only come first, as in auto,-sysv_hugetlb");
 			nauto = 1;
 		} else if (minus) {
@@ -145,9 +147,9 @@ static int parse_provider(struct hpshm_config *c, const char *v, hpshm_error *er
 		p = *end ? end + 1 : end;
 	}
 	if (item == 0)
-		return config_bad(err, HPSHM_EVALUE, "provider", accepted, "provider: empty value");
+		return config_bad(err, HPSHM_EVALUE, "provider", provider_accepted, "provider: empty value");
 	if (n && (nauto || nx))
-		return config_bad(err, HPSHM_EVALUE, "provider", accepted,
+		return config_bad(err, HPSHM_EVALUE, "provider", provider_accepted,
 				  "provider: \"%s\" mixes a list of providers with auto or -name; use one or the other", v);
 	memcpy(c->providers, names, sizeof(names[0]) * n);
 	c->nproviders = n;
@@ -505,6 +507,99 @@ int hpshm_config_set(hpshm_config *cfg, const char *key, const char *value, hpsh
 	if (!cfg || !key || !value)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_config_set: NULL argument");
 	return config_set_from(cfg, key, value, HPSHM__SRC_API, "", err);
+}
+
+/*
+ * The typed setters.  Each turns its value into the text the key's parser reads and sets that
+ * as hpshm_config_set() would, so the typed and the text forms accept, refuse (same code, same
+ * key, same accepted values) and rank (API precedence) a value alike: there is one parser
+ * per key, never two.
+ */
+static int config_set_typed(hpshm_config *cfg, const char *fn, enum hpshm__key k, const char *text,
+			    hpshm_error *err)
+{
+	if (!cfg)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "%s: NULL configuration", fn);
+	return config_set_from(cfg, keys[k].name, text, HPSHM__SRC_API, "", err);
+}
+
+/* words[v], or v as a number for a value outside the enum, which the key's parser refuses. */
+static const char *config_enum_text(const char *const *words, int v, char *buf, size_t len)
+{
+	int n = 0;
+
+	while (words[n])
+		n++;
+	if (v >= 0 && v < n)
+		return words[v];
+	snprintf(buf, len, "%d", v);
+	return buf;
+}
+
+int hpshm_config_set_huge_pages(hpshm_config *cfg, hpshm_huge_pages policy, hpshm_error *err)
+{
+	char buf[16];
+
+	return config_set_typed(cfg, "hpshm_config_set_huge_pages", HPSHM__KEY_HUGE_PAGES,
+				config_enum_text(huge_words, (int)policy, buf, sizeof(buf)), err);
+}
+
+int hpshm_config_set_reattach(hpshm_config *cfg, hpshm_reattach mode, hpshm_error *err)
+{
+	char buf[16];
+
+	return config_set_typed(cfg, "hpshm_config_set_reattach", HPSHM__KEY_REATTACH,
+				config_enum_text(reattach_words, (int)mode, buf, sizeof(buf)), err);
+}
+
+int hpshm_config_set_huge_page_size(hpshm_config *cfg, size_t bytes, hpshm_error *err)
+{
+	char buf[32];
+
+	if (bytes == HPSHM_PAGE_SIZE_DEFAULT)
+		snprintf(buf, sizeof(buf), "default");
+	else if (bytes == HPSHM_PAGE_SIZE_LARGEST)
+		snprintf(buf, sizeof(buf), "largest");
+	else
+		snprintf(buf, sizeof(buf), "%zu", bytes);
+	return config_set_typed(cfg, "hpshm_config_set_huge_page_size", HPSHM__KEY_HUGE_PAGE_SIZE, buf, err);
+}
+
+int hpshm_config_set_provider(hpshm_config *cfg, const char *const *names, size_t n, hpshm_error *err)
+{
+	/* Far more than the key takes (16 names of at most 31 bytes): a list that does not fit
+	 * is refused, as its text would be. */
+	char list[4096];
+	size_t used = 0;
+
+	if (!cfg || (n && !names))
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_config_set_provider: NULL argument");
+	list[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		size_t len;
+
+		if (!names[i])
+			return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass n names, none of them NULL",
+					       "hpshm_config_set_provider: names[%zu] is NULL", i);
+		/* The text form lets a trailing comma pass; an empty element is a caller's slip. */
+		if (!names[i][0])
+			return config_bad(err, HPSHM_EVALUE, "provider", provider_accepted,
+					  "provider: names[%zu] is empty", i);
+		/* Joined with commas below: a comma inside a name would split it silently. */
+		if (strchr(names[i], ','))
+			return config_bad(err, HPSHM_EVALUE, "provider", "one name, auto or -name per element",
+					  "provider: \"%s\" holds a comma: pass each name as its own element",
+					  names[i]);
+		len = strlen(names[i]);
+		if (used + len + 2 > sizeof(list))
+			return config_bad(err, HPSHM_EVALUE, "provider", "at most 16 names",
+					  "provider: a list of %zu names is too long", n);
+		if (i)
+			list[used++] = ',';
+		memcpy(list + used, names[i], len + 1);
+		used += len;
+	}
+	return config_set_typed(cfg, "hpshm_config_set_provider", HPSHM__KEY_PROVIDER, list, err);
 }
 
 int hpshm_config_parse(hpshm_config *cfg, const char *kv, hpshm_error *err)

@@ -16,10 +16,10 @@
 
 #define HPSHM__MAX_PROVIDERS   16   /* registered plus built-in; also the longest provider= list */
 #define HPSHM__NAME_LEN        128  /* longest segment name */
-#define HPSHM__LARGEST         SIZE_MAX /* huge_page_size=largest */
+#define HPSHM__LARGEST         HPSHM_PAGE_SIZE_LARGEST /* huge_page_size=largest (SIZE_MAX) */
 
 enum hpshm__populate_mode { HPSHM__POPULATE_AUTO, HPSHM__POPULATE_ON, HPSHM__POPULATE_OFF };
-enum hpshm__reattach_mode { HPSHM__REATTACH_OFF, HPSHM__REATTACH_EXEC };
+enum hpshm__reattach_mode { HPSHM__REATTACH_OFF = HPSHM_REATTACH_OFF, HPSHM__REATTACH_EXEC = HPSHM_REATTACH_EXEC };
 
 /* Where a key's value came from; a source never overrides a higher one. */
 enum hpshm__source { HPSHM__SRC_DEFAULT, HPSHM__SRC_FILE, HPSHM__SRC_ENV, HPSHM__SRC_API };
@@ -107,6 +107,18 @@ struct hpshm__token {
  * filled, or HPSHM_EINVAL naming the rule the text broke.  Shared with the fuzz harness.
  */
 int hpshm__token_parse(const char *text, struct hpshm__token *t, hpshm_error *err);
+
+/*
+ * The work behind four public functions whose structs core/abi.c stamps with their version on
+ * the way out (hpshm.h, "Growing the public structs"): same arguments, same results, but the
+ * report, child and objects they fill are not yet stamped.
+ */
+int hpshm__segment_create_ex(hpshm_segment **out, size_t size, const hpshm_config *cfg, hpshm_report *report,
+			     hpshm_error *err);
+int hpshm__segment_attach(hpshm_segment **out, const char *token, const hpshm_config *cfg, hpshm_error *err);
+int hpshm__child_spawn(const hpshm_segment *seg, const char *path, char *const argv[], char *const envp[],
+		       hpshm_child *child, hpshm_error *err);
+int hpshm__objects_list(hpshm_object_fn fn, void *user, hpshm_error *err);
 
 /* The defaults, as a config: used when the caller passes NULL. */
 void hpshm__config_init(struct hpshm_config *cfg);

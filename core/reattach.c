@@ -239,7 +239,7 @@ static void attach_undo(const struct hpshm_instance *p, struct hpshm_mapping *m)
 	(void)p->ops->detach(p, m);
 }
 
-int hpshm_segment_attach(hpshm_segment **out, const char *token, const hpshm_config *cfg_in, hpshm_error *err)
+int hpshm__segment_attach(hpshm_segment **out, const char *token, const hpshm_config *cfg_in, hpshm_error *err)
 {
 	struct hpshm_config defaults;
 	const struct hpshm_config *cfg = cfg_in;
@@ -360,7 +360,7 @@ int hpshm_segment_attach_env(hpshm_segment **out, const hpshm_config *cfg, hpshm
 		if (out)
 			*out = NULL;
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL,
-				       "start this program with hpshm_spawn() or `hpshm run`; a setuid or setgid "
+				       "start this program with hpshm_child_spawn() or `hpshm run`; a setuid or setgid "
 				       "program ignores its environment, so pass it the token with "
 				       "hpshm_segment_attach() instead",
 				       "HPSHM_TOKEN is not set (or this process may not trust its environment): it "
@@ -369,8 +369,8 @@ int hpshm_segment_attach_env(hpshm_segment **out, const hpshm_config *cfg, hpshm
 	return hpshm_segment_attach(out, token, cfg, err);
 }
 
-int hpshm_spawn(const hpshm_segment *seg, const char *path, char *const argv[], char *const envp[],
-		hpshm_child *child, hpshm_error *err)
+int hpshm__child_spawn(const hpshm_segment *seg, const char *path, char *const argv[], char *const envp[],
+		       hpshm_child *child, hpshm_error *err)
 {
 	extern char **environ;
 	char *const *src = envp ? envp : environ;
@@ -383,7 +383,7 @@ int hpshm_spawn(const hpshm_segment *seg, const char *path, char *const argv[], 
 	if (err)
 		memset(err, 0, sizeof(*err));
 	if (!seg || !path || !argv || !child)
-		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_spawn: NULL argument");
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_child_spawn: NULL argument");
 	rc = hpshm_segment_token(seg, tokvar + strlen(tokvar), sizeof(tokvar) - strlen(tokvar), err);
 	if (rc < 0)
 		return rc;
@@ -520,7 +520,7 @@ static int objects_one(void *user, const struct hpshm_found *f)
 	return 0;
 }
 
-int hpshm_objects_list(hpshm_object_fn fn, void *user, hpshm_error *err)
+int hpshm__objects_list(hpshm_object_fn fn, void *user, hpshm_error *err)
 {
 	struct objects_walk w;
 	struct hpshm__provider_list all;
@@ -563,7 +563,7 @@ static int objects_match(void *user, const struct hpshm_found *f)
 	return 1;
 }
 
-int hpshm_object_remove_flags(const hpshm_object *obj, unsigned flags, hpshm_error *err)
+int hpshm_objects_remove(const hpshm_object *obj, unsigned flags, hpshm_error *err)
 {
 	struct hpshm_instance inst, *p = &inst;
 	struct objects_find q;
@@ -571,10 +571,10 @@ int hpshm_object_remove_flags(const hpshm_object *obj, unsigned flags, hpshm_err
 	int rc;
 
 	if (!obj)
-		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_object_remove: NULL object");
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_objects_remove: NULL object");
 	if (flags & ~HPSHM_REMOVE_FORCE)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass 0 or HPSHM_REMOVE_FORCE",
-				       "hpshm_object_remove_flags: unknown flags %#x", flags);
+				       "hpshm_objects_remove: unknown flags %#x", flags);
 	if (hpshm__provider_find(obj->provider, &inst) < 0 || !p->ops->scan || !p->ops->remove)
 		return hpshm_error_set(err, HPSHM_ENOPROVIDER, 0, NULL, NULL, "provider %s has no named segments",
 				       obj->provider);
@@ -606,9 +606,4 @@ int hpshm_object_remove_flags(const hpshm_object *obj, unsigned flags, hpshm_err
 		break;
 	}
 	return p->ops->remove(p, &q.found, err);
-}
-
-int hpshm_object_remove(const hpshm_object *obj, hpshm_error *err)
-{
-	return hpshm_object_remove_flags(obj, 0, err);
 }

@@ -433,8 +433,8 @@ static int segment_config_error(hpshm_error *err, const char *key, const char *n
 	return HPSHM_EVALUE;
 }
 
-int hpshm_segment_create_ex(hpshm_segment **out, size_t size, const hpshm_config *cfg_in, hpshm_report *report,
-			    hpshm_error *err)
+int hpshm__segment_create_ex(hpshm_segment **out, size_t size, const hpshm_config *cfg_in, hpshm_report *report,
+			     hpshm_error *err)
 {
 	struct hpshm_config defaults;
 	const struct hpshm_config *cfg = cfg_in;

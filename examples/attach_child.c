@@ -1,7 +1,7 @@
 /*
  * examples/attach_child.c -- a worker started by exec that attaches its parent's segment.
  *
- * Start it with `hpshm run` or with hpshm_spawn() from a program of your own (see
+ * Start it with `hpshm run` or with hpshm_child_spawn() from a program of your own (see
  * create_and_spawn.c); either puts the segment's token in HPSHM_TOKEN and keeps the
  * segment's descriptor open across exec where the provider needs one:
  *
@@ -18,7 +18,7 @@
  *   --quiet                  print nothing unless something fails
  *
  * Exit status, for scripts and tests: 0 all checks passed, 1 a check or the attach failed,
- * 2 usage (a bad argument, or not started by hpshm run / hpshm_spawn()).
+ * 2 usage (a bad argument, or not started by hpshm run / hpshm_child_spawn()).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -50,7 +50,7 @@ static int usage(const char *problem, const char *arg)
 		fprintf(stderr, " '%s'", arg);
 	fprintf(stderr, "\nusage: attach_child [--check-pattern] [--write-back] [--slot N] "
 		"[--expect-page-size SIZE] [--quiet]\n"
-		"Start it with `hpshm run --size SIZE -- attach_child ...` or hpshm_spawn().\n");
+		"Start it with `hpshm run --size SIZE -- attach_child ...` or hpshm_child_spawn().\n");
 	return EXIT_USAGE;
 }
 
@@ -149,7 +149,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "attach_child: cannot attach: %s\n", err.message);
 		if (err.hint[0])
 			fprintf(stderr, "  hint: %s\n", err.hint);
-		/* Not started by hpshm run / hpshm_spawn(): that is a mistake in how we were run. */
+		/* Not started by hpshm run / hpshm_child_spawn(): that is a mistake in how we were run. */
 		return getenv("HPSHM_TOKEN") ? EXIT_FAIL : EXIT_USAGE;
 	}
 

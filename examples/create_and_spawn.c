@@ -6,7 +6,7 @@
  *
  * It creates a segment with reattach=exec (only providers a child started by exec can map
  * again are then eligible), writes a pattern and a raw pointer into it (shared_area.h),
- * starts N copies of CHILD with hpshm_spawn(), each with
+ * starts N copies of CHILD with hpshm_child_spawn(), each with
  * "--check-pattern --write-back --slot I" appended to ARGS, waits for them all, checks that
  * every child wrote its reply, and destroys the segment.
  *
@@ -159,7 +159,7 @@ int main(int argc, char **argv)
 	for (unsigned i = 0; i < nchildren; i++) {
 		snprintf(slot_text[i], sizeof(slot_text[i]), "%u", i);
 		child_argv[nargs + 3] = slot_text[i];
-		if (hpshm_spawn(seg, argv[first], child_argv, NULL, &children[i], &err) < 0) {
+		if (hpshm_child_spawn(seg, argv[first], child_argv, NULL, &children[i], &err) < 0) {
 			print_error("cannot start a child", &err);
 			status = EXIT_FAIL;
 			break; /* wait for the ones already running before destroying */

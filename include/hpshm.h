@@ -35,19 +35,41 @@ extern "C" {
 /** @file hpshm.h
  *  @brief The public API: configuration, segments, reports, errors and logging. */
 
-/** Major version of the library; changes when the API or ABI breaks. */
+/** Major version of the library; from 1 on, changes when the API or ABI breaks. */
 #define HPSHM_VERSION_MAJOR 0
-/** Minor version of the library; changes when features are added compatibly. */
-#define HPSHM_VERSION_MINOR 1
+/** Minor version of the library; changes when features are added, and while the major version
+ *  is 0 also when the API or ABI breaks (CHANGES.md lists what to change). */
+#define HPSHM_VERSION_MINOR 2
 /** Patch version of the library. */
 #define HPSHM_VERSION_PATCH 0
 
-#if defined(_WIN32) && defined(HPSHM_SHARED_BUILD)
+/*
+ * Exports.  On Windows a function of a DLL is exported by __declspec(dllexport) where it is
+ * compiled and reached through __declspec(dllimport) where it is called, while a static
+ * library wants neither: hpshm's build defines HPSHM_BUILDING for its own objects, a program
+ * using hpshm.dll defines nothing, and a program linking the static library defines
+ * HPSHM_STATIC (CMake's hpshm::hpshm_static and `pkg-config --static --cflags hpshm` under
+ * pkgconf pass it on; freedesktop's pkg-config ignores Cflags.private, so its users add
+ * -DHPSHM_STATIC themselves).  Elsewhere the library is compiled with hidden visibility, and
+ * HPSHM_API gives its public functions the default one back.
+ */
+#if defined(_WIN32) || defined(__CYGWIN__)
+#if defined(HPSHM_BUILDING)
 #define HPSHM_API __declspec(dllexport)
+#elif defined(HPSHM_STATIC)
+#define HPSHM_API
+#else
+#define HPSHM_API __declspec(dllimport)
+#endif
 #elif defined(__GNUC__)
 #define HPSHM_API __attribute__((visibility("default")))
 #else
-/** Marks a symbol exported from the shared library. */
+/**
+ * Marks a function the library exports: __declspec(dllexport) while hpshm itself is built
+ * (HPSHM_BUILDING) and __declspec(dllimport) in a program using hpshm.dll on Windows, nothing
+ * in a program that defines HPSHM_STATIC to link the static library there, and default
+ * visibility on ELF and Mach-O systems.
+ */
 #define HPSHM_API
 #endif
 
@@ -88,11 +110,40 @@ enum hpshm_errcode {
 /** Most attempts a report records (every provider considered). */
 #define HPSHM_MAX_ATTEMPTS 16
 
+/*
+ * Growing the public structs.  The structs the library fills for a caller (hpshm_error,
+ * hpshm_report with its hpshm_attempt entries, hpshm_object, hpshm_child) open with a
+ * `version` the library sets to the layout it filled, and close with reserved space it zeroes.
+ * A later version carves its new members out of the reserved space, so a struct never changes
+ * size or moves a member: a program built against an older header hands the library exactly
+ * as many bytes as the library writes, copies and arrays of the structs stay valid, and a
+ * program built against a newer header reads a new member only when version says the library
+ * filled it (an older library leaves it zero).
+ *
+ * The other common pattern, a size the caller sets before each call (Windows' cbSize), was
+ * weighed and not taken: these structs are outputs, declared on the stack and passed by
+ * address, and every such declaration would have to set the size first, one that forgot
+ * handing the library garbage to trust; hpshm_object and the report of hpshm_segment_report()
+ * live in the library's own storage, which no caller could size; and one pattern must serve
+ * all of them.  The filler stating its version is also how the provider interface works
+ * (abi_version, after SQLite's iVersion).
+ */
+
+/** hpshm_error.version of the records this library fills. */
+#define HPSHM_ERROR_VERSION 1
+/** hpshm_report.version of the reports this library fills (it covers the hpshm_attempt entries too). */
+#define HPSHM_REPORT_VERSION 1
+/** hpshm_object.version of the objects this library lists. */
+#define HPSHM_OBJECT_VERSION 1
+/** hpshm_child.version of the children this library starts. */
+#define HPSHM_CHILD_VERSION 1
+
 /**
  * A caller-owned error record.  Every field is filled on failure; text fields are
  * NUL-terminated and empty when they do not apply.
  */
 typedef struct hpshm_error {
+	unsigned version;               /**< HPSHM_ERROR_VERSION once the library filled the record, 0 before */
 	int  code;                      /**< HPSHM_E* code */
 	int  sys_errno;                 /**< errno (or GetLastError) of the failed call, 0 if none */
 	char call[HPSHM_NAME_MAX];      /**< the failed system call, e.g. "shmget" */
@@ -100,6 +151,7 @@ typedef struct hpshm_error {
 	char key[HPSHM_NAME_MAX];       /**< the configuration key at fault, if any */
 	char message[HPSHM_MESSAGE_MAX];/**< what went wrong; after a failed create, every provider's reason */
 	char hint[HPSHM_TEXT_MAX];      /**< one thing a person can do about it */
+	uint64_t reserved[8];           /**< zeroed by the library: room for the members of later versions */
 } hpshm_error;
 
 /** The huge_pages policy (PostgreSQL's semantics). */
@@ -108,6 +160,17 @@ typedef enum hpshm_huge_pages {
 	HPSHM_HUGE_TRY = 1, /**< huge pages if possible, else fall back and record why */
 	HPSHM_HUGE_ON  = 2  /**< huge pages or an error */
 } hpshm_huge_pages;
+
+/** The reattach key: may a child started by exec attach the segment? */
+typedef enum hpshm_reattach {
+	HPSHM_REATTACH_OFF  = 0, /**< no: any provider will do */
+	HPSHM_REATTACH_EXEC = 1  /**< yes: only providers a child started by exec can re-attach */
+} hpshm_reattach;
+
+/** hpshm_config_set_huge_page_size(): the kernel's default huge page size ("default"). */
+#define HPSHM_PAGE_SIZE_DEFAULT ((size_t)0)
+/** hpshm_config_set_huge_page_size(): the largest size whose pool can hold the segment ("largest"). */
+#define HPSHM_PAGE_SIZE_LARGEST ((size_t)-1)
 
 /** Populate methods, as bits: what faulted the segment in at create time. */
 enum hpshm_populate_method {
@@ -150,10 +213,12 @@ typedef struct hpshm_attempt {
 	int    sys_errno;                /**< errno of the failed call, 0 if none */
 	char   call[HPSHM_NAME_MAX];     /**< the failed call, or "probe" if probe ruled it out */
 	char   reason[HPSHM_TEXT_MAX];   /**< why it failed or was skipped; empty on success */
+	uint64_t reserved[4];            /**< zeroed by the library: room for later versions of the report */
 } hpshm_attempt;
 
 /** What a segment really is, verified from the kernel where the OS allows. */
 typedef struct hpshm_report {
+	unsigned version;                    /**< HPSHM_REPORT_VERSION once the library filled the report */
 	char     provider[HPSHM_NAME_MAX];   /**< provider that created the segment */
 	size_t   requested_size;             /**< size asked for, bytes */
 	size_t   mapped_size;                /**< mapping length (a multiple of page_size), bytes */
@@ -170,6 +235,7 @@ typedef struct hpshm_report {
 	uint64_t create_ns;                  /**< time for the whole create, nanoseconds */
 	unsigned nattempts;                  /**< entries used in attempts[] */
 	hpshm_attempt attempts[HPSHM_MAX_ATTEMPTS]; /**< providers considered, in order */
+	uint64_t reserved[32];               /**< zeroed by the library: room for the members of later versions */
 } hpshm_report;
 
 /** Opaque configuration: a set of key values with their sources. */
@@ -220,6 +286,58 @@ HPSHM_API void hpshm_config_free(hpshm_config *cfg);
  *         the accepted values
  */
 HPSHM_API int hpshm_config_set(hpshm_config *cfg, const char *key, const char *value, hpshm_error *err);
+
+/*
+ * Typed setters for the keys programs set most.  Each one turns its value into the key's text
+ * and goes through the same parser as hpshm_config_set(), so a value is accepted, refused
+ * (with the same code, err->key and accepted values) and ranked (API precedence) exactly as
+ * the text would be.
+ */
+
+/**
+ * Set huge_pages from the API.
+ * @param cfg    the configuration
+ * @param policy HPSHM_HUGE_OFF, HPSHM_HUGE_TRY or HPSHM_HUGE_ON
+ * @param err    filled on failure, may be NULL
+ * @return 0, HPSHM_EVALUE (not one of the three; err->key is "huge_pages") or HPSHM_EINVAL
+ *         (cfg is NULL)
+ */
+HPSHM_API int hpshm_config_set_huge_pages(hpshm_config *cfg, hpshm_huge_pages policy, hpshm_error *err);
+
+/**
+ * Set provider from the API: the providers to try, in order.  The names come as an array
+ * rather than one comma-separated string because a program holds them as separate strings
+ * (from its own list, or from argv) and should not have to join them; a name holding a comma
+ * is refused rather than split.  Each element is one item of the provider key: a provider
+ * name, "auto" first, or "-name" after auto to leave a provider out, so {"auto",
+ * "-sysv_hugetlb"} is provider=auto,-sysv_hugetlb.
+ * @param cfg   the configuration
+ * @param names the items, n of them
+ * @param n     how many (0 is an empty value, refused as provider= is)
+ * @param err   filled on failure, may be NULL
+ * @return 0, HPSHM_ENOPROVIDER (a name this build lacks), HPSHM_EVALUE (a bad list; err->key
+ *         is "provider") or HPSHM_EINVAL (cfg NULL, or names or one of its elements NULL)
+ */
+HPSHM_API int hpshm_config_set_provider(hpshm_config *cfg, const char *const *names, size_t n, hpshm_error *err);
+
+/**
+ * Set huge_page_size from the API.
+ * @param cfg   the configuration
+ * @param bytes a power of two, HPSHM_PAGE_SIZE_DEFAULT or HPSHM_PAGE_SIZE_LARGEST
+ * @param err   filled on failure, may be NULL
+ * @return 0, HPSHM_EVALUE (not a power of two; err->key is "huge_page_size") or HPSHM_EINVAL
+ *         (cfg is NULL)
+ */
+HPSHM_API int hpshm_config_set_huge_page_size(hpshm_config *cfg, size_t bytes, hpshm_error *err);
+
+/**
+ * Set reattach from the API.
+ * @param cfg  the configuration
+ * @param mode HPSHM_REATTACH_OFF or HPSHM_REATTACH_EXEC
+ * @param err  filled on failure, may be NULL
+ * @return 0, HPSHM_EVALUE (neither; err->key is "reattach") or HPSHM_EINVAL (cfg is NULL)
+ */
+HPSHM_API int hpshm_config_set_reattach(hpshm_config *cfg, hpshm_reattach mode, hpshm_error *err);
 
 /**
  * Set keys from a "key=value,key=value" string, with API precedence.  A comma-separated item
@@ -416,8 +534,9 @@ HPSHM_API int hpshm_segment_attach(hpshm_segment **out, const char *token, const
 
 /**
  * hpshm_segment_attach() with the token from the HPSHM_TOKEN environment variable, as set by
- * hpshm_spawn().  Like the HPSHM_<KEY> variables, it is ignored in a setuid or setgid program,
- * which must not map what its caller names: such a program calls hpshm_segment_attach().
+ * hpshm_child_spawn().  Like the HPSHM_<KEY> variables, it is ignored in a setuid or setgid
+ * program, which must not map what its caller names: such a program calls
+ * hpshm_segment_attach().
  * @param[out] out the attached segment
  * @param cfg configuration, or NULL
  * @param err filled on failure, may be NULL
@@ -432,10 +551,12 @@ HPSHM_API int hpshm_segment_attach_env(hpshm_segment **out, const hpshm_config *
  */
 HPSHM_API int hpshm_segment_is_owner(const hpshm_segment *seg);
 
-/** A child process started by hpshm_spawn(). */
+/** A child process started by hpshm_child_spawn(). */
 typedef struct hpshm_child {
-	long long pid;    /**< process id */
-	void     *handle; /**< OS handle where the OS has one (Windows), else NULL */
+	unsigned  version;     /**< HPSHM_CHILD_VERSION once the library started the child */
+	long long pid;         /**< process id */
+	void     *handle;      /**< OS handle where the OS has one (Windows), else NULL */
+	uint64_t  reserved[4]; /**< zeroed by the library: room for the members of later versions */
 } hpshm_child;
 
 /**
@@ -450,11 +571,11 @@ typedef struct hpshm_child {
  * @param err  filled on failure, may be NULL
  * @return 0 or a negative HPSHM_E* code
  */
-HPSHM_API int hpshm_spawn(const hpshm_segment *seg, const char *path, char *const argv[], char *const envp[],
-			  hpshm_child *child, hpshm_error *err);
+HPSHM_API int hpshm_child_spawn(const hpshm_segment *seg, const char *path, char *const argv[], char *const envp[],
+				hpshm_child *child, hpshm_error *err);
 
 /**
- * Wait for a child started by hpshm_spawn().
+ * Wait for a child started by hpshm_child_spawn().
  * @param child the child
  * @param[out] status its exit code, or 128 + the signal that ended it (may be NULL)
  * @param err filled on failure, may be NULL
@@ -473,6 +594,7 @@ typedef enum hpshm_object_state {
 
 /** A named segment found on the machine by hpshm_objects_list(). */
 typedef struct hpshm_object {
+	unsigned  version;                  /**< HPSHM_OBJECT_VERSION once the library listed the object */
 	char      provider[HPSHM_NAME_MAX]; /**< provider that made it */
 	char      id[256];                  /**< where it is: a file path, or "shm=<id>" */
 	char      name[128];                /**< the segment's name */
@@ -483,6 +605,7 @@ typedef struct hpshm_object {
 	int       alive;                    /**< 1 if a process still holds it, 0 if none does, -1 foreign */
 	int       state;                    /**< an hpshm_object_state */
 	char      note[128];                /**< why it is in that state, for people */
+	uint64_t  reserved[16];             /**< zeroed by the library: room for the members of later versions */
 } hpshm_object;
 
 /**
@@ -509,28 +632,20 @@ typedef int (*hpshm_object_fn)(void *user, const hpshm_object *obj);
  */
 HPSHM_API int hpshm_objects_list(hpshm_object_fn fn, void *user, hpshm_error *err);
 
-/** hpshm_object_remove_flags(): also remove debris (HPSHM_OBJECT_DEBRIS), which nothing proves is hpshm's. */
+/** hpshm_objects_remove(): also remove debris (HPSHM_OBJECT_DEBRIS), which nothing proves is hpshm's. */
 #define HPSHM_REMOVE_FORCE 0x1u
 
 /**
- * Remove a dead object found by hpshm_objects_list().  The object is looked at again first,
- * so a segment some process holds is never removed, nor a foreign object; debris only with
- * HPSHM_REMOVE_FORCE.
- * @param obj   the object
+ * Remove an object found by hpshm_objects_list(): with no flags, a dead hpshm segment only.
+ * The object is looked at again first, so a segment some process holds is never removed, nor
+ * a foreign object; debris only with HPSHM_REMOVE_FORCE.
+ * @param obj   the object, as listed (only its provider and id are read)
  * @param flags 0 or HPSHM_REMOVE_FORCE
  * @param err   filled on failure, may be NULL
  * @return 0; HPSHM_EEXIST if it is alive; HPSHM_EINVAL if it is foreign, debris without
  *         HPSHM_REMOVE_FORCE, gone or no longer the object listed; or another negative code
  */
-HPSHM_API int hpshm_object_remove_flags(const hpshm_object *obj, unsigned flags, hpshm_error *err);
-
-/**
- * hpshm_object_remove_flags() with no flags: removes dead hpshm segments only.
- * @param obj the object
- * @param err filled on failure, may be NULL
- * @return as hpshm_object_remove_flags()
- */
-HPSHM_API int hpshm_object_remove(const hpshm_object *obj, hpshm_error *err);
+HPSHM_API int hpshm_objects_remove(const hpshm_object *obj, unsigned flags, hpshm_error *err);
 
 /**
  * Ask one provider whether it could create a segment here, and if not, why not.

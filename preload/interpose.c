@@ -830,6 +830,7 @@ static void shm_fill_report(const struct shm_rec *s, hpshm_report *r)
 	hpshm_attempt *a;
 
 	memset(r, 0, sizeof(*r));
+	r->version = HPSHM_REPORT_VERSION;
 	r->requested_size = s->size;
 	r->policy = preload_cfg.policy;
 	if (preload_cfg.policy != HPSHM_HUGE_OFF) {

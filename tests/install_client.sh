@@ -14,7 +14,10 @@
 #   - find_package(hpshm) with hpshm::hpshm_static.
 # Each client creates a 1 MiB segment with the default configuration, writes all of it and
 # destroys it.  The checks also make sure the client was built against this prefix, not
-# against another copy of hpshm that happens to be installed on the machine.
+# against another copy of hpshm that happens to be installed on the machine.  A client linked
+# statically must see HPSHM_STATIC (so that on Windows it would not import hpshm from a DLL),
+# and a client of the shared library must not: hpshm::hpshm_static defines it, and so does
+# `pkg-config --static --cflags` under pkgconf (Cflags.private).
 #
 # Environment (set by CTest from the build's configuration):
 #   HPSHM_CC              the C compiler the library was built with (default: cc)
@@ -68,6 +71,12 @@ cat >"$tmp/src/client.c" <<'EOF'
 
 #include <hpshm.h>
 
+#if defined(CLIENT_STATIC) && !defined(HPSHM_STATIC)
+#error "a static client was not given HPSHM_STATIC"
+#elif !defined(CLIENT_STATIC) && defined(HPSHM_STATIC)
+#error "a client of the shared library was given HPSHM_STATIC"
+#endif
+
 int main(void)
 {
 	hpshm_segment *seg;
@@ -99,12 +108,20 @@ LD_LIBRARY_PATH=$libdir "$tmp/client_shared" || fail "client_shared did not run"
 
 step "pkg-config --static"
 read -r -a pc_static <<<"$(pkg-config --static --libs hpshm)"
+read -r -a pc_static_cflags <<<"$(pkg-config --static --cflags hpshm)"
+# freedesktop's pkg-config has no Cflags.private: its static users define HPSHM_STATIC.
+if [[ " ${pc_static_cflags[*]} " != *" -DHPSHM_STATIC "* ]]; then
+	pkg-config --about 2>/dev/null | grep -qi pkgconf &&
+		fail "pkg-config --static --cflags hpshm lacks -DHPSHM_STATIC: $(pkg-config --static --cflags hpshm)"
+	pc_static_cflags+=(-DHPSHM_STATIC)
+fi
 static=(-static)
 if ((${#cflags[@]})); then
 	static=()
 	pc_static=("${pc_static[@]/#-lhpshm/-l:libhpshm.a}")
 fi
-"$cc" "${cflags[@]}" "${static[@]}" -o "$tmp/client_static" "$tmp/src/client.c" "${pc_cflags[@]}" "${pc_static[@]}" ||
+"$cc" "${cflags[@]}" "${static[@]}" -DCLIENT_STATIC -o "$tmp/client_static" "$tmp/src/client.c" \
+	"${pc_static_cflags[@]}" "${pc_static[@]}" ||
 	fail "cc ${static[*]} client.c \$(pkg-config --static --cflags --libs hpshm) failed"
 not_needing_shared "$tmp/client_static" || fail "client_static needs libhpshm.so"
 if ((${#static[@]})) && readelf -d "$tmp/client_static" 2>/dev/null | grep -q NEEDED; then
@@ -116,10 +133,11 @@ step "find_package(hpshm)"
 cat >"$tmp/src/CMakeLists.txt" <<'EOF'
 cmake_minimum_required(VERSION 3.16)
 project(hpshm_client C)
-find_package(hpshm 0.1 REQUIRED)
+find_package(hpshm 0.2 REQUIRED)
 add_executable(client_cmake client.c)
 target_link_libraries(client_cmake PRIVATE hpshm::hpshm)
 add_executable(client_cmake_static client.c)
+target_compile_definitions(client_cmake_static PRIVATE CLIENT_STATIC)
 target_link_libraries(client_cmake_static PRIVATE hpshm::hpshm_static)
 EOF
 cmake -S "$tmp/src" -B "$tmp/consumer" -DCMAKE_C_COMPILER="$cc" -DCMAKE_C_FLAGS="${cflags[*]}" \

@@ -1,7 +1,7 @@
 /*
  * tests/reattach_child.c -- the program the re-attach tests start by a real exec.
  *
- * It is always started through hpshm_spawn(), so the segment's token is in HPSHM_TOKEN and
+ * It is always started through hpshm_child_spawn(), so the segment's token is in HPSHM_TOKEN and
  * its descriptor (if any) is inherited.  Its first act in every mode is to attach (or, in
  * "clash" mode, to occupy the segment's range and then attach), before anything else can
  * map memory at the segment's address.  It uses only the public API, and reads the page
@@ -170,6 +170,13 @@ static int mode_check(int argc, char **argv)
 	if ((uintptr_t)w != addr)
 		return fail(CHILD_EADDRESS, "attached at %p, the parent's segment is at %#llx", (void *)w, addr);
 	r = hpshm_segment_report(seg);
+	/* An attached segment's report leaves the library stamped as a created one's does. */
+	if (r->version != HPSHM_REPORT_VERSION)
+		return fail(CHILD_EREPORTV, "the report has version %u, want %d", r->version, HPSHM_REPORT_VERSION);
+	for (i = 0; i < sizeof r->reserved / sizeof r->reserved[0]; i++)
+		if (r->reserved[i] != 0)
+			return fail(CHILD_EREPORTV, "reserved[%zu] of the report is %#llx, not 0", i,
+				    (unsigned long long)r->reserved[i]);
 	words = hpshm_segment_size(seg) / sizeof *w;
 	if (words < nslots || r->usable_size != hpshm_segment_size(seg))
 		return fail(CHILD_EPATTERN, "usable size %zu (report %zu) is too small or inconsistent",

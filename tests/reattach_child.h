@@ -17,6 +17,7 @@ enum {
 	CHILD_EREPORTPS = 14, /* the report's verified page size is not the parent's */
 	CHILD_EDETACH   = 15, /* detach failed or left the range mapped */
 	CHILD_EOWNER    = 16, /* hpshm_segment_is_owner() said 1 in the child */
+	CHILD_EREPORTV  = 17, /* the attached segment's report lacks its version or zeroed reserved space */
 	CHILD_ECLASH    = 20, /* attach over a taken range did not fail with HPSHM_EEXIST */
 	CHILD_EHOLDER   = 21, /* ... or its message does not name the holder's maps line */
 	CHILD_ELEAK     = 22, /* ... or it left a mapping or a descriptor behind */

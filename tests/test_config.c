@@ -308,6 +308,232 @@ Test(config, log_level_accepts_the_five_levels)
 	expect_bad("log_level", "verbose", accepted);
 }
 
+/* ---- the typed setters ---- */
+
+static void write_file(const char *text);
+
+/*
+ * A typed setter refused a value (rc, err): `key=text` through hpshm_config_set(), on a fresh
+ * configuration, must be refused with the same code, the same key and the same accepted values
+ * (the hint).
+ */
+static void expect_same_refusal(int rc, const hpshm_error *err, const char *key, const char *text)
+{
+	hpshm_config *other;
+	hpshm_error want;
+	int want_rc;
+
+	cr_assert_eq(hpshm_config_new(&other), 0);
+	memset(&want, 0, sizeof want);
+	want_rc = hpshm_config_set(other, key, text, &want);
+	hpshm_config_free(other);
+	cr_assert_lt(want_rc, 0, "%s=%s is accepted as text", key, text);
+	cr_assert_eq(rc, want_rc, "%s: the typed setter gives %s, the text \"%s\" %s", key, hpshm_errname(rc), text,
+		     hpshm_errname(want_rc));
+	cr_assert_eq(err->code, want.code);
+	cr_assert_str_eq(err->key, want.key, "%s: err.key \"%s\", the text form's \"%s\"", key, err->key, want.key);
+	cr_assert_str_eq(err->hint, want.hint, "%s: hint \"%s\", the text form's \"%s\"", key, err->hint, want.hint);
+}
+
+Test(config, typed_huge_pages_sets_each_policy)
+{
+	static const hpshm_huge_pages policy[] = {HPSHM_HUGE_OFF, HPSHM_HUGE_ON, HPSHM_HUGE_TRY};
+	static const char *const word[] = {"off", "on", "try"};
+	hpshm_error err;
+
+	for (size_t i = 0; i < 3; i++) {
+		memset(&err, 0, sizeof err);
+		cr_assert_eq(hpshm_config_set_huge_pages(cfg, policy[i], &err), 0, "%s: %s", word[i], err.message);
+		cr_assert_str_eq(get("huge_pages"), word[i]);
+	}
+}
+
+Test(config, typed_huge_pages_refuses_what_the_text_form_refuses)
+{
+	hpshm_error err;
+	int rc;
+
+	expect_good("huge_pages", "on");
+	memset(&err, 0, sizeof err);
+	rc = hpshm_config_set_huge_pages(cfg, (hpshm_huge_pages)3, &err);
+	expect_same_refusal(rc, &err, "huge_pages", "3");
+	memset(&err, 0, sizeof err);
+	rc = hpshm_config_set_huge_pages(cfg, (hpshm_huge_pages)-1, &err);
+	expect_same_refusal(rc, &err, "huge_pages", "-1");
+	cr_assert_str_eq(get("huge_pages"), "on");
+}
+
+Test(config, typed_provider_sets_lists_and_exclusions)
+{
+	static const char *const list[] = {"memfd_hugetlb", "plain"};
+	static const char *const leave_out[] = {"auto", "-sysv_hugetlb", "-hugetlbfs"};
+	static const char *const one[] = {"plain"};
+	static const char *const automatic[] = {"auto"};
+	hpshm_error err;
+
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm_config_set_provider(cfg, list, 2, &err), 0, "%s", err.message);
+	cr_assert_str_eq(get("provider"), "memfd_hugetlb,plain");
+	cr_assert_eq(hpshm_config_set_provider(cfg, leave_out, 3, &err), 0, "%s", err.message);
+	cr_assert_str_eq(get("provider"), "auto,-sysv_hugetlb,-hugetlbfs");
+	cr_assert_eq(hpshm_config_set_provider(cfg, one, 1, &err), 0, "%s", err.message);
+	cr_assert_str_eq(get("provider"), "plain");
+	cr_assert_eq(hpshm_config_set_provider(cfg, automatic, 1, &err), 0, "%s", err.message);
+	cr_assert_str_eq(get("provider"), "auto");
+}
+
+Test(config, typed_provider_refuses_what_the_text_form_refuses)
+{
+	static const char *const unknown[] = {"mmap_hugetlb", "nosuch_provider"};
+	static const char *const mixed[] = {"auto", "plain"};
+	static const char *const late_auto[] = {"plain", "auto"};
+	static const char *const empty_first[] = {"", "plain"};
+	const char *many[17], *overlong[1];
+	char text[1024], longname[64];
+	hpshm_error err;
+	size_t i;
+	int rc;
+
+	expect_good("provider", "plain");
+	memset(&err, 0, sizeof err);
+	rc = hpshm_config_set_provider(cfg, unknown, 2, &err);
+	expect_same_refusal(rc, &err, "provider", "mmap_hugetlb,nosuch_provider");
+	cr_assert_eq(rc, HPSHM_ENOPROVIDER);
+	rc = hpshm_config_set_provider(cfg, mixed, 2, &err);
+	expect_same_refusal(rc, &err, "provider", "auto,plain");
+	rc = hpshm_config_set_provider(cfg, late_auto, 2, &err);
+	expect_same_refusal(rc, &err, "provider", "plain,auto");
+	rc = hpshm_config_set_provider(cfg, empty_first, 2, &err);
+	expect_same_refusal(rc, &err, "provider", ",plain");
+	/* No names is the empty value, not a silent auto. */
+	rc = hpshm_config_set_provider(cfg, NULL, 0, &err);
+	expect_same_refusal(rc, &err, "provider", "");
+
+	text[0] = '\0';
+	for (i = 0; i < 17; i++) {
+		many[i] = "plain";
+		strcat(text, i ? ",plain" : "plain");
+	}
+	rc = hpshm_config_set_provider(cfg, many, 17, &err);
+	expect_same_refusal(rc, &err, "provider", text);
+	memset(longname, 'x', 40);
+	longname[40] = '\0';
+	overlong[0] = longname;
+	rc = hpshm_config_set_provider(cfg, overlong, 1, &err);
+	expect_same_refusal(rc, &err, "provider", longname);
+	cr_assert_str_eq(get("provider"), "plain");
+}
+
+Test(config, typed_provider_refuses_a_comma_or_an_empty_name_inside_an_element)
+{
+	static const char *const comma[] = {"memfd_hugetlb,plain"};
+	static const char *const empty_last[] = {"plain", ""};
+	hpshm_error err;
+
+	expect_good("provider", "mmap_hugetlb");
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm_config_set_provider(cfg, comma, 1, &err), HPSHM_EVALUE);
+	cr_assert_str_eq(err.key, "provider");
+	cr_expect(hpt_contains(err.message, "comma"), "the message does not say why: %s", err.message);
+	/* The text "plain," passes (a trailing comma); an empty element is refused. */
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm_config_set_provider(cfg, empty_last, 2, &err), HPSHM_EVALUE);
+	cr_assert_str_eq(err.key, "provider");
+	cr_assert_str_eq(get("provider"), "mmap_hugetlb");
+}
+
+Test(config, typed_provider_refuses_null_names)
+{
+	static const char *const with_null[] = {"plain", NULL};
+	hpshm_error err;
+
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm_config_set_provider(cfg, NULL, 1, &err), HPSHM_EINVAL);
+	cr_assert_eq(hpshm_config_set_provider(cfg, with_null, 2, &err), HPSHM_EINVAL);
+	cr_expect(hpt_contains(err.message, "names[1]"), "the message does not name the element: %s", err.message);
+	cr_assert_str_eq(get("provider"), "auto");
+}
+
+Test(config, typed_huge_page_size_sets_sizes_default_and_largest)
+{
+	hpshm_error err;
+
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm_config_set_huge_page_size(cfg, (size_t)2 << 20, &err), 0, "%s", err.message);
+	cr_assert_str_eq(get("huge_page_size"), "2MiB");
+	cr_assert_eq(hpshm_config_set_huge_page_size(cfg, (size_t)1 << 30, &err), 0, "%s", err.message);
+	cr_assert_str_eq(get("huge_page_size"), "1GiB");
+	cr_assert_eq(hpshm_config_set_huge_page_size(cfg, HPSHM_PAGE_SIZE_LARGEST, &err), 0, "%s", err.message);
+	cr_assert_str_eq(get("huge_page_size"), "largest");
+	cr_assert_eq(hpshm_config_set_huge_page_size(cfg, HPSHM_PAGE_SIZE_DEFAULT, &err), 0, "%s", err.message);
+	cr_assert_str_eq(get("huge_page_size"), "default");
+}
+
+Test(config, typed_huge_page_size_refuses_what_the_text_form_refuses)
+{
+	hpshm_error err;
+	int rc;
+
+	expect_good("huge_page_size", "1GiB");
+	memset(&err, 0, sizeof err);
+	rc = hpshm_config_set_huge_page_size(cfg, 3000000, &err);
+	expect_same_refusal(rc, &err, "huge_page_size", "3000000");
+	rc = hpshm_config_set_huge_page_size(cfg, (size_t)3 << 20, &err);
+	expect_same_refusal(rc, &err, "huge_page_size", "3MiB");
+	cr_assert_str_eq(get("huge_page_size"), "1GiB");
+}
+
+Test(config, typed_reattach_sets_off_and_exec_and_refuses_the_rest)
+{
+	hpshm_error err;
+	int rc;
+
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm_config_set_reattach(cfg, HPSHM_REATTACH_EXEC, &err), 0, "%s", err.message);
+	cr_assert_str_eq(get("reattach"), "exec");
+	rc = hpshm_config_set_reattach(cfg, (hpshm_reattach)2, &err);
+	expect_same_refusal(rc, &err, "reattach", "2");
+	cr_assert_str_eq(get("reattach"), "exec");
+	cr_assert_eq(hpshm_config_set_reattach(cfg, HPSHM_REATTACH_OFF, &err), 0, "%s", err.message);
+	cr_assert_str_eq(get("reattach"), "off");
+}
+
+/* Set from the API, a typed value outranks a file and the environment loaded after it. */
+Test(config, typed_setters_set_with_api_precedence)
+{
+	static const char *const plain[] = {"plain"};
+	hpshm_error err;
+
+	write_file("huge_pages = on\nprovider = mmap_hugetlb\nhuge_page_size = 1GB\nreattach = exec\n");
+	setenv("HPSHM_HUGE_PAGES", "on", 1);
+	setenv("HPSHM_PROVIDER", "memfd_hugetlb", 1);
+	setenv("HPSHM_HUGE_PAGE_SIZE", "1GB", 1);
+	setenv("HPSHM_REATTACH", "exec", 1);
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm_config_set_huge_pages(cfg, HPSHM_HUGE_OFF, &err), 0, "%s", err.message);
+	cr_assert_eq(hpshm_config_set_provider(cfg, plain, 1, &err), 0, "%s", err.message);
+	cr_assert_eq(hpshm_config_set_huge_page_size(cfg, (size_t)2 << 20, &err), 0, "%s", err.message);
+	cr_assert_eq(hpshm_config_set_reattach(cfg, HPSHM_REATTACH_OFF, &err), 0, "%s", err.message);
+	cr_assert_eq(hpshm_config_load_file(cfg, tmpfile_path, &err), 0, "%s", err.message);
+	cr_assert_eq(hpshm_config_load_env(cfg, &err), 0, "%s", err.message);
+	cr_assert_str_eq(get("huge_pages"), "off");
+	cr_assert_str_eq(get("provider"), "plain");
+	cr_assert_str_eq(get("huge_page_size"), "2MiB");
+	cr_assert_str_eq(get("reattach"), "off");
+}
+
+Test(config, typed_setters_refuse_a_null_configuration)
+{
+	static const char *const plain[] = {"plain"};
+	hpshm_error err;
+
+	cr_assert_eq(hpshm_config_set_huge_pages(NULL, HPSHM_HUGE_ON, &err), HPSHM_EINVAL);
+	cr_assert_eq(hpshm_config_set_provider(NULL, plain, 1, &err), HPSHM_EINVAL);
+	cr_assert_eq(hpshm_config_set_huge_page_size(NULL, HPSHM_PAGE_SIZE_DEFAULT, &err), HPSHM_EINVAL);
+	cr_assert_eq(hpshm_config_set_reattach(NULL, HPSHM_REATTACH_EXEC, &err), HPSHM_EINVAL);
+	cr_assert_eq(hpshm_config_set_reattach(NULL, HPSHM_REATTACH_EXEC, NULL), HPSHM_EINVAL);
+}
+
 /* ---- key=value strings ---- */
 
 Test(config, parse_sets_several_keys)

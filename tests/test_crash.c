@@ -5,15 +5,15 @@
  * Each round forks a creator that makes a named segment (name=crash<run>-<n>) with one of the
  * named providers that work here (plain through /dev/shm always; hugetlbfs and sysv_hugetlb
  * when the pool and mount allow, else the reason is logged), then starts 1-3 children by a
- * real exec (hpshm_spawn(), reattach_child "hold": attach, write its pid, sleep).  The test
+ * real exec (hpshm_child_spawn(), reattach_child "hold": attach, write its pid, sleep).  The test
  * SIGKILLs the creator and/or the children after a random delay (fixed seed), kills whatever
- * is left, and runs the gc logic (hpshm_objects_list() + hpshm_object_remove() of the dead
+ * is left, and runs the gc logic (hpshm_objects_list() + hpshm_objects_remove() of the dead
  * objects of this run; once the real `hpshm gc` tool when it is built).  Rounds come in
  * pairs sharing a name, and gc runs after the second only: the second creator must recycle
  * whatever the first left dead.
  *
  * Every fourth round keeps a live holder: the creator is killed once its child attached, and
- * the object must then be listed alive, hpshm_object_remove() must refuse it with
+ * the object must then be listed alive, hpshm_objects_remove() must refuse it with
  * HPSHM_EEXIST and gc must keep it; once the holder is gone, gc removes it.
  *
  * At the end the huge page pools (free, resv, surplus of every size), the SysV segment list,
@@ -350,7 +350,7 @@ static void creator(int fd, const struct named *p, const char *name, int nchildr
 		char *argv[] = {path, mode, secs, slot[i], NULL};
 
 		snprintf(slot[i], sizeof slot[i], "%d", i);
-		rc = hpshm_spawn(seg, path, argv, NULL, &kids[i], &err);
+		rc = hpshm_child_spawn(seg, path, argv, NULL, &kids[i], &err);
 		if (rc < 0) {
 			say(fd, MSG_SPAWN_FAILED, rc);
 			fprintf(stderr, "creator: spawn: %s\n", err.message);
@@ -434,7 +434,7 @@ static int gc_ours(const char *prefix, int *removed)
 			alive++;
 			continue;
 		}
-		rc = hpshm_object_remove(&l.obj[i], &err);
+		rc = hpshm_objects_remove(&l.obj[i], 0, &err);
 		if (rc < 0)
 			failed("remove of the dead %s %s (%s): %s: %s", l.obj[i].provider, l.obj[i].id, l.obj[i].name,
 			       hpshm_errname(rc), err.message);
@@ -640,15 +640,16 @@ Test(crash, sigkill_rounds_then_gc_leave_the_machine_as_it_began, .timeout = 600
 			/* creator alive and holder alive: the object is alive and stays */
 			CHECK(object_present(prefix, name, &o), "round %d: %s not listed", r, name);
 			CHECK((o.alive) == (1), "round %d: %s listed dead while its creator runs", r, name);
-			rc = hpshm_object_remove(&o, &err);
+			rc = hpshm_objects_remove(&o, 0, &err);
 			CHECK((rc) == (HPSHM_EEXIST), "round %d: remove of a live %s: %s", r, name, hpshm_errname(rc));
 			/* creator killed, holder still attached */
 			kill(c, SIGKILL);
 			CHECK((waitpid(c, NULL, 0)) == (c), "(waitpid(c, NULL, 0)) == (c)");
 			CHECK(object_present(prefix, name, &o), "round %d: %s gone after its creator died", r, name);
 			CHECK((o.alive) == (1), "round %d: %s listed dead while a child holds it", r, name);
-			rc = hpshm_object_remove(&o, &err);
-			CHECK((rc) == (HPSHM_EEXIST), "round %d: hpshm_object_remove of a held %s: %s", r, name, hpshm_errname(rc));
+			rc = hpshm_objects_remove(&o, 0, &err);
+			CHECK((rc) == (HPSHM_EEXIST), "round %d: hpshm_objects_remove of a held %s: %s", r, name,
+			      hpshm_errname(rc));
 			CHECK((err.message[0]) != ('\0'), "(err.message[0]) != ('\\0')");
 			alive = gc_ours(prefix, &removed);
 			CHECK((alive) >= (1), "round %d: gc found nothing alive", r);
@@ -690,7 +691,8 @@ Test(crash, sigkill_rounds_then_gc_leave_the_machine_as_it_began, .timeout = 600
 			if (second)
 				recycled_rounds++;
 		}
-		CHECK(!news.spawn_failed, "round %d: hpshm_spawn failed: %s", r, hpshm_errname((int)news.spawn_rc));
+		CHECK(!news.spawn_failed, "round %d: hpshm_child_spawn failed: %s", r,
+		      hpshm_errname((int)news.spawn_rc));
 
 		if (!second)
 			continue;
@@ -796,8 +798,8 @@ static void owner_interlock(const struct named *p, const char *prefix)
 	CHECK(o.alive == 1, "%s: the recycled %s is listed dead", p->provider, name);
 	CHECK(o.creator_pid == (long long)getpid(), "%s: the listed creator is %lld, not this process", p->provider,
 	      o.creator_pid);
-	rc = hpshm_object_remove(&o, &err);
-	CHECK(rc == HPSHM_EEXIST, "%s: hpshm_object_remove of a live segment: %s", p->provider, hpshm_errname(rc));
+	rc = hpshm_objects_remove(&o, 0, &err);
+	CHECK(rc == HPSHM_EEXIST, "%s: hpshm_objects_remove of a live segment: %s", p->provider, hpshm_errname(rc));
 	CHECK(object_present(prefix, name, NULL), "%s: the live %s is gone after a refused remove", p->provider, name);
 	rc = hpshm_segment_destroy(seg);
 	seg = NULL;

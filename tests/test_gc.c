@@ -376,7 +376,7 @@ static void foreign_file_is_listed_and_kept(const char *path, mode_t type, const
 	cr_assert(listed(shm_id, &o), "%s is not listed", shm_id);
 	cr_assert_eq(o.state, HPSHM_OBJECT_FOREIGN, "%s is listed as state %d, not foreign (%s)", shm_id, o.state,
 		     o.note);
-	cr_assert_neq(hpshm_object_remove_flags(&o, HPSHM_REMOVE_FORCE, NULL), 0);
+	cr_assert_neq(hpshm_objects_remove(&o, HPSHM_REMOVE_FORCE, NULL), 0);
 	cr_assert(exists_as(path, type), "a forced remove took %s", path);
 }
 
@@ -499,9 +499,9 @@ Test(gc, a_headerless_file_is_debris_that_only_a_forced_gc_removes)
 	cr_assert_eq(o.alive, 0);
 	assert_finished(tool("gc", NULL), "gc");
 	cr_assert(exists_as(path, S_IFREG), "`hpshm gc` without --force removed the headerless %s:\n%s", path, run.out);
-	cr_assert_eq(hpshm_object_remove(&o, &err), HPSHM_EINVAL, "remove of debris without force");
+	cr_assert_eq(hpshm_objects_remove(&o, 0, &err), HPSHM_EINVAL, "remove of debris without force");
 	cr_assert(exists_as(path, S_IFREG));
-	cr_assert_eq(hpshm_object_remove_flags(&o, HPSHM_REMOVE_FORCE, &err), 0, "forced remove: %s", err.message);
+	cr_assert_eq(hpshm_objects_remove(&o, HPSHM_REMOVE_FORCE, &err), 0, "forced remove: %s", err.message);
 	cr_assert(!exists_as(path, S_IFREG), "the forced remove left %s", path);
 }
 
@@ -560,7 +560,7 @@ Test(gc, a_hugetlb_segment_with_a_foreign_header_survives_even_a_forced_gc)
 	snprintf(id, sizeof id, "shm=%d", shm);
 	if (listed(id, &o))
 		state = o.state;
-	rc = hpshm_object_remove_flags(&o, HPSHM_REMOVE_FORCE, &err);
+	rc = hpshm_objects_remove(&o, HPSHM_REMOVE_FORCE, &err);
 	survived = sysv_exists(shm);
 	(void)shmctl(shm, IPC_RMID, NULL);
 	cr_assert_eq(state, HPSHM_OBJECT_FOREIGN, "segment %d is state %d, not foreign", shm, state);
@@ -586,7 +586,7 @@ Test(gc, a_headerless_hugetlb_segment_survives_gc_and_goes_only_with_force)
 	assert_finished(tool("gc", NULL), "gc");
 	survived = sysv_exists(shm);
 	memset(&err, 0, sizeof err);
-	rc = hpshm_object_remove_flags(&o, HPSHM_REMOVE_FORCE, &err);
+	rc = hpshm_objects_remove(&o, HPSHM_REMOVE_FORCE, &err);
 	if (sysv_exists(shm)) {
 		(void)shmctl(shm, IPC_RMID, NULL);
 		cr_assert_fail("a forced remove left the headerless segment %d: %s: %s", shm, hpshm_errname(rc), err.message);

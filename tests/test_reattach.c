@@ -4,7 +4,7 @@
  * For each provider that says HPSHM_CAP_REATTACH (hpshm_provider_name) and each page size it
  * can use here (the kernel's huge sizes for huge providers, the base size for plain), the
  * parent creates with reattach=exec, writes a pattern over the usable size, and starts
- * reattach_child through hpshm_spawn(), which execs it for real.  The child attaches as its
+ * reattach_child through hpshm_child_spawn(), which execs it for real.  The child attaches as its
  * first act, checks the address, the pattern, the page size from its own /proc/self/smaps
  * and from the report, writes back in its slot, detaches and exits 0; the parent waits and
  * checks the write-back.  Once with one child, once with 8 at a time, once at a
@@ -194,6 +194,7 @@ static const char *child_error(int status)
 	case CHILD_EREPORTPS: return "the report's page size differs from the parent's";
 	case CHILD_EDETACH: return "detach failed or left the range mapped";
 	case CHILD_EOWNER: return "the child believes it owns the segment";
+	case CHILD_EREPORTV: return "the attached segment's report lacks HPSHM_REPORT_VERSION or zeroed reserved space";
 	case CHILD_ECLASH: return "attach over a taken range did not fail with HPSHM_EEXIST";
 	case CHILD_EHOLDER: return "the clash error does not name the holder's maps line";
 	case CHILD_ELEAK: return "the failed attach left a mapping or a descriptor";
@@ -234,8 +235,8 @@ static void run_children(const struct case_ *c, hpshm_segment *seg, int n)
 	}
 	fflush(NULL);
 	for (i = 0; i < n; i++) {
-		rc = hpshm_spawn(seg, path, argv[i], NULL, &kids[i], &err);
-		cr_assert_eq(rc, 0, "hpshm_spawn %s: %s: %s", path, hpshm_errname(rc), err.message);
+		rc = hpshm_child_spawn(seg, path, argv[i], NULL, &kids[i], &err);
+		cr_assert_eq(rc, 0, "hpshm_child_spawn %s: %s: %s", path, hpshm_errname(rc), err.message);
 		cr_assert_gt(kids[i].pid, 0);
 	}
 	for (i = 0; i < n; i++) {
@@ -362,8 +363,8 @@ static void run_clash(const struct case_ *c, int inside)
 	/* inside: a base page in the middle of the range, not at its start */
 	snprintf(off, sizeof off, "%#zx", inside ? (mapped / 2) & ~(hpshm_base_page_size() - 1) : (size_t)0);
 	fflush(NULL);
-	rc = hpshm_spawn(seg, path, argv, NULL, &kid, &err);
-	cr_assert_eq(rc, 0, "hpshm_spawn: %s", err.message);
+	rc = hpshm_child_spawn(seg, path, argv, NULL, &kid, &err);
+	cr_assert_eq(rc, 0, "hpshm_child_spawn: %s", err.message);
 	cr_assert_eq(hpshm_child_wait(&kid, &status, &err), 0, "%s", err.message);
 	cr_expect_eq(status, 0, "clash child (%s, holder at offset %s) exited %d: %s", c->provider, off, status,
 		     child_error(status));
@@ -445,8 +446,8 @@ Test(reattach, reattach_off_has_no_token)
 		char *argv[] = {path, mode, s, slot, NULL};
 		hpshm_child kid;
 
-		rc = hpshm_spawn(seg, path, argv, NULL, &kid, &err);
-		cr_assert_eq(rc, HPSHM_ENOTSUP, "hpshm_spawn of a reattach=off segment: %s", hpshm_errname(rc));
+		rc = hpshm_child_spawn(seg, path, argv, NULL, &kid, &err);
+		cr_assert_eq(rc, HPSHM_ENOTSUP, "hpshm_child_spawn of a reattach=off segment: %s", hpshm_errname(rc));
 	}
 	cr_assert_eq(hpshm_segment_destroy(seg), 0);
 	hpshm_config_free(cfg);
@@ -551,7 +552,7 @@ Test(reattach, attach_env_without_token_is_einval)
 	}
 }
 
-/* ---- hpshm_spawn: finding the program ---- */
+/* ---- hpshm_child_spawn: finding the program ---- */
 
 /*
  * Two directories for PATH: the first holds a file named like the program that is not
@@ -607,7 +608,7 @@ static void spawn_dirs_remove(struct spawn_dirs *d)
 	}
 }
 
-/* A plain segment that can be handed to hpshm_spawn(). */
+/* A plain segment that can be handed to hpshm_child_spawn(). */
 static hpshm_segment *spawn_segment(hpshm_config **cfg)
 {
 	hpshm_segment *seg = NULL;
@@ -634,11 +635,11 @@ Test(reattach, spawn_finds_a_bare_name_in_path_past_a_file_it_cannot_run)
 	spawn_dirs_make(&d);
 	setenv("PATH", d.path, 1);
 	memset(&err, 0, sizeof err);
-	rc = hpshm_spawn(seg, name, argv, NULL, &kid, &err);
+	rc = hpshm_child_spawn(seg, name, argv, NULL, &kid, &err);
 	if (rc == 0)
 		cr_expect_eq(hpshm_child_wait(&kid, &status, &err), 0, "%s", err.message);
 	spawn_dirs_remove(&d);
-	cr_assert_eq(rc, 0, "hpshm_spawn of a name in PATH: %s: %s", hpshm_errname(rc), err.message);
+	cr_assert_eq(rc, 0, "hpshm_child_spawn of a name in PATH: %s: %s", hpshm_errname(rc), err.message);
 	cr_assert_eq(status, 7, "ran the wrong file, or none: exit status %d", status);
 	cr_assert_eq(hpshm_segment_destroy(seg), 0);
 	hpshm_config_free(cfg);
@@ -660,9 +661,9 @@ Test(reattach, spawn_of_a_program_that_cannot_run_is_an_error_not_exit_127)
 	memset(&e_noexec, 0, sizeof e_noexec);
 	memset(&e_missing, 0, sizeof e_missing);
 	memset(&e_gone, 0, sizeof e_gone);
-	r_noexec = hpshm_spawn(seg, name, argv, NULL, &kid, &e_noexec);
-	r_missing = hpshm_spawn(seg, missing, argv, NULL, &kid, &e_missing);
-	r_gone = hpshm_spawn(seg, gone, argv, NULL, &kid, &e_gone);
+	r_noexec = hpshm_child_spawn(seg, name, argv, NULL, &kid, &e_noexec);
+	r_missing = hpshm_child_spawn(seg, missing, argv, NULL, &kid, &e_missing);
+	r_gone = hpshm_child_spawn(seg, gone, argv, NULL, &kid, &e_gone);
 	spawn_dirs_remove(&d);
 
 	cr_assert_eq(r_noexec, HPSHM_ESYS, "a non-executable file in PATH: %s", hpshm_errname(r_noexec));

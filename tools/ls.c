@@ -17,7 +17,7 @@
  *     killed early by an older hpshm, or another program's object): only `gc --force`;
  *   - foreign: not hpshm's (a FIFO, a symbolic link, another program's SysV segment, a
  *     header that is not hpshm's): listed so a person sees it, never removed.
- * hpshm_object_remove_flags() looks again just before removing, so a segment that came back
+ * hpshm_objects_remove() looks again just before removing, so a segment that came back
  * to life (re-attached, or its name recycled) between the listing and the removal is kept.
  * The list is taken first and acted on after, so removals never run inside a provider's
  * scan.
@@ -238,7 +238,7 @@ static enum gc_verdict gc_one(const hpshm_object *o, int dry_run, int force, cha
 		return GC_WOULD_REMOVE;
 	}
 	memset(&err, 0, sizeof(err));
-	rc = hpshm_object_remove_flags(o, force ? HPSHM_REMOVE_FORCE : 0, &err);
+	rc = hpshm_objects_remove(o, force ? HPSHM_REMOVE_FORCE : 0, &err);
 	if (rc == 0) {
 		snprintf(why, len, "%s: %s", ls_state(o), o->note);
 		return GC_REMOVED;

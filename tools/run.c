@@ -4,7 +4,7 @@
  *
  * This is the smallest server there is: it does what a server's postmaster does before it
  * execs a worker, so a program written against hpshm_segment_attach_env() can be tried, and
- * tested, without writing the creating side.  CMD is started by hpshm_spawn() (a name
+ * tested, without writing the creating side.  CMD is started by hpshm_child_spawn() (a name
  * without '/' is searched in PATH), which passes the token in HPSHM_TOKEN and keeps the
  * segment's descriptor open across exec where the provider has one.
  *
@@ -41,7 +41,7 @@ static const int run_forwarded[] = { SIGINT, SIGTERM, SIGHUP };
 /*
  * Shared with the signal handler.  A signal that arrives before the child's pid is known
  * is kept in run_pending and forwarded as soon as it is; the child inherits no blocked mask
- * from us, because hpshm_spawn() execs with the mask we have, and a worker must not start
+ * from us, because hpshm_child_spawn() execs with the mask we have, and a worker must not start
  * with SIGTERM blocked.
  */
 static volatile sig_atomic_t run_child_pid; /* 0 until the child runs */
@@ -214,7 +214,7 @@ int cmd_run(int argc, char **argv)
 	fflush(stdout);
 	fflush(stderr);
 	memset(&err, 0, sizeof(err));
-	rc = hpshm_spawn(seg, argv[first_cmd], argv + first_cmd, NULL, &child, &err);
+	rc = hpshm_child_spawn(seg, argv[first_cmd], argv + first_cmd, NULL, &child, &err);
 	if (rc < 0) {
 		run_restore_handlers(old);
 		run_print_error("cannot start the command", rc, &err);

@@ -17,7 +17,7 @@
  *
  * A failed exec is reported back through a close-on-exec pipe: the parent reads either EOF
  * (exec succeeded and closed the pipe) or the child's errno.  So a missing program is an
- * error from hpshm_spawn(), not a child that mysteriously exits 127.  POSIX.1-2008 has no
+ * error from hpshm_child_spawn(), not a child that mysteriously exits 127.  POSIX.1-2008 has no
  * pipe2(), so the pipe is made close-on-exec by fcntl() right after pipe(): a program another
  * thread starts in that window of a few instructions would keep the write end, and our read
  * would wait until that program exits or execs again.

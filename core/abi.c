@@ -1,0 +1,83 @@
+/*
+ * core/abi.c -- where the public structs leave the library with their version.
+ *
+ * hpshm.h ("Growing the public structs") promises that every report, child and listed object
+ * the library fills carries the version of its layout and has its reserved space zeroed.  The
+ * work is done in core/segment.c and core/reattach.c; the public functions that hand those
+ * structs out are these thin wrappers, which stamp them on the way out, so no path through
+ * the walk or the re-attach code can forget, and the next version is a change here and in the
+ * code that fills its new members.  Error records are stamped by hpshm_error_set()
+ * (base/errors.c), the one function every layer fills them through.
+ */
+#include <string.h>
+
+#include "core/internal.h"
+
+static void abi_report(hpshm_report *r)
+{
+	r->version = HPSHM_REPORT_VERSION;
+	memset(r->reserved, 0, sizeof(r->reserved));
+	for (unsigned i = 0; i < HPSHM_MAX_ATTEMPTS; i++)
+		memset(r->attempts[i].reserved, 0, sizeof(r->attempts[i].reserved));
+}
+
+int hpshm_segment_create_ex(hpshm_segment **out, size_t size, const hpshm_config *cfg, hpshm_report *report,
+			    hpshm_error *err)
+{
+	int rc = hpshm__segment_create_ex(out, size, cfg, report, err);
+
+	/* The caller's report is filled on failure too; the segment's own only on success. */
+	if (report)
+		abi_report(report);
+	if (rc == 0)
+		abi_report(&(*out)->report);
+	return rc;
+}
+
+int hpshm_segment_attach(hpshm_segment **out, const char *token, const hpshm_config *cfg, hpshm_error *err)
+{
+	int rc = hpshm__segment_attach(out, token, cfg, err);
+
+	if (rc == 0)
+		abi_report(&(*out)->report);
+	return rc;
+}
+
+int hpshm_child_spawn(const hpshm_segment *seg, const char *path, char *const argv[], char *const envp[],
+		      hpshm_child *child, hpshm_error *err)
+{
+	int rc = hpshm__child_spawn(seg, path, argv, envp, child, err);
+
+	if (rc == 0) {
+		child->version = HPSHM_CHILD_VERSION;
+		memset(child->reserved, 0, sizeof(child->reserved));
+	}
+	return rc;
+}
+
+/* The caller's callback and pointer, behind the stamping one. */
+struct abi_objects {
+	hpshm_object_fn fn;
+	void           *user;
+};
+
+static int abi_object(void *user, const hpshm_object *obj)
+{
+	const struct abi_objects *a = user;
+	hpshm_object o = *obj;
+
+	o.version = HPSHM_OBJECT_VERSION;
+	memset(o.reserved, 0, sizeof(o.reserved));
+	return a->fn(a->user, &o);
+}
+
+int hpshm_objects_list(hpshm_object_fn fn, void *user, hpshm_error *err)
+{
+	struct abi_objects a;
+
+	if (!fn)
+		return hpshm__objects_list(NULL, NULL, err); /* which refuses it, saying so */
+	a.fn = fn;
+	a.user = user;
+	return hpshm__objects_list(abi_object, &a, err);
+}

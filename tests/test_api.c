@@ -1,0 +1,386 @@
+/*
+ * tests/test_api.c -- the public structs as a program built against an older header sees
+ * them (include/hpshm.h, "Growing the public structs").
+ *
+ * hpshm_error, hpshm_report (with its hpshm_attempt entries), hpshm_object and hpshm_child
+ * open with a version the library sets and close with reserved space it zeroes; a later
+ * version takes its new members out of the reserved space, so the structs never change size.
+ * The layouts below are those of the 0.2.0 header, written out as a program compiled against
+ * it holds them.  The suite checks that the current header still has exactly that layout, and
+ * that every function filling one of these structs, given one of that size with guard bytes
+ * after it, stamps the version, zeroes the reserved space and writes nothing past its end.
+ *
+ * Plain pages only (provider=plain): nothing here needs a huge page pool.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#include "fixture.h"
+#include "hpshm.h"
+
+/* ---- the 0.2.0 layouts, frozen: never edit these, add a v2 beside them ---- */
+
+struct error_v1 {
+	unsigned version;
+	int      code;
+	int      sys_errno;
+	char     call[32];
+	char     provider[32];
+	char     key[32];
+	char     message[1024];
+	char     hint[256];
+	uint64_t reserved[8];
+};
+
+struct attempt_v1 {
+	char     provider[32];
+	size_t   page_size;
+	int      result;
+	int      sys_errno;
+	char     call[32];
+	char     reason[256];
+	uint64_t reserved[4];
+};
+
+struct report_v1 {
+	unsigned          version;
+	char              provider[32];
+	size_t            requested_size;
+	size_t            mapped_size;
+	size_t            usable_size;
+	size_t            requested_page_size;
+	size_t            page_size;
+	int               verified;
+	char              verified_by[32];
+	int               huge;
+	hpshm_huge_pages  policy;
+	unsigned          populate;
+	uint64_t          populate_ns;
+	uint64_t          create_ns;
+	unsigned          nattempts;
+	struct attempt_v1 attempts[16];
+	uint64_t          reserved[32];
+};
+
+struct object_v1 {
+	unsigned  version;
+	char      provider[32];
+	char      id[256];
+	char      name[128];
+	size_t    size;
+	size_t    page_size;
+	long long creator_pid;
+	uint64_t  created_unix;
+	int       alive;
+	int       state;
+	char      note[128];
+	uint64_t  reserved[16];
+};
+
+struct child_v1 {
+	unsigned  version;
+	long long pid;
+	void     *handle;
+	uint64_t  reserved[4];
+};
+
+/* A struct as an older program passes it, with guard bytes the library must never touch. */
+#define GUARD      0xa5
+#define GUARD_SIZE 64
+
+struct guarded_error {
+	struct error_v1 s;
+	unsigned char   after[GUARD_SIZE];
+};
+
+struct guarded_report {
+	struct report_v1 s;
+	unsigned char    after[GUARD_SIZE];
+};
+
+struct guarded_child {
+	struct child_v1 s;
+	unsigned char   after[GUARD_SIZE];
+};
+
+TestSuite(api, .init = hpt_fixture_init, .fini = hpt_fixture_fini);
+
+static void assert_guard(const unsigned char *after, const char *what)
+{
+	for (size_t i = 0; i < GUARD_SIZE; i++)
+		cr_assert_eq(after[i], GUARD, "%s: the library wrote byte %zu past the end of the struct", what, i);
+}
+
+static void assert_zero(const uint64_t *reserved, size_t n, const char *what)
+{
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(reserved[i], 0, "%s: reserved[%zu] is %#llx, not 0", what, i,
+			     (unsigned long long)reserved[i]);
+}
+
+#define ZERO(what, array) assert_zero((array), sizeof(array) / sizeof((array)[0]), (what))
+
+/* A member at the same place in the current struct as in the frozen one. */
+#define SAME(type, v1, member)                                                                          \
+	cr_expect_eq(offsetof(type, member), offsetof(struct v1, member),                               \
+		     #type "." #member " is at byte %zu, the 0.2.0 header put it at %zu", offsetof(type, member), \
+		     offsetof(struct v1, member))
+
+#define SAME_SIZE(type, v1)                                                                               \
+	cr_assert_eq(sizeof(type), sizeof(struct v1), "sizeof(" #type ") is %zu, the 0.2.0 header's is %zu: "    \
+		     "take new members out of reserved[] instead", sizeof(type), sizeof(struct v1))
+
+Test(api, public_structs_keep_the_0_2_0_layout)
+{
+	SAME(hpshm_error, error_v1, version);
+	SAME(hpshm_error, error_v1, code);
+	SAME(hpshm_error, error_v1, sys_errno);
+	SAME(hpshm_error, error_v1, call);
+	SAME(hpshm_error, error_v1, provider);
+	SAME(hpshm_error, error_v1, key);
+	SAME(hpshm_error, error_v1, message);
+	SAME(hpshm_error, error_v1, hint);
+	SAME(hpshm_error, error_v1, reserved);
+	SAME_SIZE(hpshm_error, error_v1);
+
+	SAME(hpshm_attempt, attempt_v1, provider);
+	SAME(hpshm_attempt, attempt_v1, page_size);
+	SAME(hpshm_attempt, attempt_v1, result);
+	SAME(hpshm_attempt, attempt_v1, sys_errno);
+	SAME(hpshm_attempt, attempt_v1, call);
+	SAME(hpshm_attempt, attempt_v1, reason);
+	SAME(hpshm_attempt, attempt_v1, reserved);
+	SAME_SIZE(hpshm_attempt, attempt_v1);
+
+	SAME(hpshm_report, report_v1, version);
+	SAME(hpshm_report, report_v1, provider);
+	SAME(hpshm_report, report_v1, requested_size);
+	SAME(hpshm_report, report_v1, mapped_size);
+	SAME(hpshm_report, report_v1, usable_size);
+	SAME(hpshm_report, report_v1, requested_page_size);
+	SAME(hpshm_report, report_v1, page_size);
+	SAME(hpshm_report, report_v1, verified);
+	SAME(hpshm_report, report_v1, verified_by);
+	SAME(hpshm_report, report_v1, huge);
+	SAME(hpshm_report, report_v1, policy);
+	SAME(hpshm_report, report_v1, populate);
+	SAME(hpshm_report, report_v1, populate_ns);
+	SAME(hpshm_report, report_v1, create_ns);
+	SAME(hpshm_report, report_v1, nattempts);
+	SAME(hpshm_report, report_v1, attempts);
+	SAME(hpshm_report, report_v1, reserved);
+	SAME_SIZE(hpshm_report, report_v1);
+
+	SAME(hpshm_object, object_v1, version);
+	SAME(hpshm_object, object_v1, provider);
+	SAME(hpshm_object, object_v1, id);
+	SAME(hpshm_object, object_v1, name);
+	SAME(hpshm_object, object_v1, size);
+	SAME(hpshm_object, object_v1, page_size);
+	SAME(hpshm_object, object_v1, creator_pid);
+	SAME(hpshm_object, object_v1, created_unix);
+	SAME(hpshm_object, object_v1, alive);
+	SAME(hpshm_object, object_v1, state);
+	SAME(hpshm_object, object_v1, note);
+	SAME(hpshm_object, object_v1, reserved);
+	SAME_SIZE(hpshm_object, object_v1);
+
+	SAME(hpshm_child, child_v1, version);
+	SAME(hpshm_child, child_v1, pid);
+	SAME(hpshm_child, child_v1, handle);
+	SAME(hpshm_child, child_v1, reserved);
+	SAME_SIZE(hpshm_child, child_v1);
+}
+
+static hpshm_config *plain_config(const char *extra)
+{
+	hpshm_config *cfg;
+	hpshm_error err;
+	char kv[256];
+	int rc;
+
+	snprintf(kv, sizeof kv, "provider=plain,huge_pages=off%s%s", *extra ? "," : "", extra);
+	cr_assert_eq(hpshm_config_new(&cfg), 0);
+	memset(&err, 0, sizeof err);
+	rc = hpshm_config_parse(cfg, kv, &err);
+	cr_assert_eq(rc, 0, "%s: %s", kv, err.message);
+	return cfg;
+}
+
+/* An older program's error record after a failure: stamped, cleared, nothing written past it. */
+static void assert_error_v1(const struct guarded_error *g, int rc, const char *what)
+{
+	cr_assert_lt(rc, 0, "%s did not fail", what);
+	cr_assert_eq(g->s.version, HPSHM_ERROR_VERSION, "%s: error version %u, want %d", what, g->s.version,
+		     HPSHM_ERROR_VERSION);
+	cr_assert_eq(g->s.code, rc, "%s: err.code %d, returned %d", what, g->s.code, rc);
+	cr_assert(memchr(g->s.message, '\0', sizeof g->s.message) && g->s.message[0], "%s: no message", what);
+	ZERO(what, g->s.reserved);
+	assert_guard(g->after, what);
+}
+
+Test(api, error_records_of_an_older_program_are_filled_within_their_size)
+{
+	struct guarded_error g;
+	hpshm_config *cfg = plain_config("");
+	hpshm_segment *seg = NULL;
+	hpshm_child kid;
+	char arg0[] = "true";
+	char *argv[] = {arg0, NULL};
+	int rc;
+
+	memset(&g, GUARD, sizeof g);
+	rc = hpshm_config_set(cfg, "no_such_key", "1", (hpshm_error *)&g.s);
+	assert_error_v1(&g, rc, "hpshm_config_set");
+
+	memset(&g, GUARD, sizeof g);
+	rc = hpshm_config_set_huge_pages(cfg, (hpshm_huge_pages)9, (hpshm_error *)&g.s);
+	assert_error_v1(&g, rc, "hpshm_config_set_huge_pages");
+
+	memset(&g, GUARD, sizeof g);
+	rc = hpshm_segment_create(&seg, 0, cfg, (hpshm_error *)&g.s);
+	assert_error_v1(&g, rc, "hpshm_segment_create");
+
+	memset(&g, GUARD, sizeof g);
+	rc = hpshm_segment_attach(&seg, "not a token", NULL, (hpshm_error *)&g.s);
+	assert_error_v1(&g, rc, "hpshm_segment_attach");
+
+	memset(&g, GUARD, sizeof g);
+	rc = hpshm_child_spawn(NULL, "/bin/true", argv, NULL, &kid, (hpshm_error *)&g.s);
+	assert_error_v1(&g, rc, "hpshm_child_spawn");
+
+	memset(&g, GUARD, sizeof g);
+	rc = hpshm_objects_remove(NULL, 0, (hpshm_error *)&g.s);
+	assert_error_v1(&g, rc, "hpshm_objects_remove");
+
+	memset(&g, GUARD, sizeof g);
+	rc = hpshm_objects_list(NULL, NULL, (hpshm_error *)&g.s);
+	assert_error_v1(&g, rc, "hpshm_objects_list");
+	hpshm_config_free(cfg);
+}
+
+/* An older program's report: stamped, every reserved word zero (the attempts' too), nothing past it. */
+static void assert_report_v1(const struct report_v1 *r, const char *what)
+{
+	char name[64];
+
+	cr_assert_eq(r->version, HPSHM_REPORT_VERSION, "%s: report version %u, want %d", what, r->version,
+		     HPSHM_REPORT_VERSION);
+	ZERO(what, r->reserved);
+	for (size_t i = 0; i < 16; i++) {
+		snprintf(name, sizeof name, "%s, attempts[%zu]", what, i);
+		ZERO(name, r->attempts[i].reserved);
+	}
+}
+
+Test(api, reports_of_an_older_program_are_filled_within_their_size)
+{
+	struct guarded_report g;
+	hpshm_config *cfg = plain_config("");
+	hpshm_segment *seg = NULL;
+	hpshm_error err;
+	int rc;
+
+	memset(&g, GUARD, sizeof g);
+	memset(&err, 0, sizeof err);
+	rc = hpshm_segment_create_ex(&seg, (size_t)1 << 20, cfg, (hpshm_report *)&g.s, &err);
+	cr_assert_eq(rc, 0, "plain segment: %s: %s", hpshm_errname(rc), err.message);
+	assert_report_v1(&g.s, "hpshm_segment_create_ex");
+	cr_assert_str_eq(g.s.provider, "plain");
+	cr_assert_geq(g.s.nattempts, 1);
+	assert_guard(g.after, "hpshm_segment_create_ex");
+	/* The segment's own report, which the caller reads in place. */
+	assert_report_v1((const struct report_v1 *)(const void *)hpshm_segment_report(seg), "hpshm_segment_report");
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+
+	/* A failed create fills the report too. */
+	memset(&g, GUARD, sizeof g);
+	rc = hpshm_segment_create_ex(&seg, 0, cfg, (hpshm_report *)&g.s, &err);
+	cr_assert_eq(rc, HPSHM_EINVAL);
+	assert_report_v1(&g.s, "a failed hpshm_segment_create_ex");
+	assert_guard(g.after, "a failed hpshm_segment_create_ex");
+	hpshm_config_free(cfg);
+}
+
+struct find_object {
+	const char *name;    /* the segment's name */
+	int         seen;    /* listed */
+	unsigned    version; /* its version */
+	int         zeroed;  /* its reserved space was all zero */
+};
+
+static int find_object(void *user, const hpshm_object *o)
+{
+	struct find_object *f = user;
+	const struct object_v1 *v1 = (const struct object_v1 *)(const void *)o;
+
+	if (strcmp(o->name, f->name) != 0)
+		return 0;
+	f->seen = 1;
+	f->version = v1->version;
+	f->zeroed = 1;
+	for (size_t i = 0; i < sizeof v1->reserved / sizeof v1->reserved[0]; i++)
+		if (v1->reserved[i])
+			f->zeroed = 0;
+	return 1;
+}
+
+Test(api, listed_objects_carry_their_version)
+{
+	struct find_object f;
+	hpshm_config *cfg;
+	hpshm_segment *seg = NULL;
+	hpshm_error err;
+	char name[64], extra[96];
+	int rc;
+
+	snprintf(name, sizeof name, "api%ld-listed", (long)getpid());
+	snprintf(extra, sizeof extra, "name=%s", name);
+	cfg = plain_config(extra);
+	memset(&err, 0, sizeof err);
+	rc = hpshm_segment_create(&seg, (size_t)1 << 20, cfg, &err);
+	cr_assert_eq(rc, 0, "named plain segment: %s: %s", hpshm_errname(rc), err.message);
+	memset(&f, 0, sizeof f);
+	f.name = name;
+	rc = hpshm_objects_list(find_object, &f, &err);
+	cr_expect_geq(rc, 1, "hpshm_objects_list: %s: %s", hpshm_errname(rc), err.message);
+	cr_expect(f.seen, "segment %s was not listed", name);
+	cr_expect_eq(f.version, HPSHM_OBJECT_VERSION, "object version %u, want %d", f.version, HPSHM_OBJECT_VERSION);
+	cr_expect(f.zeroed, "the listed object's reserved space is not zero");
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	hpshm_config_free(cfg);
+}
+
+Test(api, children_of_an_older_program_are_filled_within_their_size)
+{
+	struct guarded_child g;
+	hpshm_config *cfg = plain_config("reattach=exec");
+	hpshm_segment *seg = NULL;
+	hpshm_error err;
+	char arg0[] = "true";
+	char *argv[] = {arg0, NULL};
+	int rc, status = -1;
+
+	memset(&err, 0, sizeof err);
+	rc = hpshm_segment_create(&seg, (size_t)1 << 20, cfg, &err);
+	cr_assert_eq(rc, 0, "plain reattach=exec segment: %s: %s", hpshm_errname(rc), err.message);
+	memset(&g, GUARD, sizeof g);
+	fflush(NULL);
+	rc = hpshm_child_spawn(seg, "/bin/true", argv, NULL, (hpshm_child *)&g.s, &err);
+	cr_assert_eq(rc, 0, "hpshm_child_spawn /bin/true: %s: %s", hpshm_errname(rc), err.message);
+	cr_assert_eq(g.s.version, HPSHM_CHILD_VERSION, "child version %u, want %d", g.s.version, HPSHM_CHILD_VERSION);
+	cr_assert_gt(g.s.pid, 0);
+	ZERO("hpshm_child_spawn", g.s.reserved);
+	assert_guard(g.after, "hpshm_child_spawn");
+	rc = hpshm_child_wait((hpshm_child *)&g.s, &status, &err);
+	cr_assert_eq(rc, 0, "hpshm_child_wait: %s", err.message);
+	cr_assert_eq(status, 0, "/bin/true exited %d", status);
+	assert_guard(g.after, "hpshm_child_wait");
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	hpshm_config_free(cfg);
+}
