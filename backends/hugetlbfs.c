@@ -394,7 +394,7 @@ static int hugetlbfs_destroy(const struct hpshm_instance *self, struct hpshm_map
 
 static int hugetlbfs_attach(const struct hpshm_instance *self, struct hpshm_mapping *m, const struct hpshm_request *rq, const char *id, hpshm_error *err)
 {
-	const char *spawn_hint = "start the child with hpshm_spawn(), which keeps the descriptor open across exec";
+	const char *spawn_hint = "start the child with hpshm_child_spawn(), which keeps the descriptor open across exec";
 	char what[HPSHM_PATH_MAX + 16];
 	char sz[32], psz[32], have[32];
 	struct stat st;

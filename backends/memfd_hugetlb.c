@@ -156,7 +156,7 @@ static int memfd_create_segment(const struct hpshm_instance *self, struct hpshm_
 
 static int memfd_attach(const struct hpshm_instance *self, struct hpshm_mapping *m, const struct hpshm_request *rq, const char *id, hpshm_error *err)
 {
-	const char *spawn_hint = "start the child with hpshm_spawn(), which keeps the descriptor open across exec";
+	const char *spawn_hint = "start the child with hpshm_child_spawn(), which keeps the descriptor open across exec";
 	struct statfs sfs;
 	struct stat st;
 	char what[48];

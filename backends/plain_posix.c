@@ -248,7 +248,7 @@ static int plain_path_ok(const char *path)
 
 static int plain_attach(const struct hpshm_instance *self, struct hpshm_mapping *m, const struct hpshm_request *rq, const char *id, hpshm_error *err)
 {
-	const char *spawn_hint = "start the child with hpshm_spawn(), which keeps the descriptor open across exec";
+	const char *spawn_hint = "start the child with hpshm_child_spawn(), which keeps the descriptor open across exec";
 	char what[HPSHM_PATH_MAX + 32];
 	char sz[32], have[32];
 	struct stat st;
