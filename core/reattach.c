@@ -280,6 +280,9 @@ int hpshm_segment_attach(hpshm_segment **out, const char *token, const hpshm_con
 	m.fd = -1;
 	m.id = -1;
 	memset(&e, 0, sizeof(e));
+	/* A parent on Windows reserved the range in this process before it ran (hpshm__spawn());
+	 * give it back now, just before the provider maps there. */
+	(void)hpshm__reservation_release(rq.address, rq.size);
 	rc = p->attach(&m, &rq, t.id, &e);
 	if (rc < 0) {
 		if (err) {
@@ -294,7 +297,7 @@ int hpshm_segment_attach(hpshm_segment **out, const char *token, const hpshm_con
 	 * an inherited descriptor open: the token only named it, and a forged token must not
 	 * close some other descriptor of this process.  It becomes ours only on success.
 	 */
-	if (strncmp(t.id, "fd=", 3) == 0)
+	if (strncmp(t.id, "fd=", 3) == 0 || strncmp(t.id, "handle=", 7) == 0)
 		inherited_fd = m.fd;
 	if (m.addr != rq.address || m.size != rq.size) {
 		attach_undo(p, &m, inherited_fd);
@@ -369,13 +372,13 @@ int hpshm_segment_attach_env(hpshm_segment **out, const hpshm_config *cfg, hpshm
 int hpshm_spawn(const hpshm_segment *seg, const char *path, char *const argv[], char *const envp[],
 		hpshm_child *child, hpshm_error *err)
 {
-	extern char **environ;
-	char *const *src = envp ? envp : environ;
+	char *const *src = envp ? envp : hpshm__environ();
 	char tokvar[HPSHM_TOKEN_MAX + 16] = "HPSHM_TOKEN=";
 	char **env;
 	size_t n = 0, k = 0;
-	long long pid;
-	int rc, keep_fd;
+	struct hpshm__process proc;
+	intptr_t inherit;
+	int rc, ninherit;
 
 	if (err)
 		memset(err, 0, sizeof(*err));
@@ -394,23 +397,32 @@ int hpshm_spawn(const hpshm_segment *seg, const char *path, char *const argv[], 
 			env[k++] = src[i];
 	env[k++] = tokvar;
 	env[k] = NULL;
-	/* Keep the descriptor open in the child only if the token names the segment by it; a
-	 * segment found by path or SysV id needs none, and a stray one would outlive detach. */
-	keep_fd = seg->map.fd >= 0 && strstr(tokvar, ":fd=") != NULL;
-	rc = hpshm__spawn(path, argv, env, &seg->map.fd, keep_fd, &pid, err);
+	/* Keep the descriptor (a HANDLE on Windows) open in the child only if the token names the
+	 * segment by it; a segment found by path or SysV id needs none, and a stray one would
+	 * outlive detach.  The segment's range is reserved in the child where the OS allows it. */
+	inherit = (intptr_t)seg->map.fd;
+	ninherit = seg->map.fd >= 0 && (strstr(tokvar, ":fd=") || strstr(tokvar, ":handle="));
+	rc = hpshm__spawn(path, argv, env, &inherit, ninherit, seg->map.addr, seg->map.size, &proc, err);
 	free(env);
 	if (rc < 0)
 		return rc;
-	child->pid = pid;
-	child->handle = NULL;
+	child->pid = proc.pid;
+	child->handle = (void *)proc.handle;
 	return 0;
 }
 
 int hpshm_child_wait(hpshm_child *child, int *status, hpshm_error *err)
 {
+	struct hpshm__process proc;
+	int rc;
+
 	if (!child || child->pid <= 0)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_child_wait: no such child");
-	return hpshm__wait(child->pid, status, err);
+	proc.pid = child->pid;
+	proc.handle = (intptr_t)child->handle;
+	rc = hpshm__wait(&proc, status, err);
+	child->handle = (void *)proc.handle;
+	return rc;
 }
 
 /* ---- named objects: `hpshm ls` and `hpshm gc` ---- */
