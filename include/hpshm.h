@@ -42,13 +42,36 @@ extern "C" {
 /** Patch version of the library. */
 #define HPSHM_VERSION_PATCH 0
 
-#if defined(_WIN32) && defined(HPSHM_SHARED_BUILD)
+/*
+ * On Windows the library's own objects are compiled with HPSHM_BUILDING (its build does it)
+ * and export the API; a program using the DLL imports it; a program linking the static
+ * library defines HPSHM_STATIC (the CMake target hpshm::hpshm_static does it for its users),
+ * since an import it cannot satisfy would not link.
+ */
+#if defined(_WIN32) && defined(HPSHM_BUILDING)
 #define HPSHM_API __declspec(dllexport)
+#elif defined(_WIN32) && defined(HPSHM_STATIC)
+#define HPSHM_API
+#elif defined(_WIN32)
+#define HPSHM_API __declspec(dllimport)
 #elif defined(__GNUC__)
 #define HPSHM_API __attribute__((visibility("default")))
 #else
 /** Marks a symbol exported from the shared library. */
 #define HPSHM_API
+#endif
+
+/*
+ * printf format checking of the library's own formatting functions.  They format with C99's
+ * printf ("%zu"); mingw-w64 takes the archetype "printf" to mean the Microsoft runtime's,
+ * which lacks it, and names C99's gnu_printf.
+ */
+#if defined(__MINGW32__)
+#define HPSHM__PRINTF(fmt, first) __attribute__((format(gnu_printf, fmt, first)))
+#elif defined(__GNUC__)
+#define HPSHM__PRINTF(fmt, first) __attribute__((format(printf, fmt, first)))
+#else
+#define HPSHM__PRINTF(fmt, first)
 #endif
 
 /**

@@ -62,9 +62,7 @@ struct plan {
 };
 
 static void plan_vformat(char *buf, const char *fmt, va_list ap)
-#if defined(__GNUC__)
-	__attribute__((format(printf, 2, 0)))
-#endif
+	HPSHM__PRINTF(2, 0)
 	;
 static void plan_vformat(char *buf, const char *fmt, va_list ap)
 {
@@ -73,9 +71,7 @@ static void plan_vformat(char *buf, const char *fmt, va_list ap)
 }
 
 static struct plan_item *plan_item(struct plan *p, const char *what, const char *affects, const char *fmt, ...)
-#if defined(__GNUC__)
-	__attribute__((format(printf, 4, 5)))
-#endif
+	HPSHM__PRINTF(4, 5)
 	;
 static struct plan_item *plan_item(struct plan *p, const char *what, const char *affects, const char *fmt, ...)
 {
@@ -93,9 +89,7 @@ static struct plan_item *plan_item(struct plan *p, const char *what, const char 
 }
 
 static void plan_now(struct plan_item *it, const char *fmt, ...)
-#if defined(__GNUC__)
-	__attribute__((format(printf, 2, 3)))
-#endif
+	HPSHM__PRINTF(2, 3)
 	;
 static void plan_now(struct plan_item *it, const char *fmt, ...)
 {
@@ -109,9 +103,7 @@ static void plan_now(struct plan_item *it, const char *fmt, ...)
 }
 
 static void plan_persist(struct plan_item *it, const char *fmt, ...)
-#if defined(__GNUC__)
-	__attribute__((format(printf, 2, 3)))
-#endif
+	HPSHM__PRINTF(2, 3)
 	;
 static void plan_persist(struct plan_item *it, const char *fmt, ...)
 {
@@ -125,9 +117,7 @@ static void plan_persist(struct plan_item *it, const char *fmt, ...)
 }
 
 static void plan_note(struct plan *p, const char *fmt, ...)
-#if defined(__GNUC__)
-	__attribute__((format(printf, 2, 3)))
-#endif
+	HPSHM__PRINTF(2, 3)
 	;
 static void plan_note(struct plan *p, const char *fmt, ...)
 {
