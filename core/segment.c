@@ -28,7 +28,61 @@
  * =largest, the pool hint) and the hugetlb cgroup's fault risk (populate=auto) from the Linux
  * port.  No other core file may include linux.h (scripts/check-layers.sh).
  */
+#if defined(__linux__)
 #include "linux/linux.h"
+#else
+/*
+ * Elsewhere there are no hstate pools to read: the same facts, as far as the neutral port
+ * knows them.  Each size the OS offers is a pool of unknown fill (available is taken as
+ * enough, so huge_page_size=largest takes the largest size and the provider's own create
+ * says whether its pages exist), there is no pool hint to give, and no cgroup can refuse a
+ * fault.  These stand-ins go with the Linux include when provider ABI 3 lands.
+ */
+#include <limits.h>
+
+struct hpshm__pool {
+	size_t page_size; /* bytes */
+};
+
+static int hpshm__pools(struct hpshm__pool *out, int max)
+{
+	size_t sizes[HPSHM__MAX_PAGE_SIZES];
+	int n = hpshm__huge_page_sizes(sizes, HPSHM__MAX_PAGE_SIZES);
+
+	for (int i = 0; i < n && i < max && i < HPSHM__MAX_PAGE_SIZES; i++)
+		out[i].page_size = sizes[i];
+	return n;
+}
+
+static unsigned long hpshm__pool_available(const struct hpshm__pool *p)
+{
+	(void)p;
+	return ULONG_MAX;
+}
+
+static int hpshm__pool_get(size_t page_size, struct hpshm__pool *out)
+{
+	(void)page_size;
+	(void)out;
+	return HPSHM_EUNAVAILABLE;
+}
+
+static char *hpshm__hugetlb_hint(size_t size, size_t page_size, char *buf, size_t len)
+{
+	(void)size;
+	(void)page_size;
+	if (len > 0)
+		buf[0] = '\0';
+	return buf;
+}
+
+static int hpshm__hugetlb_fault_risk(size_t size, size_t page_size)
+{
+	(void)size;
+	(void)page_size;
+	return 0;
+}
+#endif
 
 /* A candidate's outcome, while walking. */
 struct segment_walk {
