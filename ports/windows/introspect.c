@@ -77,6 +77,11 @@ int hpshm__os_lock_privilege(void)
 	return hpshm__win_privilege_held(SE_LOCK_MEMORY_NAME) == 1;
 }
 
+const char *hpshm__os_lock_privilege_name(void)
+{
+	return "SeLockMemoryPrivilege";
+}
+
 long hpshm__os_huge_group(void)
 {
 	return -1;
