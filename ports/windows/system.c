@@ -57,14 +57,12 @@ int hpshm__huge_page_sizes(size_t *out, int max)
 
 uint64_t hpshm__now_ns(void)
 {
-	static LARGE_INTEGER freq;
-	LARGE_INTEGER now;
+	LARGE_INTEGER freq, now;
 	uint64_t f, c;
 
-	/* QueryPerformanceFrequency never fails on Windows XP and later; its value is fixed at
-	 * boot, so a race between two first callers writes the same value twice. */
-	if (freq.QuadPart == 0)
-		QueryPerformanceFrequency(&freq);
+	/* Asked every time: it is fixed at boot and read from memory the kernel shares with every
+	 * process, so it costs less than a cache shared between threads would need to be safe. */
+	QueryPerformanceFrequency(&freq);
 	QueryPerformanceCounter(&now);
 	f = (uint64_t)freq.QuadPart;
 	c = (uint64_t)now.QuadPart;
