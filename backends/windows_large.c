@@ -34,12 +34,15 @@
  *     anyway fails verification.
  *
  * Capabilities: HUGE, REATTACH, NAMED.  Page size: GetLargePageMinimum() (2 MiB on x86-64),
- * the only size the port offers.
+ * the only size Windows offers, which probe() reports as sizes[] and chooses for the default,
+ * the largest or that size asked by name.  There is no pool to count (available is unknown):
+ * whether the memory is there only CreateFileMappingW() can tell.
  *
  * Re-attach: as plain_windows.c, by inherited handle or by Local\ name, every view with
  * FILE_MAP_LARGE_PAGES.  A named section lives while any process holds it (no debris; scan
  * and remove are NULL, as for plain).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "backends/winsection.h"
@@ -83,8 +86,8 @@ static const struct hpshm__winsection_kind large_kind = {
 	.mechanism_error = large_mechanism_error,
 };
 
-/* Large pages exist here, of rq's size, and the token holds the privilege (now enabled)?
- * 0, or the GetLastError() code with *call and *why saying what is missing. */
+/* Large pages exist here, of rq's size (probe's choice), and the token holds the privilege
+ * (now enabled)?  0, or the GetLastError() code with *call and *why saying what is missing. */
 static DWORD large_ready(const struct hpshm_request *rq, const char **call, const char **why)
 {
 	size_t large = (size_t)hpshm__win_sys.get_large_page_minimum();
@@ -108,24 +111,60 @@ static DWORD large_ready(const struct hpshm_request *rq, const char **call, cons
 	return code;
 }
 
-static int large_probe(const struct hpshm_request *rq, struct hpshm_probe *out)
+static int large_probe(const struct hpshm_instance *self, const struct hpshm_request *rq, struct hpshm_probe *out)
 {
-	const char *call = "", *why = "";
-	DWORD code = large_ready(rq, &call, &why);
+	size_t large = (size_t)hpshm__win_sys.get_large_page_minimum();
+	char wish[32], lsz[32];
+	const char *call = "";
+	DWORD code;
 
-	out->sys_errno = (int)code;
+	(void)self;
+	out->sys_errno = 0;
 	out->reason[0] = '\0';
+	out->fix[0] = '\0';
+	out->nsizes = 0;
+	out->page_size = 0;
+	out->available = HPSHM_PAGES_UNKNOWN;
+	out->advice = 0; /* SEC_COMMIT allocates every large page at creation: no late fault */
+	if (large == 0) {
+		out->sys_errno = ERROR_NOT_SUPPORTED;
+		hpshm__strlcpy(out->reason, "the processor has no large pages (GetLargePageMinimum() is 0)",
+			       sizeof(out->reason));
+		return HPSHM_EUNAVAILABLE;
+	}
+	out->nsizes = 1;
+	out->sizes[0] = large;
+	if (rq->page_size != HPSHM_PAGE_DEFAULT && rq->page_size != HPSHM_PAGE_LARGEST && rq->page_size != large) {
+		hpshm_size_format(rq->page_size, wish, sizeof(wish));
+		hpshm_size_format(large, lsz, sizeof(lsz));
+		snprintf(out->reason, sizeof(out->reason),
+			 "huge_page_size=%s: Windows offers large pages of %s only (GetLargePageMinimum())", wish, lsz);
+		snprintf(out->fix, sizeof(out->fix), "set huge_page_size to %s, or default", lsz);
+		return HPSHM_EUNAVAILABLE;
+	}
+	out->page_size = large;
+	code = hpshm__win_privilege_enable(SE_LOCK_MEMORY_NAME, &call);
 	if (code == ERROR_SUCCESS)
 		return 0;
-	hpshm__strlcpy(out->reason, why, sizeof(out->reason));
+	out->sys_errno = (int)code;
+	if (code == ERROR_NOT_ALL_ASSIGNED) {
+		hpshm__strlcpy(out->reason, "this process's token does not hold SeLockMemoryPrivilege",
+			       sizeof(out->reason));
+		hpshm__strlcpy(out->fix, LARGE_SETUP_HINT, sizeof(out->fix));
+	} else {
+		snprintf(out->reason, sizeof(out->reason), "SeLockMemoryPrivilege could not be enabled (%s failed)",
+			 call);
+	}
 	return HPSHM_EUNAVAILABLE;
 }
 
-static int large_create(struct hpshm_mapping *m, const struct hpshm_request *rq, hpshm_error *err)
+static int large_create(const struct hpshm_instance *self, struct hpshm_mapping *m, const struct hpshm_request *rq,
+			hpshm_error *err)
 {
 	const char *call = "", *why = "";
 	DWORD code = large_ready(rq, &call, &why);
 
+	(void)self;
 	/* The privilege again: probe() is advisory, and another thread may have changed the
 	 * token (AdjustTokenPrivileges with DisableAllPrivileges) since. */
 	if (code != ERROR_SUCCESS) {
@@ -136,37 +175,43 @@ static int large_create(struct hpshm_mapping *m, const struct hpshm_request *rq,
 	return hpshm__winsection_create(&large_kind, m, rq, HPSHM__WINSECTION_LOCAL, err);
 }
 
-static int large_destroy(struct hpshm_mapping *m)
+static int large_destroy(const struct hpshm_instance *self, struct hpshm_mapping *m)
 {
+	(void)self;
 	return hpshm__winsection_unmap(m);
 }
 
-static int large_identify(const struct hpshm_mapping *m, char *id, size_t len)
+static int large_identify(const struct hpshm_instance *self, const struct hpshm_mapping *m, char *id, size_t len)
 {
+	(void)self;
 	return hpshm__winsection_identify(m, id, len);
 }
 
-static int large_attach(struct hpshm_mapping *m, const struct hpshm_request *rq, const char *id, hpshm_error *err)
+static int large_attach(const struct hpshm_instance *self, struct hpshm_mapping *m, const struct hpshm_request *rq,
+			const char *id, hpshm_error *err)
 {
+	(void)self;
 	return hpshm__winsection_attach(&large_kind, m, rq, id, err);
 }
 
-static int large_detach(struct hpshm_mapping *m)
+static int large_detach(const struct hpshm_instance *self, struct hpshm_mapping *m)
 {
+	(void)self;
 	return hpshm__winsection_unmap(m);
 }
 
 const struct hpshm_provider hpshm__provider_windows_large = {
-	.abi_version = HPSHM_PROVIDER_ABI,
-	.name        = "windows_large",
-	.summary     = "large pages from a SEC_LARGE_PAGES section; needs \"Lock pages in memory\"",
-	.caps        = HPSHM_CAP_HUGE | HPSHM_CAP_REATTACH | HPSHM_CAP_NAMED,
-	.probe       = large_probe,
-	.create      = large_create,
-	.destroy     = large_destroy,
-	.identify    = large_identify,
-	.attach      = large_attach,
-	.detach      = large_detach,
-	.scan        = NULL,
-	.remove      = NULL,
+	.abi_version  = HPSHM_PROVIDER_ABI,
+	.name         = "windows_large",
+	.summary      = "large pages from a SEC_LARGE_PAGES section; needs \"Lock pages in memory\"",
+	.caps         = HPSHM_CAP_HUGE | HPSHM_CAP_REATTACH | HPSHM_CAP_NAMED,
+	.probe        = large_probe,
+	.create       = large_create,
+	.destroy      = large_destroy,
+	.identify     = large_identify,
+	.attach       = large_attach,
+	.detach       = large_detach,
+	.scan         = NULL,
+	.remove       = NULL,
+	.requirements = NULL,
 };

@@ -25,7 +25,8 @@
  * denied".
  *
  * Re-attach: an unnamed section by its handle, which the child inherits (hpshm__spawn() lists
- * it in PROC_THREAD_ATTRIBUTE_HANDLE_LIST) under the same value; a named one by name.  Either
+ * it in PROC_THREAD_ATTRIBUTE_HANDLE_LIST) under the same value, so its mapping carries
+ * HPSHM_MAP_INHERIT; a named one by name, so its mapping does not.  Either
  * way at exactly the creator's address, which hpshm__spawn() kept reserved in the child until
  * the core released it just before attach().  Every view gets the backend's view flags:
  * PostgreSQL's children map a large-page section without FILE_MAP_LARGE_PAGES, and on Windows
@@ -36,6 +37,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/header.h"
 #include "port.h"
 
 #define WINSECTION_LINE_MAX 512 /* a "who holds this range" line */
@@ -53,6 +55,12 @@ int hpshm__winsection_path(enum hpshm__winsection_ns ns, const char *name, char 
 			 ns == HPSHM__WINSECTION_GLOBAL ? "Global" : "Local", name);
 
 	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+/* Can a token carry path as "name=<path>" (no ':' or whitespace)?  1 or 0. */
+static int winsection_path_in_token(const char *path)
+{
+	return path[0] != '\0' && strpbrk(path, ": \t\n") == NULL;
 }
 
 static const char *winsection_text(DWORD code, char *buf, size_t len)
@@ -190,10 +198,6 @@ int hpshm__winsection_create(const struct hpshm__winsection_kind *k, struct hpsh
 	void *p;
 	int rc;
 
-	if (rq->address != NULL && (uintptr_t)rq->address % HPSHM__ADDRESS_GRANULE != 0)
-		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "use a multiple of 64KiB, or auto",
-				       "base_address %p is not a multiple of the allocation granularity (64KiB)",
-				       rq->address);
 	if (rq->name != NULL) {
 		if (!hpshm__winsection_name_ok(rq->name))
 			return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "use 1 to 200 characters without '\\'",
@@ -244,8 +248,11 @@ int hpshm__winsection_create(const struct hpshm__winsection_kind *k, struct hpsh
 	}
 	m->addr = p;
 	m->size = rq->size;
-	m->fd = (int)(intptr_t)h;
-	m->id = -1;
+	m->handle = (intptr_t)h;
+	/* An unnamed section reaches a child only by inheritance, and so does a named one whose
+	 * name a token cannot carry; any other by its name. */
+	m->flags = winsection_path_in_token(path) ? 0 : HPSHM_MAP_INHERIT;
+	m->caps = 0;
 	hpshm__strlcpy(m->path, path, sizeof(m->path));
 	m->priv = NULL;
 	return 0;
@@ -257,10 +264,11 @@ int hpshm__winsection_unmap(struct hpshm_mapping *m)
 
 	if (m->addr != NULL && !hpshm__win_sys.unmap_view_of_file(m->addr))
 		rc = HPSHM_ESYS;
-	if (m->fd >= 0 && !hpshm__win_sys.close_handle((HANDLE)(intptr_t)m->fd))
+	if (m->handle != HPSHM_NO_HANDLE && !hpshm__win_sys.close_handle((HANDLE)m->handle))
 		rc = HPSHM_ESYS;
 	m->addr = NULL;
-	m->fd = -1;
+	m->handle = HPSHM_NO_HANDLE;
+	m->flags = 0;
 	return rc;
 }
 
@@ -268,10 +276,10 @@ int hpshm__winsection_identify(const struct hpshm_mapping *m, char *id, size_t l
 {
 	int n;
 
-	if (m->path[0] != '\0' && strpbrk(m->path, ": \t\n") == NULL)
+	if (winsection_path_in_token(m->path))
 		n = snprintf(id, len, "name=%s", m->path);
-	else if (m->fd >= 0)
-		n = snprintf(id, len, "handle=%d", m->fd);
+	else if (m->handle != HPSHM_NO_HANDLE && (m->flags & HPSHM_MAP_INHERIT))
+		n = snprintf(id, len, "handle=%lld", (long long)m->handle);
 	else
 		return HPSHM_EINVAL;
 	return n < 0 || (size_t)n >= len ? HPSHM_EOVERFLOW : n;
@@ -310,7 +318,7 @@ static int winsection_path_ok(const char *path)
 int hpshm__winsection_attach(const struct hpshm__winsection_kind *k, struct hpshm_mapping *m,
 			     const struct hpshm_request *rq, const char *id, hpshm_error *err)
 {
-	const char *spawn_hint = "start the child with hpshm_spawn(), which passes the handle on";
+	const char *spawn_hint = "start the child with hpshm_child_spawn(), which passes the handle on";
 	wchar_t wpath[HPSHM_PATH_MAX];
 	char text[256];
 	DWORD flags, code;
@@ -368,8 +376,11 @@ int hpshm__winsection_attach(const struct hpshm__winsection_kind *k, struct hpsh
 		(void)hpshm__win_sys.set_handle_information(h, HANDLE_FLAG_INHERIT, 0);
 	m->addr = p;
 	m->size = rq->size;
-	m->fd = (int)(intptr_t)h;
-	m->id = -1;
+	m->handle = (intptr_t)h;
+	/* An inherited handle came with the token, not from this attach: the core leaves it open
+	 * if it refuses the mapping after all (a forged token must not close another handle). */
+	m->flags = named ? 0 : HPSHM_MAP_INHERIT;
+	m->caps = 0;
 	hpshm__strlcpy(m->path, named ? id + 5 : "", sizeof(m->path));
 	m->priv = NULL;
 	return 0;

@@ -7,11 +7,11 @@
  * and in what an error means (a large page failure makes the provider unavailable, and the
  * core moves on), which struct hpshm__winsection_kind says once per backend.
  *
- * Provider ABI 2 has no OS-neutral handle in struct hpshm_mapping, so the section's HANDLE
- * travels in m->fd: Windows handles are 32-bit values in every process (so 32- and 64-bit
- * processes can share them), so an int holds one, and -1 means none as it does for a
- * descriptor.  The core then keeps an inherited one open on a failed attach exactly as it
- * keeps an inherited descriptor.  ABI 3 moves it to m->handle with HPSHM_MAP_INHERIT.
+ * The section's HANDLE is m->handle (HPSHM_NO_HANDLE: none).  An unnamed section's mapping has
+ * HPSHM_MAP_INHERIT, so hpshm_child_spawn() hands the handle to the child and the core leaves
+ * an inherited one open when it refuses an attach; a named section is opened by name and has
+ * no flag.  Windows handles are 32-bit values in every process (so 32- and 64-bit processes
+ * can share them), which is why a token's "handle=<n>" is at most INT32_MAX.
  */
 #ifndef HPSHM_BACKENDS_WINSECTION_H
 #define HPSHM_BACKENDS_WINSECTION_H
@@ -54,11 +54,12 @@ int hpshm__winsection_path(enum hpshm__winsection_ns ns, const char *name, char 
 int hpshm__winsection_create(const struct hpshm__winsection_kind *k, struct hpshm_mapping *m,
 			     const struct hpshm_request *rq, enum hpshm__winsection_ns ns, hpshm_error *err);
 
-/* destroy() and detach(): unmap, and close the handle if m->fd holds one.  The section goes
+/* destroy() and detach(): unmap, and close m->handle if it holds one.  The section goes
  * when its last handle and view go, in whichever process that is. */
 int hpshm__winsection_unmap(struct hpshm_mapping *m);
 
-/* identify(): "name=<m->path>" for a named section a token can carry, else "handle=<n>". */
+/* identify(): "name=<m->path>" for a named section a token can carry, else "handle=<n>" for
+ * an inherited one. */
 int hpshm__winsection_identify(const struct hpshm_mapping *m, char *id, size_t len);
 
 /*

@@ -914,7 +914,7 @@ static void reattach_round_trip(const char *kv, const char *id_prefix)
 	word = hpshm_segment_address(seg);
 	word[0] = WIN_CHILD_MAGIC;
 	word[2] = 0;
-	cr_assert_eq(hpshm_spawn(seg, argv[0], argv, NULL, &child, &err), 0, "%s", err.message);
+	cr_assert_eq(hpshm_child_spawn(seg, argv[0], argv, NULL, &child, &err), 0, "%s", err.message);
 	strings_free(argv);
 	cr_assert_not_null(child.handle);
 	cr_assert_eq(hpshm_child_wait(&child, &status, &err), 0, "%s", err.message);
@@ -951,7 +951,7 @@ Test(winseg, the_segment_handle_stays_private_in_the_parent)
 	cr_assert_gt(hpshm_segment_token(seg, token, sizeof(token), &err), 0, "%s", err.message);
 	h = strstr(token, ":handle=");
 	cr_assert_not_null(h, "%s", token);
-	cr_assert_eq(hpshm_spawn(seg, argv[0], argv, NULL, &child, &err), 0, "%s", err.message);
+	cr_assert_eq(hpshm_child_spawn(seg, argv[0], argv, NULL, &child, &err), 0, "%s", err.message);
 	strings_free(argv);
 	cr_assert_eq(hpshm_child_wait(&child, &status, &err), 0);
 	cr_assert(GetHandleInformation((HANDLE)(intptr_t)strtoll(h + 8, NULL, 10), &flags));

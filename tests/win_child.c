@@ -1,6 +1,6 @@
 /*
  * tests/win_child.c -- the child tests/test_windows.c starts with hpshm__spawn() and
- * hpshm_spawn(), to see from inside what the child really got.
+ * hpshm_child_spawn(), to see from inside what the child really got.
  *
  *   win_child exit N                  exit with status N
  *   win_child crash                   die of an access violation
