@@ -24,9 +24,7 @@
  */
 HPSHM_API int hpshm_error_set(hpshm_error *err, int code, int sys_errno, const char *call, const char *hint,
 			      const char *fmt, ...)
-#if defined(__GNUC__)
-	__attribute__((format(printf, 6, 7)))
-#endif
+	HPSHM__PRINTF(6, 7)
 	;
 
 /* Copy a string into a fixed buffer, always terminated, truncating.  src NULL copies "". */

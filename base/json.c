@@ -8,6 +8,7 @@
  */
 #include "base/json.h"
 
+#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 
@@ -218,7 +219,10 @@ void json_int(struct json *j, int64_t v)
 
 void json_double(struct json *j, double v, int decimals)
 {
-	if (!isfinite(v)) {
+	/* Not isfinite(): mingw-w64's macro converts to float on one branch, which
+	 * -Wfloat-conversion reports.  NaN fails every comparison, and the infinities exceed
+	 * DBL_MAX. */
+	if (!(fabs(v) <= DBL_MAX)) {
 		json_null(j);   /* JSON has no NaN or Infinity */
 		return;
 	}

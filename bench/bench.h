@@ -311,9 +311,7 @@ int    bench_higher_is_better(enum bench_workload w);
 double bench_gain(enum bench_workload w, double v, double ref);
 /* Printed from the controller's progress lines; NULL-safe. */
 void bench_progress(const struct bench_options *opt, const char *fmt, ...)
-#if defined(__GNUC__)
-	__attribute__((format(printf, 2, 3)))
-#endif
+	HPSHM__PRINTF(2, 3)
 	;
 
 /* ---- output.c, svg.c --------------------------------------------------------------------- */

@@ -175,9 +175,7 @@ static struct bench_config *add_config(struct bench_result *res, enum bench_kind
 }
 
 static void unusable(struct bench_config *c, const char *fmt, ...)
-#if defined(__GNUC__)
-	__attribute__((format(printf, 2, 3)))
-#endif
+	HPSHM__PRINTF(2, 3)
 	;
 
 static void unusable(struct bench_config *c, const char *fmt, ...)
@@ -561,9 +559,7 @@ static const char *short_size(size_t v, char *buf, size_t len)
 }
 
 static void note_add(char *note, size_t size, const char *fmt, ...)
-#if defined(__GNUC__)
-	__attribute__((format(printf, 3, 4)))
-#endif
+	HPSHM__PRINTF(3, 4)
 	;
 
 static void note_add(char *note, size_t size, const char *fmt, ...)

@@ -32,9 +32,7 @@ struct hpshm__keydef {
 };
 
 static int config_bad(hpshm_error *err, int code, const char *key, const char *values, const char *fmt, ...)
-#if defined(__GNUC__)
-	__attribute__((format(printf, 5, 6)))
-#endif
+	HPSHM__PRINTF(5, 6)
 	;
 
 static int config_bad(hpshm_error *err, int code, const char *key, const char *values, const char *fmt, ...)

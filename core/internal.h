@@ -137,9 +137,7 @@ int hpshm__provider_find(const char *name, struct hpshm_instance *out);
 
 /* One log line through the config's sink; cfg may be NULL (then nothing is logged). */
 void hpshm__log(const struct hpshm_config *cfg, hpshm_log_level level, const char *fmt, ...)
-#if defined(__GNUC__)
-	__attribute__((format(printf, 3, 4)))
-#endif
+	HPSHM__PRINTF(3, 4)
 	;
 
 #endif /* HPSHM_CORE_INTERNAL_H */

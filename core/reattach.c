@@ -283,6 +283,9 @@ int hpshm__segment_attach(hpshm_segment **out, const char *token, const hpshm_co
 	memset(&m, 0, sizeof(m));
 	m.handle = HPSHM_NO_HANDLE;
 	memset(&e, 0, sizeof(e));
+	/* A parent on Windows reserved the range in this process before it ran (hpshm__spawn());
+	 * give it back now, just before the provider maps there. */
+	(void)hpshm__reservation_release(rq.address, rq.size);
 	rc = p->ops->attach(p, &m, &rq, t.id, &e);
 	if (rc < 0) {
 		if (err) {
@@ -372,13 +375,13 @@ int hpshm_segment_attach_env(hpshm_segment **out, const hpshm_config *cfg, hpshm
 int hpshm__child_spawn(const hpshm_segment *seg, const char *path, char *const argv[], char *const envp[],
 		       hpshm_child *child, hpshm_error *err)
 {
-	extern char **environ;
-	char *const *src = envp ? envp : environ;
+	char *const *src = envp ? envp : hpshm__environ();
 	char tokvar[HPSHM_TOKEN_MAX + 16] = "HPSHM_TOKEN=";
 	char **env;
 	size_t n = 0, k = 0;
-	long long pid;
-	int rc, keep_fd;
+	struct hpshm__process proc;
+	intptr_t inherit;
+	int rc, ninherit;
 
 	if (err)
 		memset(err, 0, sizeof(*err));
@@ -397,23 +400,33 @@ int hpshm__child_spawn(const hpshm_segment *seg, const char *path, char *const a
 			env[k++] = src[i];
 	env[k++] = tokvar;
 	env[k] = NULL;
-	/* The child inherits the segment's handle only when the provider says attach needs it; a
-	 * segment found by path or SysV id needs none, and a stray one would outlive detach. */
-	keep_fd = (int)seg->map.handle;
-	rc = hpshm__spawn(path, argv, env, &keep_fd, (seg->map.flags & HPSHM_MAP_INHERIT) ? 1 : 0, &pid, err);
+	/* The child inherits the segment's handle (a descriptor, a section HANDLE) only when the
+	 * provider says attach needs it; a segment found by path or SysV id needs none, and a stray
+	 * one would outlive detach.  The segment's range is reserved in the child where the OS
+	 * allows it. */
+	inherit = seg->map.handle;
+	ninherit = (seg->map.flags & HPSHM_MAP_INHERIT) ? 1 : 0;
+	rc = hpshm__spawn(path, argv, env, &inherit, ninherit, seg->map.addr, seg->map.size, &proc, err);
 	free(env);
 	if (rc < 0)
 		return rc;
-	child->pid = pid;
-	child->handle = NULL;
+	child->pid = proc.pid;
+	child->handle = (void *)proc.handle;
 	return 0;
 }
 
 int hpshm_child_wait(hpshm_child *child, int *status, hpshm_error *err)
 {
+	struct hpshm__process proc;
+	int rc;
+
 	if (!child || child->pid <= 0)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_child_wait: no such child");
-	return hpshm__wait(child->pid, status, err);
+	proc.pid = child->pid;
+	proc.handle = (intptr_t)child->handle;
+	rc = hpshm__wait(&proc, status, err);
+	child->handle = (void *)proc.handle;
+	return rc;
 }
 
 /* ---- named objects: `hpshm ls` and `hpshm gc` ---- */

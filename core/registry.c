@@ -9,6 +9,7 @@
  *   mmap_hugetlb   needs nothing either, but cannot be re-attached after exec;
  *   sysv_hugetlb   needs CAP_IPC_LOCK or vm.hugetlb_shm_group;
  *   hugetlbfs      needs a mount the process can write to;
+ *   windows_large  (Windows) needs "Lock pages in memory" and contiguous free memory;
  *   plain          always works, with base pages.
  * Applications' providers (hpshm_provider_register) come before the built-in ones, since an
  * application that brings its own mechanism means it to be used.
@@ -27,6 +28,7 @@ extern const struct hpshm_provider hpshm__provider_memfd_hugetlb;
 extern const struct hpshm_provider hpshm__provider_mmap_hugetlb;
 extern const struct hpshm_provider hpshm__provider_sysv_hugetlb;
 extern const struct hpshm_provider hpshm__provider_hugetlbfs;
+extern const struct hpshm_provider hpshm__provider_windows_large;
 extern const struct hpshm_provider hpshm__provider_plain;
 
 /*
@@ -46,6 +48,9 @@ static const struct hpshm_provider *const builtin[] = {
 #endif
 #if HPSHM_WITH_HUGETLBFS
 	&hpshm__provider_hugetlbfs,
+#endif
+#if HPSHM_WITH_WINDOWS_LARGE
+	&hpshm__provider_windows_large,
 #endif
 	&hpshm__provider_plain,
 };

@@ -73,6 +73,19 @@ extern "C" {
 #define HPSHM_API
 #endif
 
+/*
+ * printf format checking of the library's own formatting functions.  They format with C99's
+ * printf ("%zu"); mingw-w64 takes the archetype "printf" to mean the Microsoft runtime's,
+ * which lacks it, and names C99's gnu_printf.
+ */
+#if defined(__MINGW32__)
+#define HPSHM__PRINTF(fmt, first) __attribute__((format(gnu_printf, fmt, first)))
+#elif defined(__GNUC__)
+#define HPSHM__PRINTF(fmt, first) __attribute__((format(printf, fmt, first)))
+#else
+#define HPSHM__PRINTF(fmt, first)
+#endif
+
 /**
  * The error codes: X(name, value, message).  One list makes the enum, the names and the
  * messages, so they cannot drift apart.

@@ -74,8 +74,11 @@ int hpshm__os_mounts(struct hpshm__os_mount *out, int max);
 
 /* ---- privileges for SysV huge pages ---- */
 
-/* Does the process hold the privilege that admits SysV huge pages (CAP_IPC_LOCK)?  1 or 0. */
+/* Does the process hold the privilege that admits huge pages (Linux: CAP_IPC_LOCK, for SysV;
+ * Windows: SeLockMemoryPrivilege, for large pages)?  1 or 0. */
 int  hpshm__os_lock_privilege(void);
+/* That privilege as the OS names it ("CAP_IPC_LOCK"), "" where there is none. */
+const char *hpshm__os_lock_privilege_name(void);
 /* The group admitted to SysV huge pages without it (vm.hugetlb_shm_group), -1 if unreadable. */
 long hpshm__os_huge_group(void);
 /* Is this process in group gid (effective or supplementary)?  1 or 0. */

@@ -86,17 +86,49 @@ int hpshm__boot_id(char *buf, size_t len);
 /* 64 unpredictable bits, for nonces. */
 uint64_t hpshm__random64(void);
 
+/* A child started by hpshm__spawn(). */
+struct hpshm__process {
+	long long pid;    /* its process id */
+	intptr_t  handle; /* the OS's handle to it, owned until hpshm__wait() (Windows: a process
+			   * HANDLE, which keeps the exit code and the pid from being recycled);
+			   * 0 where the OS has none (POSIX: the pid is enough) */
+};
+
 /*
- * Start path by fork and exec with argv and envp (NULL: environ), keeping the descriptors in
- * keep[] open across exec (their close-on-exec flag is cleared in the child only).  A path
- * without '/' is looked up in PATH, as execvp() does.  0 with *pid set, or an error (a
- * program not found is one, with sys_errno ENOENT; exec failures are reported through a
- * close-on-exec pipe, so they are errors here rather than a child exiting 127).
+ * Start path with argv and envp (NULL: this process's environment, hpshm__environ()), and
+ * fill *child.  A path without a directory is looked up in PATH (POSIX, as execvp() does;
+ * Windows: SearchPath, with ".exe" added when the name has no extension).  A program that
+ * cannot be started is an error here, with sys_errno the OS's code (ENOENT, or
+ * ERROR_FILE_NOT_FOUND), never a child that exits 127.
+ *
+ * inherit[0..ninherit) are the OS objects the child keeps and nothing else of the caller's
+ * does: descriptors on POSIX (their close-on-exec flag is cleared in the child only),
+ * HANDLEs on Windows (passed in PROC_THREAD_ATTRIBUTE_HANDLE_LIST, with the standard
+ * handles); the child finds each under the same number.
+ *
+ * reserve and reserve_len (NULL and 0: none) name a range the child must find free when it
+ * attaches a segment there.  On Windows the child is created suspended, the range reserved
+ * in it with VirtualAllocEx before its first instruction runs (so neither its DLLs nor its
+ * heaps can land there), then resumed; the child gives the range back with
+ * hpshm__reservation_release() just before it maps.  A range that cannot be reserved (the
+ * child's image lies there) is an error and the child is ended.  On POSIX exec replaces the
+ * address space, nothing can be placed in it from outside, and the range is ignored.
  */
-int hpshm__spawn(const char *path, char *const argv[], char *const envp[], const int *keep, int nkeep,
-		 long long *pid, hpshm_error *err);
-/* Wait for pid: *status is its exit code or 128 + signal. */
-int hpshm__wait(long long pid, int *status, hpshm_error *err);
+int hpshm__spawn(const char *path, char *const argv[], char *const envp[], const intptr_t *inherit, int ninherit,
+		 const void *reserve, size_t reserve_len, struct hpshm__process *child, hpshm_error *err);
+/* Wait for a child of hpshm__spawn() and release its handle: *status is its exit code, or
+ * 128 + the signal that ended it (Windows: an exception code is reported as the signal C
+ * raises for it, 0xC0000005 as SIGSEGV). */
+int hpshm__wait(struct hpshm__process *child, int *status, hpshm_error *err);
+/*
+ * In a child of hpshm__spawn(), release the reservation its parent made at [addr, addr+len),
+ * so the segment can be mapped there: 1 released, 0 nothing of the kind there (never the
+ * case on POSIX).  Only a reservation of exactly that range, with nothing committed in it, is
+ * released: whatever else holds the range stays, and the attach then fails naming it.
+ */
+int hpshm__reservation_release(void *addr, size_t len);
+/* This process's environment, NULL-terminated, as hpshm__spawn() passes it for envp NULL. */
+char **hpshm__environ(void);
 
 /* Monotonic clock in nanoseconds. */
 uint64_t hpshm__now_ns(void);

@@ -11,7 +11,8 @@
 #      backends (comments may name them);
 #   3. Linux-only headers (<linux/...>, <sys/statfs.h>, <sys/vfs.h>, <sys/prctl.h>,
 #      <sys/sysmacros.h>, <mntent.h>, <sys/capability.h>) only in ports/linux/, the Linux
-#      backends and tests/;
+#      backends and tests/; the Windows SDK's (<windows.h>, <psapi.h>, <bcrypt.h>) only in
+#      ports/windows/, the Windows backends and tests/;
 #   4. with BUILD_DIR (configured by CMake, which writes compile_commands.json): every file
 #      of ports/posix/ is compiled with
 #      -D_POSIX_C_SOURCE=200809L and without _GNU_SOURCE.
@@ -45,6 +46,16 @@ linux_backend() {
 	return 1
 }
 
+# The Windows backends and the section helper they share: they may include
+# ports/windows/windows.h and sys.h, and the Windows SDK.
+windows_backend() {
+	case $1 in
+	backends/plain_windows.c | backends/windows_large.c | backends/winsection.[ch])
+		return 0 ;;
+	esac
+	return 1
+}
+
 # The folder's layer, as doc/architecture.md names it.
 layer_of() {
 	case $1 in
@@ -52,6 +63,7 @@ layer_of() {
 	ports/port.h | ports/introspect.h) echo contract ;;
 	ports/posix/*) echo posix ;;
 	ports/linux/*) echo linux ;;
+	ports/windows/*) echo windows ;;
 	backends/*) echo backends ;;
 	core/*) echo core ;;
 	tools/*) echo tools ;;
@@ -65,7 +77,7 @@ layer_of() {
 label_of() {
 	case $1 in
 	contract) echo "the port contract" ;;
-	posix | linux) echo "ports/$1/" ;;
+	posix | linux | windows) echo "ports/$1/" ;;
 	*) echo "$1/" ;;
 	esac
 }
@@ -78,8 +90,11 @@ allowed_quoted() {
 	contract) echo '^(hpshm\.h|base/base\.h)$' ;;
 	posix) echo "^(hpshm\.h|$base_h|port\.h|introspect\.h|posix/(sys|posix)\.h)$" ;;
 	linux) echo "^(hpshm\.h|$base_h|port\.h|introspect\.h|posix/(sys|posix)\.h|linux/linux\.h)$" ;;
+	windows) echo "^(hpshm\.h|$base_h|port\.h|introspect\.h|windows/(sys|windows)\.h)$" ;;
 	backends)
-		if linux_backend "$file"; then
+		if windows_backend "$file"; then
+			echo "^(hpshm\.h|hpshm/provider\.h|$base_h|port\.h|backends/[a-z_]+\.h|windows/(sys|windows)\.h)$"
+		elif linux_backend "$file"; then
 			echo "^(hpshm\.h|hpshm/provider\.h|$base_h|port\.h|posix/sys\.h|backends/[a-z_]+\.h|linux/linux\.h)$"
 		else
 			echo "^(hpshm\.h|hpshm/provider\.h|$base_h|port\.h|posix/sys\.h|backends/[a-z_]+\.h)$"
@@ -96,6 +111,7 @@ allowed_quoted() {
 # The C standard library: all that base/, core/ and the port contract may include.
 c_std='^(assert|complex|ctype|errno|fenv|float|inttypes|iso646|limits|locale|math|setjmp|signal|stdalign|stdarg|stdatomic|stdbool|stddef|stdint|stdio|stdlib|stdnoreturn|string|tgmath|threads|time|uchar|wchar|wctype)\.h$'
 linux_only='^(linux/.*|sys/statfs\.h|sys/vfs\.h|sys/prctl\.h|sys/sysmacros\.h|mntent\.h|sys/capability\.h)$'
+windows_only='^(windows|psapi|bcrypt)\.h$'
 
 mapfile -t files < <(git ls-files -- 'base/*.[ch]' 'ports/*.[ch]' 'backends/*.[ch]' 'core/*.[ch]' \
 	'tools/*.[ch]' 'bench/*.[ch]' 'examples/*.[ch]' | sort)
@@ -121,9 +137,16 @@ for f in "${files[@]}"; do
 					offend "$f:$line: $label includes only the C standard library, not <$inc>: $text"
 				;;
 			linux) ;;
+			windows)
+				[[ $inc =~ $linux_only ]] &&
+					offend "$f:$line: <$inc> is Linux-only: only ports/linux/ and the Linux backends include it: $text"
+				;;
 			*)
 				if [[ $inc =~ $linux_only ]] && ! linux_backend "$f"; then
 					offend "$f:$line: <$inc> is Linux-only: only ports/linux/ and the Linux backends include it: $text"
+				fi
+				if [[ $inc =~ $windows_only ]] && ! windows_backend "$f"; then
+					offend "$f:$line: <$inc> is the Windows SDK: only ports/windows/ and the Windows backends include it: $text"
 				fi
 				;;
 			esac

@@ -83,12 +83,23 @@ static int ls_load(const char *cmd, struct ls_list *l)
 	return 0;
 }
 
+/* localtime_r() is POSIX; Windows' C runtime has the same call as localtime_s(), arguments
+ * swapped and an error code returned.  1 with *tm filled, or 0. */
+static int ls_localtime(const time_t *t, struct tm *tm)
+{
+#ifdef _WIN32
+	return localtime_s(tm, t) == 0;
+#else
+	return localtime_r(t, tm) != NULL;
+#endif
+}
+
 static char *ls_time(uint64_t t, char *buf, size_t len)
 {
 	time_t tt = (time_t)t;
 	struct tm tm;
 
-	if (t == 0 || !localtime_r(&tt, &tm) || strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm) == 0)
+	if (t == 0 || !ls_localtime(&tt, &tm) || strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm) == 0)
 		snprintf(buf, len, "-");
 	return buf;
 }

@@ -31,6 +31,17 @@
 #include "ports/introspect.h"
 #include "tool.h"
 
+/* The group a hugetlbfs mount or SysV huge pages are handed to.  Windows has neither, and
+ * no pool to plan for (cmd_plan() stops before). */
+static long plan_group(void)
+{
+#ifdef _WIN32
+	return -1;
+#else
+	return (long)getegid();
+#endif
+}
+
 #define PLAN_MAX_ITEMS 8
 #define PLAN_MAX_CMDS  3
 #define PLAN_LINE      640
@@ -62,9 +73,7 @@ struct plan {
 };
 
 static void plan_vformat(char *buf, const char *fmt, va_list ap)
-#if defined(__GNUC__)
-	__attribute__((format(printf, 2, 0)))
-#endif
+	HPSHM__PRINTF(2, 0)
 	;
 static void plan_vformat(char *buf, const char *fmt, va_list ap)
 {
@@ -73,9 +82,7 @@ static void plan_vformat(char *buf, const char *fmt, va_list ap)
 }
 
 static struct plan_item *plan_item(struct plan *p, const char *what, const char *affects, const char *fmt, ...)
-#if defined(__GNUC__)
-	__attribute__((format(printf, 4, 5)))
-#endif
+	HPSHM__PRINTF(4, 5)
 	;
 static struct plan_item *plan_item(struct plan *p, const char *what, const char *affects, const char *fmt, ...)
 {
@@ -93,9 +100,7 @@ static struct plan_item *plan_item(struct plan *p, const char *what, const char 
 }
 
 static void plan_now(struct plan_item *it, const char *fmt, ...)
-#if defined(__GNUC__)
-	__attribute__((format(printf, 2, 3)))
-#endif
+	HPSHM__PRINTF(2, 3)
 	;
 static void plan_now(struct plan_item *it, const char *fmt, ...)
 {
@@ -109,9 +114,7 @@ static void plan_now(struct plan_item *it, const char *fmt, ...)
 }
 
 static void plan_persist(struct plan_item *it, const char *fmt, ...)
-#if defined(__GNUC__)
-	__attribute__((format(printf, 2, 3)))
-#endif
+	HPSHM__PRINTF(2, 3)
 	;
 static void plan_persist(struct plan_item *it, const char *fmt, ...)
 {
@@ -125,9 +128,7 @@ static void plan_persist(struct plan_item *it, const char *fmt, ...)
 }
 
 static void plan_note(struct plan *p, const char *fmt, ...)
-#if defined(__GNUC__)
-	__attribute__((format(printf, 2, 3)))
-#endif
+	HPSHM__PRINTF(2, 3)
 	;
 static void plan_note(struct plan *p, const char *fmt, ...)
 {
@@ -198,7 +199,7 @@ static void plan_mount(struct plan *p, const struct hpshm__os_mount *mounts, int
 		struct plan_item *it = plan_item(p, "mount", "hugetlbfs",
 			"the hugetlbfs mount %s (%s pages) is not writable by this process", readonly->path, ps);
 
-		plan_now(it, "chgrp %ld %s && chmod 1770 %s", (long)getegid(), readonly->path, readonly->path);
+		plan_now(it, "chgrp %ld %s && chmod 1770 %s", plan_group(), readonly->path, readonly->path);
 		return;
 	}
 	/* /dev/hugepages is where systemd mounts the default size; keep other sizes apart. */
@@ -215,7 +216,7 @@ static void plan_sysv(struct plan *p)
 {
 	struct hpshm__os_sysv_limits lim;
 	long group = hpshm__os_huge_group();
-	long gid = (long)getegid();
+	long gid = plan_group();
 
 	if (hpshm__os_lock_privilege() <= 0 && !(group >= 0 && hpshm__os_in_group(group) > 0)) {
 		struct plan_item *it = plan_item(p, "sysv_privilege", "sysv_hugetlb",
@@ -506,6 +507,9 @@ int cmd_plan(int argc, char **argv)
 	if (rc != 0)
 		return rc;
 
+	if (hpshm__os_pool_source()[0] == '\0')
+		return tool_fail("plan", "this system keeps no huge page pool to plan for; `hpshm probe` shows "
+				 "what its huge pages need");
 	if (hpshm__os_pool(p.page_size, &p.pool) < 0)
 		return tool_fail("plan", "cannot read the pool of %zu-byte pages under %s",
 				 p.page_size, hpshm__os_pool_source());

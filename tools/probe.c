@@ -290,26 +290,30 @@ static int probe_json(const struct probe_facts *f, const hpshm_config *cfg)
 	return TOOL_EXIT_OK;
 }
 
-static void probe_text(const struct probe_facts *f, const hpshm_config *cfg)
+/*
+ * A system that keeps no huge page pool (Windows: large pages come from free memory when a
+ * segment is made) has none of Linux's pools, mounts, cgroups, THP or SysV limits to show:
+ * the sizes it offers and the privilege they need are all there is.
+ */
+static void probe_text_poolless(const struct probe_facts *f)
 {
-	const char *name, *desc;
-	unsigned caps;
+	const char *priv = hpshm__os_lock_privilege_name();
+	char a[32];
+
+	printf("\nhuge pages:\n");
+	if (f->default_page_size == 0)
+		printf("  none: this system offers no huge pages\n");
+	else
+		printf("  %s pages, taken from free memory when a segment is created (no pool to reserve)\n",
+		       hpshm_size_format(f->default_page_size, a, sizeof(a)));
+	if (priv[0] != '\0')
+		printf("\nprivileges (huge pages need it):\n  %s: %s\n", priv, f->cap_ipc_lock ? "yes" : "no");
+}
+
+/* Linux's facts: the pools, hugetlbfs mounts, SysV privileges, cgroup limits, THP, SysV limits. */
+static void probe_text_pools(const struct probe_facts *f)
+{
 	char a[32], b[32], c[32], d[32];
-
-	printf("providers, in the order provider=auto tries them (probed for %s):\n",
-	       hpshm_size_format(f->size, a, sizeof(a)));
-	for (unsigned i = 0; (name = hpshm_provider_name(i, &caps)) != NULL; i++) {
-		struct probe_verdict v;
-		char words[64];
-
-		probe_provider(&v, name, caps, f->size, cfg);
-		printf("  %-18s %-22s ", v.name, tool_caps_words(v.caps, words, sizeof(words)));
-		if (v.rc == 0)
-			printf("usable (page size %s)\n",
-			       v.page_size ? hpshm_size_format(v.page_size, a, sizeof(a)) : "unknown");
-		else
-			printf("not usable: %s\n", v.reason);
-	}
 
 	printf("\nhuge page pools (pages; %s):\n", hpshm__os_pool_source());
 	if (f->npools == 0) {
@@ -377,6 +381,33 @@ static void probe_text(const struct probe_facts *f, const hpshm_config *cfg)
 		printf("  shmmax %llu bytes, shmall %llu pages, shmmni %llu segments\n",
 		       (unsigned long long)f->sysv.shmmax, (unsigned long long)f->sysv.shmall,
 		       (unsigned long long)f->sysv.shmmni);
+}
+
+static void probe_text(const struct probe_facts *f, const hpshm_config *cfg)
+{
+	const char *name, *desc;
+	unsigned caps;
+	char a[32];
+
+	printf("providers, in the order provider=auto tries them (probed for %s):\n",
+	       hpshm_size_format(f->size, a, sizeof(a)));
+	for (unsigned i = 0; (name = hpshm_provider_name(i, &caps)) != NULL; i++) {
+		struct probe_verdict v;
+		char words[64];
+
+		probe_provider(&v, name, caps, f->size, cfg);
+		printf("  %-18s %-22s ", v.name, tool_caps_words(v.caps, words, sizeof(words)));
+		if (v.rc == 0)
+			printf("usable (page size %s)\n",
+			       v.page_size ? hpshm_size_format(v.page_size, a, sizeof(a)) : "unknown");
+		else
+			printf("not usable: %s\n", v.reason);
+	}
+
+	if (hpshm__os_pool_source()[0] == '\0')
+		probe_text_poolless(f);
+	else
+		probe_text_pools(f);
 
 	printf("\nconfiguration (defaults < HPSHM_* environment < --config):\n");
 	for (unsigned i = 0; (name = hpshm_config_key_name(i, &desc, NULL)) != NULL; i++) {

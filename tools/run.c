@@ -20,6 +20,10 @@
  * is not sent a second time.  Only SIGKILL of run itself leaves a segment behind, and that
  * is what `hpshm gc` is for.
  *
+ * Windows sends Ctrl-C and Ctrl-Break to every process attached to the console, the child
+ * included, and has no other signals to forward: there run only ignores SIGINT (the C
+ * runtime's console handler) while the child runs, so it lives to destroy the segment.
+ *
  * Exit status: the child's (128 + the signal if a signal ended it); 1 if the segment could
  * not be created or destroyed; 126 or 127 if CMD could not be started (as a shell does:
  * 127 when it was not found); 2 for a usage error.
@@ -36,7 +40,13 @@
 #define RUN_EXIT_CANNOT_EXEC 126
 #define RUN_EXIT_NOT_FOUND   127
 
+#ifdef _WIN32
+static const int run_forwarded[] = { SIGINT };
+typedef void (*run_saved)(int); /* a handler signal() replaced */
+#else
 static const int run_forwarded[] = { SIGINT, SIGTERM, SIGHUP };
+typedef struct sigaction run_saved;
+#endif
 
 /*
  * Shared with the signal handler.  A signal that arrives before the child's pid is known
@@ -47,6 +57,26 @@ static const int run_forwarded[] = { SIGINT, SIGTERM, SIGHUP };
 static volatile sig_atomic_t run_child_pid; /* 0 until the child runs */
 static volatile sig_atomic_t run_pending;   /* a signal caught before that, or 0 */
 
+#ifdef _WIN32
+/* Nothing to forward (see above): the signal is only kept from ending us first. */
+static int run_install_handlers(run_saved *old)
+{
+	old[0] = signal(SIGINT, SIG_IGN);
+	return old[0] == SIG_ERR ? -1 : 0;
+}
+
+static void run_restore_handlers(const run_saved *old)
+{
+	if (old[0] != SIG_ERR)
+		(void)signal(SIGINT, old[0]);
+}
+
+static void run_forward(long long pid, int sig)
+{
+	(void)pid;
+	(void)sig;
+}
+#else
 static void run_on_signal(int sig, siginfo_t *si, void *ctx)
 {
 	int saved = errno; /* kill() may change errno under the interrupted code */
@@ -61,7 +91,7 @@ static void run_on_signal(int sig, siginfo_t *si, void *ctx)
 	errno = saved;
 }
 
-static int run_install_handlers(struct sigaction *old)
+static int run_install_handlers(run_saved *old)
 {
 	struct sigaction sa;
 
@@ -75,11 +105,17 @@ static int run_install_handlers(struct sigaction *old)
 	return 0;
 }
 
-static void run_restore_handlers(const struct sigaction *old)
+static void run_restore_handlers(const run_saved *old)
 {
 	for (size_t i = 0; i < sizeof(run_forwarded) / sizeof(run_forwarded[0]); i++)
 		(void)sigaction(run_forwarded[i], &old[i], NULL);
 }
+
+static void run_forward(long long pid, int sig)
+{
+	(void)kill((pid_t)pid, sig);
+}
+#endif
 
 static void run_print_error(const char *what, int code, const hpshm_error *err)
 {
@@ -119,7 +155,7 @@ static int run_user_said_off(const char *kv)
 int cmd_run(int argc, char **argv)
 {
 	const char *size_text = NULL, *kv = NULL;
-	struct sigaction old[sizeof(run_forwarded) / sizeof(run_forwarded[0])];
+	run_saved old[sizeof(run_forwarded) / sizeof(run_forwarded[0])];
 	hpshm_config *cfg = NULL;
 	hpshm_segment *seg = NULL;
 	hpshm_child child;
@@ -225,7 +261,7 @@ int cmd_run(int argc, char **argv)
 	}
 	run_child_pid = (sig_atomic_t)child.pid;
 	if (run_pending) {
-		(void)kill((pid_t)child.pid, run_pending);
+		run_forward(child.pid, run_pending);
 		run_pending = 0;
 	}
 

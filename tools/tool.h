@@ -32,15 +32,11 @@ int cmd_gc(int argc, char **argv);
 
 /* "hpshm CMD: " + message on stderr, then "usage: ..." for cmd and a pointer to help. */
 int tool_usage_error(const char *cmd, const char *fmt, ...)
-#if defined(__GNUC__)
-	__attribute__((format(printf, 2, 3)))
-#endif
+	HPSHM__PRINTF(2, 3)
 	;
 /* "hpshm CMD: error: " + message on stderr.  Returns TOOL_EXIT_FAIL. */
 int tool_fail(const char *cmd, const char *fmt, ...)
-#if defined(__GNUC__)
-	__attribute__((format(printf, 2, 3)))
-#endif
+	HPSHM__PRINTF(2, 3)
 	;
 
 /* Print the help of one subcommand on stdout; -1 if there is no such subcommand. */

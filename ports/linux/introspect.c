@@ -152,6 +152,11 @@ int hpshm__os_lock_privilege(void)
 	return hpshm__has_cap_ipc_lock();
 }
 
+const char *hpshm__os_lock_privilege_name(void)
+{
+	return "CAP_IPC_LOCK";
+}
+
 long hpshm__os_huge_group(void)
 {
 	return hpshm__hugetlb_shm_group();

@@ -70,6 +70,11 @@ int hpshm__os_lock_privilege(void)
 	return 0;
 }
 
+const char *hpshm__os_lock_privilege_name(void)
+{
+	return "";
+}
+
 long hpshm__os_huge_group(void)
 {
 	return -1;

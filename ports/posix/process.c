@@ -119,14 +119,17 @@ static int process_pipe(int fd[2])
 	return 0;
 }
 
-int hpshm__spawn(const char *path, char *const argv[], char *const envp[], const int *keep, int nkeep,
-		 long long *pid, hpshm_error *err)
+int hpshm__spawn(const char *path, char *const argv[], char *const envp[], const intptr_t *inherit, int ninherit,
+		 const void *reserve, size_t reserve_len, struct hpshm__process *child, hpshm_error *err)
 {
 	char full[PROCESS_PATH_MAX];
 	int pipefd[2], child_errno = 0, saved;
 	ssize_t n;
 	pid_t p;
 
+	/* exec replaces the address space: nothing can be reserved in the new image from here. */
+	(void)reserve;
+	(void)reserve_len;
 	saved = process_find(path, full, sizeof(full));
 	if (saved != 0)
 		return hpshm_error_set(err, HPSHM_ESYS, saved, "execve",
@@ -148,11 +151,11 @@ int hpshm__spawn(const char *path, char *const argv[], char *const envp[], const
 				       "cannot fork: %s", strerror(saved));
 	}
 	if (p == 0) {
-		for (int i = 0; i < nkeep; i++) {
-			int fl = fcntl(keep[i], F_GETFD);
+		for (int i = 0; i < ninherit; i++) {
+			int fd = (int)inherit[i], fl = fcntl(fd, F_GETFD);
 
 			if (fl >= 0)
-				(void)fcntl(keep[i], F_SETFD, fl & ~FD_CLOEXEC);
+				(void)fcntl(fd, F_SETFD, fl & ~FD_CLOEXEC);
 		}
 		execve(full, argv, envp ? envp : environ);
 		child_errno = errno;
@@ -171,12 +174,14 @@ int hpshm__spawn(const char *path, char *const argv[], char *const envp[], const
 		return hpshm_error_set(err, HPSHM_ESYS, child_errno, "execve", "check the program's path and permissions",
 				       "cannot run %s: %s", full, strerror(child_errno));
 	}
-	*pid = (long long)p;
+	child->pid = (long long)p;
+	child->handle = 0;
 	return 0;
 }
 
-int hpshm__wait(long long pid, int *status, hpshm_error *err)
+int hpshm__wait(struct hpshm__process *child, int *status, hpshm_error *err)
 {
+	long long pid = child->pid;
 	int st, saved;
 
 	while (waitpid((pid_t)pid, &st, 0) < 0) {
@@ -189,4 +194,16 @@ int hpshm__wait(long long pid, int *status, hpshm_error *err)
 	if (status)
 		*status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	return 0;
+}
+
+int hpshm__reservation_release(void *addr, size_t len)
+{
+	(void)addr;
+	(void)len;
+	return 0; /* hpshm__spawn() reserves nothing on POSIX */
+}
+
+char **hpshm__environ(void)
+{
+	return environ;
 }

@@ -1,0 +1,387 @@
+/*
+ * backends/winsection.c -- sections backed by the paging file, shared by the Windows backends.
+ *
+ * Mechanism: CreateFileMappingW(INVALID_HANDLE_VALUE, ..., PAGE_READWRITE | SEC_COMMIT [|
+ * SEC_LARGE_PAGES], size, name) and MapViewOfFileEx(FILE_MAP_READ | FILE_MAP_WRITE [|
+ * FILE_MAP_LARGE_PAGES], address).  SEC_COMMIT charges the whole size against the commit
+ * limit at creation, so a page can never be refused later (Windows' equivalent of a hugetlb
+ * reservation: no fault-time failure, nothing like SIGBUS).  MapViewOfFileEx() maps at the
+ * address asked or fails with ERROR_INVALID_ADDRESS (487): it never maps over anything, so
+ * there is no need for MAP_FIXED_NOREPLACE's caution; the address must be a multiple of the
+ * allocation granularity (64 KiB), which every address the core picks is.
+ *
+ * Names and liveness.  A named section is <Local|Global>\hpshm.<name>.  It is a kernel object
+ * that lives exactly as long as some process holds a handle to it or a view of it, so the
+ * name itself is the liveness mark: a section that can be opened has a live holder, and a
+ * crashed creator leaves nothing behind (there is no debris on Windows, and nothing for gc).
+ * That is PostgreSQL's interlock too: CreateFileMappingW() on a name in use returns the
+ * existing section with ERROR_ALREADY_EXISTS (183), which is refused here naming the creator
+ * from the header at its tail, or saying that the object is not hpshm's.  The section gets a
+ * security descriptor whose DACL admits the current user alone (wine enforces it too), so
+ * another user's process can neither open nor squat it: a name another user holds answers
+ * ERROR_ACCESS_DENIED.  Local\ is this logon session's namespace; Global\ is every session's
+ * and creating there needs SeCreateGlobalPrivilege (services and administrators hold it),
+ * which is enabled first so that its absence is named rather than reported as "access
+ * denied".
+ *
+ * Re-attach: an unnamed section by its handle, which the child inherits (hpshm__spawn() lists
+ * it in PROC_THREAD_ATTRIBUTE_HANDLE_LIST) under the same value, so its mapping carries
+ * HPSHM_MAP_INHERIT; a named one by name, so its mapping does not.  Either
+ * way at exactly the creator's address, which hpshm__spawn() kept reserved in the child until
+ * the core released it just before attach().  Every view gets the backend's view flags:
+ * PostgreSQL's children map a large-page section without FILE_MAP_LARGE_PAGES, and on Windows
+ * 10 1703 and later such a view is backed by small pages.
+ */
+#include "backends/winsection.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "base/header.h"
+#include "port.h"
+
+#define WINSECTION_LINE_MAX 512 /* a "who holds this range" line */
+
+int hpshm__winsection_name_ok(const char *name)
+{
+	size_t len = strlen(name);
+
+	return len > 0 && len <= HPSHM__WINSECTION_NAME_MAX && strchr(name, '\\') == NULL;
+}
+
+int hpshm__winsection_path(enum hpshm__winsection_ns ns, const char *name, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s\\" HPSHM__WINSECTION_PREFIX "%s",
+			 ns == HPSHM__WINSECTION_GLOBAL ? "Global" : "Local", name);
+
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+/* Can a token carry path as "name=<path>" (no ':' or whitespace)?  1 or 0. */
+static int winsection_path_in_token(const char *path)
+{
+	return path[0] != '\0' && strpbrk(path, ": \t\n") == NULL;
+}
+
+static const char *winsection_text(DWORD code, char *buf, size_t len)
+{
+	return hpshm__win_strerror(code, buf, len);
+}
+
+/* A view's address is taken (487): HPSHM_EEXIST naming what holds it. */
+static int winsection_taken_range(DWORD code, const struct hpshm_request *rq, int attaching, hpshm_error *err)
+{
+	char line[WINSECTION_LINE_MAX], sz[32];
+	const char *hint = attaching ? "attach first thing in the child's main(), or set base_address to a free range"
+				     : "choose another base_address, or auto";
+
+	hpshm_size_format(rq->size, sz, sizeof(sz));
+	if (hpshm__maps_line(rq->address, rq->size, line, sizeof(line)) == 0)
+		return hpshm_error_set(err, HPSHM_EEXIST, (int)code, "MapViewOfFileEx", hint,
+				       "the range of %s at %p is taken in this process by: %s", sz, rq->address, line);
+	return hpshm_error_set(err, HPSHM_EEXIST, (int)code, "MapViewOfFileEx", hint,
+			       "something else is mapped in the range of %s at %p", sz, rq->address);
+}
+
+/* MapViewOfFileEx() failed with code. */
+static int winsection_map_error(const struct hpshm__winsection_kind *k, DWORD code, const struct hpshm_request *rq,
+				int attaching, hpshm_error *err)
+{
+	char text[256], sz[32];
+	int rc;
+
+	rc = k->mechanism_error ? k->mechanism_error(code, "MapViewOfFileEx", rq, err) : 0;
+	if (rc != 0)
+		return rc;
+	if (code == ERROR_INVALID_ADDRESS && rq->address != NULL)
+		return winsection_taken_range(code, rq, attaching, err);
+	hpshm_size_format(rq->size, sz, sizeof(sz));
+	if (code == ERROR_NOT_ENOUGH_MEMORY || code == ERROR_OUTOFMEMORY)
+		return hpshm_error_set(err, HPSHM_ENOMEM, (int)code, "MapViewOfFileEx",
+				       "ask for less, or run a 64-bit program", "no room in the address space for %s: %s",
+				       sz, winsection_text(code, text, sizeof(text)));
+	return hpshm_error_set(err, HPSHM_ESYS, (int)code, "MapViewOfFileEx", NULL, "could not map %s%s: %s", sz,
+			       attaching ? " of the segment" : "", winsection_text(code, text, sizeof(text)));
+}
+
+/* CreateFileMappingW() failed with code. */
+static int winsection_create_error(const struct hpshm__winsection_kind *k, DWORD code, const struct hpshm_request *rq,
+				   enum hpshm__winsection_ns ns, const char *path, hpshm_error *err)
+{
+	char text[256], sz[32];
+	int rc;
+
+	rc = k->mechanism_error ? k->mechanism_error(code, "CreateFileMappingW", rq, err) : 0;
+	if (rc != 0)
+		return rc;
+	hpshm_size_format(rq->size, sz, sizeof(sz));
+	winsection_text(code, text, sizeof(text));
+	switch (code) {
+	case ERROR_COMMITMENT_LIMIT:
+	case ERROR_NOT_ENOUGH_MEMORY:
+	case ERROR_OUTOFMEMORY:
+		return hpshm_error_set(err, HPSHM_ENOMEM, (int)code, "CreateFileMappingW",
+				       "enlarge the paging file or free memory, or ask for less",
+				       "the system cannot commit %s: %s", sz, text);
+	case ERROR_ACCESS_DENIED:
+		if (path[0] == '\0')
+			break;
+		if (ns == HPSHM__WINSECTION_GLOBAL)
+			return hpshm_error_set(err, HPSHM_EEXIST, (int)code, "CreateFileMappingW",
+					       "choose another name, or make sure no other user's program uses it",
+					       "%s belongs to another user, or this process may not create Global\\ "
+					       "objects: %s", path, text);
+		return hpshm_error_set(err, HPSHM_EEXIST, (int)code, "CreateFileMappingW",
+				       "choose another name, or stop the other user's program that holds it",
+				       "%s exists and belongs to another user: %s", path, text);
+	case ERROR_INVALID_HANDLE:
+		if (path[0] == '\0')
+			break;
+		return hpshm_error_set(err, HPSHM_EEXIST, (int)code, "CreateFileMappingW",
+				       "choose another name: another program uses this one",
+				       "%s is taken by an object that is not a section (an event, a mutex ...)", path);
+	default:
+		break;
+	}
+	return hpshm_error_set(err, HPSHM_ESYS, (int)code, "CreateFileMappingW", NULL, "could not create a section of %s: %s",
+			       sz, text);
+}
+
+/*
+ * The name is in use: h is the existing section.  Say whose it is from the header at its tail
+ * (the core writes it right after create(), so a section caught before that has none yet).
+ */
+static int winsection_name_taken(const struct hpshm__winsection_kind *k, HANDLE h, const char *path,
+				 hpshm_error *err)
+{
+	MEMORY_BASIC_INFORMATION mbi;
+	const struct hpshm_header *hd;
+	struct hpshm_header copy;
+	void *view;
+	const char *hint = "stop the program that uses it, or choose another name";
+
+	view = hpshm__win_sys.map_view_of_file_ex(h, FILE_MAP_READ | k->view_flags, 0, 0, 0, NULL);
+	if (view == NULL && k->view_flags != 0)
+		view = hpshm__win_sys.map_view_of_file_ex(h, FILE_MAP_READ, 0, 0, 0, NULL);
+	if (view == NULL)
+		return hpshm_error_set(err, HPSHM_EEXIST, ERROR_ALREADY_EXISTS, "CreateFileMappingW", hint,
+				       "%s is in use, and cannot be read to tell whose it is", path);
+	memset(&copy, 0, sizeof(copy));
+	if (hpshm__win_sys.virtual_query(view, &mbi, sizeof(mbi)) == sizeof(mbi) && mbi.RegionSize >= HPSHM_HEADER_REGION) {
+		hd = (const struct hpshm_header *)((const char *)view + mbi.RegionSize - HPSHM_HEADER_REGION);
+		memcpy(&copy, hd, sizeof(copy));
+	}
+	(void)hpshm__win_sys.unmap_view_of_file(view);
+	copy.provider[sizeof(copy.provider) - 1] = '\0';
+	copy.name[sizeof(copy.name) - 1] = '\0';
+	if (memcmp(copy.magic, HPSHM_HEADER_MAGIC, sizeof(copy.magic)) == 0)
+		return hpshm_error_set(err, HPSHM_EEXIST, ERROR_ALREADY_EXISTS, "CreateFileMappingW", hint,
+				       "segment \"%s\" is in use: created by process %lld (provider %s), and still "
+				       "held by a process",
+				       copy.name, (long long)copy.creator_pid, copy.provider);
+	return hpshm_error_set(err, HPSHM_EEXIST, ERROR_ALREADY_EXISTS, "CreateFileMappingW", hint,
+			       "%s is in use, and is not an hpshm segment (or its creator is still writing its "
+			       "header)",
+			       path);
+}
+
+int hpshm__winsection_create(const struct hpshm__winsection_kind *k, struct hpshm_mapping *m,
+			     const struct hpshm_request *rq, enum hpshm__winsection_ns ns, hpshm_error *err)
+{
+	SECURITY_ATTRIBUTES sa, *psa = NULL;
+	char path[HPSHM_PATH_MAX] = "", text[256];
+	wchar_t wpath[HPSHM_PATH_MAX];
+	const char *call = "";
+	uint64_t size = (uint64_t)rq->size;
+	HANDLE h;
+	DWORD code;
+	void *p;
+	int rc;
+
+	if (rq->name != NULL) {
+		if (!hpshm__winsection_name_ok(rq->name))
+			return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "use 1 to 200 characters without '\\'",
+					       "segment name \"%.64s\" cannot name a section", rq->name);
+		if (hpshm__winsection_path(ns, rq->name, path, sizeof(path)) < 0 ||
+		    hpshm__win_wide(path, wpath, sizeof(wpath) / sizeof(wpath[0])) < 0)
+			return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "use a shorter name",
+					       "segment name \"%.64s\" is too long for a section", rq->name);
+		if (ns == HPSHM__WINSECTION_GLOBAL) {
+			code = hpshm__win_privilege_enable(SE_CREATE_GLOBAL_NAME, &call);
+			if (code != ERROR_SUCCESS)
+				return hpshm_error_set(err, HPSHM_EINVAL, (int)code, call,
+						       "run the program as a service or an administrator, or use the "
+						       "Local namespace",
+						       "cannot create %s: this process may not create Global\\ objects "
+						       "(SeCreateGlobalPrivilege: %s)",
+						       path, winsection_text(code, text, sizeof(text)));
+		}
+		code = hpshm__win_security_user_only(&sa, FALSE, &call);
+		if (code != ERROR_SUCCESS)
+			return hpshm_error_set(err, HPSHM_ESYS, (int)code, call, NULL,
+					       "cannot build the security descriptor of %s: %s", path,
+					       winsection_text(code, text, sizeof(text)));
+		psa = &sa;
+	}
+
+	SetLastError(ERROR_SUCCESS);
+	h = hpshm__win_sys.create_file_mapping(INVALID_HANDLE_VALUE, psa, PAGE_READWRITE | SEC_COMMIT | k->section_flags,
+					       (DWORD)(size >> 32), (DWORD)(size & 0xffffffffu),
+					       rq->name != NULL ? wpath : NULL);
+	code = GetLastError();
+	if (psa != NULL)
+		hpshm__win_security_free(psa);
+	if (h == NULL)
+		return winsection_create_error(k, code, rq, ns, path, err);
+	if (code == ERROR_ALREADY_EXISTS) {
+		rc = winsection_name_taken(k, h, path, err);
+		(void)hpshm__win_sys.close_handle(h);
+		return rc;
+	}
+
+	p = hpshm__win_sys.map_view_of_file_ex(h, FILE_MAP_READ | FILE_MAP_WRITE | k->view_flags, 0, 0, rq->size,
+					       rq->address);
+	if (p == NULL) {
+		code = GetLastError(); /* CloseHandle() below may change it */
+		(void)hpshm__win_sys.close_handle(h);
+		return winsection_map_error(k, code, rq, 0, err);
+	}
+	m->addr = p;
+	m->size = rq->size;
+	m->handle = (intptr_t)h;
+	/* An unnamed section reaches a child only by inheritance, and so does a named one whose
+	 * name a token cannot carry; any other by its name. */
+	m->flags = winsection_path_in_token(path) ? 0 : HPSHM_MAP_INHERIT;
+	m->caps = 0;
+	hpshm__strlcpy(m->path, path, sizeof(m->path));
+	m->priv = NULL;
+	return 0;
+}
+
+int hpshm__winsection_unmap(struct hpshm_mapping *m)
+{
+	int rc = 0;
+
+	if (m->addr != NULL && !hpshm__win_sys.unmap_view_of_file(m->addr))
+		rc = HPSHM_ESYS;
+	if (m->handle != HPSHM_NO_HANDLE && !hpshm__win_sys.close_handle((HANDLE)m->handle))
+		rc = HPSHM_ESYS;
+	m->addr = NULL;
+	m->handle = HPSHM_NO_HANDLE;
+	m->flags = 0;
+	return rc;
+}
+
+int hpshm__winsection_identify(const struct hpshm_mapping *m, char *id, size_t len)
+{
+	int n;
+
+	if (winsection_path_in_token(m->path))
+		n = snprintf(id, len, "name=%s", m->path);
+	else if (m->handle != HPSHM_NO_HANDLE && (m->flags & HPSHM_MAP_INHERIT))
+		n = snprintf(id, len, "handle=%lld", (long long)m->handle);
+	else
+		return HPSHM_EINVAL;
+	return n < 0 || (size_t)n >= len ? HPSHM_EOVERFLOW : n;
+}
+
+/* "handle=<n>": n decimal, no sign, no trailing text, at most INT32_MAX.  0, or -1. */
+static int winsection_handle_parse(const char *text, int *out)
+{
+	unsigned long long v = 0;
+	const char *p = text + strlen("handle=");
+
+	if (strncmp(text, "handle=", strlen("handle=")) != 0 || *p == '\0')
+		return -1;
+	for (; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return -1;
+		v = v * 10 + (unsigned)(*p - '0');
+		if (v > INT32_MAX)
+			return -1;
+	}
+	*out = (int)v;
+	return 0;
+}
+
+/* "name=<Local|Global>\hpshm.<name>" as hpshm__winsection_path() makes it?  1 or 0. */
+static int winsection_path_ok(const char *path)
+{
+	static const char *const spaces[] = { "Local\\" HPSHM__WINSECTION_PREFIX, "Global\\" HPSHM__WINSECTION_PREFIX };
+
+	for (size_t i = 0; i < sizeof(spaces) / sizeof(spaces[0]); i++)
+		if (strncmp(path, spaces[i], strlen(spaces[i])) == 0)
+			return hpshm__winsection_name_ok(path + strlen(spaces[i]));
+	return 0;
+}
+
+int hpshm__winsection_attach(const struct hpshm__winsection_kind *k, struct hpshm_mapping *m,
+			     const struct hpshm_request *rq, const char *id, hpshm_error *err)
+{
+	const char *spawn_hint = "start the child with hpshm_child_spawn(), which passes the handle on";
+	wchar_t wpath[HPSHM_PATH_MAX];
+	char text[256];
+	DWORD flags, code;
+	HANDLE h;
+	void *p;
+	int value, named = 0;
+
+	if (rq->address == NULL)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass the creator's token unchanged",
+				       "attach needs the creator's address");
+	if (strncmp(id, "name=", 5) == 0) {
+		if (!winsection_path_ok(id + 5) || hpshm__win_wide(id + 5, wpath, sizeof(wpath) / sizeof(wpath[0])) < 0)
+			return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass the creator's token unchanged",
+					       "\"%.64s\" is not the name of an hpshm section", id + 5);
+		h = hpshm__win_sys.open_file_mapping(FILE_MAP_READ | FILE_MAP_WRITE, FALSE, wpath);
+		if (h == NULL) {
+			code = GetLastError();
+			if (code == ERROR_FILE_NOT_FOUND)
+				return hpshm_error_set(err, HPSHM_EINVAL, (int)code, "OpenFileMappingW",
+						       "get a fresh token from a running creator",
+						       "no section %s: its creator and every process attached to it have "
+						       "ended",
+						       id + 5);
+			return hpshm_error_set(err, HPSHM_ESYS, (int)code, "OpenFileMappingW",
+					       code == ERROR_ACCESS_DENIED ? "attach as the user who created the segment"
+									   : NULL,
+					       "cannot open section %s: %s", id + 5,
+					       winsection_text(code, text, sizeof(text)));
+		}
+		named = 1;
+	} else if (winsection_handle_parse(id, &value) == 0) {
+		h = (HANDLE)(intptr_t)value;
+		if (!hpshm__win_sys.get_handle_information(h, &flags))
+			return hpshm_error_set(err, HPSHM_EINVAL, (int)GetLastError(), "GetHandleInformation", spawn_hint,
+					       "handle %d is not open in this process", value);
+	} else {
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass the creator's token unchanged",
+				       "identifier \"%.64s\" is neither handle=<n> nor name=<namespace>\\hpshm.<name>",
+				       id);
+	}
+
+	p = hpshm__win_sys.map_view_of_file_ex(h, FILE_MAP_READ | FILE_MAP_WRITE | k->view_flags, 0, 0, rq->size,
+					       rq->address);
+	if (p == NULL) {
+		code = GetLastError();
+		if (named)
+			(void)hpshm__win_sys.close_handle(h);
+		if (code == ERROR_INVALID_HANDLE && !named)
+			return hpshm_error_set(err, HPSHM_EINVAL, (int)code, "MapViewOfFileEx", spawn_hint,
+					       "handle %d is not a section", value);
+		return winsection_map_error(k, code, rq, 1, err);
+	}
+	/* Ours now: programs this process starts must not inherit it by accident. */
+	if (!named)
+		(void)hpshm__win_sys.set_handle_information(h, HANDLE_FLAG_INHERIT, 0);
+	m->addr = p;
+	m->size = rq->size;
+	m->handle = (intptr_t)h;
+	/* An inherited handle came with the token, not from this attach: the core leaves it open
+	 * if it refuses the mapping after all (a forged token must not close another handle). */
+	m->flags = named ? 0 : HPSHM_MAP_INHERIT;
+	m->caps = 0;
+	hpshm__strlcpy(m->path, named ? id + 5 : "", sizeof(m->path));
+	m->priv = NULL;
+	return 0;
+}

@@ -1,0 +1,73 @@
+/*
+ * backends/winsection.h -- what the two Windows backends share: a section backed by the paging
+ * file, its views at an exact address, its name, and re-attach by inherited handle or by name.
+ *
+ * Internal: included by backends/plain_windows.c and backends/windows_large.c only.  They
+ * differ in two flags (SEC_LARGE_PAGES on the section, FILE_MAP_LARGE_PAGES on every view)
+ * and in what an error means (a large page failure makes the provider unavailable, and the
+ * core moves on), which struct hpshm__winsection_kind says once per backend.
+ *
+ * The section's HANDLE is m->handle (HPSHM_NO_HANDLE: none).  An unnamed section's mapping has
+ * HPSHM_MAP_INHERIT, so hpshm_child_spawn() hands the handle to the child and the core leaves
+ * an inherited one open when it refuses an attach; a named section is opened by name and has
+ * no flag.  Windows handles are 32-bit values in every process (so 32- and 64-bit processes
+ * can share them), which is why a token's "handle=<n>" is at most INT32_MAX.
+ */
+#ifndef HPSHM_BACKENDS_WINSECTION_H
+#define HPSHM_BACKENDS_WINSECTION_H
+
+#include "hpshm/provider.h"
+#include "windows/sys.h"
+
+#define HPSHM__WINSECTION_NAME_MAX 200       /* longest segment name */
+#define HPSHM__WINSECTION_PREFIX   "hpshm."  /* every named section is <namespace>\hpshm.<name> */
+
+/* The namespace of a named section. */
+enum hpshm__winsection_ns {
+	HPSHM__WINSECTION_LOCAL,  /* Local\: this logon session only; anyone may create */
+	HPSHM__WINSECTION_GLOBAL  /* Global\: every session; creating needs SeCreateGlobalPrivilege */
+};
+
+/* What one backend's sections are. */
+struct hpshm__winsection_kind {
+	const char *provider;     /* the provider's name, in messages */
+	DWORD       section_flags;/* added to PAGE_READWRITE | SEC_COMMIT: 0 or SEC_LARGE_PAGES */
+	DWORD       view_flags;   /* added to FILE_MAP_READ | FILE_MAP_WRITE: 0 or FILE_MAP_LARGE_PAGES */
+	/* CreateFileMappingW() or MapViewOfFileEx() failed with code for a reason of the mechanism
+	 * (no privilege, no contiguous memory): fill err and return the code to give, or 0 to
+	 * leave the error to the shared code. */
+	int (*mechanism_error)(DWORD code, const char *call, const struct hpshm_request *rq, hpshm_error *err);
+};
+
+/* Is name usable for a section: 1 to HPSHM__WINSECTION_NAME_MAX characters, no '\'?  1 or 0. */
+int hpshm__winsection_name_ok(const char *name);
+
+/* "<Local|Global>\hpshm.<name>" into buf (UTF-8).  0, or -1 if it does not fit. */
+int hpshm__winsection_path(enum hpshm__winsection_ns ns, const char *name, char *buf, size_t len);
+
+/*
+ * create(): a section of rq->size bytes (named rq->name in ns when set, readable and
+ * writable by the current user alone), mapped read-write at rq->address or where the system
+ * chooses, m filled.  A name in use is HPSHM_EEXIST naming the creator from its header, or
+ * saying the object is not hpshm's.  Everything is undone on failure.
+ */
+int hpshm__winsection_create(const struct hpshm__winsection_kind *k, struct hpshm_mapping *m,
+			     const struct hpshm_request *rq, enum hpshm__winsection_ns ns, hpshm_error *err);
+
+/* destroy() and detach(): unmap, and close m->handle if it holds one.  The section goes
+ * when its last handle and view go, in whichever process that is. */
+int hpshm__winsection_unmap(struct hpshm_mapping *m);
+
+/* identify(): "name=<m->path>" for a named section a token can carry, else "handle=<n>" for
+ * an inherited one. */
+int hpshm__winsection_identify(const struct hpshm_mapping *m, char *id, size_t len);
+
+/*
+ * attach(): map the section id names ("handle=<n>", inherited; "name=<Local|Global>\hpshm.x")
+ * at exactly rq->address with length rq->size.  An inherited handle becomes this process's own
+ * (no longer inheritable by programs it starts) on success only.
+ */
+int hpshm__winsection_attach(const struct hpshm__winsection_kind *k, struct hpshm_mapping *m,
+			     const struct hpshm_request *rq, const char *id, hpshm_error *err);
+
+#endif /* HPSHM_BACKENDS_WINSECTION_H */

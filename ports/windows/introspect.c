@@ -1,0 +1,204 @@
+/*
+ * ports/windows/introspect.c -- ports/introspect.h on Windows: what Windows can say.
+ *
+ * Windows keeps no pool of large pages: they are taken from free physical memory when a
+ * SEC_LARGE_PAGES section is created, contiguous 2 MiB runs that fragmentation makes rarer the
+ * longer a machine runs, so there is no count to show or to resize, no mount and no control
+ * group.  What there is: the large page size (GetLargePageMinimum(), 0 where the processor has
+ * none), whether this process's token holds SeLockMemoryPrivilege ("Lock pages in memory",
+ * the one thing an operator grants), what backs a view (QueryWorkingSetEx(), as the library
+ * verifies), the memory free now, and this program's path.  Everything else is absent, the way
+ * ports/posix/introspect.c says it: counts of 0, HPSHM_EUNAVAILABLE, empty strings.
+ */
+#include "windows/windows.h"
+
+#include <string.h>
+
+#include "base/base.h"
+#include "introspect.h"
+#include "windows/sys.h"
+
+size_t hpshm__os_default_page_size(void)
+{
+	return (size_t)hpshm__win_sys.get_large_page_minimum();
+}
+
+int hpshm__os_pools(struct hpshm__os_pool *out, int max)
+{
+	(void)out;
+	(void)max;
+	return 0;
+}
+
+int hpshm__os_pool(size_t page_size, struct hpshm__os_pool *out)
+{
+	(void)page_size;
+	(void)out;
+	return HPSHM_EUNAVAILABLE;
+}
+
+unsigned long hpshm__os_pool_available(const struct hpshm__os_pool *p)
+{
+	(void)p;
+	return 0;
+}
+
+const char *hpshm__os_pool_source(void)
+{
+	return "";
+}
+
+char *hpshm__os_pool_knob(size_t page_size, char *buf, size_t len)
+{
+	(void)page_size;
+	if (buf != NULL && len > 0)
+		buf[0] = '\0';
+	return buf;
+}
+
+int hpshm__os_pool_resize(size_t page_size, unsigned long pages, char *why, size_t len)
+{
+	(void)page_size;
+	(void)pages;
+	if (why != NULL && len > 0)
+		hpshm__strlcpy(why, "Windows keeps no large page pool: large pages come from free physical memory", len);
+	return -1;
+}
+
+int hpshm__os_mounts(struct hpshm__os_mount *out, int max)
+{
+	(void)out;
+	(void)max;
+	return 0;
+}
+
+int hpshm__os_lock_privilege(void)
+{
+	return hpshm__win_privilege_held(SE_LOCK_MEMORY_NAME) == 1;
+}
+
+const char *hpshm__os_lock_privilege_name(void)
+{
+	return "SeLockMemoryPrivilege";
+}
+
+long hpshm__os_huge_group(void)
+{
+	return -1;
+}
+
+int hpshm__os_in_group(long gid)
+{
+	(void)gid;
+	return 0;
+}
+
+int hpshm__os_sysv_limits(struct hpshm__os_sysv_limits *out)
+{
+	if (out != NULL)
+		memset(out, 0, sizeof(*out));
+	return HPSHM_EIO;
+}
+
+int hpshm__os_limit(size_t page_size, struct hpshm__os_limit *out)
+{
+	(void)page_size;
+	if (out == NULL)
+		return HPSHM_EINVAL;
+	memset(out, 0, sizeof(*out));
+	return 0;
+}
+
+char *hpshm__os_limit_size_name(size_t page_size, char *buf, size_t len)
+{
+	(void)page_size;
+	if (buf != NULL && len > 0)
+		buf[0] = '\0';
+	return buf;
+}
+
+int hpshm__os_fault_risk(size_t size, size_t page_size)
+{
+	(void)size;
+	(void)page_size;
+	return 0;
+}
+
+int hpshm__os_thp(struct hpshm__os_thp *out)
+{
+	if (out != NULL)
+		memset(out, 0, sizeof(*out));
+	return HPSHM_EUNAVAILABLE;
+}
+
+size_t hpshm__os_thp_page_size(void)
+{
+	return 0;
+}
+
+long hpshm__os_thp_kib(const void *addr)
+{
+	(void)addr;
+	return -1;
+}
+
+int hpshm__os_backing(void *addr, size_t len, int fd, struct hpshm__os_backing *out)
+{
+	struct hpshm__backing b;
+	int rc;
+
+	if (out == NULL)
+		return HPSHM_EINVAL;
+	rc = hpshm__verify_backing(addr, len, fd, &b);
+	out->page_size = b.page_size;
+	out->huge = b.huge;
+	hpshm__strlcpy(out->source, b.source, sizeof(out->source));
+	return rc;
+}
+
+size_t hpshm__os_mapping_len(const void *addr)
+{
+	MEMORY_BASIC_INFORMATION mbi;
+	const char *base, *at;
+
+	if (hpshm__win_sys.virtual_query(addr, &mbi, sizeof(mbi)) != sizeof(mbi) || mbi.State == MEM_FREE)
+		return 0;
+	/* The allocation (a whole view) is the run of regions with one allocation base. */
+	base = mbi.AllocationBase;
+	at = base;
+	while (hpshm__win_sys.virtual_query(at, &mbi, sizeof(mbi)) == sizeof(mbi) && mbi.AllocationBase == base &&
+	       mbi.State != MEM_FREE)
+		at = (const char *)mbi.BaseAddress + mbi.RegionSize;
+	return (size_t)(at - base);
+}
+
+long hpshm__os_page_table_kib(void)
+{
+	return -1; /* no Windows counter reports page-table memory */
+}
+
+uint64_t hpshm__os_mem_available(void)
+{
+	MEMORYSTATUSEX ms;
+
+	ms.dwLength = sizeof(ms);
+	return GlobalMemoryStatusEx(&ms) ? (uint64_t)ms.ullAvailPhys : 0;
+}
+
+int hpshm__os_program_path(char *buf, size_t len)
+{
+	wchar_t path[MAX_PATH * 4];
+	DWORD n = GetModuleFileNameW(NULL, path, (DWORD)(sizeof(path) / sizeof(path[0])));
+
+	if (buf != NULL && len > 0)
+		buf[0] = '\0';
+	if (n == 0 || n >= sizeof(path) / sizeof(path[0]) || buf == NULL)
+		return HPSHM_EUNAVAILABLE;
+	hpshm__win_utf8(path, buf, len);
+	return 0;
+}
+
+int hpshm__os_die_with_parent(void)
+{
+	return HPSHM_ENOTSUP;
+}

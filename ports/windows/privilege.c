@@ -1,0 +1,139 @@
+/*
+ * ports/windows/privilege.c -- privileges in this process's token, and the security descriptor
+ * of hpshm's named sections.
+ *
+ * Large pages need SeLockMemoryPrivilege ("Lock pages in memory", granted by an administrator
+ * in the local security policy, and effective at the next logon), enabled in the token before
+ * the section is created; Global\ names need SeCreateGlobalPrivilege.  A privilege the token
+ * holds is usually disabled, so it is enabled first.  AdjustTokenPrivileges() returns TRUE
+ * even when the token does not hold the privilege at all: only GetLastError() ==
+ * ERROR_NOT_ALL_ASSIGNED (1300) says so, and missing that check makes large pages look
+ * available until CreateFileMapping() fails with ERROR_PRIVILEGE_NOT_HELD (1314).  A
+ * non-elevated process of an administrator runs with a filtered token that lacks the
+ * privilege even when the policy grants it (UAC), which is the usual surprise.
+ *
+ * Every call goes through hpshm__win_sys, so tests can play a token without the privilege.
+ */
+#include "windows/windows.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "windows/sys.h"
+
+int hpshm__win_privilege_held(const wchar_t *name)
+{
+	TOKEN_PRIVILEGES *tp = NULL;
+	HANDLE token;
+	DWORD need = 0;
+	LUID luid;
+	int held = -1;
+
+	if (!hpshm__win_sys.lookup_privilege_value(NULL, name, &luid))
+		return -1;
+	if (!hpshm__win_sys.open_process_token(GetCurrentProcess(), TOKEN_QUERY, &token))
+		return -1;
+	(void)hpshm__win_sys.get_token_information(token, TokenPrivileges, NULL, 0, &need);
+	if (need > 0)
+		tp = malloc(need);
+	if (tp != NULL && hpshm__win_sys.get_token_information(token, TokenPrivileges, tp, need, &need)) {
+		held = 0;
+		for (DWORD i = 0; i < tp->PrivilegeCount; i++)
+			if (tp->Privileges[i].Luid.LowPart == luid.LowPart &&
+			    tp->Privileges[i].Luid.HighPart == luid.HighPart)
+				held = 1;
+	}
+	free(tp);
+	(void)hpshm__win_sys.close_handle(token);
+	return held;
+}
+
+DWORD hpshm__win_privilege_enable(const wchar_t *name, const char **call)
+{
+	TOKEN_PRIVILEGES tp;
+	HANDLE token;
+	DWORD code;
+
+	if (!hpshm__win_sys.open_process_token(GetCurrentProcess(), TOKEN_ADJUST_PRIVILEGES | TOKEN_QUERY, &token)) {
+		*call = "OpenProcessToken";
+		return GetLastError();
+	}
+	memset(&tp, 0, sizeof(tp));
+	tp.PrivilegeCount = 1;
+	tp.Privileges[0].Attributes = SE_PRIVILEGE_ENABLED;
+	if (!hpshm__win_sys.lookup_privilege_value(NULL, name, &tp.Privileges[0].Luid)) {
+		code = GetLastError();
+		(void)hpshm__win_sys.close_handle(token);
+		*call = "LookupPrivilegeValueW";
+		return code;
+	}
+	SetLastError(ERROR_SUCCESS);
+	if (!hpshm__win_sys.adjust_token_privileges(token, FALSE, &tp, 0, NULL, NULL))
+		code = GetLastError();
+	else
+		code = GetLastError(); /* ERROR_SUCCESS, or ERROR_NOT_ALL_ASSIGNED: see the file's comment */
+	(void)hpshm__win_sys.close_handle(token);
+	*call = "AdjustTokenPrivileges";
+	return code;
+}
+
+/* The descriptor, its DACL and the user's SID, in one allocation that security_free() releases. */
+struct security_block {
+	SECURITY_DESCRIPTOR sd;      /* absolute form, pointing at acl */
+	union {
+		ACL   acl;           /* the DACL: one ACE, full access for the user */
+		BYTE  bytes[1024];   /* room for it: an ACE is at most 8 + 68 bytes (SID_MAX_SUB_AUTHORITIES) */
+	} dacl;
+};
+
+DWORD hpshm__win_security_user_only(SECURITY_ATTRIBUTES *sa, BOOL inherit, const char **call)
+{
+	struct security_block *b;
+	TOKEN_USER *user = NULL;
+	HANDLE token;
+	DWORD need = 0, code = ERROR_SUCCESS;
+
+	memset(sa, 0, sizeof(*sa));
+	if (!hpshm__win_sys.open_process_token(GetCurrentProcess(), TOKEN_QUERY, &token)) {
+		*call = "OpenProcessToken";
+		return GetLastError();
+	}
+	(void)hpshm__win_sys.get_token_information(token, TokenUser, NULL, 0, &need);
+	if (need > 0)
+		user = malloc(need);
+	b = calloc(1, sizeof(*b));
+	if (user == NULL || b == NULL) {
+		code = ERROR_NOT_ENOUGH_MEMORY;
+		*call = "malloc";
+	} else if (!hpshm__win_sys.get_token_information(token, TokenUser, user, need, &need)) {
+		code = GetLastError();
+		*call = "GetTokenInformation";
+	} else if (!InitializeAcl(&b->dacl.acl, (DWORD)sizeof(b->dacl), ACL_REVISION) ||
+		   !AddAccessAllowedAce(&b->dacl.acl, ACL_REVISION, GENERIC_ALL, user->User.Sid)) {
+		code = GetLastError();
+		*call = "AddAccessAllowedAce";
+	} else if (!InitializeSecurityDescriptor(&b->sd, SECURITY_DESCRIPTOR_REVISION) ||
+		   !SetSecurityDescriptorDacl(&b->sd, TRUE, &b->dacl.acl, FALSE) ||
+		   !SetSecurityDescriptorControl(&b->sd, SE_DACL_PROTECTED, SE_DACL_PROTECTED)) {
+		code = GetLastError();
+		*call = "SetSecurityDescriptorDacl";
+	}
+	/* The ACE holds a copy of the SID, so the token's answer can go now. */
+	free(user);
+	(void)hpshm__win_sys.close_handle(token);
+	if (code != ERROR_SUCCESS) {
+		free(b);
+		return code;
+	}
+	sa->nLength = sizeof(*sa);
+	sa->lpSecurityDescriptor = &b->sd;
+	sa->bInheritHandle = inherit;
+	return ERROR_SUCCESS;
+}
+
+void hpshm__win_security_free(SECURITY_ATTRIBUTES *sa)
+{
+	/* sd is the block's first member, so its address is the block's. */
+	free(sa->lpSecurityDescriptor);
+	sa->lpSecurityDescriptor = NULL;
+}

@@ -1,0 +1,539 @@
+/*
+ * ports/windows/process.c -- processes: identity, start time and liveness, and starting a child
+ * that inherits exactly the segment's handle and finds the segment's range free.
+ *
+ * Identity.  Windows recycles process ids as Linux recycles pids, so a creator is the pair
+ * (pid, creation time): GetProcessTimes()'s creation time, in 100 ns units since 1601.  A
+ * process is alive when it can be opened, has not exited (GetExitCodeProcess() answers
+ * STILL_ACTIVE, 259, which a program can also exit with, so the handle is waited on with a
+ * timeout of 0 as well) and has the creation time we were given.  A process we may not open
+ * (another user's, a protected one: ERROR_ACCESS_DENIED) exists, but whether it is ours to
+ * keep cannot be told: -1.
+ *
+ * Starting a child, the way PostgreSQL starts its backends on Windows:
+ *   1. the program is found (SearchPathW() for a bare name, ".exe" added when it has no
+ *      extension) and a command line is built from argv with the quoting the C runtime's
+ *      parser undoes (backslashes double only before a quote);
+ *   2. the handles the child inherits are exactly the ones asked for, plus duplicates of our
+ *      standard handles so its output goes where ours does: PROC_THREAD_ATTRIBUTE_HANDLE_LIST
+ *      limits inheritance to that list, whatever else of ours is inheritable.  A listed handle
+ *      must be inheritable, so one that is not is made so for the CreateProcessW() call only
+ *      and restored right after (another thread that starts a program in that window with
+ *      bInheritHandles and no list of its own would pass it on: a leak of one handle, never
+ *      a wrong mapping);
+ *   3. the child is created suspended, the segment's range reserved in it with
+ *      VirtualAllocEx(MEM_RESERVE) before it runs a single instruction of its own, so that
+ *      neither its DLLs, nor its heaps, nor thread stacks can take the address; then resumed.
+ *      The child releases the reservation (hpshm__reservation_release()) just before mapping.
+ *   4. a program that cannot be started is an error of hpshm__spawn() with CreateProcessW()'s
+ *      code (2 not found, 193 not a program for this machine, 740 needs elevation), never a
+ *      child that exits with some code.
+ * The process handle is kept until hpshm__wait(): it is what keeps the exit code, and the
+ * pid from being reused, for the waiter.
+ */
+#include "windows/windows.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "windows/sys.h"
+
+#define PROCESS_PATH_MAX 32768 /* the longest path the wide calls take, in wchar_t */
+#define PROCESS_STD      3     /* standard handles: input, output, error */
+#ifndef ERROR_ELEVATION_REQUIRED
+#define ERROR_ELEVATION_REQUIRED 740 /* winerror.h of mingw-w64 10 lacks it */
+#endif
+
+static uint64_t process_filetime(const FILETIME *ft)
+{
+	return ((uint64_t)ft->dwHighDateTime << 32) | ft->dwLowDateTime;
+}
+
+/* The creation time of an open process, 0 if unknown. */
+static uint64_t process_created(HANDLE h)
+{
+	FILETIME created, exited, kernel, user;
+
+	if (!hpshm__win_sys.get_process_times(h, &created, &exited, &kernel, &user))
+		return 0;
+	return process_filetime(&created);
+}
+
+uint64_t hpshm__process_start(long long pid)
+{
+	HANDLE h;
+	uint64_t t;
+
+	if (pid <= 0 || pid > (long long)UINT32_MAX)
+		return 0;
+	if ((DWORD)pid == GetCurrentProcessId())
+		return process_created(GetCurrentProcess());
+	h = hpshm__win_sys.open_process(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, (DWORD)pid);
+	if (h == NULL)
+		return 0;
+	t = process_created(h);
+	(void)hpshm__win_sys.close_handle(h);
+	return t;
+}
+
+int hpshm__process_alive(long long pid, uint64_t start)
+{
+	DWORD code = 0;
+	HANDLE h;
+	int alive;
+
+	if (pid <= 0 || pid > (long long)UINT32_MAX)
+		return 0;
+	h = hpshm__win_sys.open_process(PROCESS_QUERY_LIMITED_INFORMATION | SYNCHRONIZE, FALSE, (DWORD)pid);
+	if (h == NULL)
+		return GetLastError() == ERROR_ACCESS_DENIED ? -1 : 0; /* 87: no such process */
+	if (!hpshm__win_sys.get_exit_code_process(h, &code))
+		alive = -1;
+	else if (code != STILL_ACTIVE || hpshm__win_sys.wait_for_single_object(h, 0) == WAIT_OBJECT_0)
+		alive = 0; /* exited; someone still holds a handle to it */
+	else if (start == 0)
+		alive = -1; /* running, but it may be a recycled pid */
+	else
+		alive = process_created(h) == start;
+	(void)hpshm__win_sys.close_handle(h);
+	return alive;
+}
+
+/* ---- the command line, the program and the environment ---- */
+
+/* A growing wide string. */
+struct process_text {
+	wchar_t *p;   /* the text, NUL-terminated once anything was added */
+	size_t   len; /* wchar_t used, without the NUL */
+	size_t   cap; /* wchar_t allocated */
+	int      bad; /* out of memory or unconvertible text: the text is unusable */
+};
+
+static void text_add(struct process_text *t, const wchar_t *s, size_t n)
+{
+	if (t->bad)
+		return;
+	if (t->len + n + 2 > t->cap) {
+		size_t cap = t->cap ? t->cap : 256;
+		wchar_t *p;
+
+		while (t->len + n + 2 > cap)
+			cap *= 2;
+		p = realloc(t->p, cap * sizeof(*p));
+		if (p == NULL) {
+			t->bad = 1;
+			return;
+		}
+		t->p = p;
+		t->cap = cap;
+	}
+	memcpy(t->p + t->len, s, n * sizeof(*s));
+	t->len += n;
+	t->p[t->len] = L'\0';
+}
+
+static void text_char(struct process_text *t, wchar_t c, size_t times)
+{
+	while (times-- > 0)
+		text_add(t, &c, 1);
+}
+
+/*
+ * Append one argument as the C runtime's command-line parser will give it back: as it is
+ * when it has no blank and no quote, else in quotes, a quote escaped with a backslash, and
+ * backslashes doubled only where a quote (an escaped one, or the closing one) follows them.
+ */
+static void process_quote(struct process_text *t, const char *arg)
+{
+	wchar_t *w = hpshm__win_wide_dup(arg);
+	size_t slashes = 0;
+
+	if (w == NULL) {
+		t->bad = 1;
+		return;
+	}
+	if (w[0] != L'\0' && wcspbrk(w, L" \t\n\v\"") == NULL) {
+		text_add(t, w, wcslen(w));
+		free(w);
+		return;
+	}
+	text_char(t, L'"', 1);
+	for (const wchar_t *c = w; *c; c++) {
+		if (*c == L'\\') {
+			slashes++;
+			continue;
+		}
+		if (*c == L'"') {
+			text_char(t, L'\\', slashes * 2 + 1);
+			text_char(t, L'"', 1);
+		} else {
+			text_char(t, L'\\', slashes);
+			text_char(t, *c, 1);
+		}
+		slashes = 0;
+	}
+	text_char(t, L'\\', slashes * 2);
+	text_char(t, L'"', 1);
+	free(w);
+}
+
+/* Does the file exist (and is it not a directory)? */
+static int process_is_file(const wchar_t *path)
+{
+	DWORD a = GetFileAttributesW(path);
+
+	return a != INVALID_FILE_ATTRIBUTES && !(a & FILE_ATTRIBUTE_DIRECTORY);
+}
+
+/*
+ * The program's full path in full[0..len): a name with a directory part as it is (or with
+ * ".exe" added, as CreateProcess would for a command line), a bare name through SearchPathW().
+ * 0, or the GetLastError() code (ERROR_FILE_NOT_FOUND).
+ */
+static DWORD process_find(const char *path, wchar_t *full, size_t len)
+{
+	wchar_t *name = hpshm__win_wide_dup(path);
+	DWORD n, code = ERROR_SUCCESS;
+
+	if (name == NULL)
+		return ERROR_INVALID_NAME;
+	if (wcspbrk(name, L"\\/:") != NULL) {
+		if (wcslen(name) + 5 > len) {
+			code = ERROR_FILENAME_EXCED_RANGE;
+		} else {
+			wcscpy(full, name);
+			if (!process_is_file(full)) {
+				wcscat(full, L".exe");
+				if (!process_is_file(full))
+					code = ERROR_FILE_NOT_FOUND;
+			}
+		}
+	} else {
+		n = SearchPathW(NULL, name, L".exe", (DWORD)len, full, NULL);
+		if (n == 0 || n >= len)
+			code = n == 0 ? ERROR_FILE_NOT_FOUND : ERROR_FILENAME_EXCED_RANGE;
+	}
+	free(name);
+	return code;
+}
+
+/* The environment block of CreateProcessW(): every "NAME=value", each ending in a NUL, and one
+ * more NUL at the end. */
+static wchar_t *process_environment(char *const envp[])
+{
+	struct process_text t = { NULL, 0, 0, 0 };
+	static const wchar_t nul = L'\0';
+
+	for (size_t i = 0; envp[i] != NULL; i++) {
+		wchar_t *w = hpshm__win_wide_dup(envp[i]);
+
+		if (w == NULL) {
+			t.bad = 1;
+			break;
+		}
+		text_add(&t, w, wcslen(w) + 1);
+		free(w);
+	}
+	text_add(&t, &nul, 1);
+	text_add(&t, &nul, 1); /* an empty environment is two NULs */
+	if (t.bad) {
+		free(t.p);
+		return NULL;
+	}
+	return t.p;
+}
+
+/* ---- handles the child inherits ---- */
+
+struct process_inherit {
+	HANDLE  list[64 + PROCESS_STD]; /* the handle list of the child */
+	DWORD   flags[64];              /* the caller's handles: their flags before we touched them */
+	int     ncaller;                /* the caller's handles in list[0..ncaller) */
+	int     n;                      /* handles in list */
+	HANDLE  std[PROCESS_STD];       /* our inheritable duplicates of the standard handles, or NULL */
+};
+
+static int process_listed(const struct process_inherit *in, HANDLE h)
+{
+	for (int i = 0; i < in->n; i++)
+		if (in->list[i] == h)
+			return 1;
+	return 0;
+}
+
+/* Undo process_inherit_setup(): flags back as they were, duplicates closed. */
+static void process_inherit_undo(struct process_inherit *in)
+{
+	for (int i = 0; i < in->ncaller; i++)
+		if (!(in->flags[i] & HANDLE_FLAG_INHERIT))
+			(void)hpshm__win_sys.set_handle_information(in->list[i], HANDLE_FLAG_INHERIT, 0);
+	for (int i = 0; i < PROCESS_STD; i++)
+		if (in->std[i] != NULL)
+			(void)hpshm__win_sys.close_handle(in->std[i]);
+}
+
+static int process_inherit_setup(struct process_inherit *in, const intptr_t *inherit, int ninherit, hpshm_error *err)
+{
+	static const DWORD which[PROCESS_STD] = { STD_INPUT_HANDLE, STD_OUTPUT_HANDLE, STD_ERROR_HANDLE };
+	char text[256];
+	DWORD code;
+
+	memset(in, 0, sizeof(*in));
+	if (ninherit < 0 || ninherit > 64)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "a child can inherit 0 to 64 handles, not %d",
+				       ninherit);
+	for (int i = 0; i < ninherit; i++) {
+		HANDLE h = (HANDLE)inherit[i];
+
+		if (process_listed(in, h))
+			continue;
+		if (!hpshm__win_sys.get_handle_information(h, &in->flags[in->n])) {
+			code = GetLastError();
+			process_inherit_undo(in);
+			return hpshm_error_set(err, HPSHM_EINVAL, (int)code, "GetHandleInformation", NULL,
+					       "handle %p for the child is not open in this process: %s", (void *)h,
+					       hpshm__win_strerror(code, text, sizeof(text)));
+		}
+		if (!(in->flags[in->n] & HANDLE_FLAG_INHERIT) &&
+		    !hpshm__win_sys.set_handle_information(h, HANDLE_FLAG_INHERIT, HANDLE_FLAG_INHERIT)) {
+			code = GetLastError();
+			process_inherit_undo(in);
+			return hpshm_error_set(err, HPSHM_ESYS, (int)code, "SetHandleInformation", NULL,
+					       "cannot make handle %p inheritable: %s", (void *)h,
+					       hpshm__win_strerror(code, text, sizeof(text)));
+		}
+		in->list[in->n++] = h;
+		in->ncaller = in->n;
+	}
+	/* Duplicates, so the caller's standard handles keep their own flags; a handle that cannot
+	 * be duplicated (none, or a console of another kind) is simply not passed. */
+	for (int i = 0; i < PROCESS_STD; i++) {
+		HANDLE h = GetStdHandle(which[i]), dup = NULL;
+
+		if (h == NULL || h == INVALID_HANDLE_VALUE)
+			continue;
+		if (DuplicateHandle(GetCurrentProcess(), h, GetCurrentProcess(), &dup, 0, TRUE, DUPLICATE_SAME_ACCESS)) {
+			in->std[i] = dup;
+			in->list[in->n++] = dup;
+		}
+	}
+	return 0;
+}
+
+/* ---- spawn and wait ---- */
+
+static int process_fail(hpshm_error *err, int code, DWORD sys, const char *call, const char *hint, const char *what,
+			const char *path)
+{
+	char text[256];
+
+	return hpshm_error_set(err, code, (int)sys, call, hint, "%s %s: %s", what, path,
+			       hpshm__win_strerror(sys, text, sizeof(text)));
+}
+
+/* End a child that never ran a line of its own, and forget it. */
+static void process_abandon(PROCESS_INFORMATION *pi)
+{
+	(void)hpshm__win_sys.terminate_process(pi->hProcess, 1);
+	(void)hpshm__win_sys.wait_for_single_object(pi->hProcess, INFINITE);
+	(void)hpshm__win_sys.close_handle(pi->hThread);
+	(void)hpshm__win_sys.close_handle(pi->hProcess);
+}
+
+static const char *process_hint(DWORD code)
+{
+	switch (code) {
+	case ERROR_FILE_NOT_FOUND:
+	case ERROR_PATH_NOT_FOUND:
+		return "give the program's full path, or add its directory to PATH";
+	case ERROR_BAD_EXE_FORMAT:
+		return "run a program built for this machine (a 64-bit .exe on x64)";
+	case ERROR_ELEVATION_REQUIRED:
+		return "start the parent from an elevated prompt, or run a program that needs no elevation";
+	case ERROR_ACCESS_DENIED:
+		return "check the program's permissions";
+	default:
+		return NULL;
+	}
+}
+
+int hpshm__spawn(const char *path, char *const argv[], char *const envp[], const intptr_t *inherit, int ninherit,
+		 const void *reserve, size_t reserve_len, struct hpshm__process *child, hpshm_error *err)
+{
+	struct process_text cmd = { NULL, 0, 0, 0 };
+	struct process_inherit in;
+	STARTUPINFOEXW si;
+	PROCESS_INFORMATION pi;
+	LPPROC_THREAD_ATTRIBUTE_LIST attrs = NULL;
+	SIZE_T attrs_len = 0;
+	wchar_t *full = NULL, *env = NULL;
+	char text[256];
+	DWORD code;
+	BOOL ok;
+	int rc = 0;
+
+	child->pid = 0;
+	child->handle = 0;
+	full = malloc(PROCESS_PATH_MAX * sizeof(*full));
+	if (full == NULL)
+		return hpshm_error_set(err, HPSHM_ENOMEM, 0, "malloc", NULL, "out of memory to start %s", path);
+	code = process_find(path, full, PROCESS_PATH_MAX);
+	if (code != ERROR_SUCCESS) {
+		free(full);
+		return hpshm_error_set(err, HPSHM_ESYS, (int)code, "SearchPathW", process_hint(code), "cannot run %s: %s%s",
+				       path, hpshm__win_strerror(code, text, sizeof(text)),
+				       strpbrk(path, "\\/:") ? "" : " (searched PATH)");
+	}
+	for (size_t i = 0; argv[i] != NULL; i++) {
+		if (i > 0)
+			text_char(&cmd, L' ', 1);
+		process_quote(&cmd, argv[i]);
+	}
+	if (envp != NULL)
+		env = process_environment(envp);
+	if (cmd.bad || cmd.p == NULL || (envp != NULL && env == NULL)) {
+		free(cmd.p);
+		free(env);
+		free(full);
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass arguments and environment as UTF-8",
+				       "cannot convert the command line or environment of %s", path);
+	}
+	rc = process_inherit_setup(&in, inherit, ninherit, err);
+	if (rc < 0) {
+		free(cmd.p);
+		free(env);
+		free(full);
+		return rc;
+	}
+
+	memset(&si, 0, sizeof(si));
+	si.StartupInfo.cb = sizeof(si);
+	si.StartupInfo.dwFlags = STARTF_USESTDHANDLES;
+	si.StartupInfo.hStdInput = in.std[0];
+	si.StartupInfo.hStdOutput = in.std[1];
+	si.StartupInfo.hStdError = in.std[2];
+	if (in.n > 0) {
+		(void)InitializeProcThreadAttributeList(NULL, 1, 0, &attrs_len);
+		attrs = malloc(attrs_len);
+		if (attrs == NULL || !InitializeProcThreadAttributeList(attrs, 1, 0, &attrs_len)) {
+			code = attrs == NULL ? ERROR_NOT_ENOUGH_MEMORY : GetLastError();
+			free(attrs);
+			attrs = NULL;
+			rc = process_fail(err, HPSHM_ESYS, code, "InitializeProcThreadAttributeList", NULL,
+					  "cannot prepare the handles of", path);
+		} else if (!UpdateProcThreadAttribute(attrs, 0, PROC_THREAD_ATTRIBUTE_HANDLE_LIST, in.list,
+						      (SIZE_T)in.n * sizeof(HANDLE), NULL, NULL)) {
+			rc = process_fail(err, HPSHM_ESYS, GetLastError(), "UpdateProcThreadAttribute", NULL,
+					  "cannot list the handles of", path);
+		}
+		si.lpAttributeList = attrs;
+	}
+	if (rc == 0) {
+		memset(&pi, 0, sizeof(pi));
+		ok = hpshm__win_sys.create_process(full, cmd.p, NULL, NULL, in.n > 0,
+						   CREATE_SUSPENDED | CREATE_UNICODE_ENVIRONMENT |
+							   (attrs != NULL ? EXTENDED_STARTUPINFO_PRESENT : 0),
+						   env, NULL, &si.StartupInfo, &pi);
+		if (!ok) {
+			code = GetLastError();
+			rc = process_fail(err, HPSHM_ESYS, code, "CreateProcessW", process_hint(code), "cannot run", path);
+		}
+	}
+	process_inherit_undo(&in);
+	if (attrs != NULL) {
+		DeleteProcThreadAttributeList(attrs);
+		free(attrs);
+	}
+	free(cmd.p);
+	free(env);
+	free(full);
+	if (rc < 0)
+		return rc;
+
+	if (reserve != NULL && reserve_len > 0) {
+		void *got = hpshm__win_sys.virtual_alloc_ex(pi.hProcess, (void *)(uintptr_t)reserve, reserve_len, MEM_RESERVE,
+							    PAGE_NOACCESS);
+
+		if (got != reserve) {
+			code = got == NULL ? GetLastError() : ERROR_INVALID_ADDRESS;
+			if (got != NULL)
+				(void)VirtualFreeEx(pi.hProcess, got, 0, MEM_RELEASE);
+			process_abandon(&pi);
+			return hpshm_error_set(err, HPSHM_EEXIST, (int)code, "VirtualAllocEx",
+					       "create the segment again (reattach=exec picks another address), or give "
+					       "base_address a range the program's image does not use",
+					       "cannot keep %p-%p free in the new process %s: %s", reserve,
+					       (void *)((uintptr_t)reserve + reserve_len), path,
+					       hpshm__win_strerror(code, text, sizeof(text)));
+		}
+	}
+	if (hpshm__win_sys.resume_thread(pi.hThread) == (DWORD)-1) {
+		code = GetLastError();
+		process_abandon(&pi);
+		return process_fail(err, HPSHM_ESYS, code, "ResumeThread", NULL, "cannot start", path);
+	}
+	(void)hpshm__win_sys.close_handle(pi.hThread);
+	child->pid = (long long)pi.dwProcessId;
+	child->handle = (intptr_t)pi.hProcess;
+	return 0;
+}
+
+/* An exit code that is an exception's NTSTATUS, as the signal C raises for it; 0 if none. */
+static int process_signal(DWORD code)
+{
+	switch (code) {
+	case 0xC0000005u: /* STATUS_ACCESS_VIOLATION */
+	case 0xC00000FDu: /* STATUS_STACK_OVERFLOW */
+	case 0xC0000006u: /* STATUS_IN_PAGE_ERROR */
+		return SIGSEGV;
+	case 0xC000001Du: /* STATUS_ILLEGAL_INSTRUCTION */
+	case 0xC0000096u: /* STATUS_PRIVILEGED_INSTRUCTION */
+		return SIGILL;
+	case 0xC0000094u: /* STATUS_INTEGER_DIVIDE_BY_ZERO */
+	case 0xC000008Eu: /* STATUS_FLOAT_DIVIDE_BY_ZERO */
+		return SIGFPE;
+	case 0xC000013Au: /* STATUS_CONTROL_C_EXIT */
+		return SIGINT;
+	case 0xC0000409u: /* STATUS_STACK_BUFFER_OVERRUN: __fastfail, abort() in the UCRT */
+		return SIGABRT;
+	default:
+		return 0;
+	}
+}
+
+int hpshm__wait(struct hpshm__process *child, int *status, hpshm_error *err)
+{
+	HANDLE h = (HANDLE)child->handle;
+	DWORD code = 0;
+	char text[256];
+	int sig;
+
+	if (h == NULL) {
+		if (child->pid <= 0 || child->pid > (long long)UINT32_MAX)
+			return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "no process %lld to wait for", child->pid);
+		h = hpshm__win_sys.open_process(SYNCHRONIZE | PROCESS_QUERY_LIMITED_INFORMATION, FALSE, (DWORD)child->pid);
+		if (h == NULL) {
+			code = GetLastError();
+			return hpshm_error_set(err, HPSHM_ESYS, (int)code, "OpenProcess", NULL,
+					       "cannot wait for process %lld: %s", child->pid,
+					       hpshm__win_strerror(code, text, sizeof(text)));
+		}
+	}
+	if (hpshm__win_sys.wait_for_single_object(h, INFINITE) == WAIT_FAILED ||
+	    !hpshm__win_sys.get_exit_code_process(h, &code)) {
+		code = GetLastError();
+		(void)hpshm__win_sys.close_handle(h);
+		child->handle = 0;
+		return hpshm_error_set(err, HPSHM_ESYS, (int)code, "WaitForSingleObject", NULL,
+				       "cannot wait for process %lld: %s", child->pid,
+				       hpshm__win_strerror(code, text, sizeof(text)));
+	}
+	(void)hpshm__win_sys.close_handle(h);
+	child->handle = 0;
+	sig = process_signal(code);
+	if (status)
+		*status = sig ? 128 + sig : (int)code;
+	return 0;
+}

@@ -1,0 +1,67 @@
+/*
+ * ports/windows/sys.h -- the Windows system calls backends and ports make, through one
+ * overridable table.
+ *
+ * The Windows counterpart of ports/posix/sys.h: backends and ports call
+ * hpshm__win_sys.map_view_of_file_ex(...) rather than MapViewOfFileEx(...), so a test can
+ * replace one entry with a function that calls SetLastError() with the code it wants and
+ * fails, and check what hpshm makes of ERROR_NOT_ALL_ASSIGNED (1300), ERROR_PRIVILEGE_NOT_HELD
+ * (1314), ERROR_INVALID_PARAMETER (87), ERROR_NO_SYSTEM_RESOURCES (1450),
+ * ERROR_INVALID_ADDRESS (487) or ERROR_ALREADY_EXISTS (183) without a machine that produces
+ * them.  The table starts out pointing at the real calls; hpshm__win_sys_reset() puts them
+ * back.  Only tests write to it, and only while no segment is being created.
+ *
+ * The members are named after the calls in lower case with underscores, because several
+ * Windows names are macros (QueryWorkingSetEx is K32QueryWorkingSetEx with PSAPI_VERSION 2,
+ * and the A/W pairs) that would rename a member spelled the same way.  Every member has the
+ * call's exact prototype and calling convention (WINAPI matters on 32-bit x86), so the
+ * compiler checks each entry against the SDK's declaration.
+ */
+#ifndef HPSHM_PORTS_WINDOWS_SYS_H
+#define HPSHM_PORTS_WINDOWS_SYS_H
+
+#include <stdio.h>
+
+#include "windows/windows.h"
+
+struct hpshm__win_syscalls {
+	HANDLE (WINAPI *create_file_mapping)(HANDLE file, LPSECURITY_ATTRIBUTES sa, DWORD protect, DWORD size_high,
+					     DWORD size_low, LPCWSTR name);
+	HANDLE (WINAPI *open_file_mapping)(DWORD access, BOOL inherit, LPCWSTR name);
+	LPVOID (WINAPI *map_view_of_file_ex)(HANDLE mapping, DWORD access, DWORD offset_high, DWORD offset_low,
+					     SIZE_T len, LPVOID base);
+	BOOL   (WINAPI *unmap_view_of_file)(LPCVOID base);
+	BOOL   (WINAPI *close_handle)(HANDLE h);
+	BOOL   (WINAPI *get_handle_information)(HANDLE h, LPDWORD flags);
+	BOOL   (WINAPI *set_handle_information)(HANDLE h, DWORD mask, DWORD flags);
+	LPVOID (WINAPI *virtual_alloc)(LPVOID addr, SIZE_T len, DWORD type, DWORD protect);
+	BOOL   (WINAPI *virtual_free)(LPVOID addr, SIZE_T len, DWORD type);
+	SIZE_T (WINAPI *virtual_query)(LPCVOID addr, PMEMORY_BASIC_INFORMATION info, SIZE_T len);
+	LPVOID (WINAPI *virtual_alloc_ex)(HANDLE process, LPVOID addr, SIZE_T len, DWORD type, DWORD protect);
+	SIZE_T (WINAPI *get_large_page_minimum)(void);
+	BOOL   (WINAPI *open_process_token)(HANDLE process, DWORD access, PHANDLE token);
+	BOOL   (WINAPI *get_token_information)(HANDLE token, TOKEN_INFORMATION_CLASS cls, LPVOID info, DWORD len,
+					       PDWORD ret_len);
+	BOOL   (WINAPI *lookup_privilege_value)(LPCWSTR system, LPCWSTR name, PLUID luid);
+	BOOL   (WINAPI *adjust_token_privileges)(HANDLE token, BOOL disable_all, PTOKEN_PRIVILEGES state, DWORD len,
+						 PTOKEN_PRIVILEGES previous, PDWORD ret_len);
+	BOOL   (WINAPI *query_working_set_ex)(HANDLE process, PVOID info, DWORD len);
+	BOOL   (WINAPI *create_process)(LPCWSTR app, LPWSTR cmdline, LPSECURITY_ATTRIBUTES process_sa,
+					LPSECURITY_ATTRIBUTES thread_sa, BOOL inherit, DWORD flags, LPVOID env, LPCWSTR dir,
+					LPSTARTUPINFOW si, LPPROCESS_INFORMATION pi);
+	HANDLE (WINAPI *open_process)(DWORD access, BOOL inherit, DWORD pid);
+	BOOL   (WINAPI *get_exit_code_process)(HANDLE process, LPDWORD code);
+	BOOL   (WINAPI *get_process_times)(HANDLE process, LPFILETIME creation, LPFILETIME exit, LPFILETIME kernel,
+					   LPFILETIME user);
+	DWORD  (WINAPI *wait_for_single_object)(HANDLE h, DWORD ms);
+	DWORD  (WINAPI *resume_thread)(HANDLE thread);
+	BOOL   (WINAPI *terminate_process)(HANDLE process, UINT code);
+	FILE  *(*fopen)(const char *path, const char *mode); /* not inherited: see hpshm__fopen() */
+};
+
+extern struct hpshm__win_syscalls hpshm__win_sys;
+
+/* Put every entry back to the real call. */
+void hpshm__win_sys_reset(void);
+
+#endif /* HPSHM_PORTS_WINDOWS_SYS_H */

@@ -1,0 +1,80 @@
+/*
+ * ports/windows/windows.h -- the Windows-only facts and helpers behind the neutral port (port.h).
+ *
+ * Internal: not installed.  Who may include it: the files of ports/windows/, the Windows
+ * backends (backends/plain_windows.c, backends/windows_large.c and their shared helper) and
+ * the Windows introspection (ports/windows/introspect.c).  Everything else asks through
+ * port.h or ports/introspect.h.  scripts/check-layers.sh enforces the list.
+ *
+ * What is here:
+ *   - text: hpshm's strings are UTF-8 and Windows' are UTF-16, so every call that takes a
+ *     name, a path or a command line converts here.  Text that is not valid UTF-8 is taken
+ *     in the ANSI code page instead: what msvcrt hands a program in argv and _environ is in
+ *     that code page, and an ASCII string reads the same either way;
+ *   - the system's wording of a GetLastError() code, for messages;
+ *   - privileges (SeLockMemoryPrivilege for large pages, SeCreateGlobalPrivilege for
+ *     Global\ names): whether the token holds one, and enabling it;
+ *   - the security descriptor that admits only the current user, for named sections.
+ *
+ * The system calls backends and ports make are in the table of ports/windows/sys.h, so tests
+ * can make any of them fail with the GetLastError() code they want.
+ *
+ * Everything compiles with MSVC as well as mingw-w64: C11, no GNU extension outside
+ * __GNUC__ guards, the wide (W) form of every call that takes text.
+ */
+#ifndef HPSHM_PORTS_WINDOWS_WINDOWS_H
+#define HPSHM_PORTS_WINDOWS_WINDOWS_H
+
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#include <windows.h>
+
+#include <stddef.h>
+#include <wchar.h>
+
+#include "port.h"
+
+/* ---- text ---- */
+
+/*
+ * s as UTF-16 in out[0..len): the length in wchar_t without the NUL, or -1 when it does not
+ * fit or cannot be converted.  UTF-8 first, then the ANSI code page (see above).
+ */
+int hpshm__win_wide(const char *s, wchar_t *out, size_t len);
+/* The same into a buffer from malloc(), NULL when out of memory or unconvertible. */
+wchar_t *hpshm__win_wide_dup(const char *s);
+/* w as UTF-8 in out[0..len), truncated at a character boundary if it does not fit.  Returns out. */
+char *hpshm__win_utf8(const wchar_t *w, char *out, size_t len);
+
+/* The system's text for a GetLastError() code, in UTF-8, one line, "error N" if it has none.
+ * Returns buf. */
+char *hpshm__win_strerror(DWORD code, char *buf, size_t len);
+
+/* ---- privileges ---- */
+
+/*
+ * Does this process's token hold the privilege named (SE_LOCK_MEMORY_NAME ...), enabled or
+ * not?  1 yes, 0 no, -1 cannot tell (the token cannot be read).
+ */
+int hpshm__win_privilege_held(const wchar_t *name);
+
+/*
+ * Enable the privilege named in this process's token.  0 once enabled; otherwise the
+ * GetLastError() code: ERROR_NOT_ALL_ASSIGNED (1300) when the token does not hold it
+ * (AdjustTokenPrivileges() returns TRUE then, and only the code tells), or the code of the
+ * call that failed, with *call naming it.
+ */
+DWORD hpshm__win_privilege_enable(const wchar_t *name, const char **call);
+
+/* ---- security ---- */
+
+/*
+ * Fill sa with a security descriptor whose DACL admits the current user alone (full access)
+ * and no one else, inheritable as asked.  0, or the GetLastError() code of the call that
+ * failed with *call naming it.  Release with hpshm__win_security_free().
+ */
+DWORD hpshm__win_security_user_only(SECURITY_ATTRIBUTES *sa, BOOL inherit, const char **call);
+void hpshm__win_security_free(SECURITY_ATTRIBUTES *sa);
+
+#endif /* HPSHM_PORTS_WINDOWS_WINDOWS_H */

@@ -1,0 +1,978 @@
+/*
+ * tests/test_windows.c -- the Windows port (ports/windows/) and the Windows backends, on Windows
+ * or under wine.
+ *
+ * Each test checks one behaviour against what Windows itself reports (VirtualQuery,
+ * QueryWorkingSetEx, GetHandleInformation, the child's own view through tests/win_child.c),
+ * never against the library's word alone.  Errors the machine does not produce (a token
+ * without SeLockMemoryPrivilege on a machine that has it, ERROR_NO_SYSTEM_RESOURCES,
+ * ERROR_COMMITMENT_LIMIT) are injected through the port's system call table
+ * (ports/windows/sys.h), the way tests/test_faults.c does it on Linux.
+ *
+ * Large pages: wine creates SEC_LARGE_PAGES sections without the privilege and backs them with
+ * small pages, and real Windows needs "Lock pages in memory".  So a test on large pages
+ * accepts "large pages obtained and verified by QueryWorkingSetEx" or "a clean fallback with
+ * the reason", never "the call succeeded, so they are large pages".
+ */
+#include <errno.h>
+#include <io.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "hpshm.h"
+#include "port.h"
+#include "ports/windows/sys.h"
+#include "win_child.h"
+
+#include <aclapi.h>
+#include <psapi.h>
+
+#define MiB ((size_t)1 << 20)
+
+static void reset_table(void)
+{
+	hpshm__win_sys_reset();
+}
+
+TestSuite(winport, .fini = reset_table);
+TestSuite(winseg, .fini = reset_table);
+
+/* ---- helpers ---- */
+
+/* win_child.exe, beside this program. */
+static char *child_path(void)
+{
+	static char path[MAX_PATH * 4];
+	wchar_t w[MAX_PATH * 2];
+	DWORD n = GetModuleFileNameW(NULL, w, MAX_PATH * 2);
+	char *slash;
+
+	cr_assert(n > 0 && n < MAX_PATH * 2, "GetModuleFileNameW failed: %lu", (unsigned long)GetLastError());
+	hpshm__win_utf8(w, path, sizeof(path));
+	slash = strrchr(path, '\\');
+	cr_assert_not_null(slash, "no directory in %s", path);
+	snprintf(slash + 1, sizeof(path) - (size_t)(slash + 1 - path), "win_child.exe");
+	return path;
+}
+
+/* A NULL-terminated copy of list, whose strings the spawn calls may take as char *. */
+static char **strings(const char *first, const char *const *list)
+{
+	size_t n = 0, k = 0;
+	char **out;
+
+	while (list != NULL && list[n] != NULL)
+		n++;
+	out = calloc(n + 2, sizeof(*out));
+	cr_assert_not_null(out);
+	if (first != NULL)
+		out[k++] = _strdup(first);
+	for (size_t i = 0; i < n; i++)
+		out[k++] = _strdup(list[i]);
+	return out;
+}
+
+static void strings_free(char **list)
+{
+	for (size_t i = 0; list != NULL && list[i] != NULL; i++)
+		free(list[i]);
+	free(list);
+}
+
+/* Run win_child with args (NULL-terminated after the mode), inheriting handles; its status. */
+static int run_child(const char *const *args, const char *const *envp, const intptr_t *inherit, int ninherit,
+		     const void *reserve, size_t reserve_len)
+{
+	char **argv = strings(child_path(), args), **env = envp ? strings(NULL, envp) : NULL;
+	struct hpshm__process proc;
+	hpshm_error err;
+	int status = -1, rc;
+
+	memset(&err, 0, sizeof(err));
+	rc = hpshm__spawn(argv[0], argv, env, inherit, ninherit, reserve, reserve_len, &proc, &err);
+	strings_free(argv);
+	strings_free(env);
+	cr_assert_eq(rc, 0, "hpshm__spawn: %s (%s)", err.message, err.hint);
+	cr_assert_neq(proc.handle, 0, "no process handle");
+	rc = hpshm__wait(&proc, &status, &err);
+	cr_assert_eq(rc, 0, "hpshm__wait: %s", err.message);
+	cr_assert_eq(proc.handle, 0, "hpshm__wait kept the handle");
+	return status;
+}
+
+/* Start win_child with args and leave it running: rc of hpshm__spawn(). */
+static int start_child(const char *const *args, const intptr_t *inherit, int ninherit, const void *reserve,
+		       size_t reserve_len, struct hpshm__process *proc, hpshm_error *err)
+{
+	char **argv = strings(child_path(), args);
+	int rc;
+
+	memset(err, 0, sizeof(*err));
+	rc = hpshm__spawn(argv[0], argv, NULL, inherit, ninherit, reserve, reserve_len, proc, err);
+	strings_free(argv);
+	return rc;
+}
+
+/* A pagefile-backed section of len bytes, mapped anywhere. */
+static void *map_section(size_t len, HANDLE *hp)
+{
+	HANDLE h = CreateFileMappingW(INVALID_HANDLE_VALUE, NULL, PAGE_READWRITE | SEC_COMMIT, 0, (DWORD)len, NULL);
+	void *p;
+
+	cr_assert_not_null(h, "CreateFileMappingW: %lu", (unsigned long)GetLastError());
+	p = MapViewOfFile(h, FILE_MAP_READ | FILE_MAP_WRITE, 0, 0, len);
+	cr_assert_not_null(p, "MapViewOfFile: %lu", (unsigned long)GetLastError());
+	*hp = h;
+	return p;
+}
+
+/* Is every byte of [p, p+len) free, by VirtualQuery? */
+static int range_free(const void *p, size_t len)
+{
+	MEMORY_BASIC_INFORMATION mbi;
+	uintptr_t at = (uintptr_t)p, end = (uintptr_t)p + len;
+
+	while (at < end) {
+		if (VirtualQuery((const void *)at, &mbi, sizeof(mbi)) != sizeof(mbi) || mbi.State != MEM_FREE)
+			return 0;
+		at = (uintptr_t)mbi.BaseAddress + mbi.RegionSize;
+	}
+	return 1;
+}
+
+static hpshm_config *config(const char *kv)
+{
+	hpshm_config *cfg;
+	hpshm_error err;
+
+	cr_assert_eq(hpshm_config_new(&cfg), 0);
+	if (kv != NULL)
+		cr_assert_eq(hpshm_config_parse(cfg, kv, &err), 0, "%s: %s", kv, err.message);
+	return cfg;
+}
+
+/* The attempt of provider in r, or NULL. */
+static const hpshm_attempt *attempt_of(const hpshm_report *r, const char *provider)
+{
+	for (unsigned i = 0; i < r->nattempts; i++)
+		if (strcmp(r->attempts[i].provider, provider) == 0)
+			return &r->attempts[i];
+	return NULL;
+}
+
+/* ---- injected failures ---- */
+
+static DWORD fake_code; /* the GetLastError() code the fakes below leave */
+
+static BOOL WINAPI fake_adjust_not_all_assigned(HANDLE token, BOOL disable_all, PTOKEN_PRIVILEGES state, DWORD len,
+						PTOKEN_PRIVILEGES previous, PDWORD ret_len)
+{
+	(void)token, (void)disable_all, (void)state, (void)len, (void)previous, (void)ret_len;
+	SetLastError(ERROR_NOT_ALL_ASSIGNED); /* TRUE, as Windows answers for a privilege not held */
+	return TRUE;
+}
+
+static BOOL WINAPI fake_adjust_fails(HANDLE token, BOOL disable_all, PTOKEN_PRIVILEGES state, DWORD len,
+				     PTOKEN_PRIVILEGES previous, PDWORD ret_len)
+{
+	(void)token, (void)disable_all, (void)state, (void)len, (void)previous, (void)ret_len;
+	SetLastError(fake_code);
+	return FALSE;
+}
+
+static BOOL WINAPI fake_adjust_ok(HANDLE token, BOOL disable_all, PTOKEN_PRIVILEGES state, DWORD len,
+				  PTOKEN_PRIVILEGES previous, PDWORD ret_len)
+{
+	(void)token, (void)disable_all, (void)state, (void)len, (void)previous, (void)ret_len;
+	SetLastError(ERROR_SUCCESS);
+	return TRUE;
+}
+
+static HANDLE WINAPI fake_create_mapping_fails(HANDLE file, LPSECURITY_ATTRIBUTES sa, DWORD protect, DWORD high,
+					       DWORD low, LPCWSTR name)
+{
+	(void)file, (void)sa, (void)protect, (void)high, (void)low, (void)name;
+	SetLastError(fake_code);
+	return NULL;
+}
+
+static SIZE_T WINAPI fake_no_large_pages(void)
+{
+	return 0;
+}
+
+static BOOL WINAPI fake_query_fails(HANDLE process, PVOID info, DWORD len)
+{
+	(void)process, (void)info, (void)len;
+	SetLastError(ERROR_ACCESS_DENIED);
+	return FALSE;
+}
+
+static int fake_small_pages; /* fake_query_large(): how many of the sampled pages are small */
+
+/* Every sampled page valid, and large but for the first fake_small_pages of them. */
+static BOOL WINAPI fake_query_large(HANDLE process, PVOID info, DWORD len)
+{
+	PSAPI_WORKING_SET_EX_INFORMATION *w = info;
+
+	(void)process;
+	for (DWORD i = 0; i < len / sizeof(*w); i++) {
+		w[i].VirtualAttributes.Flags = 0;
+		w[i].VirtualAttributes.Valid = 1;
+		w[i].VirtualAttributes.LargePage = (int)i >= fake_small_pages;
+	}
+	return TRUE;
+}
+
+static SIZE_T WINAPI fake_large_2mib(void)
+{
+	return 2 * MiB;
+}
+
+static LPVOID WINAPI fake_alloc_ex_taken(HANDLE process, LPVOID addr, SIZE_T len, DWORD type, DWORD protect)
+{
+	(void)process, (void)addr, (void)len, (void)type, (void)protect;
+	SetLastError(ERROR_INVALID_ADDRESS);
+	return NULL;
+}
+
+static int terminated; /* calls of counting_terminate() */
+
+static BOOL WINAPI counting_terminate(HANDLE process, UINT code)
+{
+	terminated++;
+	return TerminateProcess(process, code);
+}
+
+/* ---- pages ---- */
+
+Test(winport, base_page_size_is_the_systems)
+{
+	SYSTEM_INFO si;
+
+	GetSystemInfo(&si);
+	cr_assert_eq(hpshm__base_page_size(), (size_t)si.dwPageSize);
+	cr_assert_eq(hpshm_base_page_size(), (size_t)si.dwPageSize);
+}
+
+Test(winport, huge_page_sizes_are_the_large_page_minimum)
+{
+	size_t sizes[HPSHM__MAX_PAGE_SIZES], large = GetLargePageMinimum();
+	int n = hpshm__huge_page_sizes(sizes, HPSHM__MAX_PAGE_SIZES);
+
+	cr_assert_eq(n, large ? 1 : 0, "%d sizes for a large page minimum of %zu", n, large);
+	if (n == 1)
+		cr_assert_eq(sizes[0], large);
+	cr_assert_eq(hpshm__default_huge_page_size(), large);
+}
+
+Test(winport, no_large_pages_means_no_huge_sizes)
+{
+	size_t sizes[HPSHM__MAX_PAGE_SIZES];
+
+	hpshm__win_sys.get_large_page_minimum = fake_no_large_pages;
+	cr_assert_eq(hpshm__huge_page_sizes(sizes, HPSHM__MAX_PAGE_SIZES), 0);
+	cr_assert_eq(hpshm__default_huge_page_size(), 0);
+}
+
+Test(winport, verify_reports_the_small_pages_of_a_plain_view)
+{
+	struct hpshm__backing b;
+	HANDLE h;
+	void *p = map_section(4 * MiB, &h);
+
+	/* Untouched: verification itself must bring the sampled pages in to read their bit. */
+	cr_assert_eq(hpshm__verify_backing(p, 4 * MiB, -1, &b), 0);
+	cr_assert_eq(b.page_size, hpshm__base_page_size());
+	cr_assert_eq(b.huge, 0);
+	cr_assert_str_eq(b.source, "QueryWorkingSetEx");
+	UnmapViewOfFile(p);
+	CloseHandle(h);
+}
+
+Test(winport, verify_says_large_only_when_every_sample_is_large)
+{
+	struct hpshm__backing b;
+	HANDLE h;
+	void *p = map_section(8 * MiB, &h);
+
+	hpshm__win_sys.query_working_set_ex = fake_query_large;
+	hpshm__win_sys.get_large_page_minimum = fake_large_2mib;
+	fake_small_pages = 0;
+	cr_assert_eq(hpshm__verify_backing(p, 8 * MiB, -1, &b), 0);
+	cr_assert_eq(b.huge, 1);
+	cr_assert_eq(b.page_size, 2 * MiB);
+	fake_small_pages = 1; /* one small page among the samples makes the whole range small */
+	cr_assert_eq(hpshm__verify_backing(p, 8 * MiB, -1, &b), 0);
+	cr_assert_eq(b.huge, 0);
+	cr_assert_eq(b.page_size, hpshm__base_page_size());
+	UnmapViewOfFile(p);
+	CloseHandle(h);
+}
+
+Test(winport, verify_is_unavailable_when_the_query_fails)
+{
+	struct hpshm__backing b;
+	HANDLE h;
+	void *p = map_section(MiB, &h);
+
+	hpshm__win_sys.query_working_set_ex = fake_query_fails;
+	cr_assert_eq(hpshm__verify_backing(p, MiB, -1, &b), HPSHM_EUNAVAILABLE);
+	cr_assert_eq(b.page_size, 0);
+	cr_assert_str_eq(b.source, "unverified");
+	UnmapViewOfFile(p);
+	CloseHandle(h);
+}
+
+Test(winport, populate_brings_every_page_in)
+{
+	PSAPI_WORKING_SET_EX_INFORMATION info[256];
+	size_t base = hpshm__base_page_size();
+	unsigned methods = 99;
+	hpshm_error err;
+	HANDLE h;
+	char *p = map_section(256 * base, &h);
+
+	cr_assert_eq(hpshm__populate(p, 256 * base, base, -1, &methods, &err), 0);
+	cr_assert_eq(methods, HPSHM_POPULATE_TOUCH);
+	for (size_t i = 0; i < 256; i++)
+		info[i].VirtualAddress = p + i * base;
+	cr_assert(QueryWorkingSetEx(GetCurrentProcess(), info, sizeof(info)));
+	for (size_t i = 0; i < 256; i++)
+		cr_expect(info[i].VirtualAttributes.Valid, "page %zu is not in the working set", i);
+	UnmapViewOfFile(p);
+	CloseHandle(h);
+}
+
+/* ---- addresses ---- */
+
+Test(winport, pick_address_gives_a_free_aligned_range_a_view_can_take)
+{
+	void *at = NULL, *view;
+	HANDLE h;
+
+	cr_assert_eq(hpshm__pick_address(8 * MiB, 2 * MiB, &at), 0);
+	cr_assert_eq((uintptr_t)at % (2 * MiB), 0, "%p is not 2MiB-aligned", at);
+	cr_assert(range_free(at, 8 * MiB), "%p..+8MiB is not free", at);
+#if UINTPTR_MAX > 0xffffffffu
+	cr_assert_geq((uintptr_t)at, (uintptr_t)1 << 40, "%p is low in the address space", at);
+#endif
+	h = CreateFileMappingW(INVALID_HANDLE_VALUE, NULL, PAGE_READWRITE | SEC_COMMIT, 0, (DWORD)(8 * MiB), NULL);
+	cr_assert_not_null(h);
+	view = MapViewOfFileEx(h, FILE_MAP_READ | FILE_MAP_WRITE, 0, 0, 8 * MiB, at);
+	cr_assert_eq(view, at, "MapViewOfFileEx at %p: %lu", at, (unsigned long)GetLastError());
+	UnmapViewOfFile(view);
+	CloseHandle(h);
+}
+
+Test(winport, pick_address_refuses_an_alignment_that_is_not_a_power_of_two)
+{
+	void *at;
+
+	cr_assert_eq(hpshm__pick_address(MiB, 3 * 65536, &at), HPSHM_EINVAL);
+	cr_assert_eq(hpshm__pick_address(MiB, 0, &at), HPSHM_EINVAL);
+}
+
+Test(winport, maps_line_names_a_view_and_nothing_for_free_memory)
+{
+	char line[512];
+	void *at;
+	HANDLE h;
+	char *p = map_section(MiB, &h);
+
+	cr_assert_eq(hpshm__maps_line(p + 4096, 0, line, sizeof(line)), 0);
+	cr_assert(strstr(line, "committed mapped view") != NULL, "%s", line);
+	UnmapViewOfFile(p);
+	CloseHandle(h);
+	cr_assert_eq(hpshm__pick_address(MiB, 65536, &at), 0);
+	cr_assert_eq(hpshm__maps_line(at, MiB, line, sizeof(line)), HPSHM_EUNAVAILABLE, "free range said: %s", line);
+}
+
+Test(winport, reservation_release_frees_only_an_exact_reservation)
+{
+	void *r = VirtualAlloc(NULL, MiB, MEM_RESERVE, PAGE_NOACCESS);
+	void *c = VirtualAlloc(NULL, MiB, MEM_RESERVE | MEM_COMMIT, PAGE_READWRITE);
+
+	cr_assert_not_null(r);
+	cr_assert_not_null(c);
+	cr_assert_eq(hpshm__reservation_release(r, MiB / 2), 0, "released a reservation of another length");
+	cr_assert(!range_free(r, MiB));
+	cr_assert_eq(hpshm__reservation_release(c, MiB), 0, "released committed memory");
+	cr_assert_eq(hpshm__reservation_release(r, MiB), 1);
+	cr_assert(range_free(r, MiB), "the reservation is still there");
+	VirtualFree(c, 0, MEM_RELEASE);
+}
+
+/* ---- processes ---- */
+
+Test(winport, start_time_and_liveness_identify_this_process)
+{
+	long long pid = hpshm__getpid();
+	uint64_t start = hpshm__process_start(pid);
+
+	cr_assert_eq(pid, (long long)GetCurrentProcessId());
+	cr_assert_neq(start, 0);
+	cr_assert_eq(hpshm__process_alive(pid, start), 1);
+	cr_assert_eq(hpshm__process_alive(pid, start + 1), 0, "another start time is another process");
+	cr_assert_eq(hpshm__process_alive(pid, 0), -1, "without a start time a live pid may be recycled");
+	cr_assert_eq(hpshm__process_alive(0, start), 0);
+}
+
+Test(winport, a_child_that_exited_is_not_alive)
+{
+	static const char *const args[] = { "exit", "0", NULL };
+	struct hpshm__process proc;
+	hpshm_error err;
+	uint64_t start;
+	int status;
+
+	cr_assert_eq(start_child(args, NULL, 0, NULL, 0, &proc, &err), 0, "%s", err.message);
+	start = hpshm__process_start(proc.pid);
+	cr_assert_neq(start, 0, "the child's start time, read while we hold its handle");
+	cr_assert_eq(hpshm__wait(&proc, &status, &err), 0);
+	cr_assert_eq(hpshm__process_alive(proc.pid, start), 0);
+}
+
+Test(winport, wait_gives_the_exit_code)
+{
+	static const char *const seven[] = { "exit", "7", NULL }, *const zero[] = { "exit", "0", NULL };
+
+	cr_assert_eq(run_child(seven, NULL, NULL, 0, NULL, 0), 7);
+	cr_assert_eq(run_child(zero, NULL, NULL, 0, NULL, 0), 0);
+}
+
+Test(winport, a_crash_is_reported_as_sigsegv)
+{
+	static const char *const args[] = { "crash", NULL };
+
+	cr_assert_eq(run_child(args, NULL, NULL, 0, NULL, 0), 128 + SIGSEGV);
+}
+
+Test(winport, a_missing_program_is_an_error_not_a_child)
+{
+	static const char *const args[] = { "hpshm-no-such-program", NULL };
+	char **argv = strings(NULL, args);
+	struct hpshm__process proc;
+	hpshm_error err;
+
+	memset(&err, 0, sizeof(err));
+	cr_assert_eq(hpshm__spawn(argv[0], argv, NULL, NULL, 0, NULL, 0, &proc, &err), HPSHM_ESYS);
+	strings_free(argv);
+	cr_assert_eq(err.sys_errno, ERROR_FILE_NOT_FOUND);
+	cr_assert_str_eq(err.call, "SearchPathW");
+	cr_assert_eq(proc.handle, 0);
+	cr_assert_eq(proc.pid, 0);
+}
+
+Test(winport, arguments_arrive_unchanged)
+{
+	const char *args[WIN_CHILD_NARGS + 2];
+
+	args[0] = "args";
+	for (size_t i = 0; i < WIN_CHILD_NARGS; i++)
+		args[1 + i] = win_child_args[i];
+	args[WIN_CHILD_NARGS + 1] = NULL;
+	cr_assert_eq(run_child(args, NULL, NULL, 0, NULL, 0), WIN_CHILD_OK);
+}
+
+Test(winport, utf8_arguments_arrive_as_the_same_characters)
+{
+	static const char *const args[] = { "utf8", WIN_CHILD_UTF8, NULL };
+
+	cr_assert_eq(run_child(args, NULL, NULL, 0, NULL, 0), WIN_CHILD_OK);
+}
+
+Test(winport, the_environment_is_the_one_given_or_ours)
+{
+	static const char *const given[] = { "env", "HPT_WIN_GIVEN", "a value with spaces", NULL };
+	static const char *const ours[] = { "env", "HPT_WIN_OURS", "inherited", NULL };
+	static const char *const envp[] = { "HPT_WIN_GIVEN=a value with spaces", "SYSTEMROOT=C:\\windows", NULL };
+
+	cr_assert_eq(run_child(given, envp, NULL, 0, NULL, 0), WIN_CHILD_OK);
+	cr_assert_eq(_putenv_s("HPT_WIN_OURS", "inherited"), 0);
+	cr_assert_eq(run_child(ours, NULL, NULL, 0, NULL, 0), WIN_CHILD_OK);
+	cr_assert_neq(run_child(ours, envp, NULL, 0, NULL, 0), WIN_CHILD_OK, "a given environment replaces ours");
+}
+
+/* A manual-reset event called "Local\hpt-<what>-<pid>", inheritable or not; its name in name. */
+static HANDLE named_event(const char *what, BOOL inheritable, char *name, size_t len)
+{
+	SECURITY_ATTRIBUTES sa = { sizeof(sa), NULL, inheritable };
+	wchar_t wname[128];
+	HANDLE h;
+
+	snprintf(name, len, "Local\\hpt-%s-%lu", what, (unsigned long)GetCurrentProcessId());
+	cr_assert_geq(hpshm__win_wide(name, wname, 128), 0);
+	h = CreateEventW(&sa, TRUE, FALSE, wname);
+	cr_assert_not_null(h, "CreateEventW: %lu", (unsigned long)GetLastError());
+	return h;
+}
+
+Test(winport, the_child_inherits_exactly_the_listed_handles)
+{
+	char listed_name[64], other_name[64], listed_text[32], other_text[32];
+	HANDLE listed = named_event("listed", TRUE, listed_name, sizeof(listed_name));
+	HANDLE other = named_event("other", TRUE, other_name, sizeof(other_name));
+	const char *has[] = { "handle", listed_text, listed_name, NULL };
+	const char *lacks[] = { "nohandle", other_text, other_name, NULL };
+	intptr_t inherit = (intptr_t)listed;
+
+	snprintf(listed_text, sizeof(listed_text), "%lld", (long long)(intptr_t)listed);
+	snprintf(other_text, sizeof(other_text), "%lld", (long long)(intptr_t)other);
+	cr_assert_eq(run_child(has, NULL, &inherit, 1, NULL, 0), WIN_CHILD_OK);
+	/* other is inheritable, but not in the list. */
+	cr_assert_eq(run_child(lacks, NULL, &inherit, 1, NULL, 0), WIN_CHILD_OK);
+	CloseHandle(listed);
+	CloseHandle(other);
+}
+
+Test(winport, a_handle_made_inheritable_for_the_child_is_restored)
+{
+	char name[64], text[32];
+	HANDLE h = named_event("private", FALSE, name, sizeof(name));
+	const char *has[] = { "handle", text, name, NULL };
+	intptr_t inherit = (intptr_t)h;
+	DWORD flags = 0;
+
+	snprintf(text, sizeof(text), "%lld", (long long)(intptr_t)h);
+	cr_assert_eq(run_child(has, NULL, &inherit, 1, NULL, 0), WIN_CHILD_OK);
+	cr_assert(GetHandleInformation(h, &flags));
+	cr_assert_eq(flags & HANDLE_FLAG_INHERIT, 0, "the handle stayed inheritable");
+	CloseHandle(h);
+}
+
+Test(winport, a_closed_handle_cannot_be_inherited)
+{
+	static const char *const args[] = { "exit", "0", NULL };
+	HANDLE h = CreateEventW(NULL, TRUE, FALSE, NULL);
+	struct hpshm__process proc;
+	intptr_t inherit = (intptr_t)h;
+	hpshm_error err;
+
+	CloseHandle(h);
+	cr_assert_eq(start_child(args, &inherit, 1, NULL, 0, &proc, &err), HPSHM_EINVAL);
+	cr_assert_str_eq(err.call, "GetHandleInformation");
+}
+
+Test(winport, the_range_is_reserved_in_the_child_until_it_releases_it)
+{
+	char addr_text[32], len_text[32];
+	const char *args[] = { "reserved", addr_text, len_text, NULL };
+	void *at;
+
+	cr_assert_eq(hpshm__pick_address(16 * MiB, 65536, &at), 0);
+	snprintf(addr_text, sizeof(addr_text), "%llx", (unsigned long long)(uintptr_t)at);
+	snprintf(len_text, sizeof(len_text), "%llx", (unsigned long long)(16 * MiB));
+	cr_assert_eq(run_child(args, NULL, NULL, 0, at, 16 * MiB), WIN_CHILD_OK);
+}
+
+Test(winport, a_range_the_child_cannot_keep_free_ends_the_child)
+{
+	static const char *const args[] = { "exit", "0", NULL };
+	struct hpshm__process proc;
+	hpshm_error err;
+	void *at;
+
+	cr_assert_eq(hpshm__pick_address(16 * MiB, 65536, &at), 0);
+	hpshm__win_sys.virtual_alloc_ex = fake_alloc_ex_taken;
+	hpshm__win_sys.terminate_process = counting_terminate;
+	cr_assert_eq(start_child(args, NULL, 0, at, 16 * MiB, &proc, &err), HPSHM_EEXIST);
+	cr_assert_eq(err.sys_errno, ERROR_INVALID_ADDRESS);
+	cr_assert_str_eq(err.call, "VirtualAllocEx");
+	cr_assert_eq(terminated, 1, "the suspended child was not ended");
+	cr_assert_eq(proc.handle, 0);
+}
+
+Test(winport, waiting_for_no_process_is_an_error)
+{
+	struct hpshm__process proc = { 0, 0 };
+	hpshm_error err;
+
+	cr_assert_eq(hpshm__wait(&proc, NULL, &err), HPSHM_EINVAL);
+}
+
+/* ---- privileges, the boot, nonces, the clock, files, the environment ---- */
+
+Test(winport, a_privilege_not_held_is_error_not_all_assigned)
+{
+	const char *call = "";
+
+	hpshm__win_sys.adjust_token_privileges = fake_adjust_not_all_assigned;
+	cr_assert_eq(hpshm__win_privilege_enable(SE_LOCK_MEMORY_NAME, &call), ERROR_NOT_ALL_ASSIGNED);
+	cr_assert_str_eq(call, "AdjustTokenPrivileges");
+	fake_code = ERROR_ACCESS_DENIED;
+	hpshm__win_sys.adjust_token_privileges = fake_adjust_fails;
+	cr_assert_eq(hpshm__win_privilege_enable(SE_LOCK_MEMORY_NAME, &call), ERROR_ACCESS_DENIED);
+}
+
+Test(winport, the_boot_id_is_stable_or_absent)
+{
+	char a[40], b[40];
+	int ra = hpshm__boot_id(a, sizeof(a)), rb = hpshm__boot_id(b, sizeof(b));
+
+	cr_assert_eq(ra, rb);
+	if (ra == HPSHM_ENOTSUP) {
+		cr_assert_str_eq(a, "");
+		cr_log_info("no boot counter in the registry: boot ids are not compared here");
+		return;
+	}
+	cr_assert_eq(ra, 0);
+	cr_assert_str_eq(a, b);
+	cr_assert_eq(strncmp(a, "windows-boot-", 13), 0, "%s", a);
+}
+
+Test(winport, nonces_differ)
+{
+	cr_assert_neq(hpshm__random64(), hpshm__random64());
+}
+
+Test(winport, the_clock_is_monotonic_in_nanoseconds)
+{
+	uint64_t t0 = hpshm__now_ns(), t1;
+
+	Sleep(20);
+	t1 = hpshm__now_ns();
+	cr_assert_geq(t1 - t0, 10000000u, "20 ms of sleep took %llu ns", (unsigned long long)(t1 - t0));
+	cr_assert_lt(t1 - t0, 10000000000u);
+}
+
+Test(winport, files_hpshm_opens_are_not_inherited)
+{
+	char dir[MAX_PATH], path[MAX_PATH + 32];
+	DWORD flags = HANDLE_FLAG_INHERIT;
+	FILE *f;
+
+	cr_assert(GetTempPathA(sizeof(dir), dir) > 0);
+	snprintf(path, sizeof(path), "%shpshm-test-%lu.txt", dir, (unsigned long)GetCurrentProcessId());
+	f = hpshm__fopen(path, "w");
+	cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+	cr_assert(GetHandleInformation((HANDLE)_get_osfhandle(_fileno(f)), &flags));
+	cr_assert_eq(flags & HANDLE_FLAG_INHERIT, 0);
+	cr_assert_geq(fputs("huge_pages=try\n", f), 0);
+	fclose(f);
+	f = hpshm__fopen(path, "r");
+	cr_assert_not_null(f);
+	fclose(f);
+	DeleteFileA(path);
+	errno = 0;
+	cr_assert_null(hpshm__fopen(path, "r"));
+	cr_assert_eq(errno, ENOENT);
+}
+
+Test(winport, getenv_reads_the_environment)
+{
+	cr_assert_eq(_putenv_s("HPT_WIN_GETENV", "yes"), 0);
+	cr_assert_not_null(hpshm__getenv("HPT_WIN_GETENV"));
+	cr_assert_str_eq(hpshm__getenv("HPT_WIN_GETENV"), "yes");
+	cr_assert_null(hpshm__getenv("HPT_WIN_NOT_SET"));
+}
+
+/* ---- segments: the backends through the public API ---- */
+
+Test(winseg, try_gives_verified_large_pages_or_falls_back_to_verified_small_ones)
+{
+	hpshm_segment *seg;
+	hpshm_report r;
+	hpshm_error err;
+	const hpshm_attempt *large;
+
+	cr_assert_eq(hpshm_segment_create_ex(&seg, 4 * MiB, NULL, &r, &err), 0, "%s", err.message);
+	cr_assert(r.verified, "the page size was not read back");
+	cr_assert_str_eq(r.verified_by, "QueryWorkingSetEx");
+	if (strcmp(r.provider, "windows_large") == 0) {
+		cr_assert(r.huge);
+		cr_assert_eq(r.page_size, GetLargePageMinimum());
+	} else {
+		cr_assert_str_eq(r.provider, "plain");
+		cr_assert_eq(r.huge, 0);
+		cr_assert_eq(r.page_size, hpshm__base_page_size());
+		large = attempt_of(&r, "windows_large");
+		if (GetLargePageMinimum() != 0) {
+			cr_assert_not_null(large, "windows_large was not tried");
+			cr_assert_neq(large->result, 0);
+			cr_assert_neq(large->reason[0], '\0', "no reason for the fallback");
+			cr_log_info("fell back to plain: %s", large->reason);
+		}
+	}
+	memset(hpshm_segment_address(seg), 0xA5, hpshm_segment_size(seg));
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+}
+
+Test(winseg, without_the_privilege_large_pages_are_unavailable_and_the_fix_is_named)
+{
+	hpshm_config *cfg = config("provider=windows_large,huge_pages=on");
+	const hpshm_attempt *a;
+	hpshm_segment *seg;
+	hpshm_report r;
+	hpshm_error err;
+
+	if (GetLargePageMinimum() == 0)
+		cr_skip_test("this processor has no large pages");
+	hpshm__win_sys.adjust_token_privileges = fake_adjust_not_all_assigned;
+	cr_assert_eq(hpshm_segment_create_ex(&seg, 4 * MiB, cfg, &r, &err), HPSHM_ENOHUGE);
+	cr_assert(strstr(err.message, "SeLockMemoryPrivilege") != NULL, "%s", err.message);
+	a = attempt_of(&r, "windows_large");
+	cr_assert_not_null(a);
+	cr_assert_eq(a->result, HPSHM_EUNAVAILABLE);
+	cr_assert_eq(a->sys_errno, ERROR_NOT_ALL_ASSIGNED);
+	cr_assert(strstr(a->reason, "Lock pages in memory") != NULL, "%s", a->reason);
+	hpshm_config_free(cfg);
+}
+
+/* ERROR_PRIVILEGE_NOT_HELD, ERROR_NO_SYSTEM_RESOURCES, ERROR_INVALID_PARAMETER from the section. */
+static void large_error_falls_back(DWORD code, const char *says)
+{
+	hpshm_config *cfg = config("huge_pages=try");
+	const hpshm_attempt *a;
+	hpshm_segment *seg;
+	hpshm_report r;
+	hpshm_error err;
+
+	if (GetLargePageMinimum() == 0)
+		cr_skip_test("this processor has no large pages");
+	hpshm__win_sys.adjust_token_privileges = fake_adjust_ok;
+	hpshm__win_sys.create_file_mapping = fake_create_mapping_fails;
+	fake_code = code;
+	/* Every section fails now, plain's too: the walk must still record windows_large as
+	 * unavailable for this code, and say why. */
+	cr_assert_lt(hpshm_segment_create_ex(&seg, 4 * MiB, cfg, &r, &err), 0);
+	a = attempt_of(&r, "windows_large");
+	cr_assert_not_null(a);
+	cr_assert_eq(a->result, HPSHM_EUNAVAILABLE, "code %lu gave %s", (unsigned long)code, hpshm_errname(a->result));
+	cr_assert_eq(a->sys_errno, (int)code);
+	cr_assert_str_eq(a->call, "CreateFileMappingW");
+	cr_assert(strstr(a->reason, says) != NULL, "%s", a->reason);
+	hpshm_config_free(cfg);
+}
+
+Test(winseg, privilege_not_held_at_creation_is_unavailable)
+{
+	large_error_falls_back(ERROR_PRIVILEGE_NOT_HELD, "SeLockMemoryPrivilege");
+}
+
+Test(winseg, no_contiguous_memory_is_unavailable)
+{
+	large_error_falls_back(ERROR_NO_SYSTEM_RESOURCES, "contiguous");
+}
+
+Test(winseg, an_invalid_parameter_for_large_pages_is_unavailable)
+{
+	large_error_falls_back(ERROR_INVALID_PARAMETER, "refused");
+}
+
+Test(winseg, a_large_page_section_is_only_taken_once_verified)
+{
+	hpshm_config *cfg = config("provider=windows_large,huge_pages=on");
+	const hpshm_attempt *a;
+	hpshm_segment *seg;
+	hpshm_report r;
+	hpshm_error err;
+	int rc;
+
+	if (GetLargePageMinimum() == 0)
+		cr_skip_test("this processor has no large pages");
+	/* The token "has" the privilege: on wine the section is then made, with small pages. */
+	hpshm__win_sys.adjust_token_privileges = fake_adjust_ok;
+	rc = hpshm_segment_create_ex(&seg, 4 * MiB, cfg, &r, &err);
+	a = attempt_of(&r, "windows_large");
+	cr_assert_not_null(a);
+	if (rc == 0) {
+		cr_assert(r.verified && r.huge, "taken without verified large pages");
+		cr_assert_eq(r.page_size, GetLargePageMinimum());
+		hpshm_segment_destroy(seg);
+	} else {
+		cr_assert_eq(rc, HPSHM_ENOHUGE);
+		cr_log_info("windows_large: %s: %s", a->call, a->reason);
+		cr_assert(strcmp(a->call, "verify") == 0 || a->result == HPSHM_EUNAVAILABLE,
+			  "neither refused by verification nor unavailable: %s %s", a->call, a->reason);
+	}
+	hpshm_config_free(cfg);
+}
+
+Test(winseg, a_commit_limit_is_out_of_memory_and_names_the_paging_file)
+{
+	hpshm_config *cfg = config("huge_pages=off");
+	hpshm_segment *seg;
+	hpshm_error err;
+
+	hpshm__win_sys.create_file_mapping = fake_create_mapping_fails;
+	fake_code = ERROR_COMMITMENT_LIMIT;
+	cr_assert_eq(hpshm_segment_create(&seg, 4 * MiB, cfg, &err), HPSHM_ENOMEM);
+	cr_assert_eq(err.sys_errno, ERROR_COMMITMENT_LIMIT);
+	cr_assert(strstr(err.hint, "paging file") != NULL, "%s", err.hint);
+	hpshm_config_free(cfg);
+}
+
+Test(winseg, a_taken_base_address_names_what_holds_it)
+{
+	char kv[96];
+	hpshm_config *cfg;
+	hpshm_segment *seg;
+	hpshm_error err;
+	HANDLE h;
+	void *at, *view;
+
+	cr_assert_eq(hpshm__pick_address(4 * MiB, 65536, &at), 0);
+	h = CreateFileMappingW(INVALID_HANDLE_VALUE, NULL, PAGE_READWRITE | SEC_COMMIT, 0, (DWORD)(4 * MiB), NULL);
+	view = MapViewOfFileEx(h, FILE_MAP_READ, 0, 0, 4 * MiB, at);
+	cr_assert_eq(view, at);
+	snprintf(kv, sizeof(kv), "huge_pages=off,base_address=0x%llx", (unsigned long long)(uintptr_t)at);
+	cfg = config(kv);
+	cr_assert_eq(hpshm_segment_create(&seg, MiB, cfg, &err), HPSHM_EEXIST);
+	cr_assert_eq(err.sys_errno, ERROR_INVALID_ADDRESS);
+	cr_assert(strstr(err.message, "mapped view") != NULL, "%s", err.message);
+	hpshm_config_free(cfg);
+	UnmapViewOfFile(view);
+	CloseHandle(h);
+}
+
+Test(winseg, a_name_in_use_is_refused_naming_its_creator)
+{
+	hpshm_config *cfg = config("huge_pages=off,name=hpt-interlock");
+	hpshm_segment *a, *b;
+	hpshm_error err;
+	char pid[32];
+
+	cr_assert_eq(hpshm_segment_create(&a, MiB, cfg, &err), 0, "%s", err.message);
+	cr_assert_eq(hpshm_segment_create(&b, MiB, cfg, &err), HPSHM_EEXIST);
+	snprintf(pid, sizeof(pid), "process %lu", (unsigned long)GetCurrentProcessId());
+	cr_assert(strstr(err.message, pid) != NULL, "%s", err.message);
+	cr_assert_eq(hpshm_segment_destroy(a), 0);
+	/* The last handle went with the destroy, and the name with it. */
+	cr_assert_eq(hpshm_segment_create(&b, MiB, cfg, &err), 0, "%s", err.message);
+	cr_assert_eq(hpshm_segment_destroy(b), 0);
+	hpshm_config_free(cfg);
+}
+
+Test(winseg, a_name_another_kind_of_object_holds_is_refused)
+{
+	hpshm_config *cfg = config("huge_pages=off,name=hpt-event");
+	HANDLE ev = CreateEventW(NULL, TRUE, FALSE, L"Local\\hpshm.hpt-event");
+	hpshm_segment *seg;
+	hpshm_error err;
+
+	cr_assert_not_null(ev);
+	cr_assert_eq(hpshm_segment_create(&seg, MiB, cfg, &err), HPSHM_EEXIST);
+	cr_assert(strstr(err.message, "not a section") != NULL, "%s", err.message);
+	CloseHandle(ev);
+	hpshm_config_free(cfg);
+}
+
+Test(winseg, a_named_section_admits_its_user_alone)
+{
+	hpshm_config *cfg = config("huge_pages=off,name=hpt-dacl");
+	PSECURITY_DESCRIPTOR sd = NULL;
+	ACCESS_ALLOWED_ACE *ace;
+	TOKEN_USER *user;
+	BYTE buf[256];
+	hpshm_segment *seg;
+	hpshm_error err;
+	HANDLE h, token;
+	PACL dacl = NULL;
+	DWORD len;
+
+	cr_assert_eq(hpshm_segment_create(&seg, MiB, cfg, &err), 0, "%s", err.message);
+	h = OpenFileMappingW(READ_CONTROL, FALSE, L"Local\\hpshm.hpt-dacl");
+	cr_assert_not_null(h, "OpenFileMappingW: %lu", (unsigned long)GetLastError());
+	cr_assert_eq(GetSecurityInfo(h, SE_KERNEL_OBJECT, DACL_SECURITY_INFORMATION, NULL, NULL, &dacl, NULL, &sd),
+		     ERROR_SUCCESS);
+	cr_assert_not_null(dacl, "no DACL: everyone is admitted");
+	cr_assert_eq(dacl->AceCount, 1);
+	cr_assert(GetAce(dacl, 0, (void **)&ace));
+	cr_assert_eq(ace->Header.AceType, ACCESS_ALLOWED_ACE_TYPE);
+	cr_assert(OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &token));
+	cr_assert(GetTokenInformation(token, TokenUser, buf, sizeof(buf), &len));
+	user = (TOKEN_USER *)buf;
+	cr_assert(EqualSid((PSID)&ace->SidStart, user->User.Sid), "the ACE is for another SID");
+	CloseHandle(token);
+	LocalFree(sd);
+	CloseHandle(h);
+	hpshm_segment_destroy(seg);
+	hpshm_config_free(cfg);
+}
+
+/* Create with kv (reattach=exec), start win_child attach, check its reply; the token. */
+static void reattach_round_trip(const char *kv, const char *id_prefix)
+{
+	static const char *const args[] = { "attach", NULL };
+	char **argv = strings(child_path(), args);
+	char token[HPSHM_TOKEN_MAX];
+	hpshm_config *cfg = config(kv);
+	volatile uint32_t *word;
+	hpshm_segment *seg;
+	hpshm_child child;
+	hpshm_error err;
+	int status = -1;
+
+	cr_assert_eq(hpshm_segment_create(&seg, 4 * MiB, cfg, &err), 0, "%s", err.message);
+	cr_assert_gt(hpshm_segment_token(seg, token, sizeof(token), &err), 0, "%s", err.message);
+	cr_assert(strstr(token, id_prefix) != NULL, "token %s does not name the section by %s", token, id_prefix);
+	word = hpshm_segment_address(seg);
+	word[0] = WIN_CHILD_MAGIC;
+	word[2] = 0;
+	cr_assert_eq(hpshm_child_spawn(seg, argv[0], argv, NULL, &child, &err), 0, "%s", err.message);
+	strings_free(argv);
+	cr_assert_not_null(child.handle);
+	cr_assert_eq(hpshm_child_wait(&child, &status, &err), 0, "%s", err.message);
+	cr_assert_eq(status, WIN_CHILD_OK, "the child failed to attach (status %d)", status);
+	cr_assert_eq(word[2], WIN_CHILD_REPLY, "the child's write is not in the segment");
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	hpshm_config_free(cfg);
+}
+
+Test(winseg, a_child_attaches_an_unnamed_segment_by_its_inherited_handle)
+{
+	reattach_round_trip("huge_pages=off,reattach=exec", ":handle=");
+}
+
+Test(winseg, a_child_attaches_a_named_segment_by_name)
+{
+	reattach_round_trip("huge_pages=off,reattach=exec,name=hpt-byname", ":name=Local\\hpshm.hpt-byname:");
+}
+
+Test(winseg, the_segment_handle_stays_private_in_the_parent)
+{
+	static const char *const args[] = { "exit", "0", NULL };
+	char **argv = strings(child_path(), args);
+	char token[HPSHM_TOKEN_MAX];
+	hpshm_config *cfg = config("huge_pages=off,reattach=exec");
+	hpshm_segment *seg;
+	hpshm_child child;
+	hpshm_error err;
+	const char *h;
+	DWORD flags = HANDLE_FLAG_INHERIT;
+	int status;
+
+	cr_assert_eq(hpshm_segment_create(&seg, MiB, cfg, &err), 0, "%s", err.message);
+	cr_assert_gt(hpshm_segment_token(seg, token, sizeof(token), &err), 0, "%s", err.message);
+	h = strstr(token, ":handle=");
+	cr_assert_not_null(h, "%s", token);
+	cr_assert_eq(hpshm_child_spawn(seg, argv[0], argv, NULL, &child, &err), 0, "%s", err.message);
+	strings_free(argv);
+	cr_assert_eq(hpshm_child_wait(&child, &status, &err), 0);
+	cr_assert(GetHandleInformation((HANDLE)(intptr_t)strtoll(h + 8, NULL, 10), &flags));
+	cr_assert_eq(flags & HANDLE_FLAG_INHERIT, 0, "the section's handle is left inheritable");
+	hpshm_segment_destroy(seg);
+	hpshm_config_free(cfg);
+}
+
+Test(winseg, attaching_where_the_range_is_taken_names_the_holder)
+{
+	char token[HPSHM_TOKEN_MAX];
+	hpshm_config *cfg = config("huge_pages=off,reattach=exec");
+	hpshm_segment *seg, *again;
+	hpshm_error err;
+
+	cr_assert_eq(hpshm_segment_create(&seg, MiB, cfg, &err), 0, "%s", err.message);
+	cr_assert_gt(hpshm_segment_token(seg, token, sizeof(token), &err), 0, "%s", err.message);
+	/* In the creator itself the range holds the creator's own view. */
+	cr_assert_eq(hpshm_segment_attach(&again, token, NULL, &err), HPSHM_EEXIST);
+	cr_assert_eq(err.sys_errno, ERROR_INVALID_ADDRESS);
+	cr_assert(strstr(err.message, "mapped view") != NULL, "%s", err.message);
+	hpshm_segment_destroy(seg);
+	hpshm_config_free(cfg);
+}
