@@ -290,7 +290,7 @@ static void names_both_addresses(const char *what, const hpshm_error *err, unsig
  */
 static void header_is_checked(const struct live *l)
 {
-	size_t len = strtoull(l->f.f[3], NULL, 16);
+	size_t len = (size_t)strtoull(l->f.f[3], NULL, 16); /* this process made it: it fits */
 	size_t align = l->page_size > 65536 ? l->page_size : 65536;
 	uintptr_t at = free_aligned(len, align);
 	unsigned long long created = strtoull(l->f.f[5], NULL, 16);
@@ -432,7 +432,7 @@ static void fields_are_checked(const struct live *l)
 /* The identifier pointed at objects that are not the segment. */
 static void foreign_objects_are_refused(const struct live *l)
 {
-	size_t size = strtoull(l->f.f[3], NULL, 16);
+	size_t size = (size_t)strtoull(l->f.f[3], NULL, 16);
 	size_t align = l->page_size > 65536 ? l->page_size : 65536;
 	char tmpl[] = "/tmp/hpshm-token-test.XXXXXX";
 	char tok[HPSHM_TOKEN_MAX], id[64], addr[32];
@@ -690,7 +690,7 @@ Test(tokens, edited_address_is_refused_naming_both_addresses)
 	hpshm_error err;
 
 	live_plain(&l);
-	len = strtoull(l.f.f[3], NULL, 16);
+	len = (size_t)strtoull(l.f.f[3], NULL, 16);
 	created = strtoull(l.f.f[5], NULL, 16);
 	at[0] = 0x10000;
 	at[1] = free_aligned(len, 65536);
@@ -742,7 +742,7 @@ Test(tokens, version_1_header_is_refused_naming_the_version)
 
 	live_plain(&l);
 	failures_reset();
-	len = strtoull(l.f.f[3], NULL, 16);
+	len = (size_t)strtoull(l.f.f[3], NULL, 16);
 	h = (struct hpshm_header *)((char *)hpshm_segment_address(l.seg) + len - HPSHM_HEADER_REGION);
 	cr_assert_eq(h->version, HPSHM_HEADER_VERSION);
 	cr_assert_eq(h->creator_address, (uint64_t)(uintptr_t)hpshm_segment_address(l.seg));
@@ -773,7 +773,7 @@ Test(tokens, address_below_64KiB_or_off_its_grid_is_refused_before_mapping)
 	hpshm_error err;
 
 	live_plain(&l);
-	len = strtoull(l.f.f[3], NULL, 16);
+	len = (size_t)strtoull(l.f.f[3], NULL, 16);
 	failures_reset();
 	for (size_t i = 0; i < sizeof addrs / sizeof addrs[0]; i++) {
 		char tok[HPSHM_TOKEN_MAX], v[32];
