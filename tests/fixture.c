@@ -18,8 +18,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <linux/magic.h>
-
 #include "harness.h"
 #ifdef HPSHM_TEST_CRITERION
 #include <criterion/hooks.h>
@@ -27,7 +25,7 @@
 #endif
 
 #include "hpshm.h"
-#include "ports/linux/linux.h"
+#include "ports/linux/linux.h" /* also HUGETLBFS_MAGIC, which musl-gcc cannot take from <linux/magic.h> */
 #include "ports/posix/sys.h"
 
 /* A growing text buffer: the snapshot is a list of lines, compared as one string. */
@@ -287,12 +285,14 @@ ReportHook(PRE_ALL)(struct criterion_test_set *set)
 }
 #endif
 
-/* Parse "2MiB", "2MB", "2048k", "2M" as bytes (units of 1024); 0 if not a size. */
+/*
+ * Parse "2MiB", "2MB", "2048k", "2M" as bytes (units of 1024); 0 if not a size, or if it is
+ * more than size_t holds (a 1 TiB page on a 32-bit build), which no page of this process is.
+ */
 static size_t token_size(const char *s, size_t n)
 {
 	char buf[64], *end;
-	unsigned long long v;
-	size_t mult = 1;
+	unsigned long long v, mult = 1;
 
 	if (n == 0 || n >= sizeof buf || !isdigit((unsigned char)s[0]))
 		return 0;
@@ -300,19 +300,19 @@ static size_t token_size(const char *s, size_t n)
 	buf[n] = '\0';
 	v = strtoull(buf, &end, 10);
 	switch (tolower((unsigned char)*end)) {
-	case 'k': mult = (size_t)1 << 10; end++; break;
-	case 'm': mult = (size_t)1 << 20; end++; break;
-	case 'g': mult = (size_t)1 << 30; end++; break;
-	case 't': mult = (size_t)1 << 40; end++; break;
+	case 'k': mult = 1ULL << 10; end++; break;
+	case 'm': mult = 1ULL << 20; end++; break;
+	case 'g': mult = 1ULL << 30; end++; break;
+	case 't': mult = 1ULL << 40; end++; break;
 	default: break;
 	}
 	if (tolower((unsigned char)*end) == 'i')
 		end++;
 	if (tolower((unsigned char)*end) == 'b')
 		end++;
-	if (*end != '\0')
+	if (*end != '\0' || v > SIZE_MAX / mult)
 		return 0;
-	return (size_t)v * mult;
+	return (size_t)(v * mult);
 }
 
 /*
@@ -421,6 +421,13 @@ const char *hpt_test_hugetlbfs(size_t page_size)
 	    (size_t)sfs.f_bsize != page_size)
 		return NULL;
 	return mnt;
+}
+
+const char *hpt_emulator(void)
+{
+	const char *e = getenv("HPSHM_TEST_EMULATOR");
+
+	return e && e[0] ? e : NULL;
 }
 
 pid_t hpt_fork(void)

@@ -70,6 +70,23 @@ int hpt_required_pages(const char *a, const char *b, unsigned long pages);
  */
 #define HPT_LARGE_PAGE ((size_t)1 << 30)
 
+/*
+ * The emulator this suite runs under: HPSHM_TEST_EMULATOR, which CTest sets in a cross build
+ * whose programs run through one ("qemu-aarch64", "qemu-s390x", "qemu-i386", or the i686
+ * loader), else NULL.  What an emulator cannot do (a program exec'ing itself or another of
+ * the target's programs without the script tests/CMakeLists.txt makes, prctl calls qemu-user
+ * does not implement, the guest address space qemu reserves) is a skip with the reason under
+ * it, never a pass.
+ */
+const char *hpt_emulator(void);
+
+/* Skip, naming the emulator and why, when the suite runs under one. */
+#define HPT_SKIP_UNDER_EMULATOR(why)                                       \
+	do {                                                                \
+		if (hpt_emulator())                                         \
+			cr_skip_test("under %s: %s", hpt_emulator(), (why)); \
+	} while (0)
+
 /* Pages of page_size that size bytes take (size rounded up). */
 unsigned long hpt_pages(size_t size, size_t page_size);
 
