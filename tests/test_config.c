@@ -281,15 +281,27 @@ Test(config, mode_accepts_octal_permissions)
 	expect_bad("mode", "", accepted);
 }
 
+/* A base_address every build of this word size takes: one above 4GiB is no address on 32 bits. */
+#if UINTPTR_MAX > 0xffffffffu
+#define HIGH_ADDRESS           "0x7e0000000000"
+#define HIGH_ADDRESS_UNALIGNED "0x7e0000001000"
+#else
+#define HIGH_ADDRESS           "0x7e000000"
+#define HIGH_ADDRESS_UNALIGNED "0x7e001000"
+#endif
+
 Test(config, base_address_accepts_auto_and_aligned_hex)
 {
 	static const char *const accepted[] = {"auto", NULL};
 
-	expect_good("base_address", "0x7e0000000000");
-	cr_assert_str_eq(get("base_address"), "0x7e0000000000");
+	expect_good("base_address", HIGH_ADDRESS);
+	cr_assert_str_eq(get("base_address"), HIGH_ADDRESS);
 	expect_good("base_address", "auto");
 	cr_assert_str_eq(get("base_address"), "auto");
-	expect_bad("base_address", "0x7e0000001000", accepted); /* not 64KiB aligned */
+	expect_bad("base_address", HIGH_ADDRESS_UNALIGNED, accepted); /* not 64KiB aligned */
+#if UINTPTR_MAX <= 0xffffffffu
+	expect_bad("base_address", "0x7e0000000000", accepted); /* beyond a 32-bit address space */
+#endif
 	expect_bad("base_address", "0xZZ", accepted);
 	expect_bad("base_address", "12345", accepted);
 	expect_bad("base_address", "somewhere", accepted);
@@ -639,7 +651,7 @@ static void set_long_values(void)
 	expect_good("hugetlbfs_path", path);
 	expect_good("name", "a-rather-long-segment-name_0123456789.abcdefghijklmnopqrstuvwxyz");
 	expect_good("mode", "0640");
-	expect_good("base_address", "0x7e0000000000");
+	expect_good("base_address", HIGH_ADDRESS);
 	expect_good("log_level", "debug");
 }
 
