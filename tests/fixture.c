@@ -13,8 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#ifdef __linux__
 #include <sys/prctl.h>
 #include <sys/vfs.h>
+#endif
 #include <time.h>
 #include <unistd.h>
 
@@ -25,7 +27,15 @@
 #endif
 
 #include "hpshm.h"
-#include "ports/linux/linux.h" /* also HUGETLBFS_MAGIC, which musl-gcc cannot take from <linux/magic.h> */
+/*
+ * The Linux port's tables and sysroot, which the tests change and the fixture resets; also
+ * HUGETLBFS_MAGIC, which musl-gcc cannot take from <linux/magic.h>.  Elsewhere (the POSIX
+ * port, posix-generic included) there is neither, and the readers below of /proc and /sys
+ * find nothing and report nothing.
+ */
+#ifdef __linux__
+#include "ports/linux/linux.h"
+#endif
 #include "ports/posix/sys.h"
 
 /* A growing text buffer: the snapshot is a list of lines, compared as one string. */
@@ -238,8 +248,10 @@ void hpt_fixture_fini(void)
 
 	/* Whatever a test injected, the library goes back to the real machine. */
 	hpshm__sys_reset();
+#ifdef __linux__
 	hpshm__linux_sys_reset();
 	hpshm__set_sysroot(NULL);
+#endif
 
 	/*
 	 * A child the test reaped has released its memory, but a process that outlives the test
@@ -413,13 +425,19 @@ unsigned long hpt_pages(size_t size, size_t page_size)
 const char *hpt_test_hugetlbfs(size_t page_size)
 {
 	const char *mnt = getenv("HPSHM_TEST_HUGETLBFS");
+#ifdef __linux__
 	struct statfs sfs;
+#endif
 
 	if (!mnt || !*mnt)
 		return NULL;
+#ifdef __linux__
 	if (statfs(mnt, &sfs) == 0 && (uint32_t)sfs.f_type == (uint32_t)HUGETLBFS_MAGIC &&
 	    (size_t)sfs.f_bsize != page_size)
 		return NULL;
+#else
+	(void)page_size;
+#endif
 	return mnt;
 }
 
@@ -439,7 +457,9 @@ pid_t hpt_fork(void)
 	if (pid == 0) {
 		/* A test that dies (a failed assert, a timeout) takes its children with it; if it
 		 * died before the signal was set, this child is already an orphan and goes too. */
+#ifdef __linux__
 		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
 		if (getppid() != parent)
 			_exit(127);
 	}
