@@ -32,6 +32,10 @@ if(NOT DEFINED HPSHM_CROSS_EMULATOR)
   if(NOT hpshm_qemu)
     message(FATAL_ERROR "${HPSHM_CROSS_QEMU} not found: install qemu-user (scripts/deps.sh cross)")
   endif()
-  set(HPSHM_CROSS_EMULATOR ${hpshm_qemu} -L ${HPSHM_CROSS_SYSROOT})
+  # -p 2097152: qemu-user places every mapping it chooses the address of on a multiple of
+  # its host page size, 4KiB by default, and the kernel refuses a hugetlb mapping there
+  # (EINVAL).  With 2MiB, mappings of 2MiB pages reach the kernel as the program asked, and
+  # the tests see huge pages granted and verified, or refused for the kernel's own reasons.
+  set(HPSHM_CROSS_EMULATOR ${hpshm_qemu} -p 2097152 -L ${HPSHM_CROSS_SYSROOT})
 endif()
 set(CMAKE_CROSSCOMPILING_EMULATOR ${HPSHM_CROSS_EMULATOR})

@@ -712,6 +712,16 @@ Test(tokens, edited_address_is_refused_naming_both_addresses)
 		snprintf(f.f[5], sizeof f.f[5], "%s", v);
 		join_checked(&f, tok, sizeof tok);
 		rc = reject_err(tok, "edited address", &err);
+		if (rc == HPSHM_EEXIST && hpt_emulator() && at[i] % ((uintptr_t)2 << 20) != 0) {
+			/* qemu runs with a 2MiB host page (-p 2097152) and maps nothing off that grid. */
+			CHECK(hpt_is_mapped((void *)at[i], len) == 0, "edited address", "%#" PRIxPTR " stayed mapped",
+			      at[i]);
+			cr_log_info("%#" PRIxPTR ": under %s nothing can be mapped off the 2MiB grid: not tried", at[i],
+				    hpt_emulator());
+			if (fcntl(dupfd, F_GETFD) >= 0)
+				close(dupfd);
+			continue;
+		}
 		CHECK(rc == HPSHM_EINVAL, "edited address", "%#" PRIxPTR ": %s, want HPSHM_EINVAL: %s", at[i],
 		      hpshm_errname(rc), err.message);
 		if (rc == HPSHM_EINVAL)
