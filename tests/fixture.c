@@ -448,6 +448,20 @@ const char *hpt_emulator(void)
 	return e && e[0] ? e : NULL;
 }
 
+void hpt_skip_emulated_refusal(int rc, const hpshm_error *err)
+{
+	const char *emu = hpt_emulator();
+
+	if (!emu || rc >= 0 || !err)
+		return;
+	if (strcmp(err->call, "verify") == 0)
+		cr_skip_test("under %s huge pages cannot be verified (the smaps it passes through is the host's): "
+			     "hpshm refused them cleanly: %s", emu, err->message);
+	if (err->sys_errno == EINVAL || rc == HPSHM_EEXIST || rc == HPSHM_EVALUE)
+		cr_skip_test("under %s the mapping or attach at that address was refused (%s), as the kernel would "
+			     "not: %s", emu, hpshm_errname(rc), err->message);
+}
+
 pid_t hpt_fork(void)
 {
 	pid_t parent = getpid(), pid;

@@ -252,6 +252,7 @@ Test(cli, plan_agrees_with_create)
 	rc = hpshm_config_parse(cfg, "reattach=exec,huge_pages=on", &err);
 	cr_assert_eq(rc, 0, "%s", err.message);
 	rc = hpshm_segment_create_ex(&seg, (size_t)64 << 20, cfg, &rep, &err);
+	hpt_skip_emulated_refusal(rc, &err);
 	hpshm_config_free(cfg);
 	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
 	cr_expect_eq(rep.page_size, ps);
@@ -274,10 +275,11 @@ Test(cli, check_json_parses_and_names_the_provider)
 
 Test(cli, check_json_on_failure_is_still_json)
 {
+	/* No architecture has 2GiB pages, and a 32-bit build can still name the size. */
 	struct hpt_run *r = tool("check", "--size", "4MiB", "--json", "--config",
-			     "huge_pages=on,huge_page_size=16GiB", NULL);
+			     "huge_pages=on,huge_page_size=2GiB", NULL);
 
-	cr_assert_neq(r->status, 0, "16GiB pages cannot exist on this machine");
+	cr_assert_neq(r->status, 0, "2GiB pages cannot exist on this machine");
 	cr_assert_lt(r->status, 128);
 	cr_assert(json_ok(r->out), "not one JSON value:\n%s", r->out);
 	cr_assert(strstr(r->out, "\"provider\""), "%s", r->out);

@@ -151,6 +151,7 @@ static hpshm_segment *case_create(const struct case_ *c, const hpshm_config *cfg
 	int rc, ht = 0;
 
 	rc = hpshm_segment_create(&seg, size, cfg, &err);
+	hpt_skip_emulated_refusal(rc, &err);
 	cr_assert_eq(rc, 0, "create %s (%zu-byte pages) with reattach=exec after a good probe: %s: %s (hint: %s)",
 		     c->provider, c->page_size, hpshm_errname(rc), err.message, err.hint);
 	r = hpshm_segment_report(seg);

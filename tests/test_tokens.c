@@ -226,6 +226,7 @@ static int live_make(struct live *l, const char *kv, size_t size)
 	rc = hpshm_segment_create(&l->seg, size, l->cfg, &err);
 	if (rc < 0) {
 		hpshm_config_free(l->cfg);
+		hpt_skip_emulated_refusal(rc, &err);
 		return rc;
 	}
 	rc = hpshm_segment_token(l->seg, l->tok, sizeof l->tok, &err);
