@@ -33,8 +33,11 @@ endif()
 # before its first system call, and every test process is a fork.  Static programs fork
 # fine, so under qemu the programs are linked statically (the libraries are built as usual):
 # HPSHM_STATIC_PROGRAMS makes the examples link the static library, and leaves out the
-# LD_PRELOAD interposer, which no static program loads (its suite says so as a skip).
-if(hpshm_i686_static OR (DEFINED HPSHM_CROSS_EMULATOR AND HPSHM_CROSS_EMULATOR MATCHES "qemu"))
+# LD_PRELOAD interposer, which no static program loads (its suite says so as a skip).  A
+# project whose programs never fork may keep them dynamic with -DHPSHM_CROSS_DYNAMIC=ON
+# (tests/install_client.sh does, for a client linked to the shared library).
+if((hpshm_i686_static OR (DEFINED HPSHM_CROSS_EMULATOR AND HPSHM_CROSS_EMULATOR MATCHES "qemu"))
+   AND NOT HPSHM_CROSS_DYNAMIC)
   set(CMAKE_EXE_LINKER_FLAGS_INIT -static)
   set(HPSHM_STATIC_PROGRAMS ON)
 endif()

@@ -35,7 +35,8 @@ IFS='|' read -r -a emulator <<<"${HPSHM_EMULATOR:-}"
 toolchain=()
 # The prefix is outside the toolchain's sysroot, where its packages are otherwise looked for.
 [[ -n ${HPSHM_TOOLCHAIN_FILE:-} ]] &&
-	toolchain=("-DCMAKE_TOOLCHAIN_FILE=$HPSHM_TOOLCHAIN_FILE" -DCMAKE_FIND_ROOT_PATH_MODE_PACKAGE=BOTH)
+	toolchain=("-DCMAKE_TOOLCHAIN_FILE=$HPSHM_TOOLCHAIN_FILE" -DCMAKE_FIND_ROOT_PATH_MODE_PACKAGE=BOTH
+		-DHPSHM_CROSS_DYNAMIC=ON)
 run() { "${emulator[@]}" "$@"; }
 
 fail() {
