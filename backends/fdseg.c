@@ -65,7 +65,9 @@
 #include <unistd.h>
 
 #include "hpshm/provider.h"
-#include "linux/linux.h"
+#ifdef __linux__
+#include "linux/linux.h" /* fstatfs, for the file system of hugetlbfs objects */
+#endif
 #include "port.h"
 #include "posix/sys.h"
 #include "backends/fdseg.h"
@@ -113,8 +115,12 @@ void *hpshm__map_at(const struct hpshm_request *rq, int flags, int fd)
 {
 	void *p;
 
+#ifdef MAP_FIXED_NOREPLACE
 	if (rq->address)
 		flags |= MAP_FIXED_NOREPLACE;
+#endif
+	/* Without the flag (FreeBSD, macOS) the address is a hint, checked below like an old
+	 * kernel's: a mapping elsewhere is undone and counts as EEXIST. */
 	p = hpshm__sys.mmap(rq->address, rq->size, PROT_READ | PROT_WRITE, flags, fd, 0);
 	if (p != MAP_FAILED && rq->address && p != rq->address) {
 		(void)hpshm__sys.munmap(p, rq->size); /* pre-4.17 kernel: NOREPLACE was a hint */
@@ -155,8 +161,12 @@ int hpshm__reserve_failed(hpshm_error *err, const char *call, int sys_errno, con
 
 	hpshm_size_format(rq->size, sz, sizeof(sz));
 	hpshm_size_format(rq->page_size, psz, sizeof(psz));
-	return hpshm_error_set(err, HPSHM_EUNAVAILABLE, sys_errno, call,
-			       hpshm__hugetlb_hint(rq->size, rq->page_size, hint, sizeof(hint)),
+#ifdef __linux__
+	hpshm__hugetlb_hint(rq->size, rq->page_size, hint, sizeof(hint));
+#else
+	hint[0] = '\0'; /* the pool a hint names is Linux's; elsewhere no backend reserves one */
+#endif
+	return hpshm_error_set(err, HPSHM_EUNAVAILABLE, sys_errno, call, hint[0] ? hint : NULL,
 			       "could not reserve %s of %s huge pages (%s short)", sz, psz, short_of);
 }
 
@@ -404,6 +414,7 @@ int hpshm__lock(int fd, int op)
 
 int hpshm__named_fs_ok(const struct hpshm__names *ns, int fd, size_t page_size)
 {
+#ifdef __linux__
 	struct statfs sfs;
 
 	if (ns->fs_magic == 0)
@@ -412,6 +423,13 @@ int hpshm__named_fs_ok(const struct hpshm__names *ns, int fd, size_t page_size)
 		return 0;
 	return (uint32_t)sfs.f_type == (uint32_t)ns->fs_magic && sfs.f_bsize > 0 &&
 	       (page_size == 0 || (size_t)sfs.f_bsize == page_size);
+#else
+	/* Only Linux names file systems by a magic number: where a backend asks for one and
+	 * none can be read, the object is not taken for ours. */
+	(void)fd;
+	(void)page_size;
+	return ns->fs_magic == 0;
+#endif
 }
 
 /* Does path still name the object open on fd?  1 yes, 0 no (or gone). */

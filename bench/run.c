@@ -510,6 +510,20 @@ static uint64_t region_pages(const struct run *run, size_t ps)
 }
 
 /*
+ * A byte count of the machine (MemAvailable, the sum of live regions) for a message.  It is
+ * 64 bits wide because a 32-bit build runs on machines with more memory than size_t counts;
+ * hpshm_size_format() takes a size_t, so a count beyond it is written in GiB here instead of
+ * being cut.
+ */
+static char *bench_bytes(uint64_t v, char *buf, size_t len)
+{
+	if (v <= SIZE_MAX)
+		return hpshm_size_format((size_t)v, buf, len);
+	snprintf(buf, len, "%.1fGiB", (double)v / (1024.0 * 1024.0 * 1024.0));
+	return buf;
+}
+
+/*
  * Whether members m[0..n) can be alive at once right now: their 4 KiB memory (with room
  * for the workers' page tables) within 60 % of MemAvailable, and their huge pages within
  * what each pool can still give.  0, or -1 with why.
@@ -528,7 +542,7 @@ static int group_fits(struct run *run, const int *m, unsigned n, char *why, size
 	}
 	if (avail && (double)base > 0.6 * (double)avail) {
 		snprintf(why, len, "%s of 4 KiB memory alive at once is more than 60%% of MemAvailable (%s)",
-			 hpshm_size_format(base, a, sizeof(a)), hpshm_size_format(avail, b, sizeof(b)));
+			 bench_bytes(base, a, sizeof(a)), bench_bytes(avail, b, sizeof(b)));
 		return -1;
 	}
 	for (unsigned s = 0; s < opt->npage_sizes; s++) {
@@ -1098,7 +1112,7 @@ static int reserve(struct run *run, struct bench_pool *pools, char *why, size_t 
 		if (k < want) {
 			bench_progress(opt, "--reserve: room for %u of the %u %s regions alive at once (%s each; 60%% of "
 				       "MemAvailable less the plain region leaves %s)", k, want, hpshm_size_format(ps, a, sizeof(a)),
-				       hpshm_size_format(per * ps, b, sizeof(b)), room > 0 ? hpshm_size_format((uint64_t)room,
+				       hpshm_size_format(per * ps, b, sizeof(b)), room > 0 ? bench_bytes((uint64_t)room,
 				       pwhy, sizeof(pwhy)) : "nothing");
 			if (k == 0)
 				continue;

@@ -181,14 +181,25 @@ int hpshm__token_parse(const char *text, struct hpshm__token *t, hpshm_error *er
 		return token_bad(err, "a number is not lower-case hex");
 	if (t->page_size < 4096 || (t->page_size & (t->page_size - 1)))
 		return token_bad(err, "page size is not a power of two of at least 4KiB");
-	if (t->size <= HPSHM_HEADER_REGION || t->size % t->page_size || t->size > SIZE_MAX)
+	if (t->size <= HPSHM_HEADER_REGION || t->size % t->page_size)
 		return token_bad(err, "size is not a multiple of the page size");
 	/* No creator maps below the granule or off it (base_address and the automatic choice
 	 * both keep to it), so such an address is an edit, refused before anything is mapped. */
 	if (t->address < HPSHM__ADDRESS_GRANULE)
 		return token_bad(err, "address is below 64KiB, where no segment is ever mapped");
-	if (t->address % HPSHM__ADDRESS_GRANULE || t->address % t->page_size || t->address > UINTPTR_MAX - t->size)
+	if (t->address % HPSHM__ADDRESS_GRANULE || t->address % t->page_size)
 		return token_bad(err, "address is not aligned to 64KiB and the page size");
+	/*
+	 * The numbers are 64 bits wide whatever the process, so a 64-bit creator's token reaches
+	 * a 32-bit child whole: a segment that does not fit its address space is refused here,
+	 * never cut to the low 32 bits and mapped somewhere else.
+	 */
+	if (t->size > SIZE_MAX || t->address > UINTPTR_MAX - t->size)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL,
+				       "attach from a program built for the creator's word size (a 64-bit build)",
+				       "the token's segment (0x%llx bytes at 0x%llx) lies beyond this process's "
+				       "%u-bit address space",
+				       t->size, t->address, (unsigned)(sizeof(void *) * 8));
 	return 0;
 }
 

@@ -621,7 +621,12 @@ void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 	return next_mmap(addr, len, prot, flags, fd, off);
 }
 
-/* On 64-bit systems mmap64 is the same call; on 32-bit ones off_t is the narrower type. */
+/*
+ * On 64-bit systems mmap64 is the same call; on 32-bit ones off_t is the narrower type.  musl
+ * has no mmap64 of its own: its header makes the name a macro for mmap (which is defined
+ * above), so there is nothing more to interpose.
+ */
+#ifndef mmap64
 void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
 {
 	if (sizeof(off_t) < sizeof(off64_t) && (off64_t)(off_t)off != off) {
@@ -638,6 +643,7 @@ void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
 	}
 	return mmap(addr, len, prot, flags, fd, (off_t)off);
 }
+#endif
 
 /* ---- munmap ---- */
 

@@ -17,7 +17,11 @@
 #
 # After ctest, the closing line of every test program (Criterion's "Synthesis" line, or the
 # built-in harness's "N passed, N failed, N skipped") is printed, followed by one summary line,
-# so the result is visible even though ctest shows output only for failures.
+# so the result is visible even though ctest shows output only for failures, and then the
+# target's line, as scripts/test-cross.sh prints one for each cross target:
+#   native: N passed, N failed, N skipped        (build-test; build-asan says "asan")
+# counting the tests of the programs (a crash counts as a failure, a [SKIP] line as a skip).
+# The exit status is non-zero when ctest fails or when no test passed.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -63,12 +67,17 @@ set -e
 # ctest keeps every test's full output in LastTest.log; show each program's closing line.
 log="$build/Testing/Temporary/LastTest.log"
 echo "== test: results ($build)"
+case $(basename "$build") in
+build-test) target=native ;;
+build-asan) target=asan ;;
+*) target=$(basename "$build") target=${target#build-} ;;
+esac
 if [[ -r $log ]]; then
 	sed 's/\x1b\[[0-9;]*m//g' "$log" | awk -v harness="$harness" '
 		/^[0-9]+\/[0-9]+ Test: / { sub(/^[0-9]+\/[0-9]+ Test: /, ""); name = $0; next }
 		# The harness self-tests (harness_*) fail and skip on purpose; ctest judges them.
 		name ~ /^harness_/         { next }
-		/\[SKIP\]/                { print "  " name ": " $0; next }
+		/\[SKIP\]/                { print "  " name ": " $0; skips++; next }
 		/^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$/ {
 			print "  " name ": " $0
 			bp += $1; bf += $3; bs += $5; bn++
@@ -88,12 +97,15 @@ if [[ -r $log ]]; then
 			if (harness == "builtin") {
 				if (bn) printf "builtin: %d passed, %d failed, %d skipped\n", bp, bf, bs
 				else print "builtin: no closing lines in the test output"
+				tp = bp; tf = bf; ts = bs
 			} else if (n) {
 				printf "criterion: %d programs, %d tests run, %d passed, %d failed, %d crashed\n", n, t, p, f, c
+				tp = p; tf = f + c; ts = skips
 			} else {
 				print "criterion: no Synthesis lines in the test output"
 			}
-		}'
+			printf "%s: %d passed, %d failed, %d skipped\n", target, tp, tf, ts
+		}' target="$target" | tee "$build/target-summary.txt"
 fi
 # "NN% tests passed, F tests failed out of T": ctest counts skipped tests as not failed.
 summary=$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$out" | tail -n 1 || true)
@@ -103,5 +115,9 @@ if [[ $summary =~ ([0-9]+)\ tests?\ failed\ out\ of\ ([0-9]+) ]]; then
 	echo "ctest ($build): $((total - failed - skipped)) passed, $failed failed, $skipped skipped, $total total"
 else
 	echo "ctest ($build): no summary line (exit code $rc)"
+fi
+if [[ -r $build/target-summary.txt ]] && grep -qE '^[^ ]+: 0 passed,' "$build/target-summary.txt"; then
+	echo "test: no test passed in $build" >&2
+	exit 1
 fi
 exit "$rc"

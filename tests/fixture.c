@@ -13,12 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#ifdef __linux__
 #include <sys/prctl.h>
 #include <sys/vfs.h>
+#endif
 #include <time.h>
 #include <unistd.h>
-
-#include <linux/magic.h>
 
 #include "harness.h"
 #ifdef HPSHM_TEST_CRITERION
@@ -27,7 +27,15 @@
 #endif
 
 #include "hpshm.h"
+/*
+ * The Linux port's tables and sysroot, which the tests change and the fixture resets; also
+ * HUGETLBFS_MAGIC, which musl-gcc cannot take from <linux/magic.h>.  Elsewhere (the POSIX
+ * port, posix-generic included) there is neither, and the readers below of /proc and /sys
+ * find nothing and report nothing.
+ */
+#ifdef __linux__
 #include "ports/linux/linux.h"
+#endif
 #include "ports/posix/sys.h"
 
 /* A growing text buffer: the snapshot is a list of lines, compared as one string. */
@@ -240,8 +248,10 @@ void hpt_fixture_fini(void)
 
 	/* Whatever a test injected, the library goes back to the real machine. */
 	hpshm__sys_reset();
+#ifdef __linux__
 	hpshm__linux_sys_reset();
 	hpshm__set_sysroot(NULL);
+#endif
 
 	/*
 	 * A child the test reaped has released its memory, but a process that outlives the test
@@ -287,12 +297,14 @@ ReportHook(PRE_ALL)(struct criterion_test_set *set)
 }
 #endif
 
-/* Parse "2MiB", "2MB", "2048k", "2M" as bytes (units of 1024); 0 if not a size. */
+/*
+ * Parse "2MiB", "2MB", "2048k", "2M" as bytes (units of 1024); 0 if not a size, or if it is
+ * more than size_t holds (a 1 TiB page on a 32-bit build), which no page of this process is.
+ */
 static size_t token_size(const char *s, size_t n)
 {
 	char buf[64], *end;
-	unsigned long long v;
-	size_t mult = 1;
+	unsigned long long v, mult = 1;
 
 	if (n == 0 || n >= sizeof buf || !isdigit((unsigned char)s[0]))
 		return 0;
@@ -300,19 +312,19 @@ static size_t token_size(const char *s, size_t n)
 	buf[n] = '\0';
 	v = strtoull(buf, &end, 10);
 	switch (tolower((unsigned char)*end)) {
-	case 'k': mult = (size_t)1 << 10; end++; break;
-	case 'm': mult = (size_t)1 << 20; end++; break;
-	case 'g': mult = (size_t)1 << 30; end++; break;
-	case 't': mult = (size_t)1 << 40; end++; break;
+	case 'k': mult = 1ULL << 10; end++; break;
+	case 'm': mult = 1ULL << 20; end++; break;
+	case 'g': mult = 1ULL << 30; end++; break;
+	case 't': mult = 1ULL << 40; end++; break;
 	default: break;
 	}
 	if (tolower((unsigned char)*end) == 'i')
 		end++;
 	if (tolower((unsigned char)*end) == 'b')
 		end++;
-	if (*end != '\0')
+	if (*end != '\0' || v > SIZE_MAX / mult)
 		return 0;
-	return (size_t)v * mult;
+	return (size_t)(v * mult);
 }
 
 /*
@@ -413,14 +425,41 @@ unsigned long hpt_pages(size_t size, size_t page_size)
 const char *hpt_test_hugetlbfs(size_t page_size)
 {
 	const char *mnt = getenv("HPSHM_TEST_HUGETLBFS");
+#ifdef __linux__
 	struct statfs sfs;
+#endif
 
 	if (!mnt || !*mnt)
 		return NULL;
+#ifdef __linux__
 	if (statfs(mnt, &sfs) == 0 && (uint32_t)sfs.f_type == (uint32_t)HUGETLBFS_MAGIC &&
 	    (size_t)sfs.f_bsize != page_size)
 		return NULL;
+#else
+	(void)page_size;
+#endif
 	return mnt;
+}
+
+const char *hpt_emulator(void)
+{
+	const char *e = getenv("HPSHM_TEST_EMULATOR");
+
+	return e && e[0] ? e : NULL;
+}
+
+void hpt_skip_emulated_refusal(int rc, const hpshm_error *err)
+{
+	const char *emu = hpt_emulator();
+
+	if (!emu || rc >= 0 || !err)
+		return;
+	if (strcmp(err->call, "verify") == 0)
+		cr_skip_test("under %s huge pages cannot be verified (the smaps it passes through is the host's): "
+			     "hpshm refused them cleanly: %s", emu, err->message);
+	if (err->sys_errno == EINVAL || rc == HPSHM_EEXIST || rc == HPSHM_EVALUE)
+		cr_skip_test("under %s the mapping or attach at that address was refused (%s), as the kernel would "
+			     "not: %s", emu, hpshm_errname(rc), err->message);
 }
 
 pid_t hpt_fork(void)
@@ -432,7 +471,9 @@ pid_t hpt_fork(void)
 	if (pid == 0) {
 		/* A test that dies (a failed assert, a timeout) takes its children with it; if it
 		 * died before the signal was set, this child is already an orphan and goes too. */
+#ifdef __linux__
 		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
 		if (getppid() != parent)
 			_exit(127);
 	}

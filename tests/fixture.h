@@ -30,6 +30,7 @@
 #include <sys/types.h>
 
 #include "harness.h"
+#include "hpshm.h"
 
 /* The pool-leak fixture: TestSuite(name, .init = hpt_fixture_init, .fini = hpt_fixture_fini). */
 void hpt_fixture_init(void);
@@ -69,6 +70,34 @@ int hpt_required_pages(const char *a, const char *b, unsigned long pages);
  * two of them.
  */
 #define HPT_LARGE_PAGE ((size_t)1 << 30)
+
+/*
+ * The emulator this suite runs under: HPSHM_TEST_EMULATOR, which CTest sets in a cross build
+ * whose programs run through one ("qemu-aarch64", "qemu-s390x", "qemu-i386", or the i686
+ * loader), else NULL.  What an emulator cannot do (a program exec'ing itself or another of
+ * the target's programs without the script tests/CMakeLists.txt makes, prctl calls qemu-user
+ * does not implement, the guest address space qemu reserves) is a skip with the reason under
+ * it, never a pass.
+ */
+const char *hpt_emulator(void);
+
+/* Skip, naming the emulator and why, when the suite runs under one. */
+#define HPT_SKIP_UNDER_EMULATOR(why)                                       \
+	do {                                                                \
+		if (hpt_emulator())                                         \
+			cr_skip_test("under %s: %s", hpt_emulator(), (why)); \
+	} while (0)
+
+/*
+ * After a create that failed: under an emulator, skip when the failure is the emulator's,
+ * naming it and the library's message; natively, return and let the test assert.  The
+ * emulator's failures: huge pages hpshm cannot verify (err->call "verify": qemu-i386 runs the
+ * 32-bit guest at an offset in its own address space, so the /proc/self/smaps it passes
+ * through names other addresses, and hpshm refuses pages it cannot verify), and a mapping or
+ * SysV attach at an address the emulator will not place (EINVAL, HPSHM_EEXIST, HPSHM_EVALUE).
+ * The refusal itself is the library keeping its contract; only the huge pages go unchecked.
+ */
+void hpt_skip_emulated_refusal(int rc, const hpshm_error *err);
 
 /* Pages of page_size that size bytes take (size rounded up). */
 unsigned long hpt_pages(size_t size, size_t page_size);

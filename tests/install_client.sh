@@ -22,12 +22,25 @@
 # Environment (set by CTest from the build's configuration):
 #   HPSHM_CC              the C compiler the library was built with (default: cc)
 #   HPSHM_CLIENT_CFLAGS   extra flags for the clients, split on spaces (the sanitizers, if any)
+#   HPSHM_TOOLCHAIN_FILE  the CMake toolchain file of a cross build (cmake/toolchain-*.cmake),
+#                         for the find_package(hpshm) project
+#   HPSHM_EMULATOR        what runs the target's programs (qemu-user), split on '|'; clients
+#                         are run through it, and the shared client's dependency on libhpshm.so
+#                         is read from its dynamic section, since the host's ldd cannot load
+#                         a foreign program
 set -euo pipefail
 
 build=${1:?usage: install_client.sh BUILD_DIR [CONFIG]}
 config=${2:-}
 cc=${HPSHM_CC:-cc}
 read -r -a cflags <<<"${HPSHM_CLIENT_CFLAGS:-}"
+IFS='|' read -r -a emulator <<<"${HPSHM_EMULATOR:-}"
+toolchain=()
+# The prefix is outside the toolchain's sysroot, where its packages are otherwise looked for.
+[[ -n ${HPSHM_TOOLCHAIN_FILE:-} ]] &&
+	toolchain=("-DCMAKE_TOOLCHAIN_FILE=$HPSHM_TOOLCHAIN_FILE" -DCMAKE_FIND_ROOT_PATH_MODE_PACKAGE=BOTH
+		-DHPSHM_CROSS_DYNAMIC=ON)
+run() { "${emulator[@]}" "$@"; }
 
 fail() {
 	echo "install_client: FAIL: $*" >&2
@@ -102,9 +115,16 @@ read -r -a pc_cflags <<<"$(pkg-config --cflags hpshm)"
 read -r -a pc_libs <<<"$(pkg-config --libs hpshm)"
 "$cc" "${cflags[@]}" -o "$tmp/client_shared" "$tmp/src/client.c" "${pc_cflags[@]}" "${pc_libs[@]}" ||
 	fail "cc client.c \$(pkg-config --cflags --libs hpshm) failed"
-LD_LIBRARY_PATH=$libdir ldd "$tmp/client_shared" | grep -F "$libdir/libhpshm.so" >/dev/null ||
-	fail "client_shared does not load libhpshm.so from $libdir"
-LD_LIBRARY_PATH=$libdir "$tmp/client_shared" || fail "client_shared did not run"
+if ((${#emulator[@]} == 0)) && [[ -z ${HPSHM_TOOLCHAIN_FILE:-} ]]; then
+	LD_LIBRARY_PATH=$libdir ldd "$tmp/client_shared" | grep -F "$libdir/libhpshm.so" >/dev/null ||
+		fail "client_shared does not load libhpshm.so from $libdir"
+else
+	# Another architecture or C library: the dynamic section says what the loader will look
+	# for, and the run below, which finds it only through LD_LIBRARY_PATH, that it is there.
+	readelf -d "$tmp/client_shared" | grep -E 'NEEDED.*\[libhpshm\.so' >/dev/null ||
+		fail "client_shared does not need libhpshm.so"
+fi
+LD_LIBRARY_PATH=$libdir run "$tmp/client_shared" || fail "client_shared did not run"
 
 step "pkg-config --static"
 read -r -a pc_static <<<"$(pkg-config --static --libs hpshm)"
@@ -127,7 +147,7 @@ not_needing_shared "$tmp/client_static" || fail "client_static needs libhpshm.so
 if ((${#static[@]})) && readelf -d "$tmp/client_static" 2>/dev/null | grep -q NEEDED; then
 	fail "client_static is not a static executable"
 fi
-"$tmp/client_static" || fail "client_static did not run"
+run "$tmp/client_static" || fail "client_static did not run"
 
 step "find_package(hpshm)"
 cat >"$tmp/src/CMakeLists.txt" <<'EOF'
@@ -140,15 +160,15 @@ add_executable(client_cmake_static client.c)
 target_compile_definitions(client_cmake_static PRIVATE CLIENT_STATIC)
 target_link_libraries(client_cmake_static PRIVATE hpshm::hpshm_static)
 EOF
-cmake -S "$tmp/src" -B "$tmp/consumer" -DCMAKE_C_COMPILER="$cc" -DCMAKE_C_FLAGS="${cflags[*]}" \
+cmake -S "$tmp/src" -B "$tmp/consumer" "${toolchain[@]}" -DCMAKE_C_COMPILER="$cc" -DCMAKE_C_FLAGS="${cflags[*]}" \
 	-DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF >"$tmp/consumer.log" 2>&1 ||
 	{ cat "$tmp/consumer.log"; fail "configuring a find_package(hpshm) project failed"; }
 found=$(sed -n 's/^hpshm_DIR:PATH=//p' "$tmp/consumer/CMakeCache.txt")
 [[ $found == "$prefix"/* ]] || fail "find_package(hpshm) found $found, not the package under $prefix"
 cmake --build "$tmp/consumer" >>"$tmp/consumer.log" 2>&1 ||
 	{ cat "$tmp/consumer.log"; fail "building the find_package(hpshm) project failed"; }
-"$tmp/consumer/client_cmake" || fail "client_cmake (hpshm::hpshm) did not run"
+run "$tmp/consumer/client_cmake" || fail "client_cmake (hpshm::hpshm) did not run"
 not_needing_shared "$tmp/consumer/client_cmake_static" || fail "client_cmake_static (hpshm::hpshm_static) needs libhpshm.so"
-"$tmp/consumer/client_cmake_static" || fail "client_cmake_static (hpshm::hpshm_static) did not run"
+run "$tmp/consumer/client_cmake_static" || fail "client_cmake_static (hpshm::hpshm_static) did not run"
 
 step "ok"

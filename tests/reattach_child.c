@@ -113,8 +113,8 @@ static int token_size(const char *token, unsigned long long *out)
 	return end > p && *end == ':' ? 0 : -1;
 }
 
-/* Is any byte of [addr, addr+len) mapped? */
-static int is_mapped(uintptr_t a, size_t len)
+/* Is any byte of [addr, addr+len) mapped?  The address is as the token carries it: 64 bits. */
+static int is_mapped(unsigned long long a, unsigned long long len)
 {
 	FILE *f = fopen("/proc/self/maps", "r");
 	char line[1024];
@@ -123,9 +123,9 @@ static int is_mapped(uintptr_t a, size_t len)
 	if (!f)
 		return -1;
 	while (!found && fgets(line, sizeof line, f)) {
-		unsigned long lo, hi;
+		unsigned long long lo, hi;
 
-		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && lo < a + len && hi > a)
+		if (sscanf(line, "%llx-%llx", &lo, &hi) == 2 && lo < a + len && hi > a)
 			found = 1;
 	}
 	fclose(f);
@@ -254,11 +254,11 @@ static int mode_clash(int argc, char **argv)
 	 */
 	if (fd_count() != fds0)
 		return fail(CHILD_ELEAK, "%d descriptors after the failed attach, %d before", fd_count(), fds0);
-	if (is_mapped(addr, (size_t)off) != 0)
+	if (is_mapped(addr, off) != 0)
 		return fail(CHILD_ELEAK, "part of the segment's range below the holder is mapped after the failure");
 	if (token_size(token, &size) < 0 || size < off + pg)
 		return fail(CHILD_EUSAGE, "cannot read the segment's size from the token %s", token);
-	if (is_mapped(addr + off + pg, (size_t)(size - off - pg)) != 0)
+	if (is_mapped(addr + off + pg, size - off - pg) != 0)
 		return fail(CHILD_ELEAK, "part of the segment's range above the holder is mapped after the failure");
 	if (munmap(hold, pg) != 0)
 		return fail(CHILD_EUSAGE, "munmap of the holder: %s", strerror(errno));

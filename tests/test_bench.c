@@ -27,6 +27,8 @@
 #error "HPSHM_TOOL_PATH must name the built hpshm tool"
 #endif
 
+/* Why the bench cannot run under an emulator, for the tests that run it. */
+#define BENCH_EXEC_SELF "the bench starts its workers by exec of the tool itself, which the kernel refuses for a foreign program (no binfmt_misc)"
 #define bench(...) hpt_tool(HPSHM_TOOL_PATH, "bench", __VA_ARGS__)
 
 TestSuite(bench, .init = hpt_fixture_init, .fini = hpt_fixture_fini, .timeout = 240);
@@ -115,10 +117,13 @@ Test(bench, rejects_bad_arguments_naming_them)
 Test(bench, json_has_every_workload_with_verified_page_sizes)
 {
 	static const char *const workloads[] = { "chase", "rmw", "setup", "teardown", "pagetables" };
-	struct hpt_run *r = bench("--size", "16MiB", "--providers", "plain,raw", SMALL, NULL);
+	struct hpt_run *r;
 	const char *cur;
 	struct row row;
 	int seen[5] = { 0 }, plain_pt[5] = { 0 }, rows = 0;
+
+	HPT_SKIP_UNDER_EMULATOR(BENCH_EXEC_SELF);
+	r = bench("--size", "16MiB", "--providers", "plain,raw", SMALL, NULL);
 
 	cr_assert_eq(r->status, 0, "bench failed: %s", r->err);
 	cr_assert(hpt_json_ok(r->out), "not one JSON value:\n%s", r->out);
@@ -190,6 +195,8 @@ Test(bench, runs_without_huge_pages_and_says_why)
 	long free_pages = pool_free(&ps);
 	struct hpt_run *r;
 
+	HPT_SKIP_UNDER_EMULATOR(BENCH_EXEC_SELF);
+
 	if (free_pages < 0)
 		cr_skip_test("the kernel offers no huge pages: nothing to be unavailable");
 	snprintf(size, sizeof size, "%ldMiB", (long)(((size_t)free_pages + 8) * (ps >> 20)) + 8);
@@ -216,6 +223,8 @@ Test(bench, huge_rows_are_verified_and_page_tables_shrink)
 	double huge_pt = -1, plain_pt = -1;
 	int huge_rows = 0;
 	struct hpt_run *r;
+
+	HPT_SKIP_UNDER_EMULATOR(BENCH_EXEC_SELF);
 
 	if (free_pages < 40)
 		HPT_UNAVAILABLE("memfd_hugetlb", "2MiB",
@@ -295,6 +304,8 @@ Test(bench, ctrl_c_stops_cleanly_and_leaves_nothing)
 	int pe[2], st = 0, running = 0;
 	struct timespec t0, now;
 	pid_t pid;
+
+	HPT_SKIP_UNDER_EMULATOR(BENCH_EXEC_SELF);
 
 	cr_assert_eq(pipe(pe), 0);
 	pid = hpt_fork();

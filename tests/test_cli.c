@@ -138,10 +138,23 @@ static size_t json_uint(const char *text, const char *key)
 	return (size_t)strtoull(at + strlen(quoted), NULL, 10);
 }
 
-/* plan SIZE [--config kv] --json: page_size, pages, mapped and usable size. */
+/*
+ * plan SIZE [--config kv] --json: page_size, pages, mapped and usable size.  Where the port
+ * offers no huge page size (ports/posix/generic.c) plan has nothing to count: it must fail
+ * saying so, and the test skips.
+ */
 static void plan_json(const char *size, const char *kv, size_t *ps, size_t *pages, size_t *mapped, size_t *usable)
 {
-	struct hpt_run *r = kv ? tool("plan", size, "--config", kv, "--json", NULL) : tool("plan", size, "--json", NULL);
+	size_t offered[8];
+	struct hpt_run *r;
+
+	if (hpshm_huge_page_sizes(offered, 8) <= 0) {
+		r = tool("plan", size, "--json", NULL);
+		cr_assert_neq(r->status, 0, "plan succeeded with no huge page size offered");
+		cr_assert(hpt_contains(r->err, "huge page"), "stderr: %s", r->err);
+		cr_skip_test("this system offers no huge page size: plan has no pages to count (it says so: %s)", r->err);
+	}
+	r = kv ? tool("plan", size, "--config", kv, "--json", NULL) : tool("plan", size, "--json", NULL);
 
 	cr_assert_eq(r->status, 0, "plan %s %s: stderr: %s", size, kv ? kv : "", r->err);
 	cr_assert(json_ok(r->out), "not one JSON value:\n%s", r->out);
@@ -239,6 +252,7 @@ Test(cli, plan_agrees_with_create)
 	rc = hpshm_config_parse(cfg, "reattach=exec,huge_pages=on", &err);
 	cr_assert_eq(rc, 0, "%s", err.message);
 	rc = hpshm_segment_create_ex(&seg, (size_t)64 << 20, cfg, &rep, &err);
+	hpt_skip_emulated_refusal(rc, &err);
 	hpshm_config_free(cfg);
 	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
 	cr_expect_eq(rep.page_size, ps);
@@ -261,10 +275,11 @@ Test(cli, check_json_parses_and_names_the_provider)
 
 Test(cli, check_json_on_failure_is_still_json)
 {
+	/* No architecture has 2GiB pages, and a 32-bit build can still name the size. */
 	struct hpt_run *r = tool("check", "--size", "4MiB", "--json", "--config",
-			     "huge_pages=on,huge_page_size=16GiB", NULL);
+			     "huge_pages=on,huge_page_size=2GiB", NULL);
 
-	cr_assert_neq(r->status, 0, "16GiB pages cannot exist on this machine");
+	cr_assert_neq(r->status, 0, "2GiB pages cannot exist on this machine");
 	cr_assert_lt(r->status, 128);
 	cr_assert(json_ok(r->out), "not one JSON value:\n%s", r->out);
 	cr_assert(strstr(r->out, "\"provider\""), "%s", r->out);
@@ -277,7 +292,10 @@ Test(cli, probe_json_parses)
 	cr_assert_eq(r->status, 0, "stderr: %s", r->err);
 	cr_assert(json_ok(r->out), "not one JSON value:\n%s", r->out);
 	cr_assert(strstr(r->out, "\"provider"), "%s", r->out);
+	cr_assert(strstr(r->out, "\"plain\""), "%s", r->out);
+#ifdef __linux__
 	cr_assert(strstr(r->out, "mmap_hugetlb"), "%s", r->out);
+#endif
 }
 
 Test(cli, providers_json_lists_plain)

@@ -281,15 +281,27 @@ Test(config, mode_accepts_octal_permissions)
 	expect_bad("mode", "", accepted);
 }
 
+/* A base_address every build of this word size takes: one above 4GiB is no address on 32 bits. */
+#if UINTPTR_MAX > 0xffffffffu
+#define HIGH_ADDRESS           "0x7e0000000000"
+#define HIGH_ADDRESS_UNALIGNED "0x7e0000001000"
+#else
+#define HIGH_ADDRESS           "0x7e000000"
+#define HIGH_ADDRESS_UNALIGNED "0x7e001000"
+#endif
+
 Test(config, base_address_accepts_auto_and_aligned_hex)
 {
 	static const char *const accepted[] = {"auto", NULL};
 
-	expect_good("base_address", "0x7e0000000000");
-	cr_assert_str_eq(get("base_address"), "0x7e0000000000");
+	expect_good("base_address", HIGH_ADDRESS);
+	cr_assert_str_eq(get("base_address"), HIGH_ADDRESS);
 	expect_good("base_address", "auto");
 	cr_assert_str_eq(get("base_address"), "auto");
-	expect_bad("base_address", "0x7e0000001000", accepted); /* not 64KiB aligned */
+	expect_bad("base_address", HIGH_ADDRESS_UNALIGNED, accepted); /* not 64KiB aligned */
+#if UINTPTR_MAX <= 0xffffffffu
+	expect_bad("base_address", "0x7e0000000000", accepted); /* beyond a 32-bit address space */
+#endif
 	expect_bad("base_address", "0xZZ", accepted);
 	expect_bad("base_address", "12345", accepted);
 	expect_bad("base_address", "somewhere", accepted);
@@ -865,7 +877,7 @@ static void set_long_values(void)
 	expect_good("hugetlbfs_path", path);
 	expect_good("name", "a-rather-long-segment-name_0123456789.abcdefghijklmnopqrstuvwxyz");
 	expect_good("mode", "0640");
-	expect_good("base_address", "0x7e0000000000");
+	expect_good("base_address", HIGH_ADDRESS);
 	expect_good("log_level", "debug");
 }
 
@@ -1010,7 +1022,14 @@ Test(config, size_parse_reads_units_of_1024)
 	cr_assert_eq(parse_ok("64KB"), (size_t)65536);
 	cr_assert_eq(parse_ok("64k"), (size_t)65536);
 	cr_assert_eq(parse_ok("4096"), (size_t)4096);
+#if SIZE_MAX > 0xffffffffu
 	cr_assert_eq(parse_ok("1TiB"), (size_t)1 << 40);
+#else
+	/* A 32-bit size_t holds less than 4GiB: a larger size is an overflow, never cut. */
+	parse_bad("1TiB", HPSHM_EOVERFLOW);
+	parse_bad("4GiB", HPSHM_EOVERFLOW);
+	cr_assert_eq(parse_ok("3GiB"), (size_t)3 << 30);
+#endif
 }
 
 Test(config, size_parse_rejects_what_is_not_a_size)
@@ -1029,7 +1048,13 @@ Test(config, size_parse_reports_overflow)
 	parse_bad("18446744073709551616", HPSHM_EOVERFLOW);
 	parse_bad("16EiB", HPSHM_EOVERFLOW);
 	parse_bad("16777216TiB", HPSHM_EOVERFLOW);
+#if SIZE_MAX > 0xffffffffu
 	cr_assert_eq(parse_ok("18446744073709551615"), SIZE_MAX);
+#else
+	parse_bad("18446744073709551615", HPSHM_EOVERFLOW);
+	parse_bad("4294967296", HPSHM_EOVERFLOW);
+	cr_assert_eq(parse_ok("4294967295"), SIZE_MAX);
+#endif
 }
 
 Test(config, size_format_uses_exact_binary_units)
@@ -1045,7 +1070,11 @@ Test(config, size_format_uses_exact_binary_units)
 
 Test(config, size_format_round_trips_through_parse)
 {
-	static const size_t sizes[] = {1, 4096, 3000, (size_t)2 << 20, (size_t)1 << 30, (size_t)5 << 40};
+	static const size_t sizes[] = {1, 4096, 3000, (size_t)2 << 20, (size_t)1 << 30,
+#if SIZE_MAX > 0xffffffffu
+				       (size_t)5 << 40,
+#endif
+				       (size_t)3 << 30};
 	char buf[32];
 	size_t i;
 

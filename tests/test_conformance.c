@@ -128,6 +128,7 @@ ParameterizedTest(struct case_ *c, conformance, contract)
 	cr_assert_eq(probed_ps, want_ps, "probe would use %zu-byte pages, want %zu", probed_ps, want_ps);
 
 	rc = hpshm_segment_create(&seg, size, cfg, &err);
+	hpt_skip_emulated_refusal(rc, &err);
 	cr_assert_eq(rc, 0, "create %s (%s pages) after a good probe: %s: %s (hint: %s)", c->provider, psz,
 		     hpshm_errname(rc), err.message, err.hint);
 	r = hpshm_segment_report(seg);

@@ -143,6 +143,34 @@ static const char *test_mount(void)
 	return m && *m ? m : NULL;
 }
 
+/*
+ * Under an emulator, can a SysV hugetlb segment be made and attached at all?  qemu-i386 answers
+ * shmget() or shmat() of one with EINVAL (the 32-bit guest's addresses are not the host's), and
+ * the tests built on SysV debris would then fail for the emulator's sake: they skip, saying so.
+ */
+static void need_sysv_hugetlb(size_t ps)
+{
+	void *at;
+	int id, e;
+
+	if (!hpt_emulator())
+		return;
+	id = shmget(IPC_PRIVATE, ps, IPC_CREAT | SHM_HUGETLB | 0600);
+	if (id < 0) {
+		e = errno;
+		if (e == EINVAL)
+			cr_skip_test("under %s shmget() of a hugetlb segment answers EINVAL", hpt_emulator());
+		return;
+	}
+	at = shmat(id, NULL, 0);
+	e = errno;
+	if (at != (void *)-1)
+		(void)shmdt(at);
+	(void)shmctl(id, IPC_RMID, NULL);
+	if (at == (void *)-1)
+		cr_skip_test("under %s a SysV hugetlb segment cannot be attached (shmat: %s)", hpt_emulator(), strerror(e));
+}
+
 /* The default huge page size, with at least pages free beyond what is reserved, or skip. */
 static size_t need_pool(unsigned long pages)
 {
@@ -151,6 +179,7 @@ static size_t need_pool(unsigned long pages)
 
 	if (ps == 0 || hpt_pool_read(ps, &p) < 0 || hpt_pool_available(&p) < pages)
 		HPT_UNAVAILABLE("pool", NULL, "needs %lu free huge pages of the default size", pages);
+	need_sysv_hugetlb(ps);
 	return ps;
 }
 

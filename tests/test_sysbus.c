@@ -268,5 +268,8 @@ Test(sysbus, sysv_without_privilege_is_unavailable_with_the_reason)
 	hpt_fakeroot_destroy();
 	cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
 	cr_assert(WIFEXITED(status), "the child died of signal %d", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	if (WEXITSTATUS(status) == CHILD_SYSV_AVAILABLE)
+		HPT_SKIP_UNDER_EMULATOR("the child that dropped to nobody still passes the SysV privilege probe: what "
+					"the emulator makes of setuid() is not what the kernel does");
 	cr_assert_eq(WEXITSTATUS(status), CHILD_OK, "child exit %d", WEXITSTATUS(status));
 }

@@ -428,9 +428,11 @@ static int plan_sizes(struct plan *p, const hpshm_config *cfg, const char *size_
 	n = hpshm_huge_page_sizes(sizes, HPSHM__OS_MAX_SIZES);
 	if (n > HPSHM__OS_MAX_SIZES)
 		n = HPSHM__OS_MAX_SIZES;
-	if (n <= 0)
+	if (n <= 0 && hpshm__os_pool_source()[0])
 		return tool_fail("plan", "this kernel offers no huge pages (nothing in %s): "
 				 "build it with CONFIG_HUGETLBFS", hpshm__os_pool_source());
+	if (n <= 0)
+		return tool_fail("plan", "this system offers hpshm no huge page size: there are no huge pages to plan");
 	if (p->page_size == 0) {
 		p->page_size = tool_config_page_size(cfg);
 		if (p->page_size == 0 && hpshm_config_get(cfg, "huge_page_size", value, sizeof(value)) >= 0 &&

@@ -25,8 +25,17 @@
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/shm.h>
-#include <sys/statfs.h>
 #include <sys/types.h>
+#ifdef __linux__
+#include <sys/statfs.h>
+#else
+/*
+ * core/segment.c includes this header on every OS until provider ABI 3 gives probe() the pool
+ * facts it reads here; a system without <sys/statfs.h> (macOS, and FreeBSD, which has it in
+ * <sys/mount.h>) only needs the name for the table's pointers.
+ */
+struct statfs;
+#endif
 
 #include "port.h"
 
