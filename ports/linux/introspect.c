@@ -238,26 +238,6 @@ size_t hpshm__os_thp_page_size(void)
 	return (size_t)v;
 }
 
-/* A maps/smaps VMA header "start-end perms ...": 1 with the range, else 0 (a field line). */
-static int introspect_range(const char *line, uintptr_t *lo, uintptr_t *hi)
-{
-	uintmax_t s, e;
-	char *p;
-
-	if (!((line[0] >= '0' && line[0] <= '9') || (line[0] >= 'a' && line[0] <= 'f')))
-		return 0;
-	errno = 0;
-	s = strtoumax(line, &p, 16);
-	if (errno != 0 || *p != '-')
-		return 0;
-	e = strtoumax(p + 1, &p, 16);
-	if (errno != 0 || *p != ' ')
-		return 0;
-	*lo = (uintptr_t)s;
-	*hi = (uintptr_t)e;
-	return 1;
-}
-
 long hpshm__os_thp_kib(const void *addr)
 {
 	char line[INTROSPECT_LINE_MAX];
@@ -269,7 +249,7 @@ long hpshm__os_thp_kib(const void *addr)
 	if (f == NULL)
 		return -1;
 	while (hpshm__getline(f, line, sizeof(line), NULL)) {
-		if (introspect_range(line, &lo, &hi)) {
+		if (hpshm__maps_range(line, &lo, &hi)) {
 			if (inside)
 				break;
 			inside = a >= lo && a < hi;
@@ -307,7 +287,7 @@ size_t hpshm__os_mapping_len(const void *addr)
 	uintptr_t lo, hi;
 
 	/* The first mapping that holds the byte at addr is the one that contains it. */
-	if (hpshm__maps_line(addr, 0, line, sizeof(line)) < 0 || !introspect_range(line, &lo, &hi) ||
+	if (hpshm__maps_line(addr, 0, line, sizeof(line)) < 0 || !hpshm__maps_range(line, &lo, &hi) ||
 	    (uintptr_t)addr < lo || (uintptr_t)addr >= hi)
 		return 0;
 	return (size_t)(hi - lo);

@@ -121,6 +121,10 @@ int hpshm__read_u64(const char *path, uint64_t *out);
  * (CapEff).  0, or HPSHM_EIO. */
 int hpshm__read_field(const char *path, const char *key, int base, unsigned long long *out);
 
+/* A /proc/<pid>/maps or smaps VMA header "start-end perms ...": 1 with its range, or 0 for
+ * any other line (an smaps field line).  verify.c and introspect.c read VMAs with it. */
+int hpshm__maps_range(const char *line, uintptr_t *start, uintptr_t *end);
+
 /* ---- hstate pools ---- */
 
 #define HPSHM__MAX_MOUNTS 16

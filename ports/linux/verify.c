@@ -30,8 +30,7 @@
 
 #define VERIFY_LINE_MAX 1024 /* every field line fits; header lines may be cut, harmlessly */
 
-/* A maps/smaps VMA header "start-end perms ...": 1 with the range, else 0 (a field line). */
-static int verify_range(const char *line, uintptr_t *start, uintptr_t *end)
+int hpshm__maps_range(const char *line, uintptr_t *start, uintptr_t *end)
 {
 	uintmax_t s, e;
 	char *p;
@@ -79,7 +78,7 @@ static int verify_smaps(uintptr_t lo, uintptr_t hi, struct hpshm__backing *out)
 	if (f == NULL)
 		return -1;
 	while (hpshm__getline(f, line, sizeof(line), NULL)) {
-		if (verify_range(line, &start, &end)) {
+		if (hpshm__maps_range(line, &start, &end)) {
 			if (in) {
 				/* close the previous VMA */
 				if (vma_page != 0 && (page_size == 0 || vma_page < page_size))
@@ -166,7 +165,7 @@ int hpshm__maps_line(const void *addr, size_t size, char *buf, size_t len)
 	/* The first mapping that overlaps [a, z): maps is sorted by address.  A long path is cut
 	 * to what fits: the line is only for a message. */
 	while (hpshm__getline(f, line, sizeof(line), NULL)) {
-		if (!verify_range(line, &start, &end))
+		if (!hpshm__maps_range(line, &start, &end))
 			continue;
 		if (start >= z)
 			break;
