@@ -125,7 +125,7 @@ static const char *hugetlbfs_override(const struct hpshm_instance *self, const s
 
 	if (self->user)
 		return (const char *)self->user;
-	n = hpshm_config_get(rq->config, "hugetlbfs_path", buf, len);
+	n = rq->option(rq, "hugetlbfs_path", buf, len);
 	return n > 0 && (size_t)n < len ? buf : NULL;
 }
 

@@ -20,7 +20,7 @@
  * Namespace: Local\.  Global\ (visible to every session, for a service and the programs of
  * logged-on users) needs SeCreateGlobalPrivilege; the shared code supports it, but the
  * configuration has no key to choose it yet (one would be read here with
- * hpshm_config_get(rq->config, ...)), so named segments are always Local\.
+ * rq->option(rq, ...)), so named segments are always Local\.
  *
  * Liveness: a section exists exactly while some process holds it, so a name that opens is
  * alive, and a crash leaves nothing behind: scan() and remove() have nothing to find that

@@ -851,3 +851,8 @@ void hpshm__log(const struct hpshm_config *cfg, hpshm_log_level level, const cha
 	else
 		fprintf(stderr, "hpshm: %s: %s\n", level_words[level], line);
 }
+
+int hpshm__request_option(const struct hpshm_request *rq, const char *key, char *buf, size_t len)
+{
+	return hpshm_config_get(rq->config, key, buf, len);
+}

@@ -76,6 +76,9 @@ static inline unsigned hpshm__segment_caps(const struct hpshm_segment *seg)
 	return seg->map.caps ? seg->map.caps : seg->inst.ops->caps;
 }
 
+/* rq->option of every request the core makes: hpshm_config_get() on rq->config. */
+int hpshm__request_option(const struct hpshm_request *rq, const char *key, char *buf, size_t len);
+
 /* Does this configuration give segments a header (and so re-attach or a name)? */
 int hpshm__wants_header(const struct hpshm_config *cfg);
 /* Fill and write the header at the tail of a freshly created mapping; returns where it is. */

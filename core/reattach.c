@@ -291,6 +291,7 @@ int hpshm__segment_attach(hpshm_segment **out, const char *token, const hpshm_co
 	rq.mode = cfg->mode;
 	rq.flags = HPSHM_REQ_REATTACH;
 	rq.config = cfg;
+	rq.option = hpshm__request_option;
 	memset(&m, 0, sizeof(m));
 	m.handle = HPSHM_NO_HANDLE;
 	memset(&e, 0, sizeof(e));

@@ -108,6 +108,7 @@ static void segment_request(struct hpshm_request *rq, const struct hpshm_config 
 	rq->address = (void *)cfg->base_address;
 	rq->flags = cfg->reattach == HPSHM__REATTACH_EXEC ? HPSHM_REQ_REATTACH : 0;
 	rq->config = cfg;
+	rq->option = hpshm__request_option;
 }
 
 /* Does probe's answer keep the contract (a page size that is a power of two)?  NULL, or why not. */

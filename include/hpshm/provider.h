@@ -12,8 +12,8 @@
  * it is called through: self->name is the name it was registered under and self->user the
  * pointer given at registration (SQLite's pAppData), so the same code registered twice with
  * two settings gives two providers.  Options only one provider understands are read from the
- * configuration by key (hpshm_config_get(rq->config, "hugetlbfs_path", ...)), never added to
- * the generic request.
+ * configuration by key through the request (rq->option(rq, "hugetlbfs_path", ...)), never
+ * added to the generic request as members.
  *
  * The core guarantees on every call, so providers do not check again:
  *   - pointers are non-NULL, except rq->name and rq->address, which may be NULL;
@@ -132,7 +132,13 @@ struct hpshm_request {
 	unsigned            mode;      /**< permissions of named objects (config key mode), never 0 */
 	void               *address;   /**< where to map (base_address, or the core's choice), or NULL */
 	unsigned            flags;     /**< hpshm_request_flag bits */
-	const hpshm_config *config;    /**< the whole configuration, for keys only this provider reads */
+	const hpshm_config *config;    /**< the configuration, opaque: pass it to option() */
+	/**
+	 * A configuration value by key, for the keys only this provider reads ("hugetlbfs_path"):
+	 * the core hands the lookup down with the request, so a provider needs nothing above it.
+	 * snprintf-style: the value's length (buf NUL-terminated when len > 0), or HPSHM_ENOKEY.
+	 */
+	int (*option)(const struct hpshm_request *rq, const char *key, char *buf, size_t len);
 };
 
 /** A provider's answer to probe(). */
