@@ -19,6 +19,7 @@
  * Every reason is one sentence that names the knob and the number to set it to.
  */
 #include <limits.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,6 +27,7 @@
 #include "backends/hugetlb_common.h"
 #include "hpshm/provider.h"
 #include "linux/linux.h"
+#include "port.h"
 
 /*
  * The page size for the wish in rq->page_size among the pools the kernel has: the default
@@ -127,5 +129,190 @@ int hpshm__hugetlb_probe(const struct hpshm_request *rq, struct hpshm_probe *out
 
 	if (hpshm__hugetlb_cgroup_short(at->size, at->page_size, 0, out->reason, sizeof(out->reason)))
 		return HPSHM_EUNAVAILABLE;
+	return 0;
+}
+
+/* ---- requirements(): what `hpshm plan` tells an operator to set up ---- */
+
+char *hpshm__hugetlbfs_size(size_t page_size, char *buf, size_t len)
+{
+	if (page_size >= ((size_t)1 << 30) && page_size % ((size_t)1 << 30) == 0)
+		snprintf(buf, len, "%zuG", page_size >> 30);
+	else if (page_size >= ((size_t)1 << 20) && page_size % ((size_t)1 << 20) == 0)
+		snprintf(buf, len, "%zuM", page_size >> 20);
+	else
+		snprintf(buf, len, "%zuK", page_size >> 10);
+	return buf;
+}
+
+void hpshm__requirement_init(struct hpshm_requirement *r, const char *what)
+{
+	memset(r, 0, sizeof(*r));
+	hpshm__strlcpy(r->what, what, sizeof(r->what));
+}
+
+/* Format into one requirement text (a path in it may make it long: cut, never overrun). */
+void hpshm__requirement_text(char *dst, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(dst, HPSHM_REQUIREMENT_TEXT, fmt, ap);
+	va_end(ap);
+}
+
+/* Append a formatted line to one of a requirement's three command slots. */
+void hpshm__requirement_add(char (*slots)[HPSHM_REQUIREMENT_TEXT], const char *fmt, ...)
+{
+	va_list ap;
+
+	for (int i = 0; i < 3; i++) {
+		if (slots[i][0])
+			continue;
+		va_start(ap, fmt);
+		vsnprintf(slots[i], HPSHM_REQUIREMENT_TEXT, fmt, ap);
+		va_end(ap);
+		return;
+	}
+}
+
+/*
+ * The pool: "vm.nr_hugepages" (a sysctl) sizes the default page size, the size's sysfs file
+ * any other.  Writing "current total + shortfall" always covers the shortfall, because the
+ * total counts surplus pages, which the write turns into persistent ones.  Sizes other than
+ * the default, and 1 GiB pages of any kind, are reserved at boot: they need contiguous
+ * memory the kernel rarely still has later.
+ */
+static int hugetlb_pool_need(const struct hpshm_request *rq, hpshm_requirement_fn fn, void *user)
+{
+	struct hpshm__pool pool;
+	struct hpshm_requirement r;
+	char ps[32], ks[16], knob[96];
+	unsigned long avail, short_by, target;
+	size_t pages = rq->size / rq->page_size + (rq->size % rq->page_size != 0);
+	int is_default = rq->page_size == hpshm__default_huge_page_size();
+
+	if (hpshm__pool_get(rq->page_size, &pool) < 0)
+		return 0;
+	hpshm__requirement_init(&r, "pool");
+	avail = hpshm__pool_available(&pool);
+	r.met = pages <= avail;
+	if (r.met)
+		return fn(user, &r);
+	short_by = (unsigned long)(pages - avail);
+	target = pool.total + short_by;
+	hpshm_size_format(rq->page_size, ps, sizeof(ps));
+	hpshm__hugetlbfs_size(rq->page_size, ks, sizeof(ks));
+	hpshm__requirement_text(r.detail,
+		 "the %s pool has %lu pages available (%lu total, %lu free, %lu reserved), %zu needed: short by %lu", ps,
+		 avail, pool.total, pool.free, pool.resv, pages, short_by);
+	hpshm__pool_knob(rq->page_size, knob, sizeof(knob));
+	if (is_default) {
+		hpshm__requirement_add(r.now, "sysctl -w %s=%lu", knob, target);
+		hpshm__requirement_add(r.persist, "echo '%s = %lu' >> /etc/sysctl.d/60-hpshm.conf", knob, target);
+	} else {
+		hpshm__requirement_add(r.now, "echo %lu > %s", target, knob);
+		hpshm__requirement_add(r.persist, "kernel command line: hugepagesz=%s hugepages=%lu", ks, target);
+	}
+	if (is_default && rq->page_size >= ((size_t)1 << 30))
+		hpshm__requirement_add(r.persist, "kernel command line: default_hugepagesz=%s hugepagesz=%s hugepages=%lu",
+				       ks, ks, target);
+	if (rq->page_size >= ((size_t)1 << 30))
+		hpshm__requirement_text(r.note,
+			 "%s pages rarely allocate at run time once memory is fragmented: prefer the kernel command "
+			 "line and reboot; the kernel may allocate fewer pages than asked, `hpshm probe` shows the pool "
+			 "it got", ps);
+	else
+		hpshm__requirement_text(r.note,
+			 "the kernel may allocate fewer pages than asked; `hpshm probe` shows the pool it got");
+	return fn(user, &r);
+}
+
+/* Room left under a cgroup limit; a limit below usage leaves none. */
+static uint64_t hugetlb_room(uint64_t limit, uint64_t usage)
+{
+	if (limit == HPSHM__UNLIMITED)
+		return HPSHM__UNLIMITED;
+	return limit > usage ? limit - usage : 0;
+}
+
+static const char *hugetlb_bytes(uint64_t v, char *buf, size_t len)
+{
+	if (v == HPSHM__UNLIMITED)
+		snprintf(buf, len, "unlimited");
+	else if ((uint64_t)(size_t)v != v)
+		snprintf(buf, len, "%lluB", (unsigned long long)v);
+	else
+		hpshm_size_format((size_t)v, buf, len);
+	return buf;
+}
+
+/*
+ * The hugetlb cgroup: its fault-time limit and its reservation limit must each leave room for
+ * the mapped length.  A fault-time limit without a reservation limit is advice, not a
+ * shortfall: a fault past it would SIGBUS, which is why hpshm populates at create time.
+ */
+static int hugetlb_cgroup_need(const struct hpshm_request *rq, hpshm_requirement_fn fn, void *user)
+{
+	struct hpshm__cgroup cg;
+	struct hpshm_requirement r;
+	char ps[32], cs[16], a[32], b[32], m[32];
+	const char *file;
+	int rc;
+
+	if (hpshm__cgroup_get(rq->page_size, &cg) < 0 || cg.version == 0)
+		return 0;
+	hpshm_size_format(rq->page_size, ps, sizeof(ps));
+	hpshm__hugetlb_cgroup_size(rq->page_size, cs, sizeof(cs));
+	hpshm_size_format(rq->size, m, sizeof(m));
+	file = cg.version == 1 ? "limit_in_bytes" : "max";
+
+	hpshm__requirement_init(&r, "cgroup");
+	r.met = hugetlb_room(cg.limit, cg.usage) >= rq->size;
+	if (!r.met) {
+		hpshm__requirement_text(r.detail,
+			 "hugetlb cgroup %s allows %s more of %s pages at fault time (limit %s), below %s", cg.path,
+			 hugetlb_bytes(hugetlb_room(cg.limit, cg.usage), a, sizeof(a)), ps,
+			 hugetlb_bytes(cg.limit, b, sizeof(b)), m);
+		hpshm__requirement_add(r.now, "echo %llu > %s/hugetlb.%s.%s",
+				       (unsigned long long)(cg.usage + rq->size), cg.path, cs, file);
+		hpshm__requirement_add(r.persist, "set the same hugetlb limit where the cgroup is made (systemd unit, "
+						  "container runtime)");
+	}
+	if (hpshm__hugetlb_fault_risk(rq->size, rq->page_size) > 0)
+		hpshm__requirement_text(r.note,
+			 "hugetlb cgroup %s limits %s pages at fault time but not reservations: a fault could SIGBUS, so "
+			 "hpshm populates at create time; setting hugetlb.%s.rsvd.%s to the same limit makes the "
+			 "reservation itself fail instead",
+			 cg.path, ps, cs, file);
+	if ((rc = fn(user, &r)) != 0)
+		return rc;
+
+	if (hugetlb_room(cg.rsvd_limit, cg.rsvd_usage) >= rq->size)
+		return 0;
+	hpshm__requirement_init(&r, "cgroup");
+	hpshm__requirement_text(r.detail,
+		 "hugetlb cgroup %s allows %s more %s pages to be reserved (rsvd limit %s), below %s", cg.path,
+		 hugetlb_bytes(hugetlb_room(cg.rsvd_limit, cg.rsvd_usage), a, sizeof(a)), ps,
+		 hugetlb_bytes(cg.rsvd_limit, b, sizeof(b)), m);
+	hpshm__requirement_add(r.now, "echo %llu > %s/hugetlb.%s.rsvd.%s",
+			       (unsigned long long)(cg.rsvd_usage + rq->size), cg.path, cs, file);
+	hpshm__requirement_add(r.persist, "set the same hugetlb limit where the cgroup is made (systemd unit, "
+					  "container runtime)");
+	return fn(user, &r);
+}
+
+int hpshm__hugetlb_requirements(const struct hpshm_request *rq, hpshm_requirement_fn fn, void *user)
+{
+	int rc = hugetlb_pool_need(rq, fn, user);
+
+	return rc != 0 ? rc : hugetlb_cgroup_need(rq, fn, user);
+}
+
+int hpshm__hugetlb_requirements_member(const struct hpshm_instance *self, const struct hpshm_request *rq,
+				       hpshm_requirement_fn fn, void *user)
+{
+	(void)self;
+	(void)hpshm__hugetlb_requirements(rq, fn, user); /* non-zero: fn asked to stop */
 	return 0;
 }

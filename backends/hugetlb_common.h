@@ -22,4 +22,25 @@
  */
 int hpshm__hugetlb_probe(const struct hpshm_request *rq, struct hpshm_probe *out, struct hpshm_request *at);
 
+/*
+ * The needs every hugetlb provider shares, for requirements(): the pool of rq->page_size
+ * pages ("pool") and the hugetlb cgroup's two limits ("cgroup"), each with the commands that
+ * meet it and the line that keeps it across a reboot.  rq->size is the mapped length.
+ * Returns 0, or fn's non-zero answer when it asked to stop (the caller stops too).
+ */
+int hpshm__hugetlb_requirements(const struct hpshm_request *rq, hpshm_requirement_fn fn, void *user);
+/* The same, as the requirements() member of a provider that needs nothing else. */
+int hpshm__hugetlb_requirements_member(const struct hpshm_instance *self, const struct hpshm_request *rq,
+				       hpshm_requirement_fn fn, void *user);
+
+/* A requirement with every text empty, met = 0. */
+void hpshm__requirement_init(struct hpshm_requirement *r, const char *what);
+/* Format one of a requirement's texts (detail, note), cut to HPSHM_REQUIREMENT_TEXT. */
+void hpshm__requirement_text(char *dst, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Fill the first empty one of three command slots (r.now or r.persist) with a formatted line. */
+void hpshm__requirement_add(char (*slots)[HPSHM_REQUIREMENT_TEXT], const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* A page size as hugetlbfs' pagesize= and the kernel command line write it: "2M", "1G". */
+char *hpshm__hugetlbfs_size(size_t page_size, char *buf, size_t len);
+
 #endif /* HPSHM_BACKENDS_HUGETLB_COMMON_H */

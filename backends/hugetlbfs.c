@@ -101,18 +101,6 @@ static void hugetlbfs_text(char *buf, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* A page size as mount's pagesize= option takes it: "2M", "1G", "64K". */
-static char *hugetlbfs_mount_size(size_t page_size, char *buf, size_t len)
-{
-	if (page_size % (1UL << 30) == 0)
-		snprintf(buf, len, "%zuG", page_size >> 30);
-	else if (page_size % (1UL << 20) == 0)
-		snprintf(buf, len, "%zuM", page_size >> 20);
-	else
-		snprintf(buf, len, "%zuK", page_size >> 10);
-	return buf;
-}
-
 /*
  * The directory this registration must use, or NULL to discover one: the user pointer of a
  * registration made for one directory (hpshm_provider_register(p, "hugetlbfs_db", "/mnt/db",
@@ -144,7 +132,7 @@ static int hugetlbfs_find_dir(const struct hpshm_instance *self, const struct hp
 	d->reason[0] = '\0';
 	d->hint[0] = '\0';
 	hpshm_size_format(rq->page_size, psz, sizeof(psz));
-	hugetlbfs_mount_size(rq->page_size, opt, sizeof(opt));
+	hpshm__hugetlbfs_size(rq->page_size, opt, sizeof(opt));
 
 	if (override) {
 		errno = 0;
@@ -204,6 +192,74 @@ static int hugetlbfs_find_dir(const struct hpshm_instance *self, const struct hp
 	hugetlbfs_text(d->reason, sizeof(d->reason), "no hugetlbfs mount for %s pages", psz);
 	hugetlbfs_text(d->hint, sizeof(d->hint), "mount -t hugetlbfs -o pagesize=%s none <dir> or set hugetlbfs_path", opt);
 	return HPSHM_EUNAVAILABLE;
+}
+
+/*
+ * requirements(): the pool and cgroup every hugetlb provider needs, then a writable hugetlbfs
+ * mount of rq->page_size pages (or the configured directory).  The commands give the mount
+ * to this process's group with the sticky bit, so other users of the group can create but
+ * not remove one another's segments; systemd mounts the default size at /dev/hugepages, and
+ * other sizes get their own directory beside it.
+ */
+static int hugetlbfs_needs(const struct hpshm_instance *self, const struct hpshm_request *rq,
+				  hpshm_requirement_fn fn, void *user)
+{
+	struct hpshm__mount mounts[HPSHM__MAX_MOUNTS];
+	struct hpshm_requirement r;
+	struct hugetlbfs_dir d;
+	char opt[16], dir[64], option[HPSHM_PATH_MAX];
+	const char *override = hugetlbfs_override(self, rq, option, sizeof(option));
+	size_t page_size = 0;
+	int rc, n;
+
+	rc = hpshm__hugetlb_requirements(rq, fn, user);
+	if (rc != 0)
+		return rc;
+	hpshm__requirement_init(&r, "mount");
+	r.met = hugetlbfs_find_dir(self, rq, &d) == 0;
+	if (r.met)
+		return fn(user, &r);
+	hpshm__strlcpy(r.detail, d.reason, sizeof(r.detail));
+	hpshm__hugetlbfs_size(rq->page_size, opt, sizeof(opt));
+	if (override) {
+		/* A directory that is not hugetlbfs yet gets a mount; one of another page size is
+		 * the configuration's mistake, and the fix is in the note. */
+		if (hpshm__hugetlbfs_dir(override, &page_size) < 0) {
+			hpshm__requirement_add(r.now, "mkdir -p %s && mount -t hugetlbfs -o pagesize=%s,mode=1770,gid=%ld none %s",
+					       override, opt, (long)getegid(), override);
+			hpshm__requirement_add(r.persist, "echo 'none %s hugetlbfs pagesize=%s,mode=1770,gid=%ld 0 0' >> /etc/fstab",
+					       override, opt, (long)getegid());
+		} else {
+			hpshm__strlcpy(r.note, d.hint, sizeof(r.note));
+		}
+		return fn(user, &r);
+	}
+	n = hpshm__hugetlbfs_mounts(mounts, HPSHM__MAX_MOUNTS);
+	if (n > HPSHM__MAX_MOUNTS)
+		n = HPSHM__MAX_MOUNTS;
+	for (int i = 0; i < n; i++) {
+		if (mounts[i].page_size == rq->page_size && !mounts[i].writable) {
+			hpshm__requirement_add(r.now, "chgrp %ld %s && chmod 1770 %s", (long)getegid(), mounts[i].path,
+					       mounts[i].path);
+			return fn(user, &r);
+		}
+	}
+	if (rq->page_size == hpshm__default_huge_page_size())
+		snprintf(dir, sizeof(dir), "/dev/hugepages");
+	else
+		snprintf(dir, sizeof(dir), "/dev/hugepages-%s", opt);
+	hpshm__requirement_add(r.now, "mkdir -p %s && mount -t hugetlbfs -o pagesize=%s,mode=1770,gid=%ld none %s", dir,
+			       opt, (long)getegid(), dir);
+	hpshm__requirement_add(r.persist, "echo 'none %s hugetlbfs pagesize=%s,mode=1770,gid=%ld 0 0' >> /etc/fstab", dir,
+			       opt, (long)getegid());
+	return fn(user, &r);
+}
+
+static int hugetlbfs_requirements(const struct hpshm_instance *self, const struct hpshm_request *rq,
+				  hpshm_requirement_fn fn, void *user)
+{
+	(void)hugetlbfs_needs(self, rq, fn, user); /* non-zero: fn asked to stop */
+	return 0;
 }
 
 /* A name becomes one path component: no '/', not empty, not "." or "..", not too long. */
@@ -508,6 +564,7 @@ const struct hpshm_provider hpshm__provider_hugetlbfs = {
 	.summary     = "file on a hugetlbfs mount, re-attachable by path or descriptor",
 	.caps        = HPSHM_CAP_HUGE | HPSHM_CAP_REATTACH | HPSHM_CAP_NAMED | HPSHM_CAP_FD,
 	.probe       = hugetlbfs_probe,
+	.requirements = hugetlbfs_requirements,
 	.create      = hugetlbfs_create,
 	.destroy     = hugetlbfs_destroy,
 	.identify    = hpshm__fd_identify,

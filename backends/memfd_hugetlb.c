@@ -194,6 +194,7 @@ const struct hpshm_provider hpshm__provider_memfd_hugetlb = {
 	.summary     = "memfd_create(MFD_HUGETLB), no mount needed, re-attachable by descriptor",
 	.caps        = HPSHM_CAP_HUGE | HPSHM_CAP_REATTACH | HPSHM_CAP_FD,
 	.probe       = memfd_probe,
+	.requirements = hpshm__hugetlb_requirements_member,
 	.create      = memfd_create_segment,
 	.destroy     = hpshm__fd_unmap,     /* the memfd has no name to remove */
 	.identify    = hpshm__fd_identify, /* "fd=<n>": the mapping has no path */

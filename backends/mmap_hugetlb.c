@@ -102,6 +102,7 @@ const struct hpshm_provider hpshm__provider_mmap_hugetlb = {
 	.summary     = "anonymous MAP_HUGETLB mapping, shared with fork() children only",
 	.caps        = HPSHM_CAP_HUGE,
 	.probe       = mmap_hugetlb_probe,
+	.requirements = hpshm__hugetlb_requirements_member,
 	.create      = mmap_hugetlb_create,
 	.destroy     = mmap_hugetlb_destroy,
 	/* ABI 2 members stay NULL: no name and no descriptor, so nothing to re-attach or scan. */

@@ -171,6 +171,70 @@ static int sysv_probe(const struct hpshm_instance *self, const struct hpshm_requ
 	return 0;
 }
 
+/*
+ * requirements(): the pool and cgroup every hugetlb provider needs, then what shmget()
+ * itself checks.  SHM_HUGETLB needs CAP_IPC_LOCK or membership of vm.hugetlb_shm_group (the
+ * commands name this process's group: an operator gives the server's); the segment must fit
+ * kernel.shmmax (bytes) and kernel.shmall (base pages of all segments together: this one
+ * alone must fit).
+ */
+static int sysv_needs(const struct hpshm_request *rq, hpshm_requirement_fn fn, void *user)
+{
+	struct hpshm__sysv_limits lim;
+	struct hpshm_requirement r;
+	long group = hpshm__hugetlb_shm_group(), gid = (long)getegid();
+	size_t base_pages = rq->size / hpshm__base_page_size();
+	int rc;
+
+	if ((rc = hpshm__hugetlb_requirements(rq, fn, user)) != 0)
+		return rc;
+
+	hpshm__requirement_init(&r, "sysv_privilege");
+	r.met = hpshm__has_cap_ipc_lock() || (group >= 0 && hpshm__in_group(group) > 0);
+	if (!r.met) {
+		hpshm__requirement_text(r.detail,
+			 "no CAP_IPC_LOCK and not in vm.hugetlb_shm_group (%ld): shmget(SHM_HUGETLB) fails with EPERM; "
+			 "the commands use this process's group %ld, give the server's", group, gid);
+		hpshm__requirement_add(r.now, "sysctl -w vm.hugetlb_shm_group=%ld", gid);
+		hpshm__requirement_add(r.persist, "echo 'vm.hugetlb_shm_group = %ld' >> /etc/sysctl.d/60-hpshm.conf", gid);
+	}
+	if ((rc = fn(user, &r)) != 0)
+		return rc;
+
+	memset(&lim, 0, sizeof(lim));
+	if (hpshm__sysv_limits(&lim) < 0)
+		return 0;
+	hpshm__requirement_init(&r, "sysv_limits");
+	r.met = 1;
+	if (lim.shmmax != 0 && lim.shmmax < rq->size) {
+		r.met = 0;
+		hpshm__requirement_text(r.detail, "kernel.shmmax is %llu bytes, below the %zu bytes of the segment",
+			 (unsigned long long)lim.shmmax, rq->size);
+		hpshm__requirement_add(r.now, "sysctl -w kernel.shmmax=%zu", rq->size);
+		hpshm__requirement_add(r.persist, "echo 'kernel.shmmax = %zu' >> /etc/sysctl.d/60-hpshm.conf", rq->size);
+		if ((rc = fn(user, &r)) != 0)
+			return rc;
+		hpshm__requirement_init(&r, "sysv_limits");
+		r.met = 1;
+	}
+	if (lim.shmall != 0 && lim.shmall < base_pages) {
+		r.met = 0;
+		hpshm__requirement_text(r.detail, "kernel.shmall is %llu pages, below the %zu base pages of the segment",
+			 (unsigned long long)lim.shmall, base_pages);
+		hpshm__requirement_add(r.now, "sysctl -w kernel.shmall=%zu", base_pages);
+		hpshm__requirement_add(r.persist, "echo 'kernel.shmall = %zu' >> /etc/sysctl.d/60-hpshm.conf", base_pages);
+	}
+	return fn(user, &r);
+}
+
+static int sysv_requirements(const struct hpshm_instance *self, const struct hpshm_request *rq,
+			     hpshm_requirement_fn fn, void *user)
+{
+	(void)self;
+	(void)sysv_needs(rq, fn, user); /* non-zero: fn asked to stop */
+	return 0;
+}
+
 /* The hint for a failed shmget(), per errno (ENOMEM: hpshm__reserve_failed() gives the pool hint). */
 static const char *sysv_hint(int sys_errno)
 {
@@ -829,6 +893,7 @@ const struct hpshm_provider hpshm__provider_sysv_hugetlb = {
 	.summary     = "SysV shmget(SHM_HUGETLB) segment, re-attachable by shmid",
 	.caps        = HPSHM_CAP_HUGE | HPSHM_CAP_REATTACH | HPSHM_CAP_NAMED,
 	.probe       = sysv_probe,
+	.requirements = sysv_requirements,
 	.create      = sysv_create,
 	.destroy     = sysv_destroy,
 	.identify    = sysv_identify,

@@ -111,6 +111,41 @@ static DWORD large_ready(const struct hpshm_request *rq, const char **call, cons
 	return code;
 }
 
+/*
+ * requirements(): the one thing an operator sets up for large pages, the "Lock pages in
+ * memory" right (SeLockMemoryPrivilege), in a token that has it enabled: the account needs
+ * the right, a new logon to get it into its token, and an elevated start where UAC filters
+ * it out.  There is no pool to size: Windows finds contiguous memory at creation or fails.
+ */
+static int large_requirements(const struct hpshm_instance *self, const struct hpshm_request *rq,
+			      hpshm_requirement_fn fn, void *user)
+{
+	struct hpshm_requirement r;
+	const char *call = "", *why = "";
+
+	(void)self;
+	memset(&r, 0, sizeof(r));
+	hpshm__strlcpy(r.what, "privilege", sizeof(r.what));
+	r.met = large_ready(rq, &call, &why) == ERROR_SUCCESS;
+	if (!r.met) {
+		hpshm__strlcpy(r.detail, why, sizeof(r.detail));
+		hpshm__strlcpy(r.now[0],
+			       "secpol.msc: Local Policies > User Rights Assignment > Lock pages in memory: add the "
+			       "server's account",
+			       sizeof(r.now[0]));
+		hpshm__strlcpy(r.now[1], "log on again (or restart the service), and start the server elevated",
+			       sizeof(r.now[1]));
+		hpshm__strlcpy(r.persist[0], "the right stays granted; in a domain, grant it by Group Policy instead",
+			       sizeof(r.persist[0]));
+	}
+	hpshm__strlcpy(r.note,
+		       "large pages need contiguous physical memory: create the segment early after boot, or it may "
+		       "fail with ERROR_NO_SYSTEM_RESOURCES",
+		       sizeof(r.note));
+	(void)fn(user, &r);
+	return 0;
+}
+
 static int large_probe(const struct hpshm_instance *self, const struct hpshm_request *rq, struct hpshm_probe *out)
 {
 	size_t large = (size_t)hpshm__win_sys.get_large_page_minimum();
@@ -213,5 +248,5 @@ const struct hpshm_provider hpshm__provider_windows_large = {
 	.detach       = large_detach,
 	.scan         = NULL,
 	.remove       = NULL,
-	.requirements = NULL,
+	.requirements = large_requirements,
 };

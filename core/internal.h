@@ -123,6 +123,14 @@ int hpshm__child_spawn(const hpshm_segment *seg, const char *path, char *const a
 		       hpshm_child *child, hpshm_error *err);
 int hpshm__objects_list(hpshm_object_fn fn, void *user, hpshm_error *err);
 
+/* Hands a provider's requirements() on to the public callback, with the provider's name. */
+struct hpshm__requirement_relay {
+	hpshm_requirement_cb fn;       /* the caller's callback */
+	void                *user;     /* its pointer */
+	const char          *provider; /* the name the provider is registered under */
+};
+int hpshm__requirement_relay(void *user, const struct hpshm_requirement *r);
+
 /* The defaults, as a config: used when the caller passes NULL. */
 void hpshm__config_init(struct hpshm_config *cfg);
 

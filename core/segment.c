@@ -641,3 +641,83 @@ int hpshm_provider_probe(const char *name, size_t size, const hpshm_config *cfg_
 	}
 	return rc;
 }
+
+/*
+ * Ask one provider what a segment needs: the page size it would use for the plan's size
+ * (probe's answer, whether or not it could work now), the mapped length create would ask
+ * for, then its requirements().  1 if asked, 0 if it does not offer that page size or
+ * needs nothing, or a negative code.
+ */
+static int requirements_of(const struct hpshm_instance *p, size_t size, size_t page_size,
+			   const struct hpshm_config *cfg, hpshm_requirement_cb fn, void *user)
+{
+	struct hpshm_request rq;
+	struct hpshm_probe pr;
+	int rc;
+
+	if (!p->ops->requirements)
+		return 0;
+	segment_request(&rq, cfg, p, size);
+	if (page_size)
+		rq.page_size = page_size;
+	memset(&pr, 0, sizeof(pr));
+	(void)p->ops->probe(p, &rq, &pr);
+	if (pr.page_size == 0 || (page_size && pr.page_size != page_size) || segment_probe_broken(&pr))
+		return 0;
+	rq.page_size = pr.page_size;
+	if (hpshm__segment_sizes(cfg, size, rq.page_size, &rq.size, NULL) < 0)
+		return HPSHM_EOVERFLOW;
+	rc = p->ops->requirements(p, &rq, hpshm__requirement_relay,
+				  &(struct hpshm__requirement_relay){fn, user, p->name});
+	return rc < 0 ? rc : 1;
+}
+
+int hpshm__requirement_relay(void *user, const struct hpshm_requirement *r)
+{
+	const struct hpshm__requirement_relay *relay = user;
+
+	return relay->fn(relay->user, relay->provider, r);
+}
+
+int hpshm_requirements(size_t size, size_t page_size, const hpshm_config *cfg_in, hpshm_requirement_cb fn,
+		       void *user, hpshm_error *err)
+{
+	struct hpshm_config defaults;
+	const struct hpshm_config *cfg = cfg_in;
+	struct hpshm__provider_list all;
+	struct hpshm_instance p;
+	int asked = 0, rc;
+
+	if (err)
+		memset(err, 0, sizeof(*err));
+	if (size == 0 || !fn || (page_size & (page_size - 1)))
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL,
+				       "hpshm_requirements: size 0, no callback, or a page size that is not a power of two");
+	if (!cfg) {
+		hpshm__config_init(&defaults);
+		cfg = &defaults;
+	}
+	if (cfg->huge_pages == HPSHM_HUGE_OFF)
+		return 0;
+	if (cfg->nproviders == 0) {
+		hpshm__providers(&all);
+	} else {
+		all.n = 0;
+		for (unsigned i = 0; i < cfg->nproviders; i++) {
+			if (hpshm__provider_find(cfg->providers[i], &p) < 0)
+				return hpshm_error_set(err, HPSHM_ENOPROVIDER, 0, NULL, "run `hpshm providers` for the list",
+						       "provider \"%s\" is not registered", cfg->providers[i]);
+			all.p[all.n++] = p;
+		}
+	}
+	for (unsigned i = 0; i < all.n; i++) {
+		if (!(all.p[i].ops->caps & HPSHM_CAP_HUGE) || segment_excluded(cfg, &all.p[i]))
+			continue;
+		rc = requirements_of(&all.p[i], size, page_size, cfg, fn, user);
+		if (rc < 0)
+			return hpshm_error_set(err, rc, 0, NULL, NULL, "provider %s could not say what it needs: %s",
+					       all.p[i].name, hpshm_strerror(rc));
+		asked += rc;
+	}
+	return asked;
+}

@@ -673,6 +673,50 @@ HPSHM_API int hpshm_objects_remove(const hpshm_object *obj, unsigned flags, hpsh
 HPSHM_API int hpshm_provider_probe(const char *name, size_t size, const hpshm_config *cfg, size_t *page_size,
 				   char *reason, size_t len);
 
+/** Longest text of a requirement (hpshm_requirement): a command line with a path in it. */
+#define HPSHM_REQUIREMENT_TEXT 512
+
+/**
+ * One thing an operator must set up for a provider to work: filled by the provider
+ * (hpshm_provider.requirements), read by hpshm_requirements()'s callback and `hpshm plan`.
+ * The words in `what` are shared by providers with the same need: "pool" (huge pages
+ * reserved), "mount" (a hugetlbfs mount), "sysv_privilege", "sysv_limits", "cgroup" (a
+ * hugetlb cgroup limit), "privilege" (a user right such as Windows' "Lock pages in memory").
+ */
+typedef struct hpshm_requirement {
+	char what[HPSHM_NAME_MAX];                     /**< the need, one of the words above */
+	int  met;                                      /**< 1 if it holds already */
+	char detail[HPSHM_REQUIREMENT_TEXT];           /**< what is short, with the figures; empty when met */
+	char now[3][HPSHM_REQUIREMENT_TEXT];           /**< commands that fix it at once (empty strings: none) */
+	char persist[3][HPSHM_REQUIREMENT_TEXT];       /**< what keeps the fix across a reboot (empty: none) */
+	char note[HPSHM_REQUIREMENT_TEXT];             /**< advice that goes with it, shortfall or not (empty: none) */
+} hpshm_requirement;
+
+/**
+ * Called by hpshm_requirements() for each need of each provider.
+ * @param user     the pointer given to hpshm_requirements()
+ * @param provider the provider's name
+ * @param r        the need
+ * @return 0 to go on, non-zero to stop
+ */
+typedef int (*hpshm_requirement_cb)(void *user, const char *provider, const hpshm_requirement *r);
+
+/**
+ * What an operator must set up so that a segment of size bytes on page_size pages can be
+ * made under cfg: asks every huge page provider cfg allows (provider=, huge_pages=off
+ * allows none) that offers page_size, with the segment's mapped length as create() would
+ * map it (hpshm_segment_footprint()).  This is what `hpshm plan` prints as commands.
+ * @param size      the segment size
+ * @param page_size the huge page size to plan for, or 0 for each provider's default
+ * @param cfg       configuration, or NULL for the defaults
+ * @param fn        called for each need, met or not
+ * @param user      passed to fn
+ * @param err       filled on failure, may be NULL
+ * @return the number of providers asked (0: none offers page_size), or a negative HPSHM_E* code
+ */
+HPSHM_API int hpshm_requirements(size_t size, size_t page_size, const hpshm_config *cfg, hpshm_requirement_cb fn,
+				 void *user, hpshm_error *err);
+
 /**
  * Name the providers in the order `auto` walks them.
  * @param index 0, 1, ...

@@ -748,3 +748,117 @@ Test(registry, walk_sees_each_builtin_once_while_another_thread_registers)
 	cr_log_info("%u walks against %lu register/unregister rounds", round, c.rounds);
 	cr_assert_eq(bad, 0u, "a walk skipped or repeated a built-in provider while the table changed");
 }
+
+/* ---- requirements(): what `hpshm plan` turns into commands ---- */
+
+struct needs_seen {
+	int  n;                        /* needs passed to the callback */
+	char provider[4][HPSHM_NAME_MAX];
+	hpshm_requirement need[4];
+};
+
+static int needs_collect(void *user, const char *provider, const hpshm_requirement *r)
+{
+	struct needs_seen *s = user;
+
+	if (s->n < 4) {
+		snprintf(s->provider[s->n], sizeof s->provider[0], "%s", provider);
+		s->need[s->n] = *r;
+	}
+	s->n++;
+	return 0;
+}
+
+/* A fake's requirements(): one unmet privilege, with the length it was asked about. */
+static int fake_needs(const struct hpshm_instance *self, const struct hpshm_request *rq, hpshm_requirement_fn fn,
+		      void *user)
+{
+	struct hpt_fake *f = self->user;
+	hpshm_requirement r;
+
+	f->last_size = rq->size;
+	f->last_page_size = rq->page_size;
+	memset(&r, 0, sizeof r);
+	snprintf(r.what, sizeof r.what, "privilege");
+	snprintf(r.detail, sizeof r.detail, "%s needs a right for %zu bytes", self->name, rq->size);
+	snprintf(r.now[0], sizeof r.now[0], "grant it");
+	(void)fn(user, &r);
+	return 0;
+}
+
+Test(registry, requirements_reach_the_caller_with_the_provider_name_and_the_mapped_length)
+{
+	struct hpt_fake *f = hpt_fake_init(0, "fake_needy", HPSHM_CAP_HUGE);
+	struct needs_seen seen;
+	hpshm_error err;
+	int rc;
+
+	f->provider.requirements = fake_needs;
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpt_fake_register(f, &err), 0, "%s", err.message);
+	registered[0] = f;
+
+	set("provider=fake_needy");
+	memset(&seen, 0, sizeof seen);
+	rc = hpshm_requirements(3 * MIB, 0, cfg, needs_collect, &seen, &err);
+	cr_assert_eq(rc, 1, "one provider asked, got %d: %s", rc, err.message);
+	cr_assert_eq(seen.n, 1);
+	cr_assert_str_eq(seen.provider[0], "fake_needy");
+	cr_assert_str_eq(seen.need[0].what, "privilege");
+	cr_assert_eq(seen.need[0].met, 0);
+	/* requirements() is asked about what create maps: 3 MiB on probe's 2 MiB pages is 4 MiB */
+	cr_assert_eq(f->last_size, 4 * MIB, "asked about %zu bytes", f->last_size);
+	cr_assert_eq(f->last_page_size, 2 * MIB);
+
+	/* a page size the provider does not offer: it has nothing to say about it */
+	memset(&seen, 0, sizeof seen);
+	cr_assert_eq(hpshm_requirements(3 * MIB, 1024 * MIB, cfg, needs_collect, &seen, &err), 0);
+	cr_assert_eq(seen.n, 0);
+
+	/* huge_pages=off admits no huge page provider: nothing to set up */
+	set("provider=auto,huge_pages=off");
+	memset(&seen, 0, sizeof seen);
+	cr_assert_eq(hpshm_requirements(3 * MIB, 0, cfg, needs_collect, &seen, &err), 0);
+	cr_assert_eq(seen.n, 0);
+
+	cr_assert_eq(hpshm_requirements(0, 0, cfg, needs_collect, &seen, &err), HPSHM_EINVAL);
+	/* a provider named in the configuration and unregistered since */
+	set("provider=fake_needy,huge_pages=try");
+	cr_assert_eq(hpt_fake_unregister(f), 0);
+	registered[0] = NULL;
+	cr_assert_eq(hpshm_requirements(MIB, 0, cfg, needs_collect, &seen, &err), HPSHM_ENOPROVIDER);
+	cr_assert(strstr(err.message, "fake_needy"), "%s", err.message);
+}
+
+/*
+ * The pool need of a hugetlb provider, from the (fake) kernel's counts: a 64 MiB segment on
+ * 2 MiB pages needs 32, the pool has 10 free of 10, so it is short by 22 and the command
+ * raises vm.nr_hugepages to 32; with 40 free it is met and says nothing more.
+ */
+Test(registry, hugetlb_pool_need_names_the_shortfall_and_the_command)
+{
+	struct needs_seen seen;
+	hpshm_error err;
+	int rc;
+
+	hpt_fakeroot_set_pool(10, 10);
+	set("provider=mmap_hugetlb");
+	memset(&seen, 0, sizeof seen);
+	rc = hpshm_requirements(64 * MIB, 0, cfg, needs_collect, &seen, &err);
+	cr_assert_eq(rc, 1, "%d: %s", rc, err.message);
+	cr_assert_geq(seen.n, 1);
+	cr_assert_str_eq(seen.provider[0], "mmap_hugetlb");
+	cr_assert_str_eq(seen.need[0].what, "pool");
+	cr_assert_eq(seen.need[0].met, 0);
+	cr_assert(strstr(seen.need[0].detail, "32 needed: short by 22"), "detail: %s", seen.need[0].detail);
+	cr_assert_str_eq(seen.need[0].now[0], "sysctl -w vm.nr_hugepages=32");
+	cr_assert(strstr(seen.need[0].persist[0], "vm.nr_hugepages = 32"), "persist: %s", seen.need[0].persist[0]);
+
+	hpt_fakeroot_set_pool(40, 40);
+	memset(&seen, 0, sizeof seen);
+	cr_assert_eq(hpshm_requirements(64 * MIB, 0, cfg, needs_collect, &seen, &err), 1);
+	cr_assert_str_eq(seen.need[0].what, "pool");
+	cr_assert_eq(seen.need[0].met, 1);
+	cr_assert_str_eq(seen.need[0].detail, "");
+	cr_assert_str_eq(seen.need[0].now[0], "");
+}

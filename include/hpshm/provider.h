@@ -187,17 +187,8 @@ struct hpshm_found {
 /** Called by scan() for each object; return non-zero to stop. */
 typedef int (*hpshm_found_fn)(void *user, const struct hpshm_found *f);
 
-/** One thing an operator must set up for a provider to work (requirements()). */
-struct hpshm_requirement {
-	char what[HPSHM_NAME_MAX];           /**< "pool", "mount", "privilege", "limits", "cgroup": providers that
-						  share a need use the same word, and `hpshm plan` shows it once */
-	int  met;                            /**< 1 if it holds already */
-	char detail[HPSHM_TEXT_MAX];         /**< what is short, with the figures */
-	char now[3][HPSHM_TEXT_MAX];         /**< commands that fix it at once (empty strings: none) */
-	char persist[3][HPSHM_TEXT_MAX];     /**< what keeps the fix across a reboot (empty strings: none) */
-};
-
-/** Called by requirements() for each need; return non-zero to stop. */
+/** Called by requirements() for each need (struct hpshm_requirement, in hpshm.h); return
+ *  non-zero to stop. */
 typedef int (*hpshm_requirement_fn)(void *user, const struct hpshm_requirement *r);
 
 /** A live mapping, filled by create() or attach() and handed back to destroy() or detach(). */
@@ -282,8 +273,12 @@ struct hpshm_provider {
 	int (*remove)(const struct hpshm_instance *self, const struct hpshm_found *f, hpshm_error *err);
 
 	/**
-	 * What an operator must set up for a segment of rq->size on rq->page_size pages (probe's
-	 * choice), met or not, for `hpshm plan`.  NULL if the mechanism needs nothing.
+	 * What an operator must set up for a segment of rq->size bytes (the mapped length:
+	 * already rounded, header included) on rq->page_size pages (probe's choice), for
+	 * `hpshm plan` and hpshm_requirements().  Call fn once per need, met or not, and with
+	 * met = 1 and only a note for advice that is no shortfall; stop when fn returns
+	 * non-zero.  Needs that several providers share use the same `what` and the same
+	 * words, so the plan shows each once.  NULL if the mechanism needs nothing.
 	 * @return 0 or a negative HPSHM_E* code
 	 */
 	int (*requirements)(const struct hpshm_instance *self, const struct hpshm_request *rq,
