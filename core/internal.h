@@ -59,12 +59,34 @@ struct hpshm_config {
 	unsigned char    source[HPSHM__NKEYS]; /* enum hpshm__source of each key */
 };
 
+/*
+ * Where a segment's header lives (hpshm__header_place()).  At the tail it costs the segment
+ * a header region, which is a whole extra page when the size is an exact multiple of the
+ * page size: a 1 GiB segment on 1 GiB pages would take two.  So an unnamed re-attachable
+ * segment on huge pages keeps it in a companion: a small object of base pages made by the
+ * plain provider, mapped in the granule right after the segment and handed to the child
+ * beside it.  A named segment keeps its header at its tail whatever it costs: the proof of
+ * whose an object is must be in the object, where `hpshm gc` reads it after a crash.
+ */
+enum hpshm__header_place {
+	HPSHM__HEADER_NONE,      /* no header: neither named nor re-attachable */
+	HPSHM__HEADER_TAIL,      /* in the last HPSHM_HEADER_REGION bytes of the mapping */
+	HPSHM__HEADER_COMPANION  /* in a companion object at addr + mapped length */
+};
+
+/* The companion that holds a segment's header (HPSHM__HEADER_COMPANION). */
+struct hpshm__companion {
+	struct hpshm_instance inst; /* the plain provider that made or attached it */
+	struct hpshm_mapping  map;  /* its mapping; map.addr is NULL when there is none */
+};
+
 struct hpshm_segment {
 	struct hpshm_instance        inst;     /* who made it, and who destroys or detaches it */
 	struct hpshm_mapping         map;      /* what the provider made or attached */
 	size_t                       usable;   /* bytes for the caller, before any header region */
 	int                          owner;    /* 1: created here (destroy removes); 0: attached */
-	struct hpshm_header         *header;   /* at addr + usable, or NULL if the segment has none */
+	struct hpshm_header         *header;   /* at addr + usable or in the companion; NULL if none */
+	struct hpshm__companion      companion; /* the header's object, when it is not at the tail */
 	hpshm_report                 report;   /* what it is */
 	struct hpshm_config          cfg;      /* for logging at destroy */
 };
@@ -81,9 +103,26 @@ int hpshm__request_option(const struct hpshm_request *rq, const char *key, char 
 
 /* Does this configuration give segments a header (and so re-attach or a name)? */
 int hpshm__wants_header(const struct hpshm_config *cfg);
-/* Fill and write the header at the tail of a freshly created mapping; returns where it is. */
-struct hpshm_header *hpshm__header_write(const struct hpshm_mapping *m, const char *provider, const char *name,
-					 size_t page_size);
+/* Where the header of a segment of size bytes on page_size pages goes under cfg. */
+enum hpshm__header_place hpshm__header_place(const struct hpshm_config *cfg, size_t size, size_t page_size);
+/* Bytes after a segment of that place that the companion's granule takes (0 unless companion). */
+size_t hpshm__header_extent(enum hpshm__header_place place);
+/*
+ * Fill and write a fresh header at dst, for a segment of usable bytes created at address at
+ * with page_size pages; returns dst.
+ */
+struct hpshm_header *hpshm__header_write(void *dst, size_t usable, const void *at, const char *provider,
+					 const char *name, size_t page_size);
+/*
+ * Make the companion for a segment that will be mapped at seg_at with mapped bytes: a plain
+ * object of base pages at seg_at + mapped, that a child can re-attach.  0, or a negative code
+ * (no plain provider that can re-attach here, the range is taken): the caller then keeps the
+ * header at the tail instead.
+ */
+int hpshm__companion_create(struct hpshm__companion *c, void *seg_at, size_t mapped, const struct hpshm_config *cfg,
+			    hpshm_error *err);
+/* Destroy (owner) or detach a companion; nothing if it has no mapping. */
+void hpshm__companion_release(struct hpshm__companion *c, int owner);
 
 /*
  * What create maps for a segment of size bytes on pages of page_size under this
@@ -94,11 +133,15 @@ struct hpshm_header *hpshm__header_write(const struct hpshm_mapping *m, const ch
  */
 int hpshm__segment_sizes(const struct hpshm_config *cfg, size_t size, size_t page_size, size_t *mapped,
 			 size_t *usable);
+/* The same for a header place already chosen (create falls back to the tail). */
+int hpshm__segment_sizes_at(enum hpshm__header_place place, size_t size, size_t page_size, size_t *mapped,
+			    size_t *usable);
 
 /* A re-attach token, parsed (core/reattach.c has the format). */
 struct hpshm__token {
 	char               provider[HPSHM_NAME_MAX]; /* the provider's name */
 	char               id[HPSHM_PATH_MAX];       /* its identify() text: "fd=5", "shm=32769", "path=..." */
+	char               header[HPSHM_PATH_MAX];   /* "tail", or the companion's plain identify() text */
 	unsigned long long size;                     /* mapped length, header region included */
 	unsigned long long page_size;                /* a power of two, at least 4KiB */
 	unsigned long long address;                  /* the creator's address */

@@ -5,10 +5,11 @@
  * re-execs itself) need the child to see the segment at the creator's address, because the
  * shared structures hold raw pointers.  The creator exports a token:
  *
- *     hpshm1:<provider>:<id>:<mapped size>:<page size>:<address>:<nonce>:<check>
+ *     hpshm2:<provider>:<id>:<mapped size>:<page size>:<address>:<nonce>:<header>:<check>
  *
  * numbers in lower-case hex, <id> the provider's identify() text ("fd=5", "shm=32769",
- * "path=/dev/hugepages/hpshm.db"), <check> FNV-1a-32 of everything before it.  The check
+ * "path=/dev/hugepages/hpshm.db"), <header> "tail" or the plain provider's identify() text of
+ * the header's companion ("fd=6"), <check> FNV-1a-32 of everything before it.  The check
  * catches truncation and typos; it is not a secret.  What proves the token names *this*
  * segment is the nonce: 64 random bits also written in the header at the segment's tail,
  * compared after mapping.  The header also records where the creator mapped the segment, and
@@ -20,7 +21,9 @@
  * returned: the caller never gets the wrong object, nor the right one in the wrong place.
  *
  * The header lives in the last HPSHM_HEADER_REGION bytes of the mapping, after the caller's
- * usable bytes, so the caller's pointer is the mapping's first byte (huge-page aligned).
+ * usable bytes, so the caller's pointer is the mapping's first byte (huge-page aligned); or,
+ * when that would cost a huge page, in a companion of base pages mapped right after the
+ * segment (core/internal.h, enum hpshm__header_place).  Version 1 tokens had no <header>.
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -31,31 +34,55 @@
 #include "core/internal.h"
 #include "port.h"
 
-#define TOKEN_PREFIX "hpshm1:"
+#define TOKEN_PREFIX "hpshm2:"
 /* The token's fields, in order. */
-enum { TF_VERSION, TF_PROVIDER, TF_ID, TF_SIZE, TF_PAGE_SIZE, TF_ADDRESS, TF_NONCE, TF_CHECK, TOKEN_FIELDS };
+enum { TF_VERSION, TF_PROVIDER, TF_ID, TF_SIZE, TF_PAGE_SIZE, TF_ADDRESS, TF_NONCE, TF_HEADER, TF_CHECK, TOKEN_FIELDS };
 
 int hpshm__wants_header(const struct hpshm_config *cfg)
 {
 	return cfg->reattach == HPSHM__REATTACH_EXEC || cfg->name[0] != '\0';
 }
 
-struct hpshm_header *hpshm__header_write(const struct hpshm_mapping *m, const char *provider, const char *name,
-					 size_t page_size)
+enum hpshm__header_place hpshm__header_place(const struct hpshm_config *cfg, size_t size, size_t page_size)
 {
-	struct hpshm_header *dst = (struct hpshm_header *)((char *)m->addr + m->size - HPSHM_HEADER_REGION);
+	size_t bare, with_tail;
+
+	if (!hpshm__wants_header(cfg))
+		return HPSHM__HEADER_NONE;
+	/* Named: the header must be in the object.  Base pages: the tail costs a base page,
+	 * which is what a companion would cost too. */
+	if (cfg->name[0] || page_size <= hpshm__base_page_size())
+		return HPSHM__HEADER_TAIL;
+	/* The tail is free when the last page has a header region to spare. */
+	if (size <= SIZE_MAX - HPSHM_HEADER_REGION && hpshm__round_up(size, page_size, &bare) == 0 &&
+	    hpshm__round_up(size + HPSHM_HEADER_REGION, page_size, &with_tail) == 0 && bare == with_tail)
+		return HPSHM__HEADER_TAIL;
+	return HPSHM__HEADER_COMPANION;
+}
+
+size_t hpshm__header_extent(enum hpshm__header_place place)
+{
+	/* The companion is mapped in the address granule after the segment: every base page
+	 * size hpshm runs on divides HPSHM__ADDRESS_GRANULE, so its pages fit in one. */
+	return place == HPSHM__HEADER_COMPANION ? HPSHM__ADDRESS_GRANULE : 0;
+}
+
+struct hpshm_header *hpshm__header_write(void *dst_region, size_t usable, const void *at, const char *provider,
+					 const char *name, size_t page_size)
+{
+	struct hpshm_header *dst = dst_region;
 	struct hpshm_header h;
 
 	memset(&h, 0, sizeof(h));
 	h.version = HPSHM_HEADER_VERSION;
 	h.header_size = (uint32_t)sizeof(h);
-	h.usable_size = m->size - HPSHM_HEADER_REGION;
+	h.usable_size = usable;
 	h.page_size = page_size;
 	h.nonce = hpshm__random64();
 	h.creator_pid = hpshm__getpid();
 	h.creator_start = hpshm__process_start(h.creator_pid);
 	h.created_unix = (uint64_t)time(NULL);
-	h.creator_address = (uint64_t)(uintptr_t)m->addr;
+	h.creator_address = (uint64_t)(uintptr_t)at;
 	if (hpshm__boot_id(h.boot_id, sizeof(h.boot_id)) < 0)
 		h.boot_id[0] = '\0';
 	hpshm__strlcpy(h.provider, provider, sizeof(h.provider));
@@ -67,6 +94,70 @@ struct hpshm_header *hpshm__header_write(const struct hpshm_mapping *m, const ch
 	return dst;
 }
 
+/* ---- the companion that holds the header of an unnamed huge segment ---- */
+
+/* The request for a companion at addr: base pages enough for the header region. */
+static int companion_request(struct hpshm_request *rq, void *addr, const struct hpshm_config *cfg)
+{
+	memset(rq, 0, sizeof(*rq));
+	if (hpshm__round_up(HPSHM_HEADER_REGION, hpshm__base_page_size(), &rq->size) < 0 ||
+	    rq->size > HPSHM__ADDRESS_GRANULE)
+		return HPSHM_EOVERFLOW;
+	rq->page_size = hpshm__base_page_size();
+	rq->address = addr;
+	rq->mode = cfg->mode;
+	rq->flags = HPSHM_REQ_REATTACH;
+	rq->config = cfg;
+	rq->option = hpshm__request_option;
+	return 0;
+}
+
+int hpshm__companion_create(struct hpshm__companion *c, void *seg_at, size_t mapped, const struct hpshm_config *cfg,
+			    hpshm_error *err)
+{
+	struct hpshm_request rq;
+	struct hpshm_probe pr;
+	unsigned caps;
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	c->map.handle = HPSHM_NO_HANDLE;
+	if (hpshm__provider_find("plain", &c->inst) < 0 || !(c->inst.ops->caps & HPSHM_CAP_REATTACH))
+		return hpshm_error_set(err, HPSHM_ENOPROVIDER, 0, NULL, NULL,
+				       "no plain provider that can re-attach to keep the header in");
+	rc = companion_request(&rq, (char *)seg_at + mapped, cfg);
+	if (rc < 0)
+		return hpshm_error_set(err, rc, 0, NULL, NULL, "base pages too large for a header companion");
+	memset(&pr, 0, sizeof(pr));
+	rc = c->inst.ops->probe(&c->inst, &rq, &pr);
+	if (rc < 0)
+		return hpshm_error_set(err, rc, pr.sys_errno, "probe", NULL, "plain: %s", pr.reason);
+	rc = c->inst.ops->create(&c->inst, &c->map, &rq, err);
+	if (rc < 0) {
+		c->map.addr = NULL;
+		return rc;
+	}
+	caps = c->map.caps ? c->map.caps : c->inst.ops->caps;
+	if (c->map.addr != rq.address || !(caps & HPSHM_CAP_REATTACH)) {
+		(void)c->inst.ops->destroy(&c->inst, &c->map);
+		c->map.addr = NULL;
+		return hpshm_error_set(err, HPSHM_ENOTSUP, 0, NULL, NULL,
+				       "plain gave a header companion a child cannot re-attach");
+	}
+	return 0;
+}
+
+void hpshm__companion_release(struct hpshm__companion *c, int owner)
+{
+	if (!c->map.addr)
+		return;
+	if (owner)
+		(void)c->inst.ops->destroy(&c->inst, &c->map);
+	else
+		(void)c->inst.ops->detach(&c->inst, &c->map);
+	c->map.addr = NULL;
+}
+
 static uint32_t token_check(const char *s, size_t len)
 {
 	return hpshm__fnv1a32(HPSHM__FNV1A32_INIT, s, len);
@@ -74,7 +165,7 @@ static uint32_t token_check(const char *s, size_t len)
 
 int hpshm_segment_token(const hpshm_segment *seg, char *buf, size_t len, hpshm_error *err)
 {
-	char id[HPSHM_PATH_MAX], tok[HPSHM_TOKEN_MAX];
+	char id[HPSHM_PATH_MAX], hdr[HPSHM_PATH_MAX], tok[HPSHM_TOKEN_MAX];
 	int n;
 
 	if (!seg || !buf)
@@ -89,9 +180,17 @@ int hpshm_segment_token(const hpshm_segment *seg, char *buf, size_t len, hpshm_e
 	if (n < 0 || (size_t)n >= sizeof(id) || strpbrk(id, ": \t\n"))
 		return hpshm_error_set(err, HPSHM_ENOTSUP, 0, NULL, NULL, "provider %s cannot name this segment",
 				       seg->inst.name);
-	n = snprintf(tok, sizeof(tok), TOKEN_PREFIX "%s:%s:%zx:%llx:%llx:%016llx:", seg->inst.name, id,
+	strcpy(hdr, "tail");
+	if (seg->companion.map.addr) {
+		n = seg->companion.inst.ops->identify(&seg->companion.inst, &seg->companion.map, hdr, sizeof(hdr));
+		if (n < 0 || (size_t)n >= sizeof(hdr) || strpbrk(hdr, ": \t\n") || strcmp(hdr, "tail") == 0)
+			return hpshm_error_set(err, HPSHM_ENOTSUP, 0, NULL, NULL,
+					       "provider %s cannot name this segment's header companion",
+					       seg->companion.inst.name);
+	}
+	n = snprintf(tok, sizeof(tok), TOKEN_PREFIX "%s:%s:%zx:%llx:%llx:%016llx:%s:", seg->inst.name, id,
 		     seg->map.size, (unsigned long long)seg->header->page_size,
-		     (unsigned long long)(uintptr_t)seg->map.addr, (unsigned long long)seg->header->nonce);
+		     (unsigned long long)(uintptr_t)seg->map.addr, (unsigned long long)seg->header->nonce, hdr);
 	if (n < 0 || (size_t)n + 9 >= sizeof(tok))
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "token too long");
 	snprintf(tok + n, sizeof(tok) - (size_t)n, "%08x", token_check(tok, (size_t)n));
@@ -168,12 +267,14 @@ int hpshm__token_parse(const char *text, struct hpshm__token *t, hpshm_error *er
 	    check != token_check(text, (size_t)(f[TF_CHECK] - text)))
 		return token_bad(err, "its check digits do not match (corrupted or edited)");
 	if (flen[TF_PROVIDER] == 0 || flen[TF_PROVIDER] >= sizeof(t->provider) || flen[TF_ID] == 0 ||
-	    flen[TF_ID] >= sizeof(t->id))
-		return token_bad(err, "empty or overlong provider or identifier");
+	    flen[TF_ID] >= sizeof(t->id) || flen[TF_HEADER] == 0 || flen[TF_HEADER] >= sizeof(t->header))
+		return token_bad(err, "empty or overlong provider, identifier or header");
 	memcpy(t->provider, f[TF_PROVIDER], flen[TF_PROVIDER]);
 	t->provider[flen[TF_PROVIDER]] = '\0';
 	memcpy(t->id, f[TF_ID], flen[TF_ID]);
 	t->id[flen[TF_ID]] = '\0';
+	memcpy(t->header, f[TF_HEADER], flen[TF_HEADER]);
+	t->header[flen[TF_HEADER]] = '\0';
 	if (token_hex(f[TF_SIZE], flen[TF_SIZE], &t->size) < 0 ||
 	    token_hex(f[TF_PAGE_SIZE], flen[TF_PAGE_SIZE], &t->page_size) < 0 ||
 	    token_hex(f[TF_ADDRESS], flen[TF_ADDRESS], &t->address) < 0 ||
@@ -181,7 +282,7 @@ int hpshm__token_parse(const char *text, struct hpshm__token *t, hpshm_error *er
 		return token_bad(err, "a number is not lower-case hex");
 	if (t->page_size < 4096 || (t->page_size & (t->page_size - 1)))
 		return token_bad(err, "page size is not a power of two of at least 4KiB");
-	if (t->size <= HPSHM_HEADER_REGION || t->size % t->page_size)
+	if (t->size == 0 || t->size % t->page_size || (strcmp(t->header, "tail") == 0 && t->size <= HPSHM_HEADER_REGION))
 		return token_bad(err, "size is not a multiple of the page size");
 	/* No creator maps below the granule or off it (base_address and the automatic choice
 	 * both keep to it), so such an address is an edit, refused before anything is mapped. */
@@ -194,7 +295,7 @@ int hpshm__token_parse(const char *text, struct hpshm__token *t, hpshm_error *er
 	 * a 32-bit child whole: a segment that does not fit its address space is refused here,
 	 * never cut to the low 32 bits and mapped somewhere else.
 	 */
-	if (t->size > SIZE_MAX || t->address > UINTPTR_MAX - t->size)
+	if (t->size > SIZE_MAX - HPSHM__ADDRESS_GRANULE || t->address > UINTPTR_MAX - t->size - HPSHM__ADDRESS_GRANULE)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL,
 				       "attach from a program built for the creator's word size (a 64-bit build)",
 				       "the token's segment (0x%llx bytes at 0x%llx) lies beyond this process's "
@@ -223,7 +324,8 @@ static int attach_check_header(const struct hpshm_header *h, const struct hpshm_
 				       "segment %s has a version %u header, which records no creator address", t->id,
 				       (unsigned)h->version);
 	if (h->nonce != t->nonce || h->page_size != t->page_size ||
-	    h->usable_size != t->size - HPSHM_HEADER_REGION || strncmp(h->provider, t->provider, sizeof(h->provider)))
+	    h->usable_size != t->size - (strcmp(t->header, "tail") == 0 ? HPSHM_HEADER_REGION : 0) ||
+	    strncmp(h->provider, t->provider, sizeof(h->provider)))
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL,
 				       "the token is stale (the segment was recreated) or forged; get a fresh one",
 				       "segment %s does not match the token (nonce, size or provider differ)", t->id);
@@ -250,6 +352,35 @@ static void attach_undo(const struct hpshm_instance *p, struct hpshm_mapping *m)
 	(void)p->ops->detach(p, m);
 }
 
+/* In a child, map the header's companion the token names at addr.  0, or an error. */
+static int companion_attach(struct hpshm__companion *c, void *addr, const char *id, const struct hpshm_config *cfg,
+			    hpshm_error *err)
+{
+	struct hpshm_request rq;
+	hpshm_error e;
+	int rc;
+
+	c->map.handle = HPSHM_NO_HANDLE;
+	if ((rc = companion_request(&rq, addr, cfg)) < 0)
+		return hpshm_error_set(err, rc, 0, NULL, NULL, "base pages too large for a header companion");
+	memset(&e, 0, sizeof(e));
+	rc = c->inst.ops->attach(&c->inst, &c->map, &rq, id, &e);
+	if (rc < 0) {
+		c->map.addr = NULL;
+		return hpshm_error_set(err, rc, e.sys_errno, e.call[0] ? e.call : NULL, e.hint[0] ? e.hint : NULL,
+				       "the segment's header companion %s: %s", id, e.message);
+	}
+	if (c->map.addr != addr) {
+		void *got = c->map.addr;
+
+		attach_undo(&c->inst, &c->map);
+		c->map.addr = NULL;
+		return hpshm_error_set(err, HPSHM_ESYS, 0, NULL, NULL, "the header companion was attached at %p, not %p",
+				       got, addr);
+	}
+	return 0;
+}
+
 int hpshm__segment_attach(hpshm_segment **out, const char *token, const hpshm_config *cfg_in, hpshm_error *err)
 {
 	struct hpshm_config defaults;
@@ -260,9 +391,11 @@ int hpshm__segment_attach(hpshm_segment **out, const char *token, const hpshm_co
 	struct hpshm__backing b;
 	struct hpshm_segment *seg;
 	struct hpshm__token t;
+	struct hpshm__companion comp;
+	struct hpshm_header *header;
 	hpshm_error e;
 	uint64_t t0 = hpshm__now_ns();
-	int rc;
+	int rc, companion;
 
 	if (err)
 		memset(err, 0, sizeof(*err));
@@ -295,9 +428,14 @@ int hpshm__segment_attach(hpshm_segment **out, const char *token, const hpshm_co
 	memset(&m, 0, sizeof(m));
 	m.handle = HPSHM_NO_HANDLE;
 	memset(&e, 0, sizeof(e));
-	/* A parent on Windows reserved the range in this process before it ran (hpshm__spawn());
-	 * give it back now, just before the provider maps there. */
-	(void)hpshm__reservation_release(rq.address, rq.size);
+	companion = strcmp(t.header, "tail") != 0;
+	memset(&comp, 0, sizeof(comp));
+	if (companion && hpshm__provider_find("plain", &comp.inst) < 0)
+		return hpshm_error_set(err, HPSHM_ENOPROVIDER, 0, NULL, "use the same hpshm build in parent and child",
+				       "the token's header is in a plain companion, and this process has no plain provider");
+	/* A parent on Windows reserved the range in this process before it ran (hpshm__spawn()),
+	 * the companion's granule included; give it back now, just before the providers map there. */
+	(void)hpshm__reservation_release(rq.address, rq.size + (companion ? HPSHM__ADDRESS_GRANULE : 0));
 	rc = p->ops->attach(p, &m, &rq, t.id, &e);
 	if (rc < 0) {
 		if (err) {
@@ -318,9 +456,19 @@ int hpshm__segment_attach(hpshm_segment **out, const char *token, const hpshm_co
 		return hpshm_error_set(err, HPSHM_ESYS, 0, NULL, NULL, "provider %s attached at %p, not at %p", p->name,
 				       m.addr, rq.address);
 	}
-	rc = attach_check_header((const struct hpshm_header *)((char *)m.addr + m.size - HPSHM_HEADER_REGION), &t,
-				 err);
+	header = (struct hpshm_header *)((char *)m.addr + m.size - HPSHM_HEADER_REGION);
+	if (companion) {
+		rc = companion_attach(&comp, (char *)m.addr + m.size, t.header, cfg, err);
+		if (rc < 0) {
+			attach_undo(p, &m);
+			return rc;
+		}
+		header = comp.map.addr;
+	}
+	rc = attach_check_header(header, &t, err);
 	if (rc < 0) {
+		if (companion)
+			attach_undo(&comp.inst, &comp.map);
 		attach_undo(p, &m);
 		return rc;
 	}
@@ -330,6 +478,8 @@ int hpshm__segment_attach(hpshm_segment **out, const char *token, const hpshm_co
 	    b.page_size && b.page_size != rq.page_size) {
 		char want[32], got[32];
 
+		if (companion)
+			attach_undo(&comp.inst, &comp.map);
 		attach_undo(p, &m);
 		return hpshm_error_set(err, HPSHM_ENOHUGE, 0, "verify", NULL,
 				       "attached segment is backed by %s pages, the creator's by %s",
@@ -338,14 +488,17 @@ int hpshm__segment_attach(hpshm_segment **out, const char *token, const hpshm_co
 	}
 	seg = calloc(1, sizeof(*seg));
 	if (!seg) {
+		if (companion)
+			attach_undo(&comp.inst, &comp.map);
 		attach_undo(p, &m);
 		return hpshm_error_set(err, HPSHM_ENOMEM, 0, "malloc", NULL, "out of memory for the segment handle");
 	}
 	seg->inst = *p;
 	seg->map = m;
 	seg->owner = 0;
-	seg->usable = m.size - HPSHM_HEADER_REGION;
-	seg->header = (struct hpshm_header *)((char *)m.addr + seg->usable);
+	seg->usable = companion ? m.size : m.size - HPSHM_HEADER_REGION;
+	seg->header = header;
+	seg->companion = comp;
 	seg->cfg = *cfg;
 	hpshm__strlcpy(seg->cfg.name, seg->header->name, sizeof(seg->cfg.name));
 	hpshm__strlcpy(seg->report.provider, p->name, sizeof(seg->report.provider));
@@ -392,8 +545,8 @@ int hpshm__child_spawn(const hpshm_segment *seg, const char *path, char *const a
 	char **env;
 	size_t n = 0, k = 0;
 	struct hpshm__process proc;
-	intptr_t inherit;
-	int rc, ninherit;
+	intptr_t inherit[2];
+	int rc, ninherit = 0;
 
 	if (err)
 		memset(err, 0, sizeof(*err));
@@ -416,9 +569,12 @@ int hpshm__child_spawn(const hpshm_segment *seg, const char *path, char *const a
 	 * provider says attach needs it; a segment found by path or SysV id needs none, and a stray
 	 * one would outlive detach.  The segment's range is reserved in the child where the OS
 	 * allows it. */
-	inherit = seg->map.handle;
-	ninherit = (seg->map.flags & HPSHM_MAP_INHERIT) ? 1 : 0;
-	rc = hpshm__spawn(path, argv, env, &inherit, ninherit, seg->map.addr, seg->map.size, &proc, err);
+	if (seg->map.flags & HPSHM_MAP_INHERIT)
+		inherit[ninherit++] = seg->map.handle;
+	if (seg->companion.map.addr && (seg->companion.map.flags & HPSHM_MAP_INHERIT))
+		inherit[ninherit++] = seg->companion.map.handle;
+	rc = hpshm__spawn(path, argv, env, inherit, ninherit, seg->map.addr,
+			  seg->map.size + (seg->companion.map.addr ? HPSHM__ADDRESS_GRANULE : 0), &proc, err);
 	free(env);
 	if (rc < 0)
 		return rc;

@@ -54,15 +54,15 @@ size_t hpshm_base_page_size(void)
 	return hpshm__base_page_size();
 }
 
-int hpshm__segment_sizes(const struct hpshm_config *cfg, size_t size, size_t page_size, size_t *mapped,
-			 size_t *usable)
+int hpshm__segment_sizes_at(enum hpshm__header_place place, size_t size, size_t page_size, size_t *mapped,
+			    size_t *usable)
 {
-	size_t header = hpshm__wants_header(cfg) ? HPSHM_HEADER_REGION : 0;
+	size_t header = place == HPSHM__HEADER_TAIL ? HPSHM_HEADER_REGION : 0;
 	int rc;
 
-	/* A segment with a header gets one more region at its tail, so the caller's pointer is
-	 * the mapping's first byte and the header never sits in front of it.  When size is an
-	 * exact multiple of the page size, that region costs one more page. */
+	/* A header at the tail is one more region there, so the caller's pointer is the
+	 * mapping's first byte and the header never sits in front of it.  The place was chosen
+	 * so that this costs a page only on base pages or for a named segment. */
 	if (size > SIZE_MAX - header)
 		return HPSHM_EOVERFLOW;
 	rc = hpshm__round_up(size + header, page_size, mapped);
@@ -71,6 +71,12 @@ int hpshm__segment_sizes(const struct hpshm_config *cfg, size_t size, size_t pag
 	if (usable)
 		*usable = *mapped - header;
 	return 0;
+}
+
+int hpshm__segment_sizes(const struct hpshm_config *cfg, size_t size, size_t page_size, size_t *mapped,
+			 size_t *usable)
+{
+	return hpshm__segment_sizes_at(hpshm__header_place(cfg, size, page_size), size, page_size, mapped, usable);
 }
 
 int hpshm_segment_footprint(size_t size, size_t page_size, const hpshm_config *cfg_in, size_t *mapped,
@@ -89,16 +95,17 @@ int hpshm_segment_footprint(size_t size, size_t page_size, const hpshm_config *c
 }
 
 /*
- * The request as probe() sees it: the size asked for (with the header region a named or
- * re-attachable segment keeps at its tail) and, for a huge page provider, the page size the
- * configuration wishes for; a provider without huge pages picks its own.
+ * The request as probe() sees it: the size asked for (with the header region a named
+ * segment keeps at its tail; an unnamed one keeps its header where it costs no huge page)
+ * and, for a huge page provider, the page size the configuration wishes for; a provider
+ * without huge pages picks its own.
  */
 static void segment_request(struct hpshm_request *rq, const struct hpshm_config *cfg,
 			    const struct hpshm_instance *p, size_t size)
 {
 	memset(rq, 0, sizeof(*rq));
 	rq->size = size;
-	if (hpshm__wants_header(cfg))
+	if (cfg->name[0])
 		rq->size = size > SIZE_MAX - HPSHM_HEADER_REGION ? SIZE_MAX : size + HPSHM_HEADER_REGION;
 	rq->page_size = HPSHM_PAGE_DEFAULT;
 	if (p->ops->caps & HPSHM_CAP_HUGE)
@@ -243,6 +250,49 @@ static int segment_address_outside(const struct hpshm_request *rq, int sys_errno
 	return 1;
 }
 
+/*
+ * The address of a re-attachable segment, and its header's companion when it has one: the
+ * address is chosen (unless base_address gave it) with room for the companion's granule
+ * after the segment, the companion made there.  When no companion can be had (no plain
+ * provider that re-attaches, the granule is taken), the header goes back to the tail and
+ * rq->size grows by it.  0, or a negative code with the attempt recorded.
+ */
+static int segment_place(struct segment_walk *w, const struct hpshm_instance *p, const struct hpshm_config *cfg,
+			 size_t size, struct hpshm_request *rq, enum hpshm__header_place *place,
+			 struct hpshm__companion *companion)
+{
+	/* HPSHM__ADDRESS_GRANULE at least: Windows' granularity, so the same addresses work everywhere. */
+	size_t align = rq->page_size > HPSHM__ADDRESS_GRANULE ? rq->page_size : HPSHM__ADDRESS_GRANULE;
+	int chosen = 0, rc;
+	void *at;
+
+	memset(companion, 0, sizeof(*companion));
+	for (;;) {
+		if (cfg->reattach == HPSHM__REATTACH_EXEC && (!rq->address || chosen)) {
+			rc = hpshm__pick_address(rq->size + hpshm__header_extent(*place), align, &at);
+			if (rc < 0) {
+				segment_attempt(w, p, rq->page_size, rc, 0, "mmap", "no free address range for the segment");
+				return rc;
+			}
+			rq->address = at;
+			chosen = 1;
+		}
+		if (*place != HPSHM__HEADER_COMPANION)
+			return 0;
+		if (hpshm__companion_create(companion, rq->address, rq->size, cfg, NULL) == 0)
+			return 0;
+		*place = HPSHM__HEADER_TAIL;
+		rc = hpshm__segment_sizes_at(*place, size, rq->page_size, &rq->size, NULL);
+		if (rc < 0) {
+			segment_attempt(w, p, rq->page_size, HPSHM_EOVERFLOW, 0, "round",
+					"size overflows when rounded to the page size");
+			return HPSHM_EOVERFLOW;
+		}
+		if (!chosen)
+			return 0;
+	}
+}
+
 /* Try one candidate.  0 with *seg made, or a negative code (recorded) to move on. */
 static int segment_try(struct segment_walk *w, const struct hpshm_instance *p, size_t size,
 		       struct hpshm_segment **seg)
@@ -252,6 +302,8 @@ static int segment_try(struct segment_walk *w, const struct hpshm_instance *p, s
 	struct hpshm_probe pr;
 	struct hpshm_mapping m;
 	struct hpshm_header *header;
+	struct hpshm__companion companion;
+	enum hpshm__header_place place;
 	hpshm_error perr;
 	const char *why;
 	char why_text[HPSHM_TEXT_MAX], psz[32];
@@ -292,7 +344,8 @@ static int segment_try(struct segment_walk *w, const struct hpshm_instance *p, s
 	/* The contract checks, once for every provider: sizes rounded to whole pages, the
 	 * address aligned to them. */
 	rq.page_size = pr.page_size;
-	rc = hpshm__segment_sizes(cfg, size, rq.page_size, &rq.size, NULL);
+	place = hpshm__header_place(cfg, size, rq.page_size);
+	rc = hpshm__segment_sizes_at(place, size, rq.page_size, &rq.size, NULL);
 	if (rc < 0) {
 		segment_attempt(w, p, rq.page_size, HPSHM_EOVERFLOW, 0, "round", "size overflows when rounded to the page size");
 		return HPSHM_EOVERFLOW;
@@ -305,23 +358,16 @@ static int segment_try(struct segment_walk *w, const struct hpshm_instance *p, s
 		segment_attempt(w, p, rq.page_size, HPSHM_EINVAL, 0, "config", why_text);
 		return HPSHM_EINVAL;
 	}
-	if (cfg->reattach == HPSHM__REATTACH_EXEC && !rq.address) {
-		void *at;
-		/* HPSHM__ADDRESS_GRANULE at least: Windows' granularity, so the same addresses work everywhere. */
-		size_t align = rq.page_size > HPSHM__ADDRESS_GRANULE ? rq.page_size : HPSHM__ADDRESS_GRANULE;
-
-		rc = hpshm__pick_address(rq.size, align, &at);
-		if (rc < 0) {
-			segment_attempt(w, p, rq.page_size, rc, 0, "mmap", "no free address range for the segment");
-			return rc;
-		}
-		rq.address = at;
-	}
+	rc = segment_place(w, p, cfg, size, &rq, &place, &companion);
+	if (rc < 0)
+		return rc;
 
 	memset(&m, 0, sizeof(m));
 	m.handle = HPSHM_NO_HANDLE;
 	memset(&perr, 0, sizeof(perr));
 	rc = p->ops->create(p, &m, &rq, &perr);
+	if (rc < 0)
+		hpshm__companion_release(&companion, 1);
 	if (rc < 0 && segment_address_outside(&rq, perr.sys_errno, why_text, sizeof(why_text))) {
 		/* Every provider will fail the same way: this hint replaces any earlier one. */
 		w->bad_address = 1;
@@ -340,11 +386,17 @@ static int segment_try(struct segment_walk *w, const struct hpshm_instance *p, s
 
 	/* The header goes in first of all: a named object that a crash leaves behind must
 	 * already say whose it is, or `hpshm gc` could never tell it from a foreign one. */
-	header = hpshm__wants_header(cfg) ? hpshm__header_write(&m, p->name, cfg->name, rq.page_size) : NULL;
+	header = NULL;
+	if (place == HPSHM__HEADER_TAIL)
+		header = hpshm__header_write((char *)m.addr + m.size - HPSHM_HEADER_REGION, m.size - HPSHM_HEADER_REGION,
+					     m.addr, p->name, cfg->name, rq.page_size);
+	else if (place == HPSHM__HEADER_COMPANION)
+		header = hpshm__header_write(companion.map.addr, m.size, m.addr, p->name, cfg->name, rq.page_size);
 
 	rc = segment_verify(w, p, &rq, &m);
 	if (rc < 0) {
 		(void)p->ops->destroy(p, &m);
+		hpshm__companion_release(&companion, 1);
 		return rc;
 	}
 
@@ -357,6 +409,7 @@ static int segment_try(struct segment_walk *w, const struct hpshm_instance *p, s
 		w->r->populate_ns = hpshm__now_ns() - t0;
 		if (rc < 0) {
 			(void)p->ops->destroy(p, &m);
+			hpshm__companion_release(&companion, 1);
 			segment_keep_hint(w, perr.hint);
 			segment_attempt(w, p, rq.page_size, HPSHM_EPOPULATE, perr.sys_errno,
 					perr.call[0] ? perr.call : "populate", perr.message);
@@ -367,6 +420,7 @@ static int segment_try(struct segment_walk *w, const struct hpshm_instance *p, s
 	*seg = calloc(1, sizeof(**seg));
 	if (!*seg) {
 		(void)p->ops->destroy(p, &m);
+		hpshm__companion_release(&companion, 1);
 		segment_attempt(w, p, rq.page_size, HPSHM_ENOMEM, 0, "malloc", "out of memory for the segment handle");
 		return HPSHM_ENOMEM;
 	}
@@ -374,7 +428,8 @@ static int segment_try(struct segment_walk *w, const struct hpshm_instance *p, s
 	(*seg)->map = m;
 	(*seg)->owner = 1;
 	(*seg)->header = header;
-	(*seg)->usable = header ? m.size - HPSHM_HEADER_REGION : m.size;
+	(*seg)->companion = companion;
+	(*seg)->usable = place == HPSHM__HEADER_TAIL ? m.size - HPSHM_HEADER_REGION : m.size;
 	hpshm__strlcpy(w->r->provider, p->name, sizeof(w->r->provider));
 	w->r->mapped_size = m.size;
 	w->r->usable_size = (*seg)->usable;
@@ -553,6 +608,7 @@ int hpshm_segment_destroy(hpshm_segment *seg)
 		rc = seg->inst.ops->destroy(&seg->inst, &seg->map);
 	else
 		rc = seg->inst.ops->detach(&seg->inst, &seg->map);
+	hpshm__companion_release(&seg->companion, seg->owner);
 	hpshm__log(&seg->cfg, HPSHM_LOG_INFO, "%s %s segment at %p (%zu bytes)%s", seg->owner ? "destroyed" : "detached",
 		   seg->inst.name, addr, size, rc < 0 ? ": the OS refused to release it" : "");
 	free(seg);

@@ -436,7 +436,10 @@ HPSHM_API char *hpshm_size_format(size_t size, char *buf, size_t len);
 
 /**
  * What a segment of size bytes on pages of page_size would take under cfg, without creating
- * it: the length of the mapping (a multiple of page_size) and the bytes of it the caller gets.
+ * it: the length of the mapping (a multiple of page_size) and the bytes of it the caller gets
+ * (hpshm_segment_size(): the header of a named segment takes 4 KiB at its tail, which is one
+ * more page when size fills whole pages; an unnamed re-attachable segment's header costs no
+ * huge page).
  * An operator sizes the pool with it (`hpshm plan`), as PostgreSQL's
  * shared_memory_size_in_huge_pages does.
  * @param size      bytes wanted (> 0)
@@ -487,7 +490,11 @@ HPSHM_API int hpshm_segment_destroy(hpshm_segment *seg);
 HPSHM_API void *hpshm_segment_address(const hpshm_segment *seg);
 
 /**
- * The usable size: the requested size rounded up to the page size actually used.
+ * The usable size: the requested size rounded up to whole pages of the size actually used,
+ * less the 4 KiB header region when a named or re-attachable segment keeps its header at its
+ * tail (an unnamed re-attachable segment on huge pages keeps it in a companion of base pages
+ * when the tail has no room, and then all of the mapping is usable).  The report's
+ * mapped_size is the length mapped; hpshm_segment_footprint() gives both before create.
  * @param seg the segment
  * @return bytes
  */

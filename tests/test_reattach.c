@@ -684,3 +684,96 @@ Test(reattach, spawn_of_a_program_that_cannot_run_is_an_error_not_exit_127)
 	cr_assert_eq(hpshm_segment_destroy(seg), 0);
 	hpshm_config_free(cfg);
 }
+
+/* ---- the header where it costs no huge page ---- */
+
+/* The token's header field (the 8th): "tail" or the companion's identifier. */
+static void token_header(const char *tok, char *out, size_t len)
+{
+	const char *p = tok, *e;
+
+	for (int field = 0; field < 7 && p; field++) {
+		p = strchr(p, ':');
+		if (p)
+			p++;
+	}
+	cr_assert_not_null(p, "token \"%s\" has too few fields", tok);
+	e = strchr(p, ':');
+	cr_assert_not_null(e, "token \"%s\" has no check after its header field", tok);
+	snprintf(out, len, "%.*s", (int)(e - p), p);
+}
+
+ParameterizedTestParameters(reattach, a_size_that_fills_its_huge_pages_takes_no_page_for_the_header)
+{
+	return cr_make_param_array(struct case_, cases, collect_cases());
+}
+
+/*
+ * An unnamed re-attachable segment whose size is a whole number of huge pages (one page
+ * here: a 1 GiB request on 1 GiB pages) maps exactly those pages, all usable: the header is
+ * in a companion of base pages after the segment, named in the token, inherited by the
+ * children, who attach and see the segment; destroy unmaps both.
+ */
+ParameterizedTest(struct case_ *c, reattach, a_size_that_fills_its_huge_pages_takes_no_page_for_the_header)
+{
+	size_t size = c->page_size;
+	hpshm_config *cfg;
+	hpshm_segment *seg;
+	const hpshm_report *r;
+	char tok[HPSHM_TOKEN_MAX], hdr[HPSHM_TOKEN_MAX];
+	hpshm_error err;
+	char *a;
+
+	if (!(c->caps & HPSHM_CAP_HUGE) || c->no_sizes)
+		cr_skip_test("%s is on base pages: its header at the tail costs a base page", c->provider);
+	cfg = case_config(c, size, "");
+	seg = case_create(c, cfg, size);
+	r = hpshm_segment_report(seg);
+	cr_assert_eq(r->mapped_size, size, "%s mapped %zu bytes for a %zu-byte request on %zu-byte pages", c->provider,
+		     r->mapped_size, size, c->page_size);
+	cr_assert_eq(hpshm_segment_size(seg), size, "usable %zu, want all %zu", hpshm_segment_size(seg), size);
+	cr_assert_eq(r->usable_size, size);
+	cr_assert_gt(hpshm_segment_token(seg, tok, sizeof tok, &err), 0, "%s", err.message);
+	token_header(tok, hdr, sizeof hdr);
+	cr_assert_str_neq(hdr, "tail", "token %s keeps the header at the tail", tok);
+	a = hpshm_segment_address(seg);
+	cr_assert_eq(hpt_is_mapped(a + size, hpshm_base_page_size()), 1, "no companion mapped after the segment");
+	run_children(c, seg, 2);
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	cr_assert_eq(hpt_is_mapped(a, size), 0, "the segment is still mapped after destroy");
+	cr_assert_eq(hpt_is_mapped(a + size, hpshm_base_page_size()), 0, "the companion is still mapped after destroy");
+	hpshm_config_free(cfg);
+}
+
+/*
+ * At a base_address whose following granule is taken (here by a mapping of ours), there is
+ * no room for the companion, nor for a header at the tail, which would need that range too:
+ * the create fails, names the address, and leaves nothing mapped in the range.
+ */
+Test(reattach, a_taken_companion_granule_at_base_address_fails_cleanly)
+{
+	struct case_ c = {"memfd_hugetlb", HPSHM_CAP_HUGE | HPSHM_CAP_REATTACH, (size_t)2 << 20, 0};
+	size_t size = 2 * c.page_size;
+	uintptr_t base = free_aligned(4 * c.page_size, c.page_size);
+	hpshm_config *cfg;
+	hpshm_segment *seg = NULL;
+	char extra[64];
+	hpshm_error err;
+	void *blocker;
+	int rc;
+
+	if (!has_provider("memfd_hugetlb"))
+		cr_skip_test("this build has no memfd_hugetlb");
+	snprintf(extra, sizeof extra, "base_address=%#" PRIxPTR, base);
+	cfg = case_config(&c, size, extra);
+	blocker = mmap((void *)(base + size), hpshm_base_page_size(), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+		       -1, 0);
+	cr_assert_neq(blocker, MAP_FAILED, "mmap the blocker: %s", strerror(errno));
+	memset(&err, 0, sizeof err);
+	rc = hpshm_segment_create(&seg, size, cfg, &err);
+	cr_assert_lt(rc, 0, "created over a taken range");
+	cr_assert_null(seg);
+	cr_assert_eq(hpt_is_mapped((void *)base, size), 0, "the failed create left a mapping at the base address");
+	cr_assert_eq(munmap(blocker, hpshm_base_page_size()), 0);
+	hpshm_config_free(cfg);
+}

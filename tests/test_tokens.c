@@ -13,8 +13,8 @@
  * refused before anything is mapped.  hpshm_segment_attach_env() reads HPSHM_TOKEN through
  * the trusted getenv, so a process that may not trust its environment ignores it.
  *
- * The format (core/reattach.c), eight fields: hpshm1:<provider>:<id>:<size>:<page size>:<address>:<nonce>:
- * <check>, lower-case hex numbers, <check> the FNV-1a-32 of everything before it.
+ * The format (core/reattach.c), nine fields: hpshm2:<provider>:<id>:<size>:<page size>:<address>:<nonce>:
+ * <header>:<check>, lower-case hex numbers, <check> the FNV-1a-32 of everything before it.
  *
  * A crash is a failed test: Criterion runs each test in its own process and reports a signal.
  * The random tokens come from a fixed seed, so a failure is reproducible; each failure
@@ -44,7 +44,7 @@
 
 #define NTOKENS 10000
 #define SEED    0x7e57c0de5eedULL
-#define NFIELDS 8
+#define NFIELDS 9
 
 TestSuite(tokens, .init = hpt_fixture_init, .fini = hpt_fixture_fini);
 
@@ -81,7 +81,7 @@ static void split(const char *tok, struct fields *out)
 	}
 }
 
-/* Join fields 0..7 and append a correct check: a token the parser's checksum accepts. */
+/* Join every field but the check, and append a correct check: a token the parser's checksum accepts. */
 static void join_checked(const struct fields *in, char *buf, size_t len)
 {
 	int n = 0;
@@ -356,7 +356,7 @@ static void fields_are_checked(const struct live *l)
 		reject_one(tok, "field made very long");
 	}
 	/* field 0: other versions */
-	for (const char *const *p = (const char *const[]){"hpshm0", "hpshm2", "HPSHM1", "hpshm", "hpshm10", NULL}; *p;
+	for (const char *const *p = (const char *const[]){"hpshm0", "hpshm1", "hpshm3", "HPSHM2", "hpshm", "hpshm20", NULL}; *p;
 	     p++) {
 		with_field(l, 0, *p, tok, sizeof tok);
 		reject_one(tok, "version");
@@ -422,11 +422,11 @@ static void fields_are_checked(const struct live *l)
 	/* field 8: wrong check digits */
 	for (int k = 0; k < 8; k++) {
 		struct fields f = l->f;
-		char ch = f.f[7][k];
+		char ch = f.f[8][k];
 
-		f.f[7][k] = ch == '0' ? '1' : '0';
+		f.f[8][k] = ch == '0' ? '1' : '0';
 		join_checked(&f, tok, sizeof tok);
-		memcpy(tok + strlen(tok) - 8, f.f[7], 8);
+		memcpy(tok + strlen(tok) - 8, f.f[8], 8);
 		reject_one(tok, "check digit");
 	}
 }
@@ -549,7 +549,7 @@ static void random_tokens(const struct live *l, unsigned until)
 			size_t n = rnd_below(kind == 2 ? HPSHM_TOKEN_MAX * 3 : 120), off = 0;
 
 			if (rnd_below(2))
-				off = (size_t)snprintf(buf, 16, "hpshm1:");
+				off = (size_t)snprintf(buf, 16, "hpshm2:");
 			for (size_t i = off; i < n; i++)
 				buf[i] = (char)(0x21 + rnd_below(0x7e - 0x21 + 1));
 			buf[n > off ? n : off] = '\0';
@@ -560,7 +560,7 @@ static void random_tokens(const struct live *l, unsigned until)
 			static const char *const idk[] = {"fd=", "shm=", "path=/hpshm.", "fd=-"};
 
 			memset(&f, 0, sizeof f);
-			strcpy(f.f[0], "hpshm1");
+			strcpy(f.f[0], "hpshm2");
 			snprintf(f.f[1], sizeof f.f[1], "%s", provs[rnd_below(6)]);
 			snprintf(f.f[2], sizeof f.f[2], "%s%llu", idk[rnd_below(4)],
 				 (unsigned long long)rnd_below(rnd_below(2) ? 64 : 1u << 20));
@@ -570,6 +570,10 @@ static void random_tokens(const struct live *l, unsigned until)
 			snprintf(f.f[5], sizeof f.f[5], "%llx",
 				 rnd_below(2) ? (unsigned long long)(rnd() & 0x7fffffe00000ULL) : (unsigned long long)rnd());
 			snprintf(f.f[6], sizeof f.f[6], "%016llx", (unsigned long long)rnd());
+			if (rnd_below(2))
+				snprintf(f.f[7], sizeof f.f[7], "tail");
+			else
+				snprintf(f.f[7], sizeof f.f[7], "%s%llu", idk[rnd_below(4)], (unsigned long long)rnd_below(64));
 			join_checked(&f, buf, HPSHM_TOKEN_MAX);
 			reject_one(buf, "random fields");
 		} else {
@@ -612,16 +616,16 @@ static void very_long_and_empty(void)
 	cr_assert_not_null(s);
 	reject_one("", "empty string");
 	reject_one(":", "one colon");
-	reject_one("hpshm1:", "prefix only");
-	reject_one("hpshm1::::::::", "empty fields");
+	reject_one("hpshm2:", "prefix only");
+	reject_one("hpshm2::::::::::", "empty fields");
 	for (size_t n = HPSHM_TOKEN_MAX - 2; n <= HPSHM_TOKEN_MAX + 2; n++) {
 		memset(s, 'a', n);
-		memcpy(s, "hpshm1:", 7);
+		memcpy(s, "hpshm2:", 7);
 		s[n] = '\0';
 		reject_one(s, "long string");
 	}
 	memset(s, 'f', big);
-	memcpy(s, "hpshm1:plain:fd=3:", 18);
+	memcpy(s, "hpshm2:plain:fd=3:", 18);
 	s[big] = '\0';
 	reject_one(s, "100000 bytes");
 	memset(s, ':', big);

@@ -48,16 +48,17 @@ struct made_on_x86_64 {
 /*
  * Made on x86_64 with provider=plain and reattach=exec: a named segment and an unnamed one at
  * the automatic address (above 4GiB), a named one at base_address=0x40000000 (within 32
- * bits), and an 8GiB one (populate=off), whose size alone does not fit 32 bits.
+ * bits), and an 8GiB one (populate=off), whose size alone does not fit 32 bits.  Token version
+ * 2 added the header field: plain keeps its header at the tail ("tail").
  */
 static const struct made_on_x86_64 made[] = {
-	{"hpshm1:plain:path=/hpshm.wire:301000:1000:600000000000:fe2ca8b52d96b07b:15ea6ff7", "plain",
+	{"hpshm2:plain:path=/hpshm.wire:301000:1000:600000000000:fe2ca8b52d96b07b:tail:6f2fc1ee", "plain",
 	 "path=/hpshm.wire", 0x301000, 0x1000, 0x600000000000ULL, 0xfe2ca8b52d96b07bULL},
-	{"hpshm1:plain:fd=3:301000:1000:600000000000:0f51acefe0207683:c62719f3", "plain", "fd=3", 0x301000, 0x1000,
+	{"hpshm2:plain:fd=3:301000:1000:600000000000:0f51acefe0207683:tail:1529b0be", "plain", "fd=3", 0x301000, 0x1000,
 	 0x600000000000ULL, 0x0f51acefe0207683ULL},
-	{"hpshm1:plain:path=/hpshm.wire32:301000:1000:40000000:a3987deda50f064e:8ffbd148", "plain",
+	{"hpshm2:plain:path=/hpshm.wire32:301000:1000:40000000:a3987deda50f064e:tail:c294f62b", "plain",
 	 "path=/hpshm.wire32", 0x301000, 0x1000, 0x40000000ULL, 0xa3987deda50f064eULL},
-	{"hpshm1:plain:path=/hpshm.wide:200001000:1000:600000000000:b55446535ed00cac:32c32153", "plain",
+	{"hpshm2:plain:path=/hpshm.wide:200001000:1000:600000000000:b55446535ed00cac:tail:8fea7b38", "plain",
 	 "path=/hpshm.wide", 0x200001000ULL, 0x1000, 0x600000000000ULL, 0xb55446535ed00cacULL},
 };
 
@@ -138,7 +139,7 @@ Test(wire, an_edited_token_made_on_x86_64_is_refused_everywhere)
 	hpshm_error err;
 
 	snprintf(edited, sizeof edited, "%s", made[2].token);
-	edited[strlen("hpshm1:plain:path=/hpshm.wire32:30")] = '2'; /* 0x301000 -> 0x302000 */
+	edited[strlen("hpshm2:plain:path=/hpshm.wire32:30")] = '2'; /* 0x301000 -> 0x302000 */
 	memset(&err, 0, sizeof err);
 	cr_assert_eq(hpshm__token_parse(edited, &t, &err), HPSHM_EINVAL, "%s", edited);
 	cr_assert(hpt_contains(err.message, "check digits"), "%s", err.message);

@@ -11,8 +11,9 @@
  *
  * The page count is what create will map for the configuration given (--config and the
  * HPSHM_* environment, as a server started here would have it), computed by the same core
- * function create uses: a re-attachable or named segment keeps a header region at its tail,
- * which costs one more page when SIZE is an exact multiple of the page size.
+ * function create uses: a named segment keeps a header region at its tail, which costs one
+ * more page when SIZE is an exact multiple of the page size (an unnamed re-attachable one
+ * keeps it in a companion of base pages instead).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -293,8 +294,8 @@ static int plan_sizes(struct plan *p, const hpshm_config *cfg, const char *size_
 	p->pages = p->mapped / p->page_size;
 	/* The header alone took a page: say how to keep it within the pages SIZE needs. */
 	if (p->mapped > p->usable && p->mapped - p->page_size >= p->size)
-		plan_note(p, "the header of a re-attachable or named segment (%zu bytes at its tail) takes one more "
-			  "page when SIZE is a multiple of the page size: %zu bytes or less fit in %zu pages",
+		plan_note(p, "the header of a named segment (%zu bytes at its tail, where `hpshm gc` reads it) takes "
+			  "one more page when SIZE is a multiple of the page size: %zu bytes or less fit in %zu pages",
 			  p->mapped - p->usable, p->mapped - p->page_size - (p->mapped - p->usable), p->pages - 1);
 	return 0;
 }

@@ -58,15 +58,17 @@ static void check_one(const char *text)
 	FUZZ_CHECK(rc == 0, "returned %d", rc);
 	check_text("provider", t.provider, sizeof(t.provider));
 	check_text("identifier", t.id, sizeof(t.id));
+	check_text("header", t.header, sizeof(t.header));
 	FUZZ_CHECK(t.page_size >= 4096 && (t.page_size & (t.page_size - 1)) == 0, "page size %llx", t.page_size);
-	FUZZ_CHECK(t.size > HPSHM_HEADER_REGION && t.size % t.page_size == 0 && t.size <= SIZE_MAX, "size %llx",
+	FUZZ_CHECK(t.size >= t.page_size && t.size % t.page_size == 0 && t.size <= SIZE_MAX, "size %llx", t.size);
+	FUZZ_CHECK(strcmp(t.header, "tail") != 0 || t.size > HPSHM_HEADER_REGION, "size %llx leaves no tail header",
 		   t.size);
 	FUZZ_CHECK(t.address >= 65536 && t.address % 65536 == 0 && t.address % t.page_size == 0, "address %llx",
 		   t.address);
 	FUZZ_CHECK(t.address <= UINTPTR_MAX - t.size, "address %llx + size %llx wraps", t.address, t.size);
 
-	n = snprintf(canon, sizeof(canon), "hpshm1:%s:%s:%llx:%llx:%llx:%016llx:", t.provider, t.id, t.size,
-		     t.page_size, t.address, t.nonce);
+	n = snprintf(canon, sizeof(canon), "hpshm2:%s:%s:%llx:%llx:%llx:%016llx:%s:", t.provider, t.id, t.size,
+		     t.page_size, t.address, t.nonce, t.header);
 	FUZZ_CHECK(n > 0 && (size_t)n + 9 <= sizeof(canon), "canonical token too long");
 	snprintf(canon + n, sizeof(canon) - (size_t)n, "%08x", fnv1a(canon, (size_t)n));
 	/* The input may have written the nonce with fewer digits than the canonical 16, so near
