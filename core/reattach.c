@@ -583,6 +583,26 @@ int hpshm__child_spawn(const hpshm_segment *seg, const char *path, char *const a
 	return 0;
 }
 
+int hpshm_segment_inherit(const hpshm_segment *seg, char *buf, size_t len, hpshm_error *err)
+{
+	int n, rc;
+
+	if (err)
+		memset(err, 0, sizeof(*err));
+	if (!seg || !buf)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_segment_inherit: NULL argument");
+	/* The token first: a segment that cannot be re-attached says so before anything changes. */
+	n = hpshm_segment_token(seg, buf, len, err);
+	if (n < 0)
+		return n;
+	if ((seg->map.flags & HPSHM_MAP_INHERIT) && (rc = hpshm__handle_inheritable(seg->map.handle, err)) < 0)
+		return rc;
+	if (seg->companion.map.addr && (seg->companion.map.flags & HPSHM_MAP_INHERIT) &&
+	    (rc = hpshm__handle_inheritable(seg->companion.map.handle, err)) < 0)
+		return rc;
+	return n;
+}
+
 int hpshm_child_wait(hpshm_child *child, int *status, hpshm_error *err)
 {
 	struct hpshm__process proc;

@@ -603,6 +603,24 @@ HPSHM_API int hpshm_child_spawn(const hpshm_segment *seg, const char *path, char
  */
 HPSHM_API int hpshm_child_wait(hpshm_child *child, int *status, hpshm_error *err);
 
+/**
+ * Keep a re-attachable segment across an exec this process does itself, for a server with
+ * its own process manager (hpshm_child_spawn() does all of this for its children): the
+ * handles a child needs (the segment's descriptor or HANDLE, and its header companion's)
+ * are left inheritable in this process, and the token to hand the new program (in its
+ * environment as HPSHM_TOKEN, or on its command line) is written to buf.  The new program
+ * calls hpshm_segment_attach() or hpshm_segment_attach_env().  On Windows the program must be
+ * started with handle inheritance (bInheritHandles); the range is not reserved in it, so an
+ * attach that finds it taken fails and names the holder.  A segment found by name or SysV id
+ * needs no handle.  The handles stay inheritable until the segment is destroyed.
+ * @param seg the segment, created with reattach=exec
+ * @param buf where to write the token; HPSHM_TOKEN_MAX bytes are always enough
+ * @param len size of buf
+ * @param err filled on failure, may be NULL
+ * @return the token's length, or a negative HPSHM_E* code (HPSHM_ENOTSUP: not re-attachable)
+ */
+HPSHM_API int hpshm_segment_inherit(const hpshm_segment *seg, char *buf, size_t len, hpshm_error *err);
+
 /** What hpshm_objects_list() found an object to be (hpshm_object.state). */
 typedef enum hpshm_object_state {
 	HPSHM_OBJECT_ALIVE   = 0, /**< hpshm's, and a process holds it or its creator runs: never removed */

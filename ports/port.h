@@ -127,6 +127,12 @@ int hpshm__wait(struct hpshm__process *child, int *status, hpshm_error *err);
  * released: whatever else holds the range stays, and the attach then fails naming it.
  */
 int hpshm__reservation_release(void *addr, size_t len);
+/*
+ * Let handle survive this process's own exec or CreateProcess with inheritance (POSIX: clear
+ * FD_CLOEXEC on the descriptor; Windows: HANDLE_FLAG_INHERIT), for a server that starts its
+ * workers itself.  0, or an error.
+ */
+int hpshm__handle_inheritable(intptr_t handle, hpshm_error *err);
 /* This process's environment, NULL-terminated, as hpshm__spawn() passes it for envp NULL. */
 char **hpshm__environ(void);
 

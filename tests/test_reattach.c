@@ -21,6 +21,7 @@
  * size, else mount discovery.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,6 +29,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -775,5 +777,79 @@ Test(reattach, a_taken_companion_granule_at_base_address_fails_cleanly)
 	cr_assert_null(seg);
 	cr_assert_eq(hpt_is_mapped((void *)base, size), 0, "the failed create left a mapping at the base address");
 	cr_assert_eq(munmap(blocker, hpshm_base_page_size()), 0);
+	hpshm_config_free(cfg);
+}
+
+/* The descriptor of a token's "fd=N" field (the 3rd or the 8th), or -1. */
+static int token_fd(const char *tok, int field)
+{
+	const char *p = tok;
+
+	for (int i = 0; i < field && p; i++) {
+		p = strchr(p, ':');
+		if (p)
+			p++;
+	}
+	return p && !strncmp(p, "fd=", 3) ? atoi(p + 3) : -1;
+}
+
+/*
+ * A server with its own process manager keeps a segment across its own fork and exec:
+ * hpshm_segment_inherit() leaves the segment's descriptor and its header companion's open
+ * across exec and gives the token; a program exec'd by hand with HPSHM_TOKEN in its
+ * environment attaches at the creator's address and sees the segment.  Without the call the
+ * descriptors are close-on-exec.
+ */
+Test(reattach, inherit_keeps_a_segment_across_the_callers_own_exec)
+{
+	struct case_ c = {"memfd_hugetlb", HPSHM_CAP_HUGE | HPSHM_CAP_REATTACH, (size_t)2 << 20, 0};
+	size_t size = c.page_size;
+	char tok[HPSHM_TOKEN_MAX], tokvar[HPSHM_TOKEN_MAX + 16], addr[32], ps[32], value[32];
+	char path[] = HPSHM_REATTACH_CHILD, mode[] = "check", slot[] = "0", nslots[] = "1";
+	char *argv[] = {path, mode, addr, ps, slot, nslots, value, NULL};
+	char *envp[] = {tokvar, NULL};
+	hpshm_config *cfg;
+	hpshm_segment *seg;
+	hpshm_error err;
+	uint64_t *w;
+	int fd, hfd, status;
+	pid_t pid;
+
+	if (!has_provider("memfd_hugetlb"))
+		cr_skip_test("this build has no memfd_hugetlb");
+	cfg = case_config(&c, size, "");
+	seg = case_create(&c, cfg, size);
+	cr_assert_gt(hpshm_segment_token(seg, tok, sizeof tok, &err), 0, "%s", err.message);
+	fd = token_fd(tok, 2);
+	hfd = token_fd(tok, 7);
+	cr_assert_geq(fd, 0, "token %s", tok);
+	cr_assert_geq(hfd, 0, "token %s: a 2 MiB segment on 2 MiB pages keeps its header in a companion", tok);
+	cr_assert(fcntl(fd, F_GETFD) & FD_CLOEXEC, "the segment's descriptor is inheritable before the call");
+	cr_assert(fcntl(hfd, F_GETFD) & FD_CLOEXEC, "the companion's descriptor is inheritable before the call");
+
+	cr_assert_gt(hpshm_segment_inherit(seg, tok, sizeof tok, &err), 0, "%s: %s", hpshm_errname(err.code),
+		     err.message);
+	cr_assert_eq(fcntl(fd, F_GETFD) & FD_CLOEXEC, 0, "the segment's descriptor is still close-on-exec");
+	cr_assert_eq(fcntl(hfd, F_GETFD) & FD_CLOEXEC, 0, "the companion's descriptor is still close-on-exec");
+
+	w = hpshm_segment_address(seg);
+	snprintf(tokvar, sizeof tokvar, "HPSHM_TOKEN=%s", tok);
+	snprintf(addr, sizeof addr, "%#" PRIxPTR, (uintptr_t)w);
+	snprintf(ps, sizeof ps, "%zu", c.page_size);
+	snprintf(value, sizeof value, "%#" PRIx64, (uint64_t)0x1e4e000000000000ULL | (uint64_t)getpid());
+	fflush(NULL);
+	pid = hpt_fork();
+	cr_assert_geq(pid, 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		execve(path, argv, envp);
+		_exit(126);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status), "the exec'd child died of signal %d", WTERMSIG(status));
+	cr_assert_eq(WEXITSTATUS(status), 0, "the exec'd child exited %d: %s", WEXITSTATUS(status),
+		     child_error(WEXITSTATUS(status)));
+	cr_assert_eq(w[reattach_slot_word(0, hpshm_segment_size(seg) / sizeof *w, 1)], strtoull(value, NULL, 16),
+		     "the child's write-back is not in the segment");
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
 	hpshm_config_free(cfg);
 }

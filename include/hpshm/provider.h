@@ -38,8 +38,10 @@
  * a reservation taken at create time is what keeps SIGBUS away.
  *
  * Re-attach after exec: the core chooses the address, keeps a header that says what the
- * segment is (in the last HPSHM_HEADER_REGION bytes of the mapping: create() is asked for that
- * much more), and passes the child a token holding identify()'s text.  A child started through
+ * segment is (in the last HPSHM_HEADER_REGION bytes of the mapping, and then create() is asked
+ * for that much more; or, for an unnamed segment whose size fills its huge pages, in a
+ * companion the core makes with the plain provider after the segment), and passes the child
+ * a token holding identify()'s text.  A child started through
  * hpshm_child_spawn() inherits m->handle when m->flags has HPSHM_MAP_INHERIT.  In the child
  * attach() must map exactly at rq->address or fail: never elsewhere, never over an existing
  * mapping (MAP_FIXED_NOREPLACE, shmat without SHM_REMAP, MapViewOfFileEx).  The core then

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "port.h"
+#include "posix/sys.h"
 
 #define PROCESS_PATH_MAX 4096 /* a program's full path; a longer PATH entry is skipped, as by execvp */
 
@@ -206,4 +207,19 @@ int hpshm__reservation_release(void *addr, size_t len)
 char **hpshm__environ(void)
 {
 	return environ;
+}
+
+int hpshm__handle_inheritable(intptr_t handle, hpshm_error *err)
+{
+	int fd = (int)handle, fl, saved;
+
+	if (handle < 0 || (intptr_t)fd != handle)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "%lld is not a descriptor", (long long)handle);
+	fl = hpshm__sys.fcntl(fd, F_GETFD, 0);
+	if (fl < 0 || hpshm__sys.fcntl(fd, F_SETFD, fl & ~FD_CLOEXEC) < 0) {
+		saved = errno;
+		return hpshm_error_set(err, HPSHM_ESYS, saved, "fcntl", NULL,
+				       "cannot keep descriptor %d open across exec: %s", fd, strerror(saved));
+	}
+	return 0;
 }

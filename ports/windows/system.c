@@ -122,3 +122,15 @@ char **hpshm__environ(void)
 	/* msvcrt fills _environ for a program with main(); one with wmain() has only _wenviron. */
 	return _environ != NULL ? _environ : none;
 }
+
+int hpshm__handle_inheritable(intptr_t handle, hpshm_error *err)
+{
+	DWORD code;
+
+	if (!hpshm__win_sys.set_handle_information((HANDLE)handle, HANDLE_FLAG_INHERIT, HANDLE_FLAG_INHERIT)) {
+		code = GetLastError();
+		return hpshm_error_set(err, HPSHM_ESYS, (int)code, "SetHandleInformation", NULL,
+				       "cannot make handle %p inheritable (error %lu)", (void *)handle, (unsigned long)code);
+	}
+	return 0;
+}
