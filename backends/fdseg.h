@@ -14,6 +14,9 @@
 #ifndef HPSHM_BACKENDS_FDSEG_H
 #define HPSHM_BACKENDS_FDSEG_H
 
+#include <limits.h>
+#include <stdint.h>
+
 #include "base/header.h"
 #include "hpshm/provider.h"
 #include "posix/sys.h"
@@ -29,6 +32,19 @@ int hpshm__id_parse(const char *text, const char *key, int *out);
  * or HPSHM_EOVERFLOW.
  */
 int hpshm__fd_identify(const struct hpshm_instance *self, const struct hpshm_mapping *m, char *id, size_t len);
+
+/*
+ * Can a descriptor-backed segment of size bytes be sized with ftruncate(), whose length is an
+ * off_t?  off_t is signed; the bound is computed in uintmax_t so that the one comparison is
+ * right for every width: a 64-bit off_t holds every 32-bit size_t (i686, where a cast check
+ * such as "(off_t)size < 0" would always be false), and holds a 64-bit size_t up to 2^63 - 1.
+ */
+static inline int hpshm__size_fits_off_t(size_t size)
+{
+	const uintmax_t off_max = (UINTMAX_C(1) << (sizeof(off_t) * CHAR_BIT - 1)) - 1;
+
+	return (uintmax_t)size <= off_max;
+}
 
 /* The descriptor behind m (HPSHM_MAP_DESCRIPTOR), or -1. */
 static inline int hpshm__fd_of(const struct hpshm_mapping *m)

@@ -177,7 +177,7 @@ static int plain_create(const struct hpshm_instance *self, struct hpshm_mapping 
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL,
 				       "use 1 to 200 characters without '/', other than \".\" and \"..\"",
 				       "segment name \"%.64s\" cannot be a POSIX shared memory name", rq->name);
-	if ((off_t)rq->size < 0 || (size_t)(off_t)rq->size != rq->size)
+	if (!hpshm__size_fits_off_t(rq->size))
 		return hpshm_error_set(err, HPSHM_EOVERFLOW, 0, NULL, NULL, "%s does not fit in off_t", sz);
 
 	rc = plain_open(rq, path, sizeof(path), &fd, &linked, err);
