@@ -21,6 +21,19 @@
 #include "hpshm/provider.h"
 #include "posix/sys.h"
 
+/* ---- POSIX shm names ---- */
+
+/* Segment <name> is the shm name "/hpshm.<name>" (plain, freebsd_largepage). */
+#define HPSHM__SHM_PREFIX   "/hpshm."
+#define HPSHM__SHM_NAME_MAX 200 /* well within NAME_MAX for "/hpshm.<name>" */
+
+/* Can name be one shm name component: 1 to HPSHM__SHM_NAME_MAX characters, no '/', not "."
+ * or ".."?  1 or 0. */
+int hpshm__shm_name_ok(const char *name);
+
+/* Is path "/hpshm.<name>" with such a name?  1 or 0. */
+int hpshm__shm_path_ok(const char *path);
+
 /* ---- the identifier in a token ---- */
 
 /* "<key><n>" (key "fd=", "shm="): n decimal, no sign, no trailing text, at most INT32_MAX.  0, or -1. */
@@ -62,9 +75,10 @@ enum hpshm__map_use {
 
 /*
  * mmap() rq->size bytes of fd (-1 with MAP_ANONYMOUS in flags), read-write, with flags, and
- * when rq->address is set at exactly that address: MAP_FIXED_NOREPLACE is added, and a
- * mapping elsewhere (kernels before 4.17 take the flag as a hint) is unmapped and counts as
- * EEXIST.  The mapping, or MAP_FAILED with errno set, as mmap() itself.
+ * when rq->address is set at exactly that address: MAP_FIXED_NOREPLACE is added (FreeBSD:
+ * MAP_FIXED | MAP_EXCL, whose EINVAL for a taken range becomes EEXIST), and a mapping
+ * elsewhere (kernels before 4.17 take the flag as a hint; macOS has neither) is unmapped and
+ * counts as EEXIST.  The mapping, or MAP_FAILED with errno set, as mmap() itself.
  */
 void *hpshm__map_at(const struct hpshm_request *rq, int flags, int fd);
 
@@ -141,6 +155,10 @@ struct hpshm__names {
 	const char   *provider;  /* the provider's name, as its headers carry it */
 	/* create() could not make path for a reason other than EEXIST: fill err, return its code */
 	int (*create_error)(int sys_errno, const char *path, hpshm_error *err);
+	/* shm names made by a call of the backend's own rather than shm_open(O_RDWR | O_CREAT |
+	 * O_EXCL) (FreeBSD's shm_create_largepage()), with the same contract: the descriptor, or
+	 * -1 with errno (EEXIST: the name is taken).  NULL for shm_open(). */
+	int (*shm_create)(const struct hpshm_request *rq, const char *path, mode_t mode);
 };
 
 /*

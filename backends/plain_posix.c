@@ -61,19 +61,15 @@
 #include "backends/fdseg.h"
 
 #define PLAIN_DEFAULT_MODE 0600
-#define PLAIN_NAME_MAX     200 /* well within NAME_MAX for "/hpshm.<name>" */
-#define PLAIN_PREFIX       "/hpshm."
+#define PLAIN_PREFIX       HPSHM__SHM_PREFIX
 #ifdef __linux__
 #define PLAIN_SHM_DIR "/dev/shm" /* where glibc and musl keep POSIX shm objects on Linux */
 #endif
 
-/* A name becomes one shm name component: no '/', not empty, not "." or "..", not too long. */
+/* A name becomes one shm name component (backends/fdseg.c). */
 static int plain_name_ok(const char *name)
 {
-	size_t len = strlen(name);
-
-	return len > 0 && len <= PLAIN_NAME_MAX && !strchr(name, '/') && strcmp(name, ".") != 0 &&
-	       strcmp(name, "..") != 0;
+	return hpshm__shm_name_ok(name);
 }
 
 static int plain_probe(const struct hpshm_instance *self, const struct hpshm_request *rq, struct hpshm_probe *out)
@@ -238,12 +234,10 @@ static int plain_identify(const struct hpshm_instance *self, const struct hpshm_
 	return hpshm__fd_identify(self, m, id, len);
 }
 
-/* A name this provider made: "/hpshm.<name>", one component, within PLAIN_NAME_MAX. */
+/* A name this provider made: "/hpshm.<name>", one component. */
 static int plain_path_ok(const char *path)
 {
-	size_t pre = strlen(PLAIN_PREFIX);
-
-	return strncmp(path, PLAIN_PREFIX, pre) == 0 && plain_name_ok(path + pre);
+	return hpshm__shm_path_ok(path);
 }
 
 static int plain_attach(const struct hpshm_instance *self, struct hpshm_mapping *m, const struct hpshm_request *rq, const char *id, hpshm_error *err)
