@@ -200,7 +200,8 @@ static int lp_probe(const struct hpshm_instance *self, const struct hpshm_reques
 	if (fd < 0) {
 		out->sys_errno = errno;
 		snprintf(out->reason, sizeof(out->reason), "%s",
-			 lp_unavailable(errno) ? lp_unavailable(errno) : "shm_create_largepage() failed");
+			 lp_unavailable(out->sys_errno) ? lp_unavailable(out->sys_errno)
+							: "shm_create_largepage() failed");
 		snprintf(out->fix, sizeof(out->fix), "use the plain provider, or FreeBSD 13 or later on amd64 or arm64");
 		return HPSHM_EUNAVAILABLE;
 	}

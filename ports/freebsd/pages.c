@@ -95,27 +95,36 @@ size_t hpshm__default_huge_page_size(void)
 }
 
 /*
- * The smallest page size mincore() reports among the resident pages of [addr, addr+len),
- * probed one base page in every step bytes, into *psind: 1 if any page was resident, 0 if
- * none, -1 if mincore() failed.
+ * The smallest psind mincore() reports among the resident pages of [addr, addr+len), looking
+ * at one base page in every step bytes, into *psind: 1 if any page looked at was resident, 0
+ * if none, -1 if mincore() failed.  mincore() is asked about PAGES_VEC base pages at a time.
  */
+#define PAGES_VEC 1024
 static int pages_mincore(void *addr, size_t len, size_t step, int *psind)
 {
-	size_t base = hpshm__base_page_size();
+	size_t base = hpshm__base_page_size(), n, skip;
 	uintptr_t a = (uintptr_t)addr & ~(uintptr_t)(base - 1), z = (uintptr_t)addr + len;
-	unsigned char v;
+	unsigned char vec[PAGES_VEC];
 	int seen = 0, p;
 
-	for (; a < z; a += step) {
+	skip = step > base ? step / base : 1;
+	while (a < z) {
+		n = (size_t)(z - a + base - 1) / base;
+		if (n > PAGES_VEC)
+			n = PAGES_VEC;
 		/* vec is char * on FreeBSD and unsigned char * elsewhere: pass it untyped. */
-		if (mincore((void *)a, base, (void *)&v) < 0)
+		if (mincore((void *)a, n * base, (void *)vec) < 0)
 			return -1;
-		p = pages_psind_of_vec(v);
-		if (p < 0)
-			continue;
-		if (!seen || p < *psind)
-			*psind = p;
-		seen = 1;
+		for (size_t i = 0; i < n; i += skip) {
+			p = pages_psind_of_vec(vec[i]);
+			if (p < 0)
+				continue;
+			if (!seen || p < *psind)
+				*psind = p;
+			seen = 1;
+		}
+		/* The next page looked at is skip pages past the last one, in this call or the next. */
+		a += ((n + skip - 1) / skip) * skip * base;
 	}
 	return seen;
 }
