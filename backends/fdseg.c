@@ -78,6 +78,21 @@
 
 /* ---- the identifier in a token ---- */
 
+int hpshm__shm_name_ok(const char *name)
+{
+	size_t len = strlen(name);
+
+	return len > 0 && len <= HPSHM__SHM_NAME_MAX && !strchr(name, '/') && strcmp(name, ".") != 0 &&
+	       strcmp(name, "..") != 0;
+}
+
+int hpshm__shm_path_ok(const char *path)
+{
+	size_t pre = strlen(HPSHM__SHM_PREFIX);
+
+	return strncmp(path, HPSHM__SHM_PREFIX, pre) == 0 && hpshm__shm_name_ok(path + pre);
+}
+
 int hpshm__id_parse(const char *text, const char *key, int *out)
 {
 	size_t klen = strlen(key);
@@ -115,13 +130,23 @@ void *hpshm__map_at(const struct hpshm_request *rq, int flags, int fd)
 {
 	void *p;
 
-#ifdef MAP_FIXED_NOREPLACE
+#if defined(MAP_FIXED_NOREPLACE)
 	if (rq->address)
 		flags |= MAP_FIXED_NOREPLACE;
+#elif defined(MAP_EXCL)
+	/* FreeBSD: MAP_FIXED never replaces a mapping when MAP_EXCL is given; a taken range is
+	 * EINVAL, the answer to nothing else here (the core hands page-aligned addresses and
+	 * sizes), so it is told as Linux tells it. */
+	if (rq->address)
+		flags |= MAP_FIXED | MAP_EXCL;
 #endif
-	/* Without the flag (FreeBSD, macOS) the address is a hint, checked below like an old
+	/* Without either flag (macOS) the address is a hint, checked below like an old
 	 * kernel's: a mapping elsewhere is undone and counts as EEXIST. */
 	p = hpshm__sys.mmap(rq->address, rq->size, PROT_READ | PROT_WRITE, flags, fd, 0);
+#if !defined(MAP_FIXED_NOREPLACE) && defined(MAP_EXCL)
+	if (p == MAP_FAILED && rq->address && errno == EINVAL)
+		errno = EEXIST;
+#endif
 	if (p != MAP_FAILED && rq->address && p != rq->address) {
 		(void)hpshm__sys.munmap(p, rq->size); /* pre-4.17 kernel: NOREPLACE was a hint */
 		errno = EEXIST;
@@ -699,7 +724,9 @@ int hpshm__named_create(const struct hpshm__names *ns, const struct hpshm_reques
 			*linked = 0;
 		} else {
 			*linked = 1;
-			if (ns->shm_names)
+			if (ns->shm_create)
+				fd = ns->shm_create(rq, path, (mode_t)mode);
+			else if (ns->shm_names)
 				fd = hpshm__sys.shm_open(path, O_RDWR | O_CREAT | O_EXCL, (mode_t)mode);
 			else
 				fd = hpshm__sys.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, (mode_t)mode);

@@ -14,9 +14,25 @@
 #ifndef HPSHM_BACKENDS_FDSEG_H
 #define HPSHM_BACKENDS_FDSEG_H
 
+#include <limits.h>
+#include <stdint.h>
+
 #include "base/header.h"
 #include "hpshm/provider.h"
 #include "posix/sys.h"
+
+/* ---- POSIX shm names ---- */
+
+/* Segment <name> is the shm name "/hpshm.<name>" (plain, freebsd_largepage). */
+#define HPSHM__SHM_PREFIX   "/hpshm."
+#define HPSHM__SHM_NAME_MAX 200 /* well within NAME_MAX for "/hpshm.<name>" */
+
+/* Can name be one shm name component: 1 to HPSHM__SHM_NAME_MAX characters, no '/', not "."
+ * or ".."?  1 or 0. */
+int hpshm__shm_name_ok(const char *name);
+
+/* Is path "/hpshm.<name>" with such a name?  1 or 0. */
+int hpshm__shm_path_ok(const char *path);
 
 /* ---- the identifier in a token ---- */
 
@@ -29,6 +45,19 @@ int hpshm__id_parse(const char *text, const char *key, int *out);
  * or HPSHM_EOVERFLOW.
  */
 int hpshm__fd_identify(const struct hpshm_instance *self, const struct hpshm_mapping *m, char *id, size_t len);
+
+/*
+ * Can a descriptor-backed segment of size bytes be sized with ftruncate(), whose length is an
+ * off_t?  off_t is signed; the bound is computed in uintmax_t so that the one comparison is
+ * right for every width: a 64-bit off_t holds every 32-bit size_t (i686, where a cast check
+ * such as "(off_t)size < 0" would always be false), and holds a 64-bit size_t up to 2^63 - 1.
+ */
+static inline int hpshm__size_fits_off_t(size_t size)
+{
+	const uintmax_t off_max = (UINTMAX_C(1) << (sizeof(off_t) * CHAR_BIT - 1)) - 1;
+
+	return (uintmax_t)size <= off_max;
+}
 
 /* The descriptor behind m (HPSHM_MAP_DESCRIPTOR), or -1. */
 static inline int hpshm__fd_of(const struct hpshm_mapping *m)
@@ -46,9 +75,10 @@ enum hpshm__map_use {
 
 /*
  * mmap() rq->size bytes of fd (-1 with MAP_ANONYMOUS in flags), read-write, with flags, and
- * when rq->address is set at exactly that address: MAP_FIXED_NOREPLACE is added, and a
- * mapping elsewhere (kernels before 4.17 take the flag as a hint) is unmapped and counts as
- * EEXIST.  The mapping, or MAP_FAILED with errno set, as mmap() itself.
+ * when rq->address is set at exactly that address: MAP_FIXED_NOREPLACE is added (FreeBSD:
+ * MAP_FIXED | MAP_EXCL, whose EINVAL for a taken range becomes EEXIST), and a mapping
+ * elsewhere (kernels before 4.17 take the flag as a hint; macOS has neither) is unmapped and
+ * counts as EEXIST.  The mapping, or MAP_FAILED with errno set, as mmap() itself.
  */
 void *hpshm__map_at(const struct hpshm_request *rq, int flags, int fd);
 
@@ -125,6 +155,10 @@ struct hpshm__names {
 	const char   *provider;  /* the provider's name, as its headers carry it */
 	/* create() could not make path for a reason other than EEXIST: fill err, return its code */
 	int (*create_error)(int sys_errno, const char *path, hpshm_error *err);
+	/* shm names made by a call of the backend's own rather than shm_open(O_RDWR | O_CREAT |
+	 * O_EXCL) (FreeBSD's shm_create_largepage()), with the same contract: the descriptor, or
+	 * -1 with errno (EEXIST: the name is taken).  NULL for shm_open(). */
+	int (*shm_create)(const struct hpshm_request *rq, const char *path, mode_t mode);
 };
 
 /*

@@ -15,7 +15,9 @@
  *   - ftruncate() must be a multiple of the page size (else EINVAL); the core guarantees it.
  *   - The reservation is taken at mmap(); ENOMEM there means the pool, a hugetlb cgroup's
  *     rsvd limit or the mount's size= quota is short.  It is "unavailable", with the pool
- *     hint, so the core moves on.
+ *     hint, so the core moves on.  EINVAL there, with size and address already multiples
+ *     of the page, is the mapping refused as such (qemu-user answers so for hugetlb files):
+ *     unavailable too, as in mmap_hugetlb.
  *   - The kernel zeroes a page only the first time an offset of the file is mapped, and a
  *     file keeps its pages until it is unlinked: a reused file would leak old contents and
  *     pin pages.  O_EXCL means we never reuse one; a name taken is HPSHM_EEXIST.
@@ -353,7 +355,7 @@ static int hugetlbfs_create(const struct hpshm_instance *self, struct hpshm_mapp
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL,
 				       "use 1 to 200 characters without '/', other than \".\" and \"..\"",
 				       "segment name \"%.64s\" cannot be a file name", rq->name);
-	if ((off_t)rq->size < 0 || (size_t)(off_t)rq->size != rq->size)
+	if (!hpshm__size_fits_off_t(rq->size))
 		return hpshm_error_set(err, HPSHM_EOVERFLOW, 0, NULL, NULL, "%s does not fit in off_t", sz);
 
 	rc = hugetlbfs_find_dir(self, rq, &d);
@@ -422,6 +424,13 @@ static int hugetlbfs_create(const struct hpshm_instance *self, struct hpshm_mapp
 			return hpshm__reserve_failed(err, "mmap", saved, rq, "pool, hugetlb cgroup or the mount's size=");
 		case EEXIST:
 			return hpshm__map_taken(err, "mmap", saved, rq, HPSHM__MAP_CREATE);
+		case EINVAL:
+			/* Size and address are multiples of the page (the core's guarantee), so this
+			 * is the mapping refused as such: qemu-user does so for hugetlb files.
+			 * Unavailable, as in mmap_hugetlb, so the walk moves on. */
+			return hpshm_error_set(err, HPSHM_EUNAVAILABLE, saved, "mmap",
+					       "use another provider (qemu-user refuses hugetlb mappings)",
+					       "the kernel refused to map %s of %s", sz, path);
 		default:
 			return hpshm_error_set(err, HPSHM_ESYS, saved, "mmap", NULL, "could not map %s of %s", sz, path);
 		}

@@ -17,6 +17,9 @@
  *     means the pool or a hugetlb cgroup's rsvd limit is short.  Unavailable, with the pool
  *     hint.  MAP_NORESERVE is never passed: that mmap would succeed and a later touch
  *     would SIGBUS.
+ *   - EINVAL from that mmap(), with size and address already multiples of the page, is the
+ *     mapping refused as such (qemu-user answers so for hugetlb files): unavailable, as in
+ *     mmap_hugetlb.
  *   - ftruncate() must be a multiple of the page size (else EINVAL); the core guarantees it.
  *   - Linux 6.3 added MFD_EXEC / MFD_NOEXEC_SEAL and vm.memfd_noexec.  We pass neither, so
  *     the kernel applies its default; passing one would make older kernels fail with EINVAL.
@@ -110,7 +113,7 @@ static int memfd_create_segment(const struct hpshm_instance *self, struct hpshm_
 	(void)self;
 	hpshm_size_format(rq->size, sz, sizeof(sz));
 	hpshm_size_format(rq->page_size, psz, sizeof(psz));
-	if ((off_t)rq->size < 0 || (size_t)(off_t)rq->size != rq->size)
+	if (!hpshm__size_fits_off_t(rq->size))
 		return hpshm_error_set(err, HPSHM_EOVERFLOW, 0, NULL, NULL, "%s does not fit in off_t", sz);
 
 	/* Only a label for /proc/pid/maps: a long name is cut, not refused. */
@@ -144,6 +147,13 @@ static int memfd_create_segment(const struct hpshm_instance *self, struct hpshm_
 			return hpshm__reserve_failed(err, "mmap", saved, rq, "pool or hugetlb cgroup");
 		case EEXIST:
 			return hpshm__map_taken(err, "mmap", saved, rq, HPSHM__MAP_CREATE);
+		case EINVAL:
+			/* Size and address are multiples of the page (the core's guarantee), so this
+			 * is the mapping refused as such: qemu-user does so for hugetlb files.
+			 * Unavailable, as in mmap_hugetlb, so the walk moves on. */
+			return hpshm_error_set(err, HPSHM_EUNAVAILABLE, saved, "mmap",
+					       "use another provider (qemu-user refuses hugetlb mappings)",
+					       "the kernel refused to map the %s memfd of %s pages", sz, psz);
 		default:
 			return hpshm_error_set(err, HPSHM_ESYS, saved, "mmap", NULL,
 					       "could not map the %s memfd of %s pages", sz, psz);

@@ -61,19 +61,15 @@
 #include "backends/fdseg.h"
 
 #define PLAIN_DEFAULT_MODE 0600
-#define PLAIN_NAME_MAX     200 /* well within NAME_MAX for "/hpshm.<name>" */
-#define PLAIN_PREFIX       "/hpshm."
+#define PLAIN_PREFIX       HPSHM__SHM_PREFIX
 #ifdef __linux__
 #define PLAIN_SHM_DIR "/dev/shm" /* where glibc and musl keep POSIX shm objects on Linux */
 #endif
 
-/* A name becomes one shm name component: no '/', not empty, not "." or "..", not too long. */
+/* A name becomes one shm name component (backends/fdseg.c). */
 static int plain_name_ok(const char *name)
 {
-	size_t len = strlen(name);
-
-	return len > 0 && len <= PLAIN_NAME_MAX && !strchr(name, '/') && strcmp(name, ".") != 0 &&
-	       strcmp(name, "..") != 0;
+	return hpshm__shm_name_ok(name);
 }
 
 static int plain_probe(const struct hpshm_instance *self, const struct hpshm_request *rq, struct hpshm_probe *out)
@@ -177,7 +173,7 @@ static int plain_create(const struct hpshm_instance *self, struct hpshm_mapping 
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL,
 				       "use 1 to 200 characters without '/', other than \".\" and \"..\"",
 				       "segment name \"%.64s\" cannot be a POSIX shared memory name", rq->name);
-	if ((off_t)rq->size < 0 || (size_t)(off_t)rq->size != rq->size)
+	if (!hpshm__size_fits_off_t(rq->size))
 		return hpshm_error_set(err, HPSHM_EOVERFLOW, 0, NULL, NULL, "%s does not fit in off_t", sz);
 
 	rc = plain_open(rq, path, sizeof(path), &fd, &linked, err);
@@ -238,12 +234,10 @@ static int plain_identify(const struct hpshm_instance *self, const struct hpshm_
 	return hpshm__fd_identify(self, m, id, len);
 }
 
-/* A name this provider made: "/hpshm.<name>", one component, within PLAIN_NAME_MAX. */
+/* A name this provider made: "/hpshm.<name>", one component. */
 static int plain_path_ok(const char *path)
 {
-	size_t pre = strlen(PLAIN_PREFIX);
-
-	return strncmp(path, PLAIN_PREFIX, pre) == 0 && plain_name_ok(path + pre);
+	return hpshm__shm_path_ok(path);
 }
 
 static int plain_attach(const struct hpshm_instance *self, struct hpshm_mapping *m, const struct hpshm_request *rq, const char *id, hpshm_error *err)

@@ -29,6 +29,7 @@ extern const struct hpshm_provider hpshm__provider_mmap_hugetlb;
 extern const struct hpshm_provider hpshm__provider_sysv_hugetlb;
 extern const struct hpshm_provider hpshm__provider_hugetlbfs;
 extern const struct hpshm_provider hpshm__provider_windows_large;
+extern const struct hpshm_provider hpshm__provider_freebsd_largepage;
 extern const struct hpshm_provider hpshm__provider_plain;
 
 /*
@@ -51,6 +52,9 @@ static const struct hpshm_provider *const builtin[] = {
 #endif
 #if HPSHM_WITH_WINDOWS_LARGE
 	&hpshm__provider_windows_large,
+#endif
+#if HPSHM_WITH_FREEBSD_LARGEPAGE
+	&hpshm__provider_freebsd_largepage,
 #endif
 	&hpshm__provider_plain,
 };

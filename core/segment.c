@@ -217,7 +217,9 @@ static int segment_want_populate(const struct hpshm_config *cfg, const struct hp
  * (TASK_SIZE): 47 bits on x86-64 and most 64-bit ports, 48 on arm64 with 4 KiB pages.  It is
  * only used to explain a failure the kernel already reported, never to refuse an address up
  * front: a kernel with a wider range (x86-64 with 5-level paging) maps higher addresses on
- * request, and then there is no failure to explain.
+ * request, and then there is no failure to explain.  0 where the build cannot know it: a
+ * 32-bit program gets 3 GiB under a 32-bit kernel's default split, another split where that
+ * kernel was configured so, and all 4 GiB but a page under a 64-bit kernel.
  */
 static uintptr_t segment_user_top(void)
 {
@@ -228,14 +230,15 @@ static uintptr_t segment_user_top(void)
 #elif UINTPTR_MAX > 0xffffffffu
 	return (uintptr_t)1 << 47;
 #else
-	return (uintptr_t)0xc0000000u;   /* the common 3 GiB / 1 GiB split */
+	return 0;
 #endif
 }
 
 /*
  * A fixed address the kernel refused with ENOMEM or EINVAL, where the segment would end past
  * the top of the user range, is a bad base_address, not a shortage of memory: say which
- * address and where the range ends.  1 if so (why filled), else 0.
+ * address and where the range ends.  Where the top is unknown (0), only a segment that would
+ * run past the end of the address space itself is explained so.  1 if so (why filled), else 0.
  */
 static int segment_address_outside(const struct hpshm_request *rq, int sys_errno, char *why, size_t len)
 {
@@ -243,6 +246,13 @@ static int segment_address_outside(const struct hpshm_request *rq, int sys_errno
 
 	if (!at || (sys_errno != ENOMEM && sys_errno != EINVAL))
 		return 0;
+	if (top == 0) {
+		if (rq->size - 1 <= UINTPTR_MAX - at)
+			return 0;
+		snprintf(why, len, "base_address %#llx leaves no room for a segment that long before the end of the "
+			 "address space", (unsigned long long)at);
+		return 1;
+	}
 	if (at < top && rq->size <= top - at)
 		return 0;
 	snprintf(why, len, "base_address %#llx is outside the user address range (top %#llx)%s",

@@ -42,6 +42,9 @@ struct hpshm__os_pool {
 
 /* The size the OS uses when none is named, 0 if it offers none. */
 size_t hpshm__os_default_page_size(void);
+/* Why the OS offers no huge pages for shared memory, one sentence for `hpshm probe` when
+ * hpshm__os_default_page_size() is 0; "" when there is nothing particular to say. */
+const char *hpshm__os_huge_absent(void);
 /* The pools of every huge page size, ascending.  Returns the count. */
 int hpshm__os_pools(struct hpshm__os_pool *out, int max);
 /* The pool of one size: 0, or HPSHM_EUNAVAILABLE if the OS has no such size. */

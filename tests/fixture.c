@@ -560,21 +560,25 @@ size_t hpt_smaps_page_size(const void *addr, int *hugetlb)
 
 int hpt_is_mapped(const void *addr, size_t len)
 {
-	FILE *f = fopen("/proc/self/maps", "r");
-	char line[1024];
-	uintptr_t a = (uintptr_t)addr, z = a + len;
-	int found = 0;
+	/*
+	 * mincore() page by page: it fails with ENOMEM for a page nothing maps.  Nothing is
+	 * allocated here on purpose.  Reading /proc/self/maps through stdio would allocate its
+	 * buffer, and a C library whose malloc takes fresh pages from mmap() for it (musl) can be
+	 * handed the very range that was just unmapped: the check would then find its own buffer
+	 * there and report a leak that is not one.
+	 */
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	uintptr_t a = (uintptr_t)addr & ~(uintptr_t)(page - 1), z = (uintptr_t)addr + len;
+	unsigned char vec[1];
 
-	if (!f)
-		return -1;
-	while (!found && fgets(line, sizeof line, f)) {
-		unsigned long lo, hi;
-
-		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && lo < z && hi > a)
-			found = 1;
+	for (; a < z; a += page) {
+		/* vec is char * on FreeBSD and macOS, unsigned char * elsewhere: pass it untyped. */
+		if (mincore((void *)a, page, (void *)vec) == 0)
+			return 1;
+		if (errno != ENOMEM)
+			return -1;
 	}
-	fclose(f);
-	return found;
+	return 0;
 }
 
 int hpt_fd_count(void)

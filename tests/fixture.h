@@ -137,7 +137,7 @@ size_t hpt_default_huge_page_size(void);
  * addr), and whether its VmFlags say hugetlb ("ht").
  */
 size_t hpt_smaps_page_size(const void *addr, int *hugetlb);
-/* Is any byte of [addr, addr+len) mapped, per /proc/self/maps? */
+/* Is any byte of [addr, addr+len) mapped (mincore, which allocates nothing)?  1, 0, or -1. */
 int hpt_is_mapped(const void *addr, size_t len);
 /* Entries in /proc/self/fd. */
 int hpt_fd_count(void);

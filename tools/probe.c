@@ -180,6 +180,12 @@ static int probe_json(const struct probe_facts *f, const hpshm_config *cfg)
 	}
 	json_array_close(&j);
 
+	/* Why the system has no huge pages for shared memory at all (macOS), or null. */
+	if (hpshm__os_huge_absent()[0] != '\0')
+		json_kv_string(&j, "huge_pages_absent", hpshm__os_huge_absent());
+	else
+		json_kv_null(&j, "huge_pages_absent");
+
 	json_key(&j, "page_sizes");
 	json_array_open(&j);
 	for (int i = 0; i < f->npools; i++) {
@@ -302,7 +308,8 @@ static void probe_text_poolless(const struct probe_facts *f)
 
 	printf("\nhuge pages:\n");
 	if (f->default_page_size == 0)
-		printf("  none: this system offers no huge pages\n");
+		printf("  none: %s\n", hpshm__os_huge_absent()[0] ? hpshm__os_huge_absent()
+								 : "this system offers no huge pages");
 	else
 		printf("  %s pages, taken from free memory when a segment is created (no pool to reserve)\n",
 		       hpshm_size_format(f->default_page_size, a, sizeof(a)));

@@ -51,6 +51,11 @@ size_t hpshm__os_default_page_size(void)
 	return hpshm__default_huge_page_size();
 }
 
+const char *hpshm__os_huge_absent(void)
+{
+	return ""; /* the pools say it: `hpshm probe` shows them */
+}
+
 int hpshm__os_pools(struct hpshm__os_pool *out, int max)
 {
 	struct hpshm__pool pools[HPSHM__MAX_PAGE_SIZES];

@@ -23,6 +23,9 @@
 #include "port.h"
 #include "posix/posix.h"
 
+/* An OS folder that knows its page sizes and how to verify them (ports/freebsd/pages.c)
+ * brings these three itself, and CMake defines HPSHM_PORT_OWN_PAGES for this file. */
+#ifndef HPSHM_PORT_OWN_PAGES
 int hpshm__huge_page_sizes(size_t *out, int max)
 {
 	(void)out;
@@ -47,6 +50,7 @@ int hpshm__verify_backing(void *addr, size_t len, int fd, struct hpshm__backing 
 	hpshm__strlcpy(out->source, "unverified", sizeof(out->source));
 	return HPSHM_EUNAVAILABLE;
 }
+#endif /* HPSHM_PORT_OWN_PAGES */
 
 int hpshm__populate(void *addr, size_t len, size_t page_size, int fd, unsigned *methods, hpshm_error *err)
 {

@@ -3,17 +3,33 @@
  *
  * POSIX has no huge page pools, mounts, cgroups or page-table counters, so every fact is
  * absent: counts of 0, HPSHM_EUNAVAILABLE, empty strings.  The tool then says "none" or
- * "unreadable" rather than guessing.  Built where ports/posix/generic.c is, and, like it,
+ * "unreadable" rather than guessing.  Two facts come from elsewhere: the default huge page
+ * size from the port (an OS folder such as ports/freebsd/ knows it; generic.c says none), and
+ * on macOS the sentence that says why there are no shared superpages at all.  Built where ports/posix/generic.c is, and, like it,
  * compiled on Linux into an object library nothing links, so it keeps up with the header.
  */
 #include <string.h>
 
 #include "base/base.h"
 #include "introspect.h"
+#include "port.h"
 
 size_t hpshm__os_default_page_size(void)
 {
-	return 0;
+	return hpshm__default_huge_page_size(); /* 0 but where an OS folder knows (FreeBSD) */
+}
+
+const char *hpshm__os_huge_absent(void)
+{
+#ifdef __APPLE__
+	/* Superpages exist on macOS only for private memory of x86_64 processes
+	 * (VM_FLAGS_SUPERPAGE_SIZE_* of mach_vm_allocate), never for memory another process
+	 * can map: hpshm offers plain there. */
+	return "macOS has no superpages for shared memory (only private memory on x86_64 gets them): "
+	       "segments use base pages (plain)";
+#else
+	return "";
+#endif
 }
 
 int hpshm__os_pools(struct hpshm__os_pool *out, int max)

@@ -23,6 +23,11 @@ size_t hpshm__os_default_page_size(void)
 	return (size_t)hpshm__win_sys.get_large_page_minimum();
 }
 
+const char *hpshm__os_huge_absent(void)
+{
+	return ""; /* GetLargePageMinimum() is 0 only on hardware without large pages */
+}
+
 int hpshm__os_pools(struct hpshm__os_pool *out, int max)
 {
 	(void)out;
