@@ -23,9 +23,13 @@
  * rq->option(rq, ...)), so named segments are always Local\.
  *
  * Liveness: a section exists exactly while some process holds it, so a name that opens is
- * alive, and a crash leaves nothing behind: scan() and remove() have nothing to find that
- * could be removed.  Listing live sections (for `hpshm ls`) needs the object manager's
- * directory calls of ntdll and is left out of this draft (scan and remove are NULL).
+ * alive, and a crash leaves nothing behind.  scan() lists the sections under hpshm's prefix
+ * in the session's Local\ and the Global\ namespace from the object manager's directories
+ * (every one alive, with the creator's header), for `hpshm ls`; remove() deletes nothing,
+ * because Windows deletes a section with its last handle and hpshm never closes another
+ * process's: it says the section is gone, or who still holds it.  So `hpshm gc` on Windows
+ * lists and keeps.  windows_large lists the sections whose header names it, and this provider
+ * every other object under the prefix, so each is listed once.
  *
  * Capabilities: REATTACH, NAMED; not HUGE, not FD (a HANDLE, not a descriptor).  probe()
  * always says yes, offering the base page size (4 KiB): this provider ends every
@@ -62,6 +66,7 @@ static const struct hpshm__winsection_kind plain_kind = {
 	.section_flags   = 0,
 	.view_flags      = 0,
 	.mechanism_error = NULL, /* base pages have no mechanism of their own to fail */
+	.lists_rest      = 1,
 };
 
 static int plain_create(const struct hpshm_instance *self, struct hpshm_mapping *m, const struct hpshm_request *rq,
@@ -96,6 +101,18 @@ static int plain_detach(const struct hpshm_instance *self, struct hpshm_mapping 
 	return hpshm__winsection_unmap(m);
 }
 
+static int plain_scan(const struct hpshm_instance *self, hpshm_found_fn fn, void *user)
+{
+	(void)self;
+	return hpshm__winsection_scan(&plain_kind, fn, user);
+}
+
+static int plain_remove(const struct hpshm_instance *self, const struct hpshm_found *f, hpshm_error *err)
+{
+	(void)self;
+	return hpshm__winsection_remove(f, err);
+}
+
 const struct hpshm_provider hpshm__provider_plain = {
 	.abi_version  = HPSHM_PROVIDER_ABI,
 	.name         = "plain",
@@ -107,7 +124,7 @@ const struct hpshm_provider hpshm__provider_plain = {
 	.identify     = plain_identify,
 	.attach       = plain_attach,
 	.detach       = plain_detach,
-	.scan         = NULL,
-	.remove       = NULL,
+	.scan         = plain_scan,
+	.remove       = plain_remove,
 	.requirements = NULL, /* base pages need nothing set up */
 };

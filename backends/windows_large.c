@@ -39,8 +39,9 @@
  * whether the memory is there only CreateFileMappingW() can tell.
  *
  * Re-attach: as plain_windows.c, by inherited handle or by Local\ name, every view with
- * FILE_MAP_LARGE_PAGES.  A named section lives while any process holds it (no debris; scan
- * and remove are NULL, as for plain).
+ * FILE_MAP_LARGE_PAGES.  A named section lives while any process holds it (no debris): scan()
+ * lists the sections whose header names this provider, and remove() deletes nothing, as for
+ * plain (backends/winsection.h says why).
  */
 #include <stdio.h>
 #include <string.h>
@@ -80,10 +81,11 @@ static int large_mechanism_error(DWORD code, const char *call, const struct hpsh
 }
 
 static const struct hpshm__winsection_kind large_kind = {
-	.provider        = "windows_large",
+	.provider        = HPSHM__WINSECTION_LARGE,
 	.section_flags   = SEC_LARGE_PAGES,
 	.view_flags      = FILE_MAP_LARGE_PAGES,
 	.mechanism_error = large_mechanism_error,
+	.lists_rest      = 0,
 };
 
 /* Large pages exist here, of rq's size (probe's choice), and the token holds the privilege
@@ -109,41 +111,6 @@ static DWORD large_ready(const struct hpshm_request *rq, const char **call, cons
 	else if (code != ERROR_SUCCESS)
 		*why = "SeLockMemoryPrivilege could not be enabled";
 	return code;
-}
-
-/*
- * requirements(): the one thing an operator sets up for large pages, the "Lock pages in
- * memory" right (SeLockMemoryPrivilege), in a token that has it enabled: the account needs
- * the right, a new logon to get it into its token, and an elevated start where UAC filters
- * it out.  There is no pool to size: Windows finds contiguous memory at creation or fails.
- */
-static int large_requirements(const struct hpshm_instance *self, const struct hpshm_request *rq,
-			      hpshm_requirement_fn fn, void *user)
-{
-	struct hpshm_requirement r;
-	const char *call = "", *why = "";
-
-	(void)self;
-	memset(&r, 0, sizeof(r));
-	hpshm__strlcpy(r.what, "privilege", sizeof(r.what));
-	r.met = large_ready(rq, &call, &why) == ERROR_SUCCESS;
-	if (!r.met) {
-		hpshm__strlcpy(r.detail, why, sizeof(r.detail));
-		hpshm__strlcpy(r.now[0],
-			       "secpol.msc: Local Policies > User Rights Assignment > Lock pages in memory: add the "
-			       "server's account",
-			       sizeof(r.now[0]));
-		hpshm__strlcpy(r.now[1], "log on again (or restart the service), and start the server elevated",
-			       sizeof(r.now[1]));
-		hpshm__strlcpy(r.persist[0], "the right stays granted; in a domain, grant it by Group Policy instead",
-			       sizeof(r.persist[0]));
-	}
-	hpshm__strlcpy(r.note,
-		       "large pages need contiguous physical memory: create the segment early after boot, or it may "
-		       "fail with ERROR_NO_SYSTEM_RESOURCES",
-		       sizeof(r.note));
-	(void)fn(user, &r);
-	return 0;
 }
 
 static int large_probe(const struct hpshm_instance *self, const struct hpshm_request *rq, struct hpshm_probe *out)
@@ -235,6 +202,51 @@ static int large_detach(const struct hpshm_instance *self, struct hpshm_mapping 
 	return hpshm__winsection_unmap(m);
 }
 
+static int large_scan(const struct hpshm_instance *self, hpshm_found_fn fn, void *user)
+{
+	(void)self;
+	return hpshm__winsection_scan(&large_kind, fn, user);
+}
+
+static int large_remove(const struct hpshm_instance *self, const struct hpshm_found *f, hpshm_error *err)
+{
+	(void)self;
+	return hpshm__winsection_remove(f, err);
+}
+
+/*
+ * requirements(): the one thing an operator sets up for large pages, the "Lock pages in
+ * memory" right (SeLockMemoryPrivilege) for the account, which reaches the token at the next
+ * logon and survives User Account Control only in an elevated start.  The port names the
+ * account and its SID and writes the secedit commands (ports/windows/privilege.c).  There is
+ * no pool to size: Windows finds contiguous memory at creation or fails, hence the note.
+ */
+static int large_requirements(const struct hpshm_instance *self, const struct hpshm_request *rq,
+			      hpshm_requirement_fn fn, void *user)
+{
+	struct hpshm_requirement r;
+	struct hpshm__win_fix f;
+
+	(void)self;
+	(void)rq;
+	hpshm__win_lock_memory_fix(&f);
+	memset(&r, 0, sizeof(r));
+	hpshm__strlcpy(r.what, "privilege", sizeof(r.what));
+	r.met = f.met;
+	hpshm__strlcpy(r.detail, f.detail, sizeof(r.detail));
+	for (int k = 0; k < 3; k++) {
+		hpshm__strlcpy(r.now[k], f.now[k], sizeof(r.now[k]));
+		hpshm__strlcpy(r.persist[k], f.persist[k], sizeof(r.persist[k]));
+	}
+	hpshm__strlcpy(r.note,
+		       "large pages need physically contiguous free memory: the longer a machine runs, the likelier a "
+		       "large segment fails for fragmentation (ERROR_NO_SYSTEM_RESOURCES, 1450); create it early after "
+		       "boot, or reboot to get it",
+		       sizeof(r.note));
+	(void)fn(user, &r);
+	return 0;
+}
+
 const struct hpshm_provider hpshm__provider_windows_large = {
 	.abi_version  = HPSHM_PROVIDER_ABI,
 	.name         = "windows_large",
@@ -246,7 +258,7 @@ const struct hpshm_provider hpshm__provider_windows_large = {
 	.identify     = large_identify,
 	.attach       = large_attach,
 	.detach       = large_detach,
-	.scan         = NULL,
-	.remove       = NULL,
+	.scan         = large_scan,
+	.remove       = large_remove,
 	.requirements = large_requirements,
 };

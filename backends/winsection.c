@@ -148,32 +148,48 @@ static int winsection_create_error(const struct hpshm__winsection_kind *k, DWORD
 }
 
 /*
+ * Read the header region at the tail of section h into *out (zeros where the view is shorter
+ * than a header region) and the view's size into *size.  0, or -1 when no view can be mapped
+ * (another user's section, a view the system refuses): GetLastError() says why.
+ */
+static int winsection_read_tail(const struct hpshm__winsection_kind *k, HANDLE h, struct hpshm_header *out,
+				size_t *size)
+{
+	MEMORY_BASIC_INFORMATION mbi;
+	void *view;
+
+	view = hpshm__win_sys.map_view_of_file_ex(h, FILE_MAP_READ | k->view_flags, 0, 0, 0, NULL);
+	if (view == NULL && k->view_flags != 0)
+		view = hpshm__win_sys.map_view_of_file_ex(h, FILE_MAP_READ, 0, 0, 0, NULL);
+	if (view == NULL)
+		return -1;
+	memset(out, 0, sizeof(*out));
+	*size = 0;
+	if (hpshm__win_sys.virtual_query(view, &mbi, sizeof(mbi)) == sizeof(mbi)) {
+		*size = mbi.RegionSize;
+		if (mbi.RegionSize >= HPSHM_HEADER_REGION)
+			memcpy(out, (const char *)view + mbi.RegionSize - HPSHM_HEADER_REGION, sizeof(*out));
+	}
+	(void)hpshm__win_sys.unmap_view_of_file(view);
+	out->provider[sizeof(out->provider) - 1] = '\0';
+	out->name[sizeof(out->name) - 1] = '\0';
+	return 0;
+}
+
+/*
  * The name is in use: h is the existing section.  Say whose it is from the header at its tail
  * (the core writes it right after create(), so a section caught before that has none yet).
  */
 static int winsection_name_taken(const struct hpshm__winsection_kind *k, HANDLE h, const char *path,
 				 hpshm_error *err)
 {
-	MEMORY_BASIC_INFORMATION mbi;
-	const struct hpshm_header *hd;
 	struct hpshm_header copy;
-	void *view;
+	size_t size;
 	const char *hint = "stop the program that uses it, or choose another name";
 
-	view = hpshm__win_sys.map_view_of_file_ex(h, FILE_MAP_READ | k->view_flags, 0, 0, 0, NULL);
-	if (view == NULL && k->view_flags != 0)
-		view = hpshm__win_sys.map_view_of_file_ex(h, FILE_MAP_READ, 0, 0, 0, NULL);
-	if (view == NULL)
+	if (winsection_read_tail(k, h, &copy, &size) < 0)
 		return hpshm_error_set(err, HPSHM_EEXIST, ERROR_ALREADY_EXISTS, "CreateFileMappingW", hint,
 				       "%s is in use, and cannot be read to tell whose it is", path);
-	memset(&copy, 0, sizeof(copy));
-	if (hpshm__win_sys.virtual_query(view, &mbi, sizeof(mbi)) == sizeof(mbi) && mbi.RegionSize >= HPSHM_HEADER_REGION) {
-		hd = (const struct hpshm_header *)((const char *)view + mbi.RegionSize - HPSHM_HEADER_REGION);
-		memcpy(&copy, hd, sizeof(copy));
-	}
-	(void)hpshm__win_sys.unmap_view_of_file(view);
-	copy.provider[sizeof(copy.provider) - 1] = '\0';
-	copy.name[sizeof(copy.name) - 1] = '\0';
 	if (memcmp(copy.magic, HPSHM_HEADER_MAGIC, sizeof(copy.magic)) == 0)
 		return hpshm_error_set(err, HPSHM_EEXIST, ERROR_ALREADY_EXISTS, "CreateFileMappingW", hint,
 				       "segment \"%s\" is in use: created by process %lld (provider %s), and still "
@@ -384,4 +400,140 @@ int hpshm__winsection_attach(const struct hpshm__winsection_kind *k, struct hpsh
 	hpshm__strlcpy(m->path, named ? id + 5 : "", sizeof(m->path));
 	m->priv = NULL;
 	return 0;
+}
+
+/* ---- scan() and remove(): `hpshm ls` and `hpshm gc` ---- */
+
+/* One scan(): whose objects it lists, and where they go. */
+struct winsection_walk {
+	const struct hpshm__winsection_kind *k;    /* the backend scanning */
+	enum hpshm__winsection_ns            ns;   /* the namespace being listed */
+	hpshm_found_fn                       fn;   /* the core's callback */
+	void                                *user; /* its pointer */
+	int                                  stop; /* fn asked to stop */
+};
+
+/* Does this backend list f?  Each object is listed by one backend only: the one its header
+ * names if that is large pages', plain (lists_rest) for every other, and for what has no
+ * header. */
+static int winsection_lists(const struct hpshm__winsection_kind *k, const struct hpshm_found *f,
+			    const struct hpshm_header *h)
+{
+	int large = f->has_header == HPSHM_FOUND_HEADER && strcmp(h->provider, HPSHM__WINSECTION_LARGE) == 0;
+
+	return k->lists_rest ? !large : large;
+}
+
+/* Is the header region all zeros (a section whose creator has not written it yet)?  1 or 0. */
+static int winsection_tail_blank(const struct hpshm_header *h)
+{
+	const unsigned char *p = (const unsigned char *)h;
+
+	for (size_t i = 0; i < sizeof(*h); i++)
+		if (p[i] != 0)
+			return 0;
+	return 1;
+}
+
+static int winsection_scan_one(void *user, const wchar_t *wname, const wchar_t *wtype)
+{
+	static const wchar_t prefix[] = L"" HPSHM__WINSECTION_PREFIX;
+	const size_t plen = sizeof(prefix) / sizeof(prefix[0]) - 1;
+	struct winsection_walk *w = user;
+	struct hpshm_header h;
+	struct hpshm_found f;
+	wchar_t wpath[HPSHM_PATH_MAX];
+	HANDLE sec;
+	size_t size = 0;
+
+	if (wcsncmp(wname, prefix, plen) != 0)
+		return 0;
+	memset(&f, 0, sizeof(f));
+	memset(&h, 0, sizeof(h));
+	hpshm__win_utf8(wname + plen, f.name, sizeof(f.name));
+	if (!hpshm__winsection_name_ok(f.name) ||
+	    hpshm__winsection_path(w->ns, f.name, f.id, sizeof(f.id)) < 0 ||
+	    hpshm__win_wide(f.id, wpath, sizeof(wpath) / sizeof(wpath[0])) < 0)
+		return 0; /* a name hpshm cannot make (too long, not UTF-8 after conversion): not ours */
+	/* A section that is listed has a holder: Windows deletes one with its last handle or
+	 * view, so nothing found here is ever dead (see hpshm__winsection_scan()). */
+	f.alive = 1;
+	if (wcscmp(wtype, L"Section") != 0) {
+		f.has_header = HPSHM_FOUND_FOREIGN_TYPE; /* an event, a mutex ... under hpshm's prefix */
+	} else {
+		sec = hpshm__win_sys.open_file_mapping(FILE_MAP_READ, FALSE, wpath);
+		if (sec == NULL && GetLastError() == ERROR_FILE_NOT_FOUND)
+			return 0; /* its last holder let go since the directory was read */
+		if (sec == NULL || winsection_read_tail(w->k, sec, &h, &size) < 0)
+			f.has_header = HPSHM_FOUND_BARE; /* another user's: unreadable, so unproven */
+		else if (memcmp(h.magic, HPSHM_HEADER_MAGIC, sizeof(h.magic)) == 0)
+			f.has_header = HPSHM_FOUND_HEADER;
+		else if (winsection_tail_blank(&h))
+			f.has_header = HPSHM_FOUND_BARE;
+		else
+			f.has_header = HPSHM_FOUND_FOREIGN_HEADER;
+		if (sec != NULL)
+			(void)hpshm__win_sys.close_handle(sec);
+	}
+	f.size = size;
+	if (f.has_header == HPSHM_FOUND_HEADER)
+		hpshm__header_to(&f, &h);
+	if (!winsection_lists(w->k, &f, &h))
+		return 0;
+	if (w->fn(w->user, &f) != 0) {
+		w->stop = 1;
+		return 1;
+	}
+	return 0;
+}
+
+int hpshm__winsection_scan(const struct hpshm__winsection_kind *k, hpshm_found_fn fn, void *user)
+{
+	static const enum hpshm__winsection_ns spaces[] = { HPSHM__WINSECTION_LOCAL, HPSHM__WINSECTION_GLOBAL };
+	struct winsection_walk w;
+	const char *call = NULL;
+	int same = 0;
+	long st;
+
+	memset(&w, 0, sizeof(w));
+	w.k = k;
+	w.fn = fn;
+	w.user = user;
+	for (size_t i = 0; i < sizeof(spaces) / sizeof(spaces[0]) && !w.stop; i++) {
+		w.ns = spaces[i];
+		st = hpshm__win_objects_list(spaces[i] == HPSHM__WINSECTION_GLOBAL ? HPSHM__WIN_GLOBAL : HPSHM__WIN_LOCAL,
+					     winsection_scan_one, &w, &same, &call);
+		if (st != 0)
+			return st == (long)0xC0000002L ? HPSHM_ENOTSUP : HPSHM_ESYS;
+		/* In session 0 Global\ is Local\: its objects were listed once already. */
+		if (same)
+			break;
+	}
+	return 0;
+}
+
+int hpshm__winsection_remove(const struct hpshm_found *f, hpshm_error *err)
+{
+	wchar_t wpath[HPSHM_PATH_MAX];
+	struct hpshm_header h;
+	char holder[64] = "";
+	HANDLE sec;
+
+	if (!winsection_path_ok(f->id) || hpshm__win_wide(f->id, wpath, sizeof(wpath) / sizeof(wpath[0])) < 0)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "list the segments again with `hpshm ls`",
+				       "\"%.64s\" is not the name of an hpshm section", f->id);
+	sec = hpshm__win_sys.open_file_mapping(FILE_MAP_READ, FALSE, wpath);
+	if (sec == NULL && GetLastError() == ERROR_FILE_NOT_FOUND)
+		return 0; /* gone with its last holder: nothing left to remove */
+	if (sec != NULL)
+		(void)hpshm__win_sys.close_handle(sec);
+	if (f->has_header == HPSHM_FOUND_HEADER) {
+		hpshm__header_of(f, &h);
+		snprintf(holder, sizeof(holder), " (its creator was process %lld)", (long long)h.creator_pid);
+	}
+	return hpshm_error_set(err, HPSHM_EEXIST, 0, NULL,
+			       "stop the processes that use it; it goes when the last one closes it or exits",
+			       "section %s is still held by a process%s: Windows deletes a section with its last "
+			       "handle and view, and hpshm never closes another process's handles",
+			       f->id, holder);
 }

@@ -21,6 +21,7 @@
 
 #define HPSHM__WINSECTION_NAME_MAX 200       /* longest segment name */
 #define HPSHM__WINSECTION_PREFIX   "hpshm."  /* every named section is <namespace>\hpshm.<name> */
+#define HPSHM__WINSECTION_LARGE    "windows_large" /* the large-page provider, as headers name it */
 
 /* The namespace of a named section. */
 enum hpshm__winsection_ns {
@@ -37,6 +38,10 @@ struct hpshm__winsection_kind {
 	 * (no privilege, no contiguous memory): fill err and return the code to give, or 0 to
 	 * leave the error to the shared code. */
 	int (*mechanism_error)(DWORD code, const char *call, const struct hpshm_request *rq, hpshm_error *err);
+	/* scan() lists, besides the sections whose header names this provider, every other
+	 * section and object under hpshm's prefix (1: plain), or only its own (0: large pages),
+	 * so each object is listed once. */
+	int         lists_rest;
 };
 
 /* Is name usable for a section: 1 to HPSHM__WINSECTION_NAME_MAX characters, no '\'?  1 or 0. */
@@ -69,5 +74,26 @@ int hpshm__winsection_identify(const struct hpshm_mapping *m, char *id, size_t l
  */
 int hpshm__winsection_attach(const struct hpshm__winsection_kind *k, struct hpshm_mapping *m,
 			     const struct hpshm_request *rq, const char *id, hpshm_error *err);
+
+/*
+ * scan(): every object named <Local|Global>\hpshm.* in this session's namespaces (the object
+ * manager's directories, ports/windows/objects.c), with its header when it is a section this
+ * user may read.  Liveness on Windows is simple: a named section exists exactly as long as some
+ * process holds a handle to it or a view of it, so every section found is alive (alive = 1)
+ * and a crash leaves nothing behind; the core still names the creator from the header, and
+ * says whether it runs (its pid and process creation time).  Objects of another type under the
+ * prefix are foreign; a section whose tail is neither hpshm's header nor zeros is foreign; one
+ * another user holds cannot be read and is listed without a header.  HPSHM_ENOTSUP when the
+ * system cannot list the directories, HPSHM_ESYS for another failure of those calls.
+ */
+int hpshm__winsection_scan(const struct hpshm__winsection_kind *k, hpshm_found_fn fn, void *user);
+
+/*
+ * remove(): hpshm cannot delete a section -- Windows does, when its last handle and view go --
+ * and never closes another process's handles.  So: 0 when the section is gone already, else
+ * HPSHM_EEXIST saying it is still held and by whose processes.  The core never asks for a
+ * live object's removal, so the second answer is for one that came back (a name reused).
+ */
+int hpshm__winsection_remove(const struct hpshm_found *f, hpshm_error *err);
 
 #endif /* HPSHM_BACKENDS_WINSECTION_H */

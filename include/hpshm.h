@@ -75,10 +75,11 @@ extern "C" {
 
 /*
  * printf format checking of the library's own formatting functions.  They format with C99's
- * printf ("%zu"); mingw-w64 takes the archetype "printf" to mean the Microsoft runtime's,
- * which lacks it, and names C99's gnu_printf.
+ * printf ("%zu"); mingw-w64's GCC takes the archetype "printf" to mean the Microsoft
+ * runtime's, which lacks it, and names C99's gnu_printf.  Clang targeting mingw-w64 knows no
+ * gnu_printf (it warns) and checks "printf" against C99 already.
  */
-#if defined(__MINGW32__)
+#if defined(__MINGW32__) && !defined(__clang__)
 #define HPSHM__PRINTF(fmt, first) __attribute__((format(gnu_printf, fmt, first)))
 #elif defined(__GNUC__)
 #define HPSHM__PRINTF(fmt, first) __attribute__((format(printf, fmt, first)))

@@ -1,24 +1,33 @@
 /*
  * tests/fixture.c -- the pool-leak fixture and the kernel readers the suites share.
  * See fixture.h.
+ *
+ * On Windows (the portable suites under wine, scripts/test-windows.sh) there are no pools,
+ * SysV segments or shm directories: what a test can leave behind there is a named object
+ * under hpshm's prefix, which lives as long as a handle to it is open, so the snapshot is
+ * the list of hpshm.* objects in the session's Local\ and the Global\ namespace, read from
+ * the object manager's directories as `hpshm ls` reads them.  The readers of /proc and /sys
+ * find nothing there and report nothing, as on any system without them.
  */
 #include "fixture.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifndef _WIN32
+#include <dirent.h>
 #include <strings.h>
+#include <unistd.h>
+#endif
 #ifdef __linux__
 #include <sys/prctl.h>
 #include <sys/vfs.h>
 #endif
 #include <time.h>
-#include <unistd.h>
 
 #include "harness.h"
 #ifdef HPSHM_TEST_CRITERION
@@ -36,7 +45,14 @@
 #ifdef __linux__
 #include "ports/linux/linux.h"
 #endif
+#ifdef _WIN32
+#include "ports/windows/sys.h"
+
+#include <psapi.h>
+#define strncasecmp _strnicmp
+#else
 #include "ports/posix/sys.h"
+#endif
 
 /* A growing text buffer: the snapshot is a list of lines, compared as one string. */
 struct hpt_buf {
@@ -69,6 +85,89 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+static int read_text(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f)
+		return -1;
+	n = fread(buf, 1, len - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return 0;
+}
+
+static int read_ulong(const char *path, unsigned long *out)
+{
+	char buf[64];
+
+	if (read_text(path, buf, sizeof buf) < 0)
+		return -1;
+	*out = strtoul(buf, NULL, 10);
+	return 0;
+}
+
+#ifdef _WIN32
+/* The hpshm.* objects of one namespace, as "<ns> <name> (<type>)" lines. */
+struct snap_objects {
+	const char *ns;       /* "Local" or "Global" */
+	char      **names;    /* the lines */
+	size_t      n, cap;
+};
+
+static int snap_object(void *user, const wchar_t *name, const wchar_t *type)
+{
+	struct snap_objects *o = user;
+	char n8[512], t8[64], line[640];
+
+	if (wcsncmp(name, L"hpshm.", 6) != 0)
+		return 0;
+	hpshm__win_utf8(name, n8, sizeof n8);
+	hpshm__win_utf8(type, t8, sizeof t8);
+	snprintf(line, sizeof line, "%s\\%s (%s)\n", o->ns, n8, t8);
+	if (o->n == o->cap) {
+		o->cap = o->cap ? o->cap * 2 : 16;
+		o->names = realloc(o->names, o->cap * sizeof *o->names);
+		if (!o->names)
+			abort();
+	}
+	o->names[o->n] = _strdup(line);
+	if (!o->names[o->n++])
+		abort();
+	return 0;
+}
+
+static void take_snapshot(struct hpt_buf *b)
+{
+	static const char *const spaces[] = { "Local", "Global" };
+	const char *call = "";
+	int same = 0;
+
+	b->len = 0;
+	if (b->p)
+		b->p[0] = '\0';
+	buf_add(b, "");
+	for (int i = 0; i < 2 && !same; i++) {
+		struct snap_objects o = { spaces[i], NULL, 0, 0 };
+		char line[128];
+		long st = hpshm__win_objects_list(i ? HPSHM__WIN_GLOBAL : HPSHM__WIN_LOCAL, snap_object, &o, &same,
+						  &call);
+
+		if (st != 0) {
+			snprintf(line, sizeof line, "%s: %s failed, NTSTATUS %#lx\n", spaces[i], call, (unsigned long)st);
+			buf_add(b, line);
+		}
+		if (o.n)
+			qsort(o.names, o.n, sizeof *o.names, cmp_str);
+		for (size_t k = 0; k < o.n; k++) {
+			buf_add(b, o.names[k]);
+			free(o.names[k]);
+		}
+		free(o.names);
+	}
+}
+#else
 /* Append "<prefix><name>\n" for every entry of dir, sorted, skipping . and .. */
 static void snap_dir(struct hpt_buf *b, const char *prefix, const char *dir)
 {
@@ -108,29 +207,6 @@ static void snap_dir(struct hpt_buf *b, const char *prefix, const char *dir)
 		free(names[i]);
 	}
 	free(names);
-}
-
-static int read_text(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "r");
-	size_t n;
-
-	if (!f)
-		return -1;
-	n = fread(buf, 1, len - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-	return 0;
-}
-
-static int read_ulong(const char *path, unsigned long *out)
-{
-	char buf[64];
-
-	if (read_text(path, buf, sizeof buf) < 0)
-		return -1;
-	*out = strtoul(buf, NULL, 10);
-	return 0;
 }
 
 static void snap_pools(struct hpt_buf *b)
@@ -223,8 +299,6 @@ static void snap_hugetlbfs(struct hpt_buf *b)
 	fclose(f);
 }
 
-static struct hpt_buf snapshot_before;
-
 static void take_snapshot(struct hpt_buf *b)
 {
 	b->len = 0;
@@ -236,6 +310,9 @@ static void take_snapshot(struct hpt_buf *b)
 	snap_hugetlbfs(b);
 	snap_dir(b, "/dev/shm/", "/dev/shm");
 }
+#endif
+
+static struct hpt_buf snapshot_before;
 
 void hpt_fixture_init(void)
 {
@@ -247,7 +324,11 @@ void hpt_fixture_fini(void)
 	struct hpt_buf after = {0};
 
 	/* Whatever a test injected, the library goes back to the real machine. */
+#ifdef _WIN32
+	hpshm__win_sys_reset();
+#else
 	hpshm__sys_reset();
+#endif
 #ifdef __linux__
 	hpshm__linux_sys_reset();
 	hpshm__set_sysroot(NULL);
@@ -261,9 +342,13 @@ void hpt_fixture_fini(void)
 	 */
 	take_snapshot(&after);
 	for (int tries = 0; tries < 20 && strcmp(after.p, snapshot_before.p) != 0; tries++) {
+#ifdef _WIN32
+		Sleep(100);
+#else
 		struct timespec pause = { 0, 100 * 1000 * 1000 };
 
 		nanosleep(&pause, NULL);
+#endif
 		free(after.p);
 		memset(&after, 0, sizeof(after));
 		take_snapshot(&after);
@@ -462,6 +547,7 @@ void hpt_skip_emulated_refusal(int rc, const hpshm_error *err)
 			     "not: %s", emu, hpshm_errname(rc), err->message);
 }
 
+#ifndef _WIN32
 pid_t hpt_fork(void)
 {
 	pid_t parent = getpid(), pid;
@@ -479,6 +565,7 @@ pid_t hpt_fork(void)
 	}
 	return pid;
 }
+#endif
 
 int hpt_pool_read(size_t page_size, struct hpt_pool *out)
 {
@@ -510,6 +597,70 @@ unsigned long hpt_pool_available(const struct hpt_pool *p)
 	return avail;
 }
 
+#ifdef _WIN32
+/*
+ * Windows has one large page size and no /proc: the readers ask the system.  A page's size
+ * comes from QueryWorkingSetEx() (its LargePage bit), the way ports/windows/memory.c verifies,
+ * but called here directly so the test does not take the library's word.
+ */
+size_t hpt_default_huge_page_size(void)
+{
+	return GetLargePageMinimum();
+}
+
+size_t hpt_smaps_page_size(const void *addr, int *hugetlb)
+{
+	PSAPI_WORKING_SET_EX_INFORMATION ws;
+	MEMORY_BASIC_INFORMATION mbi;
+	SYSTEM_INFO si;
+
+	if (hugetlb)
+		*hugetlb = 0;
+	if (VirtualQuery(addr, &mbi, sizeof mbi) != sizeof mbi || mbi.State != MEM_COMMIT)
+		return 0;
+	memset(&ws, 0, sizeof ws);
+	ws.VirtualAddress = (void *)(uintptr_t)addr;
+	if (!QueryWorkingSetEx(GetCurrentProcess(), &ws, sizeof ws) || !ws.VirtualAttributes.Valid) {
+		GetSystemInfo(&si);
+		return si.dwPageSize; /* not in the working set: a page of the default size, untouched */
+	}
+	if (ws.VirtualAttributes.LargePage) {
+		if (hugetlb)
+			*hugetlb = 1;
+		return GetLargePageMinimum();
+	}
+	GetSystemInfo(&si);
+	return si.dwPageSize;
+}
+
+int hpt_is_mapped(const void *addr, size_t len)
+{
+	MEMORY_BASIC_INFORMATION mbi;
+	uintptr_t at = (uintptr_t)addr, end = at + len;
+
+	while (at < end) {
+		if (VirtualQuery((const void *)at, &mbi, sizeof mbi) != sizeof mbi)
+			return -1;
+		if (mbi.State != MEM_FREE)
+			return 1;
+		at = (uintptr_t)mbi.BaseAddress + mbi.RegionSize;
+	}
+	return 0;
+}
+
+int hpt_fd_count(void)
+{
+	DWORD n = 0;
+
+	/* Windows counts handles, not descriptors: what a test compares before and after. */
+	return GetProcessHandleCount(GetCurrentProcess(), &n) ? (int)n : -1;
+}
+
+int hpt_maps_count(void)
+{
+	return -1; /* Windows lists no mappings by the object behind them */
+}
+#else
 size_t hpt_default_huge_page_size(void)
 {
 	FILE *f = fopen("/proc/meminfo", "r");
@@ -629,6 +780,8 @@ int hpt_maps_count(void)
 	return n;
 }
 
+#endif
+
 const char *hpt_size_text(size_t size, char *buf, size_t len)
 {
 	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -644,7 +797,15 @@ const char *hpt_size_text(size_t size, char *buf, size_t len)
 
 int hpt_contains(const char *haystack, const char *needle)
 {
-	return haystack && needle && strcasestr(haystack, needle) != NULL;
+	size_t n;
+
+	if (!haystack || !needle)
+		return 0;
+	n = strlen(needle);
+	for (; *haystack; haystack++)
+		if (strncasecmp(haystack, needle, n) == 0)
+			return 1;
+	return n == 0;
 }
 
 void hpt_clear_config_env(void)
@@ -659,6 +820,10 @@ void hpt_clear_config_env(void)
 		snprintf(var, sizeof var, "HPSHM_%s", key);
 		for (j = 0; var[j]; j++)
 			var[j] = (char)toupper((unsigned char)var[j]);
+#ifdef _WIN32
+		(void)_putenv_s(var, "");
+#else
 		unsetenv(var);
+#endif
 	}
 }

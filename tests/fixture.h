@@ -117,7 +117,9 @@ const char *hpt_test_hugetlbfs(size_t page_size);
  * and must make no cr_* call: branch on 0 first, end the child with _exit(), and check for -1
  * in the parent.
  */
+#ifndef _WIN32
 pid_t hpt_fork(void);
+#endif
 
 /* One real pool, read from /sys (not the library's sysroot). */
 struct hpt_pool {

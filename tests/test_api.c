@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -109,6 +110,24 @@ struct guarded_child {
 };
 
 TestSuite(api, .init = hpt_fixture_init, .fini = hpt_fixture_fini);
+
+/* A program that exits 0 at once, and its arguments: /bin/true, or cmd.exe /c "exit 0" on
+ * Windows (in %SystemRoot%\System32). */
+static const char *true_program(char ***argv)
+{
+#ifdef _WIN32
+	static char path[512], a0[] = "cmd", a1[] = "/c", a2[] = "exit 0";
+	static char *args[] = { a0, a1, a2, NULL };
+	const char *root = getenv("SystemRoot");
+
+	snprintf(path, sizeof path, "%s\\System32\\cmd.exe", root && root[0] ? root : "C:\\Windows");
+#else
+	static char path[] = "/bin/true", a0[] = "true";
+	static char *args[] = { a0, NULL };
+#endif
+	*argv = args;
+	return path;
+}
 
 static void assert_guard(const unsigned char *after, const char *what)
 {
@@ -230,8 +249,8 @@ Test(api, error_records_of_an_older_program_are_filled_within_their_size)
 	hpshm_config *cfg = plain_config("");
 	hpshm_segment *seg = NULL;
 	hpshm_child kid;
-	char arg0[] = "true";
-	char *argv[] = {arg0, NULL};
+	char **argv;
+	const char *program = true_program(&argv);
 	int rc;
 
 	memset(&g, GUARD, sizeof g);
@@ -251,7 +270,7 @@ Test(api, error_records_of_an_older_program_are_filled_within_their_size)
 	assert_error_v1(&g, rc, "hpshm_segment_attach");
 
 	memset(&g, GUARD, sizeof g);
-	rc = hpshm_child_spawn(NULL, "/bin/true", argv, NULL, &kid, (hpshm_error *)&g.s);
+	rc = hpshm_child_spawn(NULL, program, argv, NULL, &kid, (hpshm_error *)&g.s);
 	assert_error_v1(&g, rc, "hpshm_child_spawn");
 
 	memset(&g, GUARD, sizeof g);
@@ -362,8 +381,8 @@ Test(api, children_of_an_older_program_are_filled_within_their_size)
 	hpshm_config *cfg = plain_config("reattach=exec");
 	hpshm_segment *seg = NULL;
 	hpshm_error err;
-	char arg0[] = "true";
-	char *argv[] = {arg0, NULL};
+	char **argv;
+	const char *program = true_program(&argv);
 	int rc, status = -1;
 
 	memset(&err, 0, sizeof err);
@@ -371,15 +390,15 @@ Test(api, children_of_an_older_program_are_filled_within_their_size)
 	cr_assert_eq(rc, 0, "plain reattach=exec segment: %s: %s", hpshm_errname(rc), err.message);
 	memset(&g, GUARD, sizeof g);
 	fflush(NULL);
-	rc = hpshm_child_spawn(seg, "/bin/true", argv, NULL, (hpshm_child *)&g.s, &err);
-	cr_assert_eq(rc, 0, "hpshm_child_spawn /bin/true: %s: %s", hpshm_errname(rc), err.message);
+	rc = hpshm_child_spawn(seg, program, argv, NULL, (hpshm_child *)&g.s, &err);
+	cr_assert_eq(rc, 0, "hpshm_child_spawn %s: %s: %s", program, hpshm_errname(rc), err.message);
 	cr_assert_eq(g.s.version, HPSHM_CHILD_VERSION, "child version %u, want %d", g.s.version, HPSHM_CHILD_VERSION);
 	cr_assert_gt(g.s.pid, 0);
 	ZERO("hpshm_child_spawn", g.s.reserved);
 	assert_guard(g.after, "hpshm_child_spawn");
 	rc = hpshm_child_wait((hpshm_child *)&g.s, &status, &err);
 	cr_assert_eq(rc, 0, "hpshm_child_wait: %s", err.message);
-	cr_assert_eq(status, 0, "/bin/true exited %d", status);
+	cr_assert_eq(status, 0, "%s exited %d", program, status);
 	assert_guard(g.after, "hpshm_child_wait");
 	cr_assert_eq(hpshm_segment_destroy(seg), 0);
 	hpshm_config_free(cfg);

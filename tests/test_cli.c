@@ -6,18 +6,22 @@
  * PATH, so no HPSHM_* variable of the caller leaks into what it decides.
  */
 #include <errno.h>
-#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "harness.h"
+#ifdef _WIN32
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#include <windows.h>
+#endif
 
 #include "fixture.h"
 #include "hpshm.h"
+#include "port.h"
 #include "toolrun.h"
 
 #ifndef HPSHM_TOOL_PATH
@@ -237,6 +241,31 @@ Test(cli, plan_bad_config_is_named)
 	expect_usage_error(tool("plan", "64MiB", "--config", "reattach=maybe", NULL), "reattach");
 }
 
+#ifdef _WIN32
+/* Does this process's token hold SeLockMemoryPrivilege, enabled or not?  Asked of Windows here,
+ * not of the library. */
+static int token_holds_lock_memory(void)
+{
+	TOKEN_PRIVILEGES *tp;
+	HANDLE token;
+	DWORD need = 0;
+	LUID luid;
+	int held = 0;
+
+	cr_assert(LookupPrivilegeValueW(NULL, L"SeLockMemoryPrivilege", &luid));
+	cr_assert(OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &token));
+	(void)GetTokenInformation(token, TokenPrivileges, NULL, 0, &need);
+	tp = malloc(need);
+	cr_assert_not_null(tp);
+	cr_assert(GetTokenInformation(token, TokenPrivileges, tp, need, &need));
+	for (DWORD i = 0; i < tp->PrivilegeCount; i++)
+		held |= tp->Privileges[i].Luid.LowPart == luid.LowPart && tp->Privileges[i].Luid.HighPart == luid.HighPart;
+	free(tp);
+	CloseHandle(token);
+	return held;
+}
+#endif
+
 /*
  * What plan counts is what create maps: a re-attachable segment of 64MiB, created for real
  * on the planned page size, has the planned mapped size.
@@ -255,8 +284,14 @@ Test(cli, plan_agrees_with_create)
 	plan_json("64MiB", "reattach=exec", &ps, &pages, &mapped, &usable);
 	cr_assert_eq(ps, want_ps);
 	hpt_size_text(ps, psz, sizeof psz);
+#ifdef _WIN32
+	(void)pool;
+	if (!token_holds_lock_memory())
+		HPT_UNAVAILABLE("windows_large", psz, "large pages need \"Lock pages in memory\", which this token lacks");
+#else
 	if (hpt_pool_read(ps, &pool) < 0 || hpt_pool_available(&pool) < pages)
 		HPT_UNAVAILABLE("pool", psz, "needs %zu free %s pages to create what plan counted", pages, psz);
+#endif
 
 	cr_assert_eq(hpshm_config_new(&cfg), 0);
 	memset(&err, 0, sizeof err);
@@ -317,3 +352,100 @@ Test(cli, providers_json_lists_plain)
 	cr_assert(json_ok(r->out), "not one JSON value:\n%s", r->out);
 	cr_assert(strstr(r->out, "\"plain\""), "%s", r->out);
 }
+
+/* ---- ls and gc ---- */
+
+/* The value of "key" in the first JSON object member after `from` in text, as "value" text; cr_asserts. */
+static const char *json_after(const char *text, const char *from, const char *key)
+{
+	char quoted[64];
+	const char *at = strstr(text, from);
+
+	cr_assert_not_null(at, "no %s in:\n%s", from, text);
+	snprintf(quoted, sizeof quoted, "\"%s\": ", key);
+	at = strstr(at, quoted);
+	cr_assert_not_null(at, "no %s after %s in:\n%s", key, from, text);
+	return at + strlen(quoted);
+}
+
+Test(cli, ls_shows_a_live_named_segment_and_gc_keeps_it)
+{
+	hpshm_config *cfg;
+	hpshm_segment *seg;
+	hpshm_error err;
+	struct hpt_run *r;
+	char name[64], kv[96], quoted[80];
+	volatile unsigned char *p;
+
+	snprintf(name, sizeof name, "cli-ls-%lld", (long long)hpshm__getpid());
+	snprintf(kv, sizeof kv, "huge_pages=off,name=%s", name);
+	snprintf(quoted, sizeof quoted, "\"name\": \"%s\"", name);
+	cr_assert_eq(hpshm_config_new(&cfg), 0);
+	cr_assert_eq(hpshm_config_parse(cfg, kv, &err), 0, "%s", err.message);
+	cr_assert_eq(hpshm_segment_create(&seg, (size_t)1 << 20, cfg, &err), 0, "%s", err.message);
+	hpshm_config_free(cfg);
+	p = hpshm_segment_address(seg);
+	p[0] = 0x5a;
+
+	r = tool("ls", "--json", NULL);
+	cr_assert_eq(r->status, 0, "stderr: %s", r->err);
+	cr_assert(json_ok(r->out), "not one JSON value:\n%s", r->out);
+	cr_assert(strncmp(json_after(r->out, quoted, "state"), "\"alive\"", 7) == 0, "not alive:\n%s", r->out);
+
+	r = tool("gc", NULL);
+	cr_assert_eq(r->status, 0, "gc failed: %s", r->err);
+	r = tool("ls", "--json", NULL);
+	cr_assert(strstr(r->out, quoted), "gc removed a live segment:\n%s", r->out);
+	cr_assert_eq(p[0], 0x5a);
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	r = tool("ls", "--json", NULL);
+	cr_assert_eq(r->status, 0, "stderr: %s", r->err);
+	cr_assert_null(strstr(r->out, quoted), "still listed after destroy:\n%s", r->out);
+}
+
+/* ---- the privilege huge pages need, per OS ---- */
+
+Test(cli, probe_json_names_the_privilege_in_this_systems_terms)
+{
+	struct hpt_run *r = tool("probe", "--json", NULL);
+
+	cr_assert_eq(r->status, 0, "stderr: %s", r->err);
+	cr_assert(json_ok(r->out), "not one JSON value:\n%s", r->out);
+	cr_assert(strstr(r->out, "\"lock_privilege_held\":"), "no OS-neutral key:\n%s", r->out);
+#ifdef _WIN32
+	cr_assert(strstr(r->out, "\"lock_privilege\": \"SeLockMemoryPrivilege\""), "%s", r->out);
+	cr_assert(strstr(r->out, "\"se_lock_memory_privilege\":"), "%s", r->out);
+	cr_assert_null(strstr(r->out, "cap_ipc_lock"), "a Linux key on Windows:\n%s", r->out);
+#elif defined(__linux__)
+	cr_assert(strstr(r->out, "\"lock_privilege\": \"CAP_IPC_LOCK\""), "%s", r->out);
+	cr_assert(strstr(r->out, "\"cap_ipc_lock\":"), "Linux's key is gone:\n%s", r->out);
+	cr_assert(strstr(r->out, "\"in_hugetlb_shm_group\":"), "Linux's key is gone:\n%s", r->out);
+	cr_assert_null(strstr(r->out, "se_lock_memory_privilege"), "a Windows key on Linux:\n%s", r->out);
+#endif
+}
+
+#ifdef _WIN32
+Test(cli, plan_on_windows_says_how_to_grant_lock_pages_in_memory)
+{
+	struct hpt_run *r = tool("plan", "64MiB", "--json", NULL);
+	int held = token_holds_lock_memory();
+
+	cr_assert_eq(r->status, 0, "stderr: %s", r->err);
+	cr_assert(json_ok(r->out), "not one JSON value:\n%s", r->out);
+	cr_assert(strstr(r->out, "\"pool\": null"), "Windows has no pool to show:\n%s", r->out);
+	cr_assert(strstr(r->out, held ? "\"ready\": true" : "\"ready\": false"), "held=%d:\n%s", held, r->out);
+	if (!held) {
+		cr_assert(strstr(r->out, "\"what\": \"privilege\""), "%s", r->out);
+		cr_assert(strstr(r->out, "SeLockMemoryPrivilege = *S-1-"), "no line naming the account's SID:\n%s",
+			  r->out);
+		cr_assert(strstr(r->out, "secedit /configure"), "%s", r->out);
+		cr_assert(strstr(r->out, "sign out and in again"), "%s", r->out);
+	}
+	r = tool("plan", "64MiB", NULL);
+	cr_assert_eq(r->status, 0, "stderr: %s", r->err);
+	cr_assert(strstr(r->out, "no pool to reserve"), "%s", r->out);
+	if (!held)
+		cr_assert(strstr(r->out, "Lock pages in memory"), "%s", r->out);
+	cr_assert(strstr(r->out, "hpshm check --size 64MiB"), "no check to verify with:\n%s", r->out);
+}
+#endif

@@ -23,13 +23,18 @@
 #include <string.h>
 
 #include "harness.h"
+#include "base/header.h"
+#include "core/internal.h"
 #include "hpshm.h"
+#include "hpshm/provider.h"
 #include "port.h"
 #include "ports/windows/sys.h"
+#include "ports/windows/windows.h"
 #include "win_child.h"
 
 #include <aclapi.h>
 #include <psapi.h>
+#include <sddl.h>
 
 #define MiB ((size_t)1 << 20)
 
@@ -40,6 +45,7 @@ static void reset_table(void)
 
 TestSuite(winport, .fini = reset_table);
 TestSuite(winseg, .fini = reset_table);
+TestSuite(winls, .fini = reset_table);
 
 /* ---- helpers ---- */
 
@@ -976,4 +982,330 @@ Test(winseg, attaching_where_the_range_is_taken_names_the_holder)
 	cr_assert(strstr(err.message, "mapped view") != NULL, "%s", err.message);
 	hpshm_segment_destroy(seg);
 	hpshm_config_free(cfg);
+}
+
+/* ---- `hpshm ls` and `hpshm gc`: scan() and remove() of named sections ---- */
+
+extern const struct hpshm_provider hpshm__provider_plain;
+
+#define LS_MAX 8
+
+/* The objects hpshm_objects_list() gives whose id is one of ids, and how often each came. */
+struct ls_seen {
+	const char  *ids[LS_MAX]; /* what to look for, NULL-terminated */
+	hpshm_object obj[LS_MAX]; /* the last listing of each */
+	int          times[LS_MAX];
+};
+
+static int ls_seen_one(void *user, const hpshm_object *o)
+{
+	struct ls_seen *s = user;
+
+	for (int i = 0; i < LS_MAX && s->ids[i] != NULL; i++)
+		if (strcmp(o->id, s->ids[i]) == 0) {
+			s->obj[i] = *o;
+			s->times[i]++;
+		}
+	return 0;
+}
+
+static void ls_list(struct ls_seen *s)
+{
+	hpshm_error err;
+	int n;
+
+	memset(s->obj, 0, sizeof(s->obj));
+	memset(s->times, 0, sizeof(s->times));
+	n = hpshm_objects_list(ls_seen_one, s, &err);
+	cr_assert_geq(n, 0, "hpshm_objects_list: %s", err.message);
+}
+
+/* A pagefile-backed section named wname, with its tail written by tail(view, len) if given. */
+static HANDLE ls_section(const wchar_t *wname, size_t len, void (*tail)(char *view, size_t len))
+{
+	HANDLE h = CreateFileMappingW(INVALID_HANDLE_VALUE, NULL, PAGE_READWRITE | SEC_COMMIT, 0, (DWORD)len, wname);
+	char *view;
+
+	cr_assert_not_null(h, "CreateFileMappingW: %lu", (unsigned long)GetLastError());
+	cr_assert_neq(GetLastError(), ERROR_ALREADY_EXISTS, "the name is taken: a leftover of another run?");
+	if (tail != NULL) {
+		view = MapViewOfFile(h, FILE_MAP_WRITE, 0, 0, len);
+		cr_assert_not_null(view);
+		tail(view, len);
+		UnmapViewOfFile(view);
+	}
+	return h;
+}
+
+static void ls_tail_foreign(char *view, size_t len)
+{
+	memcpy(view + len - HPSHM_HEADER_REGION, "NOTHPSHM-some-other-format", 26);
+}
+
+static void ls_tail_large(char *view, size_t len)
+{
+	(void)hpshm__header_write(view + len - HPSHM_HEADER_REGION, len - HPSHM_HEADER_REGION, view, "windows_large",
+				  "hpt-ls-large", 2 * MiB);
+}
+
+Test(winls, a_named_segment_is_listed_alive_with_its_creator_until_destroyed)
+{
+	hpshm_config *cfg = config("huge_pages=off,name=hpt-ls");
+	struct ls_seen s = { .ids = { "Local\\hpshm.hpt-ls", NULL } };
+	hpshm_segment *seg;
+	hpshm_error err;
+
+	cr_assert_eq(hpshm_segment_create(&seg, MiB, cfg, &err), 0, "%s", err.message);
+	ls_list(&s);
+	cr_assert_eq(s.times[0], 1, "listed %d times", s.times[0]);
+	cr_assert_str_eq(s.obj[0].provider, "plain");
+	cr_assert_str_eq(s.obj[0].name, "hpt-ls");
+	cr_assert_eq(s.obj[0].state, HPSHM_OBJECT_ALIVE, "state %d: %s", s.obj[0].state, s.obj[0].note);
+	cr_assert_eq(s.obj[0].alive, 1);
+	cr_assert_eq(s.obj[0].creator_pid, (long long)GetCurrentProcessId());
+	cr_assert_geq(s.obj[0].size, MiB, "usable size %zu", s.obj[0].size);
+	cr_assert_eq(s.obj[0].page_size, hpshm__base_page_size());
+	/* gc keeps it, and it is still there to open. */
+	cr_assert_eq(hpshm_objects_remove(&s.obj[0], HPSHM_REMOVE_FORCE, &err), HPSHM_EEXIST);
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	/* The last handle went with the destroy, and the section with it. */
+	ls_list(&s);
+	cr_assert_eq(s.times[0], 0, "still listed after destroy");
+	hpshm_config_free(cfg);
+}
+
+Test(winls, a_section_without_a_header_is_alive_and_never_removed)
+{
+	struct ls_seen s = { .ids = { "Local\\hpshm.hpt-ls-bare", NULL } };
+	HANDLE h = ls_section(L"Local\\hpshm.hpt-ls-bare", 64 * 1024, NULL), again;
+	hpshm_error err;
+
+	ls_list(&s);
+	cr_assert_eq(s.times[0], 1);
+	cr_assert_str_eq(s.obj[0].provider, "plain");
+	cr_assert_eq(s.obj[0].state, HPSHM_OBJECT_ALIVE, "state %d: %s", s.obj[0].state, s.obj[0].note);
+	cr_assert_eq(s.obj[0].creator_pid, 0);
+	cr_assert_eq(s.obj[0].size, 64 * 1024, "the section's own size: %zu", s.obj[0].size);
+	cr_assert_eq(hpshm_objects_remove(&s.obj[0], HPSHM_REMOVE_FORCE, &err), HPSHM_EEXIST);
+	again = OpenFileMappingW(FILE_MAP_READ, FALSE, L"Local\\hpshm.hpt-ls-bare");
+	cr_assert_not_null(again, "the section went: %lu", (unsigned long)GetLastError());
+	CloseHandle(again);
+	CloseHandle(h);
+}
+
+Test(winls, objects_under_the_prefix_that_are_not_hpshm_sections_are_foreign)
+{
+	struct ls_seen s = { .ids = { "Local\\hpshm.hpt-ls-event", "Local\\hpshm.hpt-ls-foreign", NULL } };
+	HANDLE ev = CreateEventW(NULL, TRUE, FALSE, L"Local\\hpshm.hpt-ls-event");
+	HANDLE h = ls_section(L"Local\\hpshm.hpt-ls-foreign", 64 * 1024, ls_tail_foreign);
+	hpshm_error err;
+
+	cr_assert_not_null(ev);
+	ls_list(&s);
+	for (int i = 0; i < 2; i++) {
+		cr_assert_eq(s.times[i], 1, "%s listed %d times", s.ids[i], s.times[i]);
+		cr_assert_eq(s.obj[i].state, HPSHM_OBJECT_FOREIGN, "%s: state %d: %s", s.ids[i], s.obj[i].state,
+			     s.obj[i].note);
+		cr_assert_eq(hpshm_objects_remove(&s.obj[i], HPSHM_REMOVE_FORCE, &err), HPSHM_EINVAL);
+	}
+	CloseHandle(ev);
+	CloseHandle(h);
+}
+
+Test(winls, a_large_page_segment_is_listed_once_by_windows_large)
+{
+	struct ls_seen s = { .ids = { "Local\\hpshm.hpt-ls-large", NULL } };
+	HANDLE h = ls_section(L"Local\\hpshm.hpt-ls-large", 4 * MiB, ls_tail_large);
+
+	ls_list(&s);
+	cr_assert_eq(s.times[0], 1, "listed %d times", s.times[0]);
+	cr_assert_str_eq(s.obj[0].provider, "windows_large");
+	cr_assert_str_eq(s.obj[0].name, "hpt-ls-large");
+	cr_assert_eq(s.obj[0].page_size, 2 * MiB);
+	cr_assert_eq(s.obj[0].state, HPSHM_OBJECT_ALIVE);
+	CloseHandle(h);
+}
+
+Test(winls, a_global_section_is_listed_by_its_global_name)
+{
+	struct ls_seen s = { .ids = { "Global\\hpshm.hpt-ls-global", "Local\\hpshm.hpt-ls-global", NULL } };
+	HANDLE h = CreateFileMappingW(INVALID_HANDLE_VALUE, NULL, PAGE_READWRITE | SEC_COMMIT, 0, 65536,
+				      L"Global\\hpshm.hpt-ls-global");
+	DWORD session = 0;
+
+	if (h == NULL && GetLastError() == ERROR_ACCESS_DENIED)
+		cr_skip_test("this process may not create Global\\ objects (no SeCreateGlobalPrivilege)");
+	cr_assert_not_null(h, "CreateFileMappingW: %lu", (unsigned long)GetLastError());
+	cr_assert(ProcessIdToSessionId(GetCurrentProcessId(), &session));
+	ls_list(&s);
+	/* In session 0 the two namespaces are one directory, listed once, as Local\\. */
+	cr_assert_eq(s.times[session == 0 ? 1 : 0], 1, "listed %d and %d times", s.times[0], s.times[1]);
+	cr_assert_eq(s.times[session == 0 ? 0 : 1], 0);
+	CloseHandle(h);
+}
+
+Test(winls, remove_deletes_nothing_and_says_whether_the_section_is_held)
+{
+	struct ls_seen s = { .ids = { "Local\\hpshm.hpt-ls-remove", NULL } };
+	HANDLE h = ls_section(L"Local\\hpshm.hpt-ls-remove", 64 * 1024, NULL), again;
+	struct hpshm_instance self;
+	struct hpshm_found f;
+	hpshm_error err;
+
+	memset(&self, 0, sizeof(self));
+	self.ops = &hpshm__provider_plain;
+	memset(&f, 0, sizeof(f));
+	snprintf(f.id, sizeof(f.id), "%s", s.ids[0]);
+	f.alive = 1;
+	f.has_header = HPSHM_FOUND_BARE;
+	/* The core asks only for dead objects; a provider asked anyway keeps a held section. */
+	cr_assert_eq(hpshm__provider_plain.remove(&self, &f, &err), HPSHM_EEXIST);
+	cr_assert(strstr(err.message, "still held") != NULL, "%s", err.message);
+	again = OpenFileMappingW(FILE_MAP_READ, FALSE, L"Local\\hpshm.hpt-ls-remove");
+	cr_assert_not_null(again, "remove() deleted a held section");
+	CloseHandle(again);
+	CloseHandle(h);
+	/* Gone with its last handle: nothing to remove, which is success. */
+	cr_assert_eq(hpshm__provider_plain.remove(&self, &f, &err), 0);
+	snprintf(f.id, sizeof(f.id), "Local\\other.hpt-ls");
+	cr_assert_eq(hpshm__provider_plain.remove(&self, &f, &err), HPSHM_EINVAL);
+}
+
+static NTSTATUS NTAPI fake_open_directory_missing(PHANDLE dir, ACCESS_MASK access, POBJECT_ATTRIBUTES attr)
+{
+	(void)dir;
+	(void)access;
+	(void)attr;
+	return (NTSTATUS)0xC0000002L; /* STATUS_NOT_IMPLEMENTED */
+}
+
+static NTSTATUS NTAPI fake_open_directory_denied(PHANDLE dir, ACCESS_MASK access, POBJECT_ATTRIBUTES attr)
+{
+	(void)dir;
+	(void)access;
+	(void)attr;
+	return (NTSTATUS)0xC0000022L; /* STATUS_ACCESS_DENIED */
+}
+
+Test(winls, a_system_that_cannot_list_its_objects_is_an_error_not_an_empty_list)
+{
+	hpshm_error err;
+
+	hpshm__win_sys.nt_open_directory_object = fake_open_directory_missing;
+	cr_assert_eq(hpshm_objects_list(ls_seen_one, &(struct ls_seen){ .ids = { NULL } }, &err), HPSHM_ENOTSUP);
+	cr_assert(strstr(err.message, "could not list") != NULL, "%s", err.message);
+	hpshm__win_sys.nt_open_directory_object = fake_open_directory_denied;
+	cr_assert_eq(hpshm_objects_list(ls_seen_one, &(struct ls_seen){ .ids = { NULL } }, &err), HPSHM_ESYS);
+}
+
+static HANDLE WINAPI fake_open_mapping_gone(DWORD access, BOOL inherit, LPCWSTR name)
+{
+	(void)access;
+	(void)inherit;
+	(void)name;
+	SetLastError(ERROR_FILE_NOT_FOUND);
+	return NULL;
+}
+
+Test(winls, a_section_that_goes_while_the_directory_is_read_is_not_listed)
+{
+	struct ls_seen s = { .ids = { "Local\\hpshm.hpt-ls-race", NULL } };
+	HANDLE h = ls_section(L"Local\\hpshm.hpt-ls-race", 64 * 1024, NULL);
+
+	hpshm__win_sys.open_file_mapping = fake_open_mapping_gone;
+	ls_list(&s);
+	cr_assert_eq(s.times[0], 0);
+	hpshm__win_sys_reset();
+	ls_list(&s);
+	cr_assert_eq(s.times[0], 1);
+	CloseHandle(h);
+}
+
+/* ---- what large pages need of an operator: windows_large's requirements() ---- */
+
+extern const struct hpshm_provider hpshm__provider_windows_large;
+
+/* A token that holds SeLockMemoryPrivilege (disabled, as a granted right is at logon); every
+ * other question goes to the real token. */
+static BOOL WINAPI fake_token_holds_lock_memory(HANDLE token, TOKEN_INFORMATION_CLASS cls, LPVOID info, DWORD len,
+						PDWORD ret_len)
+{
+	TOKEN_PRIVILEGES *tp = info;
+
+	if (cls != TokenPrivileges)
+		return GetTokenInformation(token, cls, info, len, ret_len);
+	*ret_len = sizeof(*tp);
+	if (len < sizeof(*tp)) {
+		SetLastError(ERROR_INSUFFICIENT_BUFFER);
+		return FALSE;
+	}
+	tp->PrivilegeCount = 1;
+	cr_assert(LookupPrivilegeValueW(NULL, L"SeLockMemoryPrivilege", &tp->Privileges[0].Luid));
+	tp->Privileges[0].Attributes = 0;
+	return TRUE;
+}
+
+struct req_seen {
+	int                      n;    /* requirements reported */
+	struct hpshm_requirement last; /* the last one */
+};
+
+static int req_one(void *user, const struct hpshm_requirement *r)
+{
+	struct req_seen *s = user;
+
+	s->n++;
+	s->last = *r;
+	return 0;
+}
+
+static void large_requirements(struct req_seen *s)
+{
+	struct hpshm_instance self;
+	struct hpshm_request rq;
+
+	memset(&self, 0, sizeof(self));
+	self.ops = &hpshm__provider_windows_large;
+	memset(&rq, 0, sizeof(rq));
+	rq.size = 64 * MiB;
+	rq.page_size = 2 * MiB;
+	rq.mode = 0600;
+	memset(s, 0, sizeof(*s));
+	cr_assert_eq(hpshm__provider_windows_large.requirements(&self, &rq, req_one, s), 0);
+	cr_assert_eq(s->n, 1, "%d requirements", s->n);
+	cr_assert_str_eq(s->last.what, "privilege");
+}
+
+Test(winseg, requirements_name_the_account_and_how_to_grant_lock_pages_in_memory)
+{
+	struct req_seen s;
+	BYTE buf[256];
+	DWORD len;
+	HANDLE token;
+	wchar_t *wsid;
+	char sid[128], want[160];
+
+	hpshm__win_sys.get_token_information = fake_token_holds_lock_memory;
+	large_requirements(&s);
+	cr_assert_eq(s.last.met, 1, "the token holds it: %s", s.last.detail);
+	cr_assert_eq(s.last.now[0][0], '\0', "a command for a right already held: %s", s.last.now[0]);
+
+	hpshm__win_sys_reset();
+	cr_assert_eq(hpshm__win_privilege_held(SE_LOCK_MEMORY_NAME), 0,
+		     "this test needs a token without the right (wine never grants it)");
+	large_requirements(&s);
+	cr_assert_eq(s.last.met, 0);
+	cr_assert(OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &token));
+	cr_assert(GetTokenInformation(token, TokenUser, buf, sizeof(buf), &len));
+	cr_assert(ConvertSidToStringSidW(((TOKEN_USER *)buf)->User.Sid, &wsid));
+	hpshm__win_utf8(wsid, sid, sizeof(sid));
+	LocalFree(wsid);
+	CloseHandle(token);
+	snprintf(want, sizeof(want), "SeLockMemoryPrivilege = *%s", sid);
+	cr_assert(strstr(s.last.now[1], want) != NULL, "no \"%s\" in: %s", want, s.last.now[1]);
+	cr_assert(strstr(s.last.detail, sid) != NULL, "the account is not named: %s", s.last.detail);
+	cr_assert(strstr(s.last.now[0], "secedit /export") != NULL, "%s", s.last.now[0]);
+	cr_assert(strstr(s.last.now[2], "secedit /configure") != NULL, "%s", s.last.now[2]);
+	cr_assert(strstr(s.last.persist[0], "logon") != NULL, "%s", s.last.persist[0]);
+	cr_assert(strstr(s.last.persist[1], "elevated") != NULL, "%s", s.last.persist[1]);
 }

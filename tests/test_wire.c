@@ -21,7 +21,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "harness.h"
 
@@ -188,7 +187,7 @@ Test(wire, header_and_token_of_a_segment_round_trip)
 	void *at = NULL;
 	int rc;
 
-	snprintf(name, sizeof name, "wire-%ld", (long)getpid());
+	snprintf(name, sizeof name, "wire-%ld", (long)hpshm__getpid());
 	cr_assert_eq(hpshm_config_new(&cfg), 0);
 	memset(&err, 0, sizeof err);
 	cr_assert_eq(hpshm_config_set(cfg, "provider", "plain", &err), 0, "%s", err.message);
@@ -207,7 +206,7 @@ Test(wire, header_and_token_of_a_segment_round_trip)
 	cr_expect_eq(h->header_size, (uint32_t)sizeof(struct hpshm_header));
 	cr_expect_eq(h->usable_size, (uint64_t)hpshm_segment_size(seg));
 	cr_expect_eq(h->page_size, (uint64_t)r->page_size);
-	cr_expect_eq(h->creator_pid, (int64_t)getpid());
+	cr_expect_eq(h->creator_pid, (int64_t)hpshm__getpid());
 	cr_expect_eq(h->creator_address, (uint64_t)(uintptr_t)hpshm_segment_address(seg));
 	cr_expect_neq(h->created_unix, (uint64_t)0);
 	cr_expect_str_eq(h->provider, "plain");

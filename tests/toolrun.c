@@ -3,16 +3,27 @@
  *
  * The tool runs with an empty environment apart from PATH (and what the caller adds), so no
  * HPSHM_* variable of the caller leaks into what it decides.
+ *
+ * On Windows the tool is started with CreateProcessW(), its standard output and error going to
+ * two temporary files that are read once it has ended (no pipe to drain while waiting), with
+ * PATH and SystemRoot from this process's environment (a Windows program needs the second to
+ * load some system libraries).  A tool path without a directory is the program of that name
+ * beside the running test program, which is how CMake names it for Windows (wine runs the
+ * test with Windows paths; a Unix path of the build tree would not start).
  */
 #include <errno.h>
-#include <poll.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef _WIN32
+#include "ports/windows/windows.h"
+#else
+#include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#endif
 
 #include "harness.h"
 
@@ -20,6 +31,148 @@
 #include "toolrun.h"
 
 static struct hpt_run result;
+
+#ifdef _WIN32
+/* Append arg to the command line cmd[0..len) as CommandLineToArgvW() and the C runtime split
+ * it back: quoted, with backslashes doubled only before a quote. */
+static void win_quote(char *cmd, size_t len, const char *arg)
+{
+	size_t n = strlen(cmd);
+
+#define WIN_PUT(c) do { if (n + 1 < len) cmd[n++] = (c); } while (0)
+	if (n > 0)
+		WIN_PUT(' ');
+	WIN_PUT('"');
+	for (const char *p = arg;; p++) {
+		size_t slashes = 0;
+
+		while (*p == '\\') {
+			slashes++;
+			p++;
+		}
+		if (*p == '\0' || *p == '"')
+			slashes = slashes * 2 + (*p == '"');
+		for (size_t i = 0; i < slashes; i++)
+			WIN_PUT('\\');
+		if (*p == '\0')
+			break;
+		WIN_PUT(*p);
+	}
+	WIN_PUT('"');
+#undef WIN_PUT
+	cmd[n] = '\0';
+}
+
+/* A temporary file the child can write to (inheritable) and that goes when closed. */
+static HANDLE win_capture(void)
+{
+	SECURITY_ATTRIBUTES sa = { sizeof(sa), NULL, TRUE };
+	wchar_t dir[MAX_PATH], path[MAX_PATH];
+	HANDLE h;
+
+	cr_assert(GetTempPathW(MAX_PATH, dir) > 0, "GetTempPathW: %lu", (unsigned long)GetLastError());
+	cr_assert(GetTempFileNameW(dir, L"hpt", 0, path) != 0, "GetTempFileNameW: %lu", (unsigned long)GetLastError());
+	h = CreateFileW(path, GENERIC_READ | GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, &sa,
+			CREATE_ALWAYS, FILE_ATTRIBUTE_TEMPORARY | FILE_FLAG_DELETE_ON_CLOSE, NULL);
+	cr_assert_neq(h, INVALID_HANDLE_VALUE, "CreateFileW: %lu", (unsigned long)GetLastError());
+	return h;
+}
+
+/* Read what the child wrote to h into buf[0..cap), NUL-terminated, and close h. */
+static void win_collect(HANDLE h, char *buf, size_t cap)
+{
+	DWORD got = 0;
+	size_t len = 0;
+
+	SetFilePointer(h, 0, NULL, FILE_BEGIN);
+	while (len + 1 < cap && ReadFile(h, buf + len, (DWORD)(cap - 1 - len), &got, NULL) && got > 0)
+		len += got;
+	buf[len] = '\0';
+	CloseHandle(h);
+}
+
+/* tool_path, or the program of that name beside this one when it has no directory. */
+static void win_program(const char *tool_path, char *out, size_t len)
+{
+	wchar_t self[MAX_PATH];
+	char *slash;
+
+	if (strchr(tool_path, '\\') != NULL || strchr(tool_path, '/') != NULL) {
+		snprintf(out, len, "%s", tool_path);
+		return;
+	}
+	cr_assert(GetModuleFileNameW(NULL, self, MAX_PATH) > 0);
+	hpshm__win_utf8(self, out, len);
+	slash = strrchr(out, '\\');
+	cr_assert_not_null(slash);
+	snprintf(slash + 1, len - (size_t)(slash + 1 - out), "%s", tool_path);
+}
+
+struct hpt_run *hpt_tool_argv(const char *tool_path, char *const argv_in[], char *const env_extra[])
+{
+	static char cmd[8192], env[16384], program[1024];
+	static const char *const keep[] = { "PATH", "SystemRoot" };
+	wchar_t *wcmd, *wprogram, *wenv;
+	STARTUPINFOW si;
+	PROCESS_INFORMATION pi;
+	HANDLE out, err;
+	DWORD code = 0;
+	size_t el = 0;
+
+	memset(&result, 0, sizeof result);
+	win_program(tool_path, program, sizeof program);
+	cmd[0] = '\0';
+	win_quote(cmd, sizeof cmd, program);
+	for (int i = 0; argv_in[i]; i++)
+		win_quote(cmd, sizeof cmd, argv_in[i]);
+	/* The environment block: NAME=value strings, each NUL-terminated, then an empty one. */
+	for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++) {
+		const char *v = getenv(keep[i]);
+
+		if (v != NULL)
+			el += (size_t)snprintf(env + el, sizeof env - el, "%s=%s", keep[i], v) + 1;
+	}
+	for (int i = 0; env_extra && env_extra[i]; i++)
+		el += (size_t)snprintf(env + el, sizeof env - el, "%s", env_extra[i]) + 1;
+	env[el++] = '\0';
+	cr_assert_lt(el, sizeof env);
+	wenv = calloc(el, sizeof(wchar_t));
+	cr_assert_not_null(wenv);
+	for (size_t at = 0, wat = 0; env[at] != '\0'; at += strlen(env + at) + 1) {
+		int n = hpshm__win_wide(env + at, wenv + wat, el - wat);
+
+		cr_assert_geq(n, 0, "cannot convert %s", env + at);
+		wat += (size_t)n + 1;
+	}
+	wcmd = hpshm__win_wide_dup(cmd);
+	wprogram = hpshm__win_wide_dup(program);
+	cr_assert(wcmd != NULL && wprogram != NULL);
+
+	out = win_capture();
+	err = win_capture();
+	memset(&si, 0, sizeof si);
+	si.cb = sizeof si;
+	si.dwFlags = STARTF_USESTDHANDLES;
+	si.hStdInput = INVALID_HANDLE_VALUE;
+	si.hStdOutput = out;
+	si.hStdError = err;
+	cr_assert(CreateProcessW(wprogram, wcmd, NULL, NULL, TRUE, CREATE_UNICODE_ENVIRONMENT, wenv, NULL, &si, &pi),
+		  "cannot start %s: error %lu", program, (unsigned long)GetLastError());
+	free(wcmd);
+	free(wprogram);
+	free(wenv);
+	CloseHandle(pi.hThread);
+	cr_assert_eq(WaitForSingleObject(pi.hProcess, 120000), WAIT_OBJECT_0, "%s did not end in 120 s", program);
+	cr_assert(GetExitCodeProcess(pi.hProcess, &code));
+	CloseHandle(pi.hProcess);
+	win_collect(out, result.out, sizeof result.out);
+	win_collect(err, result.err, sizeof result.err);
+	/* An exception code (0xC0000005 ...) is a crash: reported above 128 as a signal would be. */
+	result.status = code >= 0xC0000000u ? 128 + 11 : (int)code;
+	cr_log_info("hpshm %s ... -> %d\nstderr: %s", argv_in[0] ? argv_in[0] : "", result.status, result.err);
+	return &result;
+}
+#else
 
 struct hpt_run *hpt_tool_argv(const char *tool_path, char *const argv_in[], char *const env_extra[])
 {
@@ -90,6 +243,7 @@ struct hpt_run *hpt_tool_argv(const char *tool_path, char *const argv_in[], char
 	cr_log_info("hpshm %s ... -> %d\nstderr: %s", argv[1] ? argv[1] : "", result.status, result.err);
 	return &result;
 }
+#endif
 
 struct hpt_run *hpt_tool(const char *tool_path, const char *a0, ...)
 {

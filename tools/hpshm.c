@@ -185,6 +185,9 @@ static const struct tool_cmd tool_cmds[] = {
 		"(hpshm's, left behind by a crash: `hpshm gc` removes it), debris (nobody holds it\n"
 		"but nothing proves it is hpshm's: only `hpshm gc --force` removes it) or foreign\n"
 		"(a FIFO, a symbolic link, another program's segment: never removed).\n"
+		"On Windows: the sections named hpshm.* in this session's Local\\ and in Global\\,\n"
+		"all alive (Windows deletes a section with its last holder), and other objects\n"
+		"under that prefix as foreign.\n"
 		"\n"
 		"  --json    one JSON object {ok, objects: [...]}\n",
 	},
@@ -197,7 +200,8 @@ static const struct tool_cmd tool_cmds[] = {
 		"Removes every dead segment `hpshm ls` shows, and never a live or a foreign one:\n"
 		"each is looked at again just before its removal.  Prints each segment with what\n"
 		"was done (removed, kept, gone, failed) and why.  Exits 1 only if removing a dead\n"
-		"segment failed.\n"
+		"segment failed.  On Windows it finds nothing to remove: a section goes with the\n"
+		"last process that holds it, and hpshm never closes another process's handles.\n"
 		"\n"
 		"  --force     also remove debris: objects nobody holds that have no hpshm header\n"
 		"              or mark (left by an older hpshm, or another program's)\n"

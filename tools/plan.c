@@ -18,7 +18,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#ifndef _WIN32
 #include <unistd.h>
+#endif
 
 #include "base/json.h"
 #include "ports/introspect.h"
@@ -214,7 +216,9 @@ static void plan_text(const struct plan *p)
 	if (p->mapped > p->usable)
 		printf(", %s of it for the segment's header", hpshm_size_format(p->mapped - p->usable, d, sizeof(d)));
 	printf(")\n");
-	if (p->has_pool)
+	if (!p->has_pool)
+		printf("no pool to reserve: %s pages come from free physical memory when a segment is created\n", b);
+	else
 		printf("the %s pool now: %lu total, %lu free, %lu reserved, %lu surplus, %lu overcommit, %lu available\n",
 		       b, p->pool.total, p->pool.free, p->pool.resv, p->pool.surplus, p->pool.overcommit,
 		       hpshm__os_pool_available(&p->pool));
@@ -229,7 +233,7 @@ static void plan_text(const struct plan *p)
 		printf("\nmissing now:\n");
 		for (int i = 0; i < p->nitems; i++)
 			printf("  - %s (stops %s): %s\n", p->items[i].what, p->items[i].affects, p->items[i].detail);
-		printf("\nrun now, as root:\n");
+		printf(p->has_pool ? "\nrun now, as root:\n" : "\nrun now, as an administrator:\n");
 		for (int i = 0; i < p->nitems; i++)
 			for (int k = 0; k < p->items[i].nnow; k++)
 				printf("  %s\n", p->items[i].now[k]);

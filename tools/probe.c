@@ -28,7 +28,7 @@ struct probe_facts {
 	int                       risk[HPSHM__OS_MAX_SIZES];       /* fault-time SIGBUS risk per pool */
 	int                       nmounts;                           /* entries in mounts[] */
 	struct hpshm__os_mount       mounts[HPSHM__OS_MAX_MOUNTS];         /* hugetlbfs mounts */
-	int                       cap_ipc_lock;                      /* 1 if held */
+	int                       lock_privilege;                    /* 1 if the privilege huge pages need is held */
 	long                      shm_group;                         /* vm.hugetlb_shm_group, -1 unreadable */
 	int                       in_shm_group;                      /* 1 if this process is in it */
 	int                       thp_rc;                            /* hpshm__os_thp() result */
@@ -56,7 +56,7 @@ static void probe_gather(struct probe_facts *f, size_t size)
 		f->nmounts = 0;
 	if (f->nmounts > HPSHM__OS_MAX_MOUNTS)
 		f->nmounts = HPSHM__OS_MAX_MOUNTS;
-	f->cap_ipc_lock = hpshm__os_lock_privilege() > 0;
+	f->lock_privilege = hpshm__os_lock_privilege() > 0;
 	f->shm_group = hpshm__os_huge_group();
 	f->in_shm_group = f->shm_group >= 0 && hpshm__os_in_group(f->shm_group) > 0;
 	f->thp_rc = hpshm__os_thp(&f->thp);
@@ -215,14 +215,26 @@ static int probe_json(const struct probe_facts *f, const hpshm_config *cfg)
 	}
 	json_array_close(&j);
 
+	/*
+	 * Each OS's own keys, so no key names another OS's privilege (cap_ipc_lock and the SysV
+	 * group on Linux and other POSIX systems, as always; se_lock_memory_privilege on
+	 * Windows), and beside them the same two keys everywhere: the privilege huge pages need
+	 * as the OS names it, and whether this process holds it.
+	 */
 	json_key(&j, "privileges");
 	json_object_open(&j);
-	json_kv_bool(&j, "cap_ipc_lock", f->cap_ipc_lock);
+	json_kv_string(&j, "lock_privilege", hpshm__os_lock_privilege_name()[0] ? hpshm__os_lock_privilege_name() : NULL);
+	json_kv_bool(&j, "lock_privilege_held", f->lock_privilege);
+#ifdef _WIN32
+	json_kv_bool(&j, "se_lock_memory_privilege", f->lock_privilege);
+#else
+	json_kv_bool(&j, "cap_ipc_lock", f->lock_privilege);
 	if (f->shm_group >= 0)
 		json_kv_int(&j, "hugetlb_shm_group", f->shm_group);
 	else
 		json_kv_null(&j, "hugetlb_shm_group");
 	json_kv_bool(&j, "in_hugetlb_shm_group", f->in_shm_group);
+#endif
 	json_object_close(&j);
 
 	json_key(&j, "cgroups");
@@ -314,7 +326,7 @@ static void probe_text_poolless(const struct probe_facts *f)
 		printf("  %s pages, taken from free memory when a segment is created (no pool to reserve)\n",
 		       hpshm_size_format(f->default_page_size, a, sizeof(a)));
 	if (priv[0] != '\0')
-		printf("\nprivileges (huge pages need it):\n  %s: %s\n", priv, f->cap_ipc_lock ? "yes" : "no");
+		printf("\nprivileges (huge pages need it):\n  %s: %s\n", priv, f->lock_privilege ? "yes" : "no");
 }
 
 /* Linux's facts: the pools, hugetlbfs mounts, SysV privileges, cgroup limits, THP, SysV limits. */
@@ -346,7 +358,7 @@ static void probe_text_pools(const struct probe_facts *f)
 		       f->mounts[i].writable ? "writable" : "not writable by this process");
 
 	printf("\nprivileges (SysV hugetlb needs one of them):\n");
-	printf("  CAP_IPC_LOCK:         %s\n", f->cap_ipc_lock ? "yes" : "no");
+	printf("  CAP_IPC_LOCK:         %s\n", f->lock_privilege ? "yes" : "no");
 	if (f->shm_group >= 0)
 		printf("  vm.hugetlb_shm_group: %ld (this process is %sin it)\n", f->shm_group,
 		       f->in_shm_group ? "" : "not ");

@@ -16,6 +16,8 @@
  */
 #include "windows/windows.h"
 
+#include <sddl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -136,4 +138,78 @@ void hpshm__win_security_free(SECURITY_ATTRIBUTES *sa)
 	/* sd is the block's first member, so its address is the block's. */
 	free(sa->lpSecurityDescriptor);
 	sa->lpSecurityDescriptor = NULL;
+}
+
+/* This process's account as "DOMAIN\user" and its SID as "S-1-5-...".  0, or -1 (the token or
+ * the account cannot be read: both strings are then empty). */
+static int privilege_account(char *name, size_t nlen, char *sid, size_t slen)
+{
+	wchar_t user[256], domain[256], full[520], *ssid = NULL;
+	DWORD ulen = 256, dlen = 256, need = 0;
+	SID_NAME_USE use;
+	TOKEN_USER *tu = NULL;
+	HANDLE token;
+	int rc = -1;
+
+	name[0] = sid[0] = '\0';
+	if (!hpshm__win_sys.open_process_token(GetCurrentProcess(), TOKEN_QUERY, &token))
+		return -1;
+	(void)hpshm__win_sys.get_token_information(token, TokenUser, NULL, 0, &need);
+	if (need > 0)
+		tu = malloc(need);
+	if (tu != NULL && hpshm__win_sys.get_token_information(token, TokenUser, tu, need, &need) &&
+	    ConvertSidToStringSidW(tu->User.Sid, &ssid)) {
+		hpshm__win_utf8(ssid, sid, slen);
+		LocalFree(ssid);
+		if (LookupAccountSidW(NULL, tu->User.Sid, user, &ulen, domain, &dlen, &use)) {
+			(void)_snwprintf_s(full, sizeof(full) / sizeof(full[0]), _TRUNCATE, L"%ls%ls%ls", domain,
+					   domain[0] ? L"\\" : L"", user);
+			hpshm__win_utf8(full, name, nlen);
+		}
+		rc = 0;
+	}
+	free(tu);
+	(void)hpshm__win_sys.close_handle(token);
+	return rc;
+}
+
+void hpshm__win_lock_memory_fix(struct hpshm__win_fix *r)
+{
+	char name[256], sid[128], who[400];
+
+	memset(r, 0, sizeof(*r));
+	r->met = hpshm__win_privilege_held(SE_LOCK_MEMORY_NAME) == 1;
+	if (privilege_account(name, sizeof(name), sid, sizeof(sid)) < 0)
+		hpshm__strlcpy(sid, "<the account's SID: whoami /user>", sizeof(sid));
+	snprintf(who, sizeof(who), "%s%s(%s)", name, name[0] ? " " : "", sid);
+	if (r->met) {
+		snprintf(r->detail, sizeof(r->detail),
+			 "the account %s holds \"Lock pages in memory\" (SeLockMemoryPrivilege) in this process's token",
+			 who);
+		return;
+	}
+	snprintf(r->detail, sizeof(r->detail),
+		 "this process's token lacks \"Lock pages in memory\" (SeLockMemoryPrivilege), which large pages "
+		 "need: grant it to %s with secedit, or in secpol.msc (User Rights Assignment)",
+		 who);
+	/* secedit is on every Windows edition (secpol.msc is not on Home); exporting the rights,
+	 * changing one line and applying the file with /areas USER_RIGHTS leaves every other right
+	 * as it was. */
+	hpshm__strlcpy(r->now[0], "secedit /export /areas USER_RIGHTS /cfg hpshm-rights.inf", sizeof(r->now[0]));
+	snprintf(r->now[1], sizeof(r->now[1]),
+		 "in hpshm-rights.inf, [Privilege Rights]: append \",*%s\" to the line \"SeLockMemoryPrivilege = "
+		 "...\", or add the line \"SeLockMemoryPrivilege = *%s\"",
+		 sid, sid);
+	hpshm__strlcpy(r->now[2],
+		       "secedit /configure /db hpshm-rights.sdb /cfg hpshm-rights.inf /areas USER_RIGHTS   "
+		       "(from an elevated prompt)",
+		       sizeof(r->now[2]));
+	hpshm__strlcpy(r->persist[0],
+		       "the local security policy keeps the right across reboots; it reaches a program at the "
+		       "account's next logon: sign out and in again",
+		       sizeof(r->persist[0]));
+	hpshm__strlcpy(r->persist[1],
+		       "start the program elevated if the account is an administrator: User Account Control takes the "
+		       "right out of a non-elevated administrator's token",
+		       sizeof(r->persist[1]));
 }

@@ -118,6 +118,8 @@ static FILE *sys_fopen(const char *path, const char *mode)
 		.resume_thread           = ResumeThread,           \
 		.terminate_process       = TerminateProcess,       \
 		.fopen                   = sys_fopen,              \
+		.nt_open_directory_object  = hpshm__win_nt_open_directory,  \
+		.nt_query_directory_object = hpshm__win_nt_query_directory, \
 	}
 
 struct hpshm__win_syscalls hpshm__win_sys = WIN_SYS_REAL_CALLS;

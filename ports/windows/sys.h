@@ -24,6 +24,8 @@
 
 #include "windows/windows.h"
 
+#include <winternl.h>
+
 struct hpshm__win_syscalls {
 	HANDLE (WINAPI *create_file_mapping)(HANDLE file, LPSECURITY_ATTRIBUTES sa, DWORD protect, DWORD size_high,
 					     DWORD size_low, LPCWSTR name);
@@ -57,9 +59,20 @@ struct hpshm__win_syscalls {
 	DWORD  (WINAPI *resume_thread)(HANDLE thread);
 	BOOL   (WINAPI *terminate_process)(HANDLE process, UINT code);
 	FILE  *(*fopen)(const char *path, const char *mode); /* not inherited: see hpshm__fopen() */
+	/* ntdll's object directory calls, which no SDK import library is sure to have: the real
+	 * entries find them in ntdll.dll at each call and answer STATUS_NOT_IMPLEMENTED when it
+	 * lacks them (ports/windows/objects.c). */
+	NTSTATUS (NTAPI *nt_open_directory_object)(PHANDLE dir, ACCESS_MASK access, POBJECT_ATTRIBUTES attr);
+	NTSTATUS (NTAPI *nt_query_directory_object)(HANDLE dir, PVOID buf, ULONG len, BOOLEAN single, BOOLEAN restart,
+						    PULONG context, PULONG ret_len);
 };
 
 extern struct hpshm__win_syscalls hpshm__win_sys;
+
+/* The real entries for ntdll's directory calls (ports/windows/objects.c). */
+NTSTATUS NTAPI hpshm__win_nt_open_directory(PHANDLE dir, ACCESS_MASK access, POBJECT_ATTRIBUTES attr);
+NTSTATUS NTAPI hpshm__win_nt_query_directory(HANDLE dir, PVOID buf, ULONG len, BOOLEAN single, BOOLEAN restart,
+					     PULONG context, PULONG ret_len);
 
 /* Put every entry back to the real call. */
 void hpshm__win_sys_reset(void);

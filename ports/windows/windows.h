@@ -67,6 +67,23 @@ int hpshm__win_privilege_held(const wchar_t *name);
  */
 DWORD hpshm__win_privilege_enable(const wchar_t *name, const char **call);
 
+/* What an operator must do for one thing a mechanism needs (a provider's requirement, in the
+ * port's own terms: the port does not see the provider SDK). */
+struct hpshm__win_fix {
+	int  met;                         /* 1 if it holds already */
+	char detail[HPSHM_TEXT_MAX];      /* what is short, naming the account */
+	char now[3][HPSHM_TEXT_MAX];      /* what fixes it (empty strings: none) */
+	char persist[3][HPSHM_TEXT_MAX];  /* what makes the fix take effect and last */
+};
+
+/*
+ * What large pages need of an operator, for windows_large's requirements() and `hpshm plan`:
+ * met when this process's token holds SeLockMemoryPrivilege, and otherwise how to grant "Lock
+ * pages in memory" to this process's account (named with its SID, which secedit takes) and
+ * what makes it take effect (a new logon, an elevated start).
+ */
+void hpshm__win_lock_memory_fix(struct hpshm__win_fix *f);
+
 /* ---- security ---- */
 
 /*
@@ -76,5 +93,30 @@ DWORD hpshm__win_privilege_enable(const wchar_t *name, const char **call);
  */
 DWORD hpshm__win_security_user_only(SECURITY_ATTRIBUTES *sa, BOOL inherit, const char **call);
 void hpshm__win_security_free(SECURITY_ATTRIBUTES *sa);
+
+/* ---- named objects ---- */
+
+/* The namespaces a name can be in: Local\ (this session) or Global\ (every session). */
+enum hpshm__win_namespace {
+	HPSHM__WIN_LOCAL,
+	HPSHM__WIN_GLOBAL
+};
+
+/*
+ * Called for each object in a directory of the object manager: its name and its type name
+ * ("Section", "Event", "Mutant" ...), both UTF-16 and NUL-terminated.  Non-zero stops.
+ */
+typedef int (*hpshm__win_object_fn)(void *user, const wchar_t *name, const wchar_t *type);
+
+/*
+ * List the named objects of namespace ns (the session's BaseNamedObjects directory that
+ * Local\ names resolve to, or the one of Global\ names), calling fn for each.  0 when the
+ * whole directory was listed or fn stopped it; otherwise the NTSTATUS of the call that failed
+ * (STATUS_NOT_IMPLEMENTED, 0xC0000002, when ntdll lacks the directory calls), with *call
+ * naming it.  *same is set to 1 when ns is Global\ and this session's Local\ directory is
+ * the same one (session 0), so a caller that lists both need not list it twice.
+ */
+long hpshm__win_objects_list(enum hpshm__win_namespace ns, hpshm__win_object_fn fn, void *user, int *same,
+			     const char **call);
 
 #endif /* HPSHM_PORTS_WINDOWS_WINDOWS_H */
