@@ -261,7 +261,7 @@ static int segment_address_outside(const struct hpshm_request *rq, int sys_errno
 }
 
 /*
- * The address of a re-attachable segment, and its header's companion when it has one: the
+ * The address of a segment a token can name, and its header's companion when it has one: the
  * address is chosen (unless base_address gave it) with room for the companion's granule
  * after the segment, the companion made there.  When no companion can be had (no plain
  * provider that re-attaches, the granule is taken), the header goes back to the tail and
@@ -278,7 +278,11 @@ static int segment_place(struct segment_walk *w, const struct hpshm_instance *p,
 
 	memset(companion, 0, sizeof(*companion));
 	for (;;) {
-		if (cfg->reattach == HPSHM__REATTACH_EXEC && (!rq->address || chosen)) {
+		/* Every segment a token can name (reattach=exec, or a name another process opens)
+		 * gets an address on the grid, high and away from the kernel's choices, so the
+		 * other process can map it there too; a named one used to take the kernel's
+		 * address, which its own token then refused as off the grid. */
+		if (hpshm__wants_header(cfg) && (!rq->address || chosen)) {
 			rc = hpshm__pick_address(rq->size + hpshm__header_extent(*place), align, &at);
 			if (rc < 0) {
 				segment_attempt(w, p, rq->page_size, rc, 0, "mmap", "no free address range for the segment");

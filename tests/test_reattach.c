@@ -309,6 +309,39 @@ ParameterizedTest(struct case_ *c, reattach, eight_children_at_once, .timeout = 
 	run_case(c, NCHILDREN);
 }
 
+/*
+ * A named segment is one another process opens by its token, so it must sit where that
+ * process can map it too: on the 64 KiB grid, at an address hpshm chose, as with
+ * reattach=exec.  It used to keep the kernel's address, which its own token refused.
+ */
+Test(reattach, a_named_segment_without_reattach_exec_reaches_a_child_at_its_address)
+{
+	struct case_ c = { .provider = "plain", .page_size = hpshm_base_page_size() };
+	size_t size = 2 * c.page_size + 1;
+	char kv[128], tok[HPSHM_TOKEN_MAX];
+	hpshm_config *cfg;
+	hpshm_segment *seg;
+	hpshm_error err;
+	uint64_t *w;
+	int n;
+
+	cr_assert_eq(hpshm_config_new(&cfg), 0);
+	snprintf(kv, sizeof kv, "provider=plain,huge_pages=off,name=hpt-named-token-%ld", (long)getpid());
+	cr_assert_eq(hpshm_config_parse(cfg, kv, &err), 0, "%s: %s", kv, err.message);
+	cr_assert_eq(hpshm_segment_create(&seg, size, cfg, &err), 0, "%s: %s", kv, err.message);
+	cr_assert_eq((uintptr_t)hpshm_segment_address(seg) % 65536, 0u, "a named segment at %p, off the grid",
+		     hpshm_segment_address(seg));
+	n = hpshm_segment_token(seg, tok, sizeof tok, &err);
+	cr_assert_gt(n, 0, "token of a named segment: %s: %s", hpshm_errname(n), err.message);
+	cr_assert_eq(token_address(tok), (uintptr_t)hpshm_segment_address(seg), "token %s", tok);
+	w = hpshm_segment_address(seg);
+	for (size_t i = 0; i < hpshm_segment_size(seg) / sizeof *w; i++)
+		w[i] = reattach_pattern(i);
+	run_children(&c, seg, 1);
+	destroy_unmapped(seg);
+	hpshm_config_free(cfg);
+}
+
 /* A free range of len bytes aligned to align, well away from the automatic choice. */
 static uintptr_t free_aligned(size_t len, size_t align)
 {
