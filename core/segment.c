@@ -398,6 +398,22 @@ static int segment_try(struct segment_walk *w, const struct hpshm_instance *p, s
 		return rc;
 	}
 
+	/* A provider may narrow its capabilities for one segment (plain on MAP_ANONYMOUS where
+	 * memfd_create is missing).  A segment asked for with reattach=exec that a child could
+	 * not re-attach would break the caller's children later, far from the cause: it is
+	 * refused here, and the walk goes on to the next provider. */
+	if (cfg->reattach == HPSHM__REATTACH_EXEC && m.caps != 0 && !(m.caps & HPSHM_CAP_REATTACH)) {
+		(void)p->ops->destroy(p, &m);
+		hpshm__companion_release(&companion, 1);
+		hpshm__strlcpy(w->key, "reattach", sizeof(w->key));
+		segment_keep_hint(w, "use a provider whose segments a child started by exec can map, or reattach=off "
+				     "if the children are started by fork() alone");
+		segment_attempt(w, p, rq.page_size, HPSHM_EUNAVAILABLE, 0, "create",
+				"the segment it made here cannot be re-attached after exec (no descriptor or name "
+				"for a child to map), but reattach=exec");
+		return HPSHM_EUNAVAILABLE;
+	}
+
 	/* The header goes in first of all: a named object that a crash leaves behind must
 	 * already say whose it is, or `hpshm gc` could never tell it from a foreign one. */
 	header = NULL;

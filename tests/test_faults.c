@@ -38,6 +38,7 @@ static struct injection {
 	int shmget_errno;      /* fail shmget(SHM_HUGETLB) */
 	int memfd_errno;       /* fail memfd_create(MFD_HUGETLB) ... */
 	int memfd_pass;        /* ... after letting this many through */
+	int memfd_plain_errno; /* fail memfd_create without MFD_HUGETLB (plain's) with this */
 	int madvise_errno;     /* fail madvise(MADV_POPULATE_WRITE) ... */
 	int madvise_fake_only; /* ... only for the fake HUGE provider's mapping */
 	int fallocate_errno;   /* fail fallocate */
@@ -202,6 +203,9 @@ static int inj_memfd_create(const char *name, unsigned flags)
 			errno = inj.memfd_errno;
 			return -1;
 		}
+	} else if (inj.memfd_plain_errno) {
+		errno = inj.memfd_plain_errno;
+		return -1;
 	}
 	fd = real_linux.memfd_create(name, flags);
 	if (fd >= 0)
@@ -444,6 +448,41 @@ Test(faults, memfd_create_enodev_at_probe_is_recorded_as_probe)
 {
 	inj.memfd_errno = ENODEV;
 	on_fails_try_falls_back("memfd_hugetlb", ENODEV, "probe");
+}
+
+/*
+ * Without memfd_create (ENOSYS: an old kernel, a seccomp filter) plain maps MAP_ANONYMOUS
+ * memory, which fork() children share but a child started by exec cannot map.  That is fine
+ * for reattach=off, and must be refused, not handed over without a token, for reattach=exec.
+ */
+Test(faults, plain_without_memfd_serves_fork_children_and_is_refused_for_reattach_exec)
+{
+	hpshm_segment *seg = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	char tok[HPSHM_TOKEN_MAX];
+	int rc;
+
+	inj.memfd_plain_errno = ENOSYS;
+	set("provider=plain,huge_pages=off,reattach=off");
+	rc = hpshm_segment_create_ex(&seg, 3 * MIB, cfg, &r, &err);
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	cr_assert_str_eq(r.provider, "plain");
+	memset(hpshm_segment_address(seg), 0x5a, hpshm_segment_size(seg));
+	cr_assert_lt(hpshm_segment_token(seg, tok, sizeof tok, &err), 0, "anonymous memory has no token");
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	assert_nothing_leaked();
+
+	seg = NULL;
+	set("provider=plain,huge_pages=off,reattach=exec");
+	rc = hpshm_segment_create_ex(&seg, 3 * MIB, cfg, &r, &err);
+	cr_assert_lt(rc, 0, "reattach=exec on memory no child can map succeeded");
+	cr_assert_null(seg);
+	cr_assert_eq(r.nattempts, 1u);
+	cr_assert_eq(r.attempts[0].result, HPSHM_EUNAVAILABLE, "%s", hpshm_errname(r.attempts[0].result));
+	cr_assert(strstr(r.attempts[0].reason, "re-attached") != NULL, "%s", r.attempts[0].reason);
+	cr_assert(strstr(err.message, "reattach") != NULL, "the error does not name the key: %s", err.message);
+	assert_nothing_leaked();
 }
 
 /* ---- calls outside create() go through the tables too ---- */
