@@ -87,7 +87,7 @@ int main(int argc, char **argv)
 	hpshm_report report;
 	hpshm_error err;
 	struct area *area;
-	char **child_argv = NULL, line[1024], slot_text[AREA_SLOTS][8];
+	char **child_argv = NULL, line[1024], slot_text[AREA_SLOTS][12];
 	size_t size;
 	unsigned nchildren = 4, started = 0;
 	int first = 1, status = EXIT_OK, nargs;

@@ -504,7 +504,7 @@ static void truncations_and_flips(const struct live *l)
 {
 	static const unsigned char repl[] = {0x01, 0x20, 0x80, 0xff, ':', ' ', '\n', 'A', '0', 'g'};
 	size_t len = strlen(l->tok);
-	char tok[HPSHM_TOKEN_MAX];
+	char tok[HPSHM_TOKEN_MAX + 2]; /* room for a token of the longest length plus a byte more */
 
 	for (size_t n = 0; n < len; n++) {
 		memcpy(tok, l->tok, n);
