@@ -123,7 +123,7 @@ static const char *hugetlbfs_override(const struct hpshm_instance *self, const s
 static int hugetlbfs_find_dir(const struct hpshm_instance *self, const struct hpshm_request *rq,
 			      struct hugetlbfs_dir *d)
 {
-	struct hpshm__mount mounts[HPSHM__MAX_MOUNTS];
+	struct hpshm__mount *mounts;
 	char psz[32], have[32], opt[32], option[HPSHM_PATH_MAX];
 	const char *override = hugetlbfs_override(self, rq, option, sizeof(option));
 	size_t page_size = 0;
@@ -141,11 +141,11 @@ static int hugetlbfs_find_dir(const struct hpshm_instance *self, const struct hp
 		if (hpshm__hugetlbfs_dir(override, &page_size) < 0) {
 			d->sys_errno = errno;
 			if (errno == ENOENT || errno == ENOTDIR || errno == EACCES) {
-				hugetlbfs_text(d->reason, sizeof(d->reason), "hugetlbfs_path %s %s", override,
-					 errno == EACCES ? "cannot be searched" : "is not a directory");
+				hugetlbfs_text(d->reason, sizeof(d->reason), "hugetlbfs_path %s: %s",
+					 errno == EACCES ? "cannot be searched" : "is not a directory", override);
 				hugetlbfs_text(d->hint, sizeof(d->hint), "create it and mount hugetlbfs on it, or fix hugetlbfs_path");
 			} else {
-				hugetlbfs_text(d->reason, sizeof(d->reason), "hugetlbfs_path %s is not on hugetlbfs",
+				hugetlbfs_text(d->reason, sizeof(d->reason), "hugetlbfs_path is not on hugetlbfs: %s",
 					 override);
 				hugetlbfs_text(d->hint, sizeof(d->hint), "mount -t hugetlbfs -o pagesize=%s none %s",
 					 opt, override);
@@ -153,8 +153,8 @@ static int hugetlbfs_find_dir(const struct hpshm_instance *self, const struct hp
 			return HPSHM_EUNAVAILABLE;
 		}
 		if (page_size != rq->page_size) {
-			hugetlbfs_text(d->reason, sizeof(d->reason), "hugetlbfs_path %s has %s pages, not %s",
-				 override, hpshm_size_format(page_size, have, sizeof(have)), psz);
+			hugetlbfs_text(d->reason, sizeof(d->reason), "hugetlbfs_path has %s pages, not %s: %s",
+				 hpshm_size_format(page_size, have, sizeof(have)), psz, override);
 			hugetlbfs_text(d->hint, sizeof(d->hint), "point hugetlbfs_path at a mount with -o pagesize=%s", opt);
 			return HPSHM_EUNAVAILABLE;
 		}
@@ -169,9 +169,7 @@ static int hugetlbfs_find_dir(const struct hpshm_instance *self, const struct hp
 		return 0;
 	}
 
-	n = hpshm__hugetlbfs_mounts(mounts, HPSHM__MAX_MOUNTS);
-	if (n > HPSHM__MAX_MOUNTS)
-		n = HPSHM__MAX_MOUNTS;
+	mounts = hpshm__hugetlbfs_mount_list(&n);
 	for (i = 0; i < n; i++) {
 		if (mounts[i].page_size != rq->page_size)
 			continue;
@@ -182,15 +180,18 @@ static int hugetlbfs_find_dir(const struct hpshm_instance *self, const struct hp
 		}
 		memcpy(d->path, mounts[i].path, sizeof(d->path));
 		d->path[sizeof(d->path) - 1] = '\0';
+		free(mounts);
 		return 0;
 	}
 	if (unwritable >= 0) {
 		d->sys_errno = EACCES;
-		hugetlbfs_text(d->reason, sizeof(d->reason), "the hugetlbfs mount %s for %s pages is not writable by this user",
-			 mounts[unwritable].path, psz);
+		hugetlbfs_text(d->reason, sizeof(d->reason), "the hugetlbfs mount for %s pages is not writable by this user: %s",
+			 psz, mounts[unwritable].path);
 		hugetlbfs_text(d->hint, sizeof(d->hint), "remount it with uid=, gid= or mode= for this user, or set hugetlbfs_path");
+		free(mounts);
 		return HPSHM_EUNAVAILABLE;
 	}
+	free(mounts);
 	hugetlbfs_text(d->reason, sizeof(d->reason), "no hugetlbfs mount for %s pages", psz);
 	hugetlbfs_text(d->hint, sizeof(d->hint), "mount -t hugetlbfs -o pagesize=%s none <dir> or set hugetlbfs_path", opt);
 	return HPSHM_EUNAVAILABLE;
@@ -206,7 +207,7 @@ static int hugetlbfs_find_dir(const struct hpshm_instance *self, const struct hp
 static int hugetlbfs_needs(const struct hpshm_instance *self, const struct hpshm_request *rq,
 				  hpshm_requirement_fn fn, void *user)
 {
-	struct hpshm__mount mounts[HPSHM__MAX_MOUNTS];
+	struct hpshm__mount *mounts;
 	struct hpshm_requirement r;
 	struct hugetlbfs_dir d;
 	char opt[16], dir[64], option[HPSHM_PATH_MAX];
@@ -236,16 +237,16 @@ static int hugetlbfs_needs(const struct hpshm_instance *self, const struct hpshm
 		}
 		return fn(user, &r);
 	}
-	n = hpshm__hugetlbfs_mounts(mounts, HPSHM__MAX_MOUNTS);
-	if (n > HPSHM__MAX_MOUNTS)
-		n = HPSHM__MAX_MOUNTS;
+	mounts = hpshm__hugetlbfs_mount_list(&n);
 	for (int i = 0; i < n; i++) {
 		if (mounts[i].page_size == rq->page_size && !mounts[i].writable) {
 			hpshm__requirement_add(r.now, "chgrp %ld %s && chmod 1770 %s", (long)getegid(), mounts[i].path,
 					       mounts[i].path);
+			free(mounts);
 			return fn(user, &r);
 		}
 	}
+	free(mounts);
 	if (rq->page_size == hpshm__default_huge_page_size())
 		snprintf(dir, sizeof(dir), "/dev/hugepages");
 	else
@@ -286,7 +287,8 @@ static int hugetlbfs_probe(const struct hpshm_instance *self, const struct hpshm
 	rc = hugetlbfs_find_dir(self, &at, &d);
 	if (rc < 0) {
 		out->sys_errno = d.sys_errno;
-		hugetlbfs_text(out->reason, sizeof(out->reason), "%s: %s", d.reason, d.hint);
+		/* The fix goes in its own field: appended to the reason, a long path cut both. */
+		hugetlbfs_text(out->reason, sizeof(out->reason), "%s", d.reason);
 		hugetlbfs_text(out->fix, sizeof(out->fix), "%s", d.hint);
 	}
 	return rc;
@@ -535,14 +537,17 @@ static int hugetlbfs_scan_dir(const char *dir, hpshm_found_fn fn, void *user)
 static int hugetlbfs_scan(const struct hpshm_instance *self, hpshm_found_fn fn, void *user)
 {
 	(void)self;
-	struct hpshm__mount mounts[HPSHM__MAX_MOUNTS];
-	dev_t seen[HPSHM__MAX_MOUNTS];
+	struct hpshm__mount *mounts;
+	dev_t *seen;
 	struct stat st;
 	int n, i, j, nseen = 0, dup;
 
-	n = hpshm__hugetlbfs_mounts(mounts, HPSHM__MAX_MOUNTS);
-	if (n > HPSHM__MAX_MOUNTS)
-		n = HPSHM__MAX_MOUNTS;
+	mounts = hpshm__hugetlbfs_mount_list(&n);
+	seen = n > 0 ? malloc((size_t)n * sizeof(*seen)) : NULL;
+	if (n > 0 && seen == NULL) {
+		free(mounts);
+		return HPSHM_ENOMEM;
+	}
 	for (i = 0; i < n; i++) {
 		/* A file system mounted twice (bind mounts, containers) is listed once. */
 		if (hpshm__sys.stat(mounts[i].path, &st) < 0)
@@ -555,6 +560,8 @@ static int hugetlbfs_scan(const struct hpshm_instance *self, hpshm_found_fn fn, 
 		if (hugetlbfs_scan_dir(mounts[i].path, fn, user) != 0)
 			break;
 	}
+	free(seen);
+	free(mounts);
 	return 0;
 }
 

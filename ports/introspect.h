@@ -72,7 +72,8 @@ struct hpshm__os_mount {
 	int    writable;    /* 1 if this process may create files in it */
 };
 
-/* The mounts this process sees.  Returns the count. */
+/* The mounts this process sees, the first max of them in out.  Returns how many there are
+ * in all, which may exceed max. */
 int hpshm__os_mounts(struct hpshm__os_mount *out, int max);
 
 /* ---- privileges for SysV huge pages ---- */

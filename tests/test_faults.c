@@ -12,7 +12,10 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -544,6 +547,58 @@ Test(faults, hugetlbfs_scan_stats_its_mounts_through_the_table)
 	cr_assert_geq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
 	cr_assert_eq(inj.stat_watch_calls, 1u, "the hugetlbfs scan's stat() of %s bypassed the table",
 		     inj.stat_watch);
+}
+
+/*
+ * A reason must name the problem before the path: with the path first (and the fix appended)
+ * a long hugetlbfs_path cut the reason off before it said what was wrong.
+ */
+Test(faults, hugetlbfs_reason_with_a_long_path_says_what_is_wrong_whole)
+{
+	char dir[256], reason[HPSHM_TEXT_MAX], kv[320];
+	size_t ps = 0;
+	int n, rc;
+
+	n = snprintf(dir, sizeof dir, "%s/", hpt_fakeroot_dir());
+	while (n < 200)
+		dir[n++] = 'd';
+	dir[n] = '\0';
+	cr_assert_eq(mkdir(dir, 0700), 0, "mkdir %s: %s", dir, strerror(errno));
+	snprintf(kv, sizeof kv, "provider=hugetlbfs,huge_pages=on,hugetlbfs_path=%s", dir);
+	set(kv);
+	memset(reason, 0, sizeof reason);
+	rc = hpshm_provider_probe("hugetlbfs", 4 * MIB, cfg, &ps, reason, sizeof reason);
+	(void)rmdir(dir);
+	cr_assert_eq(rc, HPSHM_EUNAVAILABLE, "probe of a directory not on hugetlbfs: %s", hpshm_errname(rc));
+	cr_assert(strstr(reason, "is not on hugetlbfs") != NULL, "the reason does not say what is wrong: %s", reason);
+	cr_assert(strstr(reason, dir) != NULL, "the reason lost the path: %s", reason);
+	cr_assert_lt(strlen(reason), sizeof reason - 1, "the reason was cut: %s", reason);
+}
+
+/*
+ * A host of containers can show dozens of hugetlbfs mounts; the one this process may write to
+ * must be found wherever it is in the table (the list once stopped at 16).
+ */
+Test(faults, hugetlbfs_finds_a_writable_mount_after_twenty_it_cannot_use)
+{
+	char line[512], *table;
+	size_t ps = 0, used = 0, cap = 64 * 512;
+	int rc;
+
+	table = calloc(1, cap);
+	cr_assert_not_null(table);
+	for (int i = 0; i < 20; i++)
+		used += (size_t)snprintf(table + used, cap - used,
+					 "%d 1 0:%d / /nonexistent/hpt-mount-%d rw - hugetlbfs none rw,pagesize=2M\n",
+					 900 + i, 90 + i, i);
+	snprintf(line, sizeof line, "999 1 0:89 / %s rw - hugetlbfs none rw,pagesize=2M\n", hpt_fakeroot_dir());
+	snprintf(table + used, cap - used, "%s", line);
+	hpt_fakeroot_write("proc/self/mountinfo", table);
+	free(table);
+	set("provider=hugetlbfs,huge_pages=on");
+	rc = hpshm_provider_probe("hugetlbfs", 4 * MIB, cfg, &ps, line, sizeof line);
+	cr_assert_eq(rc, 0, "the 21st mount, the one writable, was not found: %s: %s", hpshm_errname(rc), line);
+	cr_assert_eq(ps, 2 * MIB);
 }
 
 /* ---- populate ---- */

@@ -32,7 +32,6 @@
 
 _Static_assert(HPSHM__OS_UNLIMITED == HPSHM__UNLIMITED, "the neutral and the Linux 'no limit' differ");
 _Static_assert(HPSHM__OS_MAX_SIZES == HPSHM__MAX_PAGE_SIZES, "the neutral and the port's size counts differ");
-_Static_assert(HPSHM__OS_MAX_MOUNTS == HPSHM__MAX_MOUNTS, "the neutral and the Linux mount counts differ");
 
 /* ---- huge page pools ---- */
 
@@ -136,17 +135,18 @@ int hpshm__os_pool_resize(size_t page_size, unsigned long pages, char *why, size
 
 int hpshm__os_mounts(struct hpshm__os_mount *out, int max)
 {
-	struct hpshm__mount mounts[HPSHM__MAX_MOUNTS];
+	struct hpshm__mount *mounts;
 	int n;
 
 	if (out == NULL || max <= 0)
 		return 0;
-	n = hpshm__hugetlbfs_mounts(mounts, max < HPSHM__MAX_MOUNTS ? max : HPSHM__MAX_MOUNTS);
-	for (int i = 0; i < n; i++) {
+	mounts = hpshm__hugetlbfs_mount_list(&n);
+	for (int i = 0; i < n && i < max; i++) {
 		hpshm__strlcpy(out[i].path, mounts[i].path, sizeof(out[i].path));
 		out[i].page_size = mounts[i].page_size;
 		out[i].writable = mounts[i].writable;
 	}
+	free(mounts);
 	return n;
 }
 

@@ -127,7 +127,6 @@ int hpshm__maps_range(const char *line, uintptr_t *start, uintptr_t *end);
 
 /* ---- hstate pools ---- */
 
-#define HPSHM__MAX_MOUNTS 16
 #define HPSHM__UNLIMITED  UINT64_MAX
 
 /* One huge page pool (a Linux hstate), counts in pages. */
@@ -161,7 +160,12 @@ struct hpshm__mount {
 	int    writable;    /* 1 if this process may create files in it */
 };
 
-/* hugetlbfs mounts from /proc/self/mountinfo.  Returns the count. */
+/*
+ * Every visible hugetlbfs mount from /proc/self/mountinfo, in an array the caller frees, with
+ * the count in *count; NULL (count 0) when there is none.
+ */
+struct hpshm__mount *hpshm__hugetlbfs_mount_list(int *count);
+/* The first max of them copied to out.  Returns how many there are in all (may exceed max). */
 int hpshm__hugetlbfs_mounts(struct hpshm__mount *out, int max);
 /* Is dir on hugetlbfs, and with what page size?  0, or HPSHM_EUNAVAILABLE with errno set. */
 int hpshm__hugetlbfs_dir(const char *dir, size_t *page_size);

@@ -132,21 +132,23 @@ static size_t mounts_option_pagesize(const char *opts)
 	return 0;
 }
 
-int hpshm__hugetlbfs_mounts(struct hpshm__mount *out, int max)
+struct hpshm__mount *hpshm__hugetlbfs_mount_list(int *count)
 {
 	char line[MOUNTS_LINE_MAX];
 	const char *fstype, *super;
 	char *point;
 	size_t defsize = 0, size;
-	int n = 0, i, cut;
+	struct hpshm__mount *out = NULL, *grown;
+	int n = 0, cap = 0, i, cut;
 	FILE *f;
 
-	if (out == NULL || max <= 0)
-		return 0;
+	*count = 0;
 	f = hpshm__sysfile_open("/proc/self/mountinfo");
 	if (f == NULL)
-		return 0;
+		return NULL;
 
+	/* No fixed bound: a host of containers can see dozens of hugetlbfs mounts, and the one
+	 * this process may write to can be the last of them. */
 	while (hpshm__getline(f, line, sizeof(line), &cut)) {
 		if (cut || mounts_split(line, &point, &fstype, &super) < 0)
 			continue;
@@ -160,9 +162,9 @@ int hpshm__hugetlbfs_mounts(struct hpshm__mount *out, int max)
 				break;
 			}
 		}
-		if (strcmp(fstype, "hugetlbfs") != 0 || n == max)
+		if (strcmp(fstype, "hugetlbfs") != 0)
 			continue;
-		if (strlen(point) >= sizeof(out[n].path))
+		if (strlen(point) >= sizeof(out[0].path))
 			continue;   /* a cut path would name another directory */
 
 		size = mounts_option_pagesize(super);
@@ -173,12 +175,38 @@ int hpshm__hugetlbfs_mounts(struct hpshm__mount *out, int max)
 		}
 		if (size == 0)
 			continue;
+		if (n == cap) {
+			grown = realloc(out, (size_t)(cap ? 2 * cap : 8) * sizeof(out[0]));
+			if (grown == NULL)
+				break;  /* out of memory: the mounts found so far */
+			out = grown;
+			cap = cap ? 2 * cap : 8;
+		}
 		strcpy(out[n].path, point);
 		out[n].page_size = size;
 		out[n].writable = access(point, W_OK) == 0;
 		n++;
 	}
 	fclose(f);
+	if (n == 0) {
+		free(out);
+		return NULL;
+	}
+	*count = n;
+	return out;
+}
+
+int hpshm__hugetlbfs_mounts(struct hpshm__mount *out, int max)
+{
+	struct hpshm__mount *all;
+	int n;
+
+	if (out == NULL || max <= 0)
+		return 0;
+	all = hpshm__hugetlbfs_mount_list(&n);
+	if (all != NULL)
+		memcpy(out, all, (size_t)(n < max ? n : max) * sizeof(out[0]));
+	free(all);
 	return n;
 }
 
