@@ -6,8 +6,10 @@
  * work is done in core/segment.c and core/reattach.c; the public functions that hand those
  * structs out are these thin wrappers, which stamp them on the way out, so no path through
  * the walk or the re-attach code can forget, and the next version is a change here and in the
- * code that fills its new members.  Error records are stamped by hpshm_error_set()
- * (base/errors.c), the one function every layer fills them through.
+ * code that fills its new members.  The core's own files never call these wrappers, only the
+ * unstamped functions behind them (core/internal.h), so the calls run one way: abi.c on top.
+ * Error records are stamped by hpshm_error_set() (base/errors.c), the one function every
+ * layer fills them through.
  */
 #include <string.h>
 
@@ -34,9 +36,23 @@ int hpshm_segment_create_ex(hpshm_segment **out, size_t size, const hpshm_config
 	return rc;
 }
 
+int hpshm_segment_create(hpshm_segment **out, size_t size, const hpshm_config *cfg, hpshm_error *err)
+{
+	return hpshm_segment_create_ex(out, size, cfg, NULL, err);
+}
+
 int hpshm_segment_attach(hpshm_segment **out, const char *token, const hpshm_config *cfg, hpshm_error *err)
 {
 	int rc = hpshm__segment_attach(out, token, cfg, err);
+
+	if (rc == 0)
+		abi_report(&(*out)->report);
+	return rc;
+}
+
+int hpshm_segment_attach_env(hpshm_segment **out, const hpshm_config *cfg, hpshm_error *err)
+{
+	int rc = hpshm__segment_attach_env(out, cfg, err);
 
 	if (rc == 0)
 		abi_report(&(*out)->report);

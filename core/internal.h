@@ -155,13 +155,14 @@ struct hpshm__token {
 int hpshm__token_parse(const char *text, struct hpshm__token *t, hpshm_error *err);
 
 /*
- * The work behind four public functions whose structs core/abi.c stamps with their version on
+ * The work behind five public functions whose structs core/abi.c stamps with their version on
  * the way out (hpshm.h, "Growing the public structs"): same arguments, same results, but the
  * report, child and objects they fill are not yet stamped.
  */
 int hpshm__segment_create_ex(hpshm_segment **out, size_t size, const hpshm_config *cfg, hpshm_report *report,
 			     hpshm_error *err);
 int hpshm__segment_attach(hpshm_segment **out, const char *token, const hpshm_config *cfg, hpshm_error *err);
+int hpshm__segment_attach_env(hpshm_segment **out, const hpshm_config *cfg, hpshm_error *err);
 int hpshm__child_spawn(const hpshm_segment *seg, const char *path, char *const argv[], char *const envp[],
 		       hpshm_child *child, hpshm_error *err);
 int hpshm__objects_list(hpshm_object_fn fn, void *user, hpshm_error *err);

@@ -517,7 +517,7 @@ int hpshm__segment_attach(hpshm_segment **out, const char *token, const hpshm_co
 	return 0;
 }
 
-int hpshm_segment_attach_env(hpshm_segment **out, const hpshm_config *cfg, hpshm_error *err)
+int hpshm__segment_attach_env(hpshm_segment **out, const hpshm_config *cfg, hpshm_error *err)
 {
 	/* The config's trusted getenv: a setuid program must not map what its caller names. */
 	const char *token = hpshm__getenv("HPSHM_TOKEN");
@@ -534,7 +534,7 @@ int hpshm_segment_attach_env(hpshm_segment **out, const hpshm_config *cfg, hpshm
 				       "HPSHM_TOKEN is not set (or this process may not trust its environment): it "
 				       "was not started to attach a segment");
 	}
-	return hpshm_segment_attach(out, token, cfg, err);
+	return hpshm__segment_attach(out, token, cfg, err);
 }
 
 int hpshm__child_spawn(const hpshm_segment *seg, const char *path, char *const argv[], char *const envp[],

@@ -620,11 +620,6 @@ int hpshm__segment_create_ex(hpshm_segment **out, size_t size, const hpshm_confi
 	return 0;
 }
 
-int hpshm_segment_create(hpshm_segment **out, size_t size, const hpshm_config *cfg, hpshm_error *err)
-{
-	return hpshm_segment_create_ex(out, size, cfg, NULL, err);
-}
-
 int hpshm_segment_destroy(hpshm_segment *seg)
 {
 	/* The provider clears the mapping as it releases it: log what it was. */
