@@ -16,7 +16,7 @@ set -euo pipefail
 
 what=${1:-test}
 build_pkgs=(build-essential cmake pkg-config)
-test_pkgs=(libcriterion-dev libapr1-dev doxygen graphviz clang libclang-rt-14-dev python3)
+test_pkgs=(libcriterion-dev libapr1-dev doxygen graphviz clang libclang-rt-14-dev python3 python3-yaml)
 cross_pkgs=(gcc-i686-linux-gnu libc6-dev-i386-cross gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 	gcc-s390x-linux-gnu libc6-dev-s390x-cross qemu-user musl-tools)
 
