@@ -450,6 +450,24 @@ char *tool_offered_sizes(char *buf, size_t len)
 
 const char *tool_errno_name(int e)
 {
+#ifdef _WIN32
+	/* On Windows the library records GetLastError() (hpshm.h): its names, not errno's. */
+	switch (e) {
+	case 0:    return "0";
+	case 2:    return "ERROR_FILE_NOT_FOUND";
+	case 5:    return "ERROR_ACCESS_DENIED";
+	case 8:    return "ERROR_NOT_ENOUGH_MEMORY";
+	case 50:   return "ERROR_NOT_SUPPORTED";
+	case 87:   return "ERROR_INVALID_PARAMETER";
+	case 183:  return "ERROR_ALREADY_EXISTS";
+	case 487:  return "ERROR_INVALID_ADDRESS";
+	case 1300: return "ERROR_NOT_ALL_ASSIGNED";
+	case 1314: return "ERROR_PRIVILEGE_NOT_HELD";
+	case 1450: return "ERROR_NO_SYSTEM_RESOURCES";
+	case 1455: return "ERROR_COMMITMENT_LIMIT";
+	default:   return "?";
+	}
+#else
 	/* An if chain, not a switch: some of these share a value on some systems. */
 	if (e == 0) return "0";
 	if (e == EPERM) return "EPERM";
@@ -480,6 +498,7 @@ const char *tool_errno_name(int e)
 	if (e == ENOTSUP) return "ENOTSUP";
 	if (e == EOPNOTSUPP) return "EOPNOTSUPP";
 	return "?";
+#endif
 }
 
 int tool_unlimited(uint64_t v)

@@ -81,7 +81,8 @@ char *tool_kernel_size(size_t size, char *buf, size_t len);
 /* The comma list of the sizes the kernel offers, for error messages ("2MiB, 1GiB"). */
 char *tool_offered_sizes(char *buf, size_t len);
 
-/* The name of an errno ("ENOMEM"), or "0" for 0; for text output next to the number. */
+/* The name of an errno ("ENOMEM"), or on Windows of a GetLastError() code
+ * ("ERROR_PRIVILEGE_NOT_HELD"); "0" for 0, "?" when unknown.  For text output. */
 const char *tool_errno_name(int e);
 
 /*
