@@ -111,7 +111,9 @@ stop_wine() {
 	timeout 20 wineserver -w >/dev/null 2>&1 || true
 }
 trap stop_wine EXIT
-wineserver -p </dev/null >/dev/null 2>&1
+# One persistent server for the whole run, its stdio detached (ctest hangs on it otherwise);
+# one already running for this prefix (a run by hand) serves as well.
+wineserver -p </dev/null >/dev/null 2>&1 || true
 if [[ ! -f $WINEPREFIX/system.reg ]]; then
 	echo "test-windows: creating the wine prefix $WINEPREFIX (once)"
 fi
