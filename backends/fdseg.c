@@ -183,10 +183,28 @@ int hpshm__reserve_failed(hpshm_error *err, const char *call, int sys_errno, con
 {
 	char hint[HPSHM_TEXT_MAX];
 	char sz[32], psz[32];
+#ifdef __linux__
+	struct hpshm__pool pool;
+	unsigned long pages = (unsigned long)(rq->size / rq->page_size);
+#endif
 
 	hpshm_size_format(rq->size, sz, sizeof(sz));
 	hpshm_size_format(rq->page_size, psz, sizeof(psz));
 #ifdef __linux__
+	/*
+	 * ENOMEM with the pages free in the pool is not the pool's doing: the mapping needs a free
+	 * range of the whole size on the page size's grid, which a 32-bit process often lacks
+	 * (2 GiB aligned to 1 GiB), or a hugetlb cgroup refused the reservation.  Saying "raise
+	 * nr_hugepages" there would send the operator after the wrong knob.
+	 */
+	if (sys_errno == ENOMEM && hpshm__pool_get(rq->page_size, &pool) == 0 && hpshm__pool_available(&pool) >= pages)
+		return hpshm_error_set(err, HPSHM_EUNAVAILABLE, sys_errno, call,
+				       sizeof(void *) < 8 ? "ask for less, or use a 64-bit build of the program"
+							  : "check the hugetlb cgroup limits and ulimit -v, or ask for less",
+				       "could not map %s of %s huge pages although the pool has %lu free: this process has "
+				       "no free %s range aligned to %s%s, or a hugetlb cgroup limit is short",
+				       sz, psz, hpshm__pool_available(&pool), sz, psz,
+				       sizeof(void *) < 8 ? " (a 32-bit address space)" : "");
 	hpshm__hugetlb_hint(rq->size, rq->page_size, hint, sizeof(hint));
 #else
 	hint[0] = '\0'; /* the pool a hint names is Linux's; elsewhere no backend reserves one */

@@ -38,6 +38,7 @@ static struct hpshm__linux_syscalls real_linux;
 
 static struct injection {
 	int mmap_huge_errno;   /* fail mmap(MAP_HUGETLB) with this */
+	int pool_taken;        /* ... and empty the fake pool first, as another process would */
 	int shmget_errno;      /* fail shmget(SHM_HUGETLB) */
 	int memfd_errno;       /* fail memfd_create(MFD_HUGETLB) ... */
 	int memfd_pass;        /* ... after letting this many through */
@@ -114,6 +115,8 @@ static void *inj_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t
 	if (flags & MAP_HUGETLB) {
 		inj.mmap_huge_calls++;
 		if (inj.mmap_huge_errno) {
+			if (inj.pool_taken)
+				hpt_fakeroot_set_pool(64, 0);
 			errno = inj.mmap_huge_errno;
 			return MAP_FAILED;
 		}
@@ -380,7 +383,27 @@ Test(faults, mmap_hugetlb_enomem_fails_on_and_falls_back_under_try)
 	cr_assert_eq(inj.mmap_huge_calls, 2u);
 }
 
+/* The pool was taken between probe and create: ENOMEM, and the hint names the pool's knob. */
 Test(faults, mmap_hugetlb_enomem_hint_names_the_pool_sysctl)
+{
+	hpshm_segment *seg = NULL;
+	hpshm_error err;
+
+	inj.mmap_huge_errno = ENOMEM;
+	inj.pool_taken = 1;
+	set("provider=mmap_hugetlb,huge_pages=on");
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm_segment_create(&seg, 3 * MIB, cfg, &err), HPSHM_ENOHUGE);
+	cr_assert(strstr(err.hint, "nr_hugepages"), "hint: %s", err.hint);
+	cr_assert(!strstr(err.hint, "overcommit"), "the fake pool has no overcommit; hint: %s", err.hint);
+}
+
+/*
+ * ENOMEM while the pool still has the pages: not the pool's doing (a 32-bit process without a
+ * free range on the 1 GiB grid, a hugetlb cgroup), so the error must not send the operator
+ * to nr_hugepages, and must say how many pages were free.
+ */
+Test(faults, mmap_hugetlb_enomem_with_the_pool_free_blames_the_address_space_not_the_pool)
 {
 	hpshm_segment *seg = NULL;
 	hpshm_error err;
@@ -389,8 +412,10 @@ Test(faults, mmap_hugetlb_enomem_hint_names_the_pool_sysctl)
 	set("provider=mmap_hugetlb,huge_pages=on");
 	memset(&err, 0, sizeof err);
 	cr_assert_eq(hpshm_segment_create(&seg, 3 * MIB, cfg, &err), HPSHM_ENOHUGE);
-	cr_assert(strstr(err.hint, "nr_hugepages"), "hint: %s", err.hint);
-	cr_assert(!strstr(err.hint, "overcommit"), "the fake pool has no overcommit; hint: %s", err.hint);
+	cr_assert(!strstr(err.hint, "nr_hugepages"), "the pool has the pages, yet the hint names it: %s", err.hint);
+	cr_assert(strstr(err.message, "the pool has 64 free") != NULL, "%s", err.message);
+	cr_assert(strstr(err.message, "range aligned to") != NULL, "%s", err.message);
+	assert_nothing_leaked();
 }
 
 Test(faults, mmap_hugetlb_einval_fails_on_and_falls_back_under_try)
