@@ -168,28 +168,42 @@ static int exec_export_report(const char *path)
 	return 0;
 }
 
-/* Find the interposer beside the tool; 0 with path filled, or the error printed. */
+/*
+ * Find the interposer beside the tool; 0 with path filled, or the error printed.  The tool's
+ * directory comes from the kernel (/proc/self/exe), and also from the name it was started by:
+ * started through the dynamic loader (ld-linux.so.2 /path/to/hpshm, as a 32-bit build on a
+ * 64-bit system is run), the kernel names the loader, and only argv[0] names the tool.
+ */
 static int exec_find_preload(char *path, size_t len)
 {
 	static const char *const rel[] = { HPSHM_PRELOAD_BUILD_REL, HPSHM_PRELOAD_INSTALL_REL };
-	char self[PATH_MAX], tried[2 * PATH_MAX + 8] = "";
+	char dirs[2][PATH_MAX], tried[4 * PATH_MAX + 16] = "";
 	char cand[PATH_MAX + 64];
 	char *slash;
+	int ndirs = 0;
 
 	if (!HPSHM_PRELOAD_BUILT)
 		return tool_fail("exec", "this hpshm was built without the interposer (-DHPSHM_BUILD_PRELOAD=OFF)");
-	if (hpshm__os_program_path(self, sizeof(self)) < 0)
+	if (hpshm__os_program_path(dirs[0], sizeof(dirs[0])) == 0)
+		ndirs++;
+	if (strchr(program_invocation_name, '/') && realpath(program_invocation_name, dirs[ndirs]))
+		ndirs++;
+	if (ndirs == 0)
 		return tool_fail("exec", "cannot find the tool's own path: %s", strerror(errno));
-	slash = strrchr(self, '/');
-	if (slash)
-		*slash = '\0';
-	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-		size_t used = strlen(tried);
+	for (int d = 0; d < ndirs; d++) {
+		slash = strrchr(dirs[d], '/');
+		if (slash)
+			*slash = '\0';
+		if (d > 0 && strcmp(dirs[d], dirs[0]) == 0)
+			break;
+		for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+			size_t used = strlen(tried);
 
-		snprintf(cand, sizeof(cand), "%s/%s/%s", self, rel[i], EXEC_PRELOAD_NAME);
-		if (access(cand, R_OK) == 0 && realpath(cand, path) && strlen(path) < len)
-			return 0;
-		snprintf(tried + used, sizeof(tried) - used, "%s%s", used ? ", " : "", cand);
+			snprintf(cand, sizeof(cand), "%s/%s/%s", dirs[d], rel[i], EXEC_PRELOAD_NAME);
+			if (access(cand, R_OK) == 0 && realpath(cand, path) && strlen(path) < len)
+				return 0;
+			snprintf(tried + used, sizeof(tried) - used, "%s%s", used ? ", " : "", cand);
+		}
 	}
 	return tool_fail("exec", "cannot find %s (looked at %s); build it (HPSHM_BUILD_PRELOAD) or install it beside "
 			 "the tool", EXEC_PRELOAD_NAME, tried);
