@@ -390,6 +390,15 @@ Test(cli, ls_shows_a_live_named_segment_and_gc_keeps_it)
 	r = tool("ls", "--json", NULL);
 	cr_assert_eq(r->status, 0, "stderr: %s", r->err);
 	cr_assert(json_ok(r->out), "not one JSON value:\n%s", r->out);
+#if !defined(__linux__) && !defined(_WIN32)
+	/* POSIX gives no way to list shm objects: ls works, lists none of plain's, and says so. */
+	cr_assert_null(strstr(r->out, quoted), "listed what this system cannot list:\n%s", r->out);
+	r = tool("ls", NULL);
+	cr_assert_eq(r->status, 0, "stderr: %s", r->err);
+	cr_assert(strstr(r->out, "cannot be listed on this system") != NULL, "no note:\n%s", r->out);
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	return;
+#endif
 	cr_assert(strncmp(json_after(r->out, quoted, "state"), "\"alive\"", 7) == 0, "not alive:\n%s", r->out);
 
 	r = tool("gc", NULL);

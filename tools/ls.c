@@ -198,6 +198,11 @@ int cmd_ls(int argc, char **argv)
 		for (size_t i = 0; i < l.n; i++)
 			ls_text_row(&l.v[i]);
 	}
+#if !defined(__linux__) && !defined(_WIN32)
+	/* POSIX has no call that lists shm objects; only Linux keeps them as files. */
+	if (!json && rc == 0)
+		printf("note: plain's named segments (POSIX shm objects) cannot be listed on this system\n");
+#endif
 	free(l.v);
 	return rc;
 }
