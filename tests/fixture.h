@@ -94,8 +94,8 @@ const char *hpt_emulator(void);
  * emulator's failures: huge pages hpshm cannot verify (err->call "verify": qemu-i386 runs the
  * 32-bit guest at an offset in its own address space, so the /proc/self/smaps it passes
  * through names other addresses, and hpshm refuses pages it cannot verify), and a mapping or
- * SysV attach at an address the emulator will not place (EINVAL, HPSHM_EEXIST, HPSHM_EVALUE).
- * The refusal itself is the library keeping its contract; only the huge pages go unchecked.
+ * SysV attach at an address the emulator will not place (EINVAL, HPSHM_EEXIST, HPSHM_EVALUE),
+ * and a large span on a large grid it finds no host range for (ENOMEM).  The refusal itself is the library keeping its contract; only the huge pages go unchecked.
  */
 void hpt_skip_emulated_refusal(int rc, const hpshm_error *err);
 
