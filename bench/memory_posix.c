@@ -1,21 +1,13 @@
 /*
- * bench/memory.c -- how each configuration gets its memory.
+ * bench/memory_posix.c -- os.h's memory on POSIX: the raw peer (memfd or anonymous mmap) and
+ * transparent huge pages.
  *
- * hpshm: hpshm_segment_create() with exactly one provider, huge_pages=on for a huge page
- * size (off for plain pages), populate=on, and reattach=exec when workers are spawned.  The
- * page size in the row is the one the segment's report read back from the kernel.
- *
- * raw: the same system calls without hpshm, as a server would write them by hand, to show
- * what hpshm itself costs.  For a fair comparison the raw peer does what the hpshm
- * provider does, call for call: memfd_create([MFD_HUGETLB | size bits]), ftruncate, mmap
- * MAP_SHARED, fallocate, madvise(MADV_POPULATE_WRITE) -- or, for mmap_hugetlb,
- * mmap(MAP_SHARED | MAP_ANONYMOUS | MAP_HUGETLB) and the madvise.  It maps as many bytes as
- * the hpshm segment did (a re-attachable segment carries a header page at its tail) and at
- * the same address, so both have the same page-table layout: a 2 MiB-page region's page
- * tables are a handful of 4 KiB pages, and one more PMD page from a different alignment
- * would be a 25 % difference that has nothing to do with hpshm.  The raw calls go straight
- * to libc, not through hpshm's system call table (the flags old libc headers lack are in
- * bench.h), and the backing is verified the way hpshm verifies its own (ports/introspect.h).
+ * raw: for a fair comparison the raw peer does what the hpshm provider does, call for call:
+ * memfd_create([MFD_HUGETLB | size bits]), ftruncate, mmap MAP_SHARED, fallocate,
+ * madvise(MADV_POPULATE_WRITE) -- or, for mmap_hugetlb, mmap(MAP_SHARED | MAP_ANONYMOUS |
+ * MAP_HUGETLB) and the madvise.  The raw calls go straight to libc, not through hpshm's
+ * system call table (the flags old libc headers lack are defined below, with the kernel's
+ * values, the same ones ports/linux/linux.h falls back to).
  *
  * thp: transparent huge pages.  Shared when /sys/kernel/mm/transparent_hugepage/
  * shmem_enabled allows advise (a memfd with MADV_HUGEPAGE: workers are processes, as for
@@ -34,7 +26,25 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "os.h"
 #include "ports/introspect.h"
+
+/* glibc before 2.27 has no MFD_HUGETLB, before 2.35 no MADV_POPULATE_WRITE. */
+#ifndef MAP_HUGETLB
+#define MAP_HUGETLB 0x40000
+#endif
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+#ifndef MFD_CLOEXEC
+#define MFD_CLOEXEC 0x0001U
+#endif
+#ifndef MFD_HUGETLB
+#define MFD_HUGETLB 0x0004U
+#endif
 
 #define HUGE_SHIFT 26   /* log2(page size) << 26 selects the size in mmap and memfd_create */
 
@@ -48,70 +58,16 @@ static size_t round_up(size_t v, size_t to)
 	return to ? (v + to - 1) / to * to : v;
 }
 
-/* ---- hpshm ------------------------------------------------------------------------------- */
-
-/* Every attempt's reason, then the hint: what the "could not use" list shows. */
-static void hpshm_why(const hpshm_report *rep, const hpshm_error *err, char *why, size_t len)
+const char *bench_os_raw_peer(const char *provider, enum bench_start start, enum bench_kind *kind, char *label,
+			      size_t label_len)
 {
-	size_t used = 0;
+	int anon = strcmp(provider, "mmap_hugetlb") == 0;
 
-	why[0] = '\0';
-	for (unsigned i = 0; i < rep->nattempts && i < HPSHM_MAX_ATTEMPTS && used < len; i++) {
-		const hpshm_attempt *a = &rep->attempts[i];
-		int n = snprintf(why + used, len - used, "%s%s (%s): %s", used ? "; " : "", a->provider,
-				 a->call[0] ? a->call : "create", a->reason[0] ? a->reason : hpshm_strerror(a->result));
-
-		used += n > 0 ? (size_t)n : 0;
-	}
-	if (used == 0)
-		snprintf(why, len, "%s", err->message[0] ? err->message : hpshm_strerror(err->code));
-	if (err->hint[0] && used < len)
-		snprintf(why + used, len - used, " (hint: %s)", err->hint);
-}
-
-static int hpshm_region(const struct bench_config *c, void *addr, size_t size, struct bench_region *r, char *why,
-			size_t len)
-{
-	hpshm_config *cfg = NULL;
-	hpshm_report rep;
-	hpshm_error err;
-	char kv[256], ps[64];
-	int rc;
-
-	if (hpshm_config_new(&cfg) < 0) {
-		snprintf(why, len, "out of memory for a configuration");
-		return -1;
-	}
-	if (c->page_size)
-		snprintf(ps, sizeof(ps), "huge_pages=on,huge_page_size=%zuk", c->page_size >> 10);
-	else
-		snprintf(ps, sizeof(ps), "huge_pages=off");
-	snprintf(kv, sizeof(kv), "provider=%s,%s,populate=on,reattach=%s", c->provider, ps,
-		 c->start == BENCH_START_SPAWN ? "exec" : "off");
-	if (addr) {
-		size_t n = strlen(kv);
-
-		snprintf(kv + n, sizeof(kv) - n, ",base_address=%p", addr);
-	}
-	memset(&err, 0, sizeof(err));
-	memset(&rep, 0, sizeof(rep));
-	rc = hpshm_config_parse(cfg, kv, &err);
-	if (rc == 0)
-		rc = hpshm_segment_create_ex(&r->seg, size, cfg, &rep, &err);
-	hpshm_config_free(cfg);
-	if (rc < 0) {
-		hpshm_why(&rep, &err, why, len);
-		return -1;
-	}
-	rep = *hpshm_segment_report(r->seg);
-	r->addr = hpshm_segment_address(r->seg);
-	r->len = hpshm__os_mapping_len(r->addr);
-	if (r->len < size)
-		r->len = hpshm_segment_size(r->seg);
-	r->page_size = rep.page_size;
-	r->huge = rep.huge;
-	snprintf(r->verified_by, sizeof(r->verified_by), "%s", rep.verified ? rep.verified_by : "unverified");
-	return 0;
+	*kind = anon ? BENCH_RAW_ANON : BENCH_RAW_MEMFD;
+	snprintf(label, label_len, "raw %s", anon ? "mmap" : "memfd");
+	if (anon && start == BENCH_START_SPAWN)
+		return "anonymous MAP_HUGETLB memory is inherited by fork only: run with --fork";
+	return NULL;
 }
 
 /* ---- raw system calls -------------------------------------------------------------------- */
@@ -134,7 +90,7 @@ static int raw_fail(char *why, size_t len, const char *call, int e)
 	return -1;
 }
 
-static int raw_region(const struct bench_config *c, void *addr, size_t size, struct bench_region *r, char *why,
+int bench_os_raw_create(const struct bench_config *c, void *addr, size_t size, struct bench_region *r, char *why,
 		      size_t len)
 {
 	int flags = MAP_SHARED | (addr ? MAP_FIXED_NOREPLACE : 0);
@@ -179,7 +135,7 @@ static int raw_region(const struct bench_config *c, void *addr, size_t size, str
 	}
 	r->addr = p;
 	r->len = maplen;
-	r->fd = fd;
+	r->handle = fd >= 0 ? fd : BENCH_OS_NONE;
 	memset(&b, 0, sizeof(b));
 	if (hpshm__os_backing(p, maplen, fd, &b) == 0 && b.page_size) {
 		r->page_size = b.page_size;
@@ -219,7 +175,7 @@ static size_t thp_pmd_size(void)
 	return v ? v : (size_t)2 << 20;
 }
 
-static int thp_region(const struct bench_config *c, void *addr, size_t size, struct bench_region *r, char *why,
+int bench_os_thp_create(const struct bench_config *c, void *addr, size_t size, struct bench_region *r, char *why,
 		      size_t len)
 {
 	size_t pmd = thp_pmd_size(), maplen = round_up(size, pmd), over = 0;
@@ -272,7 +228,7 @@ static int thp_region(const struct bench_config *c, void *addr, size_t size, str
 	}
 	r->addr = p;
 	r->len = maplen;
-	r->fd = fd;
+	r->handle = fd >= 0 ? fd : BENCH_OS_NONE;
 	/* Huge only if (nearly) all of it is: a partly huge region is not what the row claims. */
 	kib = hpshm__os_thp_kib(p);
 	r->huge = kib >= 0 && (size_t)kib * 1024 >= maplen / 100 * 99;
@@ -282,44 +238,13 @@ static int thp_region(const struct bench_config *c, void *addr, size_t size, str
 	return 0;
 }
 
-/* ---- dispatch ---------------------------------------------------------------------------- */
-
-int bench_region_create(const struct bench_config *c, void *addr, size_t size, struct bench_region *r, char *why,
-			size_t len)
-{
-	memset(r, 0, sizeof(*r));
-	r->fd = -1;
-	r->size = size;
-	switch (c->kind) {
-	case BENCH_HPSHM:
-		return hpshm_region(c, addr, size, r, why, len);
-	case BENCH_RAW_MEMFD:
-	case BENCH_RAW_ANON:
-		return raw_region(c, addr, size, r, why, len);
-	case BENCH_THP:
-		return thp_region(c, addr, size, r, why, len);
-	case BENCH_APR:
-		return bench_apr_create(size, r, why, len);
-	}
-	snprintf(why, len, "unknown configuration kind");
-	return -1;
-}
-
-int bench_region_destroy(struct bench_region *r)
+int bench_os_region_release(struct bench_region *r)
 {
 	int rc = 0;
 
-	if (r->seg) {
-		rc = hpshm_segment_destroy(r->seg) < 0 ? -1 : 0;
-	} else if (r->apr) {
-		rc = bench_apr_destroy(r);
-	} else if (r->addr) {
-		if (munmap(r->addr, r->len) < 0)
-			rc = -1;
-		if (r->fd >= 0 && close(r->fd) < 0)
-			rc = -1;
-	}
-	memset(r, 0, sizeof(*r));
-	r->fd = -1;
+	if (munmap(r->addr, r->len) < 0)
+		rc = -1;
+	if (r->handle != BENCH_OS_NONE && close((int)r->handle) < 0)
+		rc = -1;
 	return rc;
 }
