@@ -17,12 +17,13 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "bench.h"
 #include "ports/introspect.h"
 
 #ifdef HPSHM_BENCH_APR
+#include <sys/mman.h>
+
 #include <apr_general.h>
 #include <apr_pools.h>
 #include <apr_shm.h>

@@ -13,17 +13,22 @@
  * memory is checked against MemAvailable and the huge page pools before it is created.
  *
  * Files, one concern each:
- *   workload.c  the access code every configuration runs, and the clocks it is timed by
- *   memory.c    how each configuration gets its memory (hpshm, raw system calls, THP)
+ *   workload.c  the access code every configuration runs
+ *   memory.c    how each configuration gets its memory (hpshm; the peers through os.h)
  *   apr.c       the APR peer (built only when pkg-config finds apr-1)
- *   worker.c    worker processes (spawn, fork) and threads, and their protocol
+ *   worker.c    the workers' protocol, and the loop a worker serves
+ *   os.h        the seam to the system: worker_posix.c + memory_posix.c (processes, sockets,
+ *               threads, signals, mmap, memfd, THP) or worker_windows.c + memory_windows.c
+ *               (CreateProcessW, named pipes, threads, sections); nothing above it includes
+ *               a system header beyond the C library
  *   pool.c      --reserve: size the huge page pool for the run, put it back after
  *   run.c       configurations, groups, rounds in alternating order, stopping on a signal
  *   stats.c     medians and per-round ratios
  *   output.c    the table, CSV and JSON;  svg.c  the chart
  *
  * Timing rule (reference/performance-anchor.md): every timed phase runs until each worker
- * has used its budget of its own thread CPU time (CLOCK_THREAD_CPUTIME_ID), capped at four
+ * has used its budget of its own thread CPU time (CLOCK_THREAD_CPUTIME_ID on POSIX,
+ * GetThreadTimes() on Windows), capped at four
  * times that in wall time; rates and latencies are per CPU second, wall figures are kept
  * beside them.  On a shared VM wall clock rates lose the page size effect in the noise.
  *
@@ -38,30 +43,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <sys/mman.h>
 
 #include "hpshm.h"
-
-/*
- * The raw peers call libc directly with the kernel's flags; these are the ones older libc
- * headers lack (glibc before 2.27 has no MFD_HUGETLB, before 2.35 no MADV_POPULATE_WRITE).
- * The values are the kernel's ABI, the same ones ports/linux/linux.h falls back to.
- */
-#ifndef MAP_HUGETLB
-#define MAP_HUGETLB 0x40000
-#endif
-#ifndef MAP_FIXED_NOREPLACE
-#define MAP_FIXED_NOREPLACE 0x100000
-#endif
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
-#ifndef MFD_CLOEXEC
-#define MFD_CLOEXEC 0x0001U
-#endif
-#ifndef MFD_HUGETLB
-#define MFD_HUGETLB 0x0004U
-#endif
 
 #define BENCH_MAX_WORKERS   64
 #define BENCH_PT_WORKERS    4    /* page tables are sampled with 1, 2 and 4 workers */
@@ -73,20 +56,27 @@
 #define BENCH_LINE          64   /* the chase and rmw work on cache-line slots */
 #define BENCH_WHY_MAX       512  /* why a configuration could not run */
 #define BENCH_WORKER_CMD    "__bench-worker" /* the hidden subcommand a spawned worker runs */
+#define BENCH_OS_NONE       ((intptr_t)-1) /* no channel, descriptor or handle (os.h) */
+#define BENCH_PTE_UNKNOWN   INT64_MIN    /* a reply's vmpte_kib where the OS offers no figure */
+#define BENCH_FAULTS_UNKNOWN UINT64_MAX  /* a reply's minflt where the OS keeps no count */
+#define BENCH_RAW_LARGE     1u           /* a raw view is mapped with FILE_MAP_LARGE_PAGES */
 
 /* Exit codes of bench_run(): the tool's, plus one for an interrupted run. */
 #define BENCH_OK            0
 #define BENCH_FAIL          1
 #define BENCH_INTERRUPTED   130
 
-/* Set by SIGINT/SIGTERM/SIGHUP; every loop that can last long checks it. */
+/* Set by SIGINT/SIGTERM/SIGHUP (Ctrl-C and Ctrl-Break on Windows); every loop that can last
+ * long checks it. */
 extern volatile sig_atomic_t bench_stop;
 
 /* ---- workload.c: the access code, identical for every configuration ---------------------- */
 
-/* Thread CPU time and monotonic wall time, nanoseconds. */
+/* Thread CPU time and monotonic wall time, nanoseconds (the system's clocks: os.h's files). */
 uint64_t bench_cpu_ns(void);
 uint64_t bench_wall_ns(void);
+/* What the thread CPU clock is, for the output ("CLOCK_THREAD_CPUTIME_ID"). */
+const char *bench_cpu_clock_name(void);
 
 /* Where loads whose values are otherwise unused go, so the compiler keeps them. */
 extern volatile uint64_t bench_sink;
@@ -122,7 +112,7 @@ void bench_chase_run(const void *base, size_t size, uint64_t start, uint64_t bud
 void bench_rmw_run(void *base, size_t size, uint64_t seed, uint64_t budget_ns, struct bench_timing *t);
 /* Read one word per base page of [base, base + len): fault the whole mapping in. */
 void bench_touch(const void *base, size_t len, size_t stride, struct bench_timing *t);
-/* Minor faults of this process so far (getrusage). */
+/* Page faults this process took so far (ports/introspect.h), 0 if the OS keeps no count. */
 uint64_t bench_minflt(void);
 
 /* ---- memory.c: one configuration's memory ---------------------------------------------- */
@@ -131,6 +121,7 @@ enum bench_kind {
 	BENCH_HPSHM,      /* hpshm_segment_create() with one named provider */
 	BENCH_RAW_MEMFD,  /* memfd_create([MFD_HUGETLB]) + ftruncate + mmap + the same populate */
 	BENCH_RAW_ANON,   /* mmap(MAP_SHARED | MAP_ANONYMOUS [| MAP_HUGETLB]): fork only */
+	BENCH_RAW_SECTION, /* Windows: CreateFileMappingW([SEC_LARGE_PAGES]) + MapViewOfFileEx */
 	BENCH_THP,        /* transparent huge pages: shared shmem, or private anonymous */
 	BENCH_APR         /* apr_shm_create(), anonymous: fork only */
 };
@@ -147,7 +138,8 @@ struct bench_region {
 	void          *addr;        /* first byte */
 	size_t         size;        /* bytes the workloads use: the --size asked for */
 	size_t         len;         /* bytes mapped (touched by attach), >= size */
-	int            fd;          /* raw memfd to hand to workers, -1 if none */
+	intptr_t       handle;      /* raw memfd or section to hand to workers, BENCH_OS_NONE if none */
+	unsigned       raw_flags;   /* how a worker maps the raw handle: BENCH_RAW_LARGE, or 0 */
 	hpshm_segment *seg;         /* hpshm's segment, or NULL */
 	void          *apr;         /* APR's pool and shm (apr.c), or NULL */
 	size_t         page_size;   /* verified: read back from the kernel */
@@ -166,7 +158,7 @@ int  bench_region_create(const struct bench_config *c, void *addr, size_t size, 
 			 char *why, size_t len);
 /* Release it; the last reference, so this frees the memory.  0, or -1 if the OS refused. */
 int  bench_region_destroy(struct bench_region *r);
-/* Where THP could be used, and how ("shmem" or "private"), else NULL with why filled. */
+/* Where THP could be used, and how ("shmem" or "private"), else NULL with why filled (os.h's files). */
 const char *bench_thp_mode(char *why, size_t len);
 
 /* apr.c */
@@ -183,18 +175,19 @@ struct bench_reply {
 	int32_t  rc;           /* 0, or -1 with msg */
 	uint32_t reserved;     /* zero */
 	struct bench_timing t; /* the operation's work and time */
-	int64_t  vmpte_kib;    /* ATTACH: growth of VmPTE across map + touch */
-	uint64_t minflt;       /* ATTACH: minor faults taken by map + touch */
+	int64_t  vmpte_kib;    /* ATTACH: growth of VmPTE across map + touch; BENCH_PTE_UNKNOWN if none */
+	uint64_t minflt;       /* ATTACH: page faults taken by map + touch; BENCH_FAULTS_UNKNOWN if none */
 	char     msg[256];     /* what went wrong */
 };
 
 /* A started worker, seen from the controller. */
 struct bench_worker {
-	int          sock;     /* our end of the socketpair */
+	intptr_t     chan;     /* our end of its channel (os.h), BENCH_OS_NONE if none */
 	long long    pid;      /* process id, 0 for a thread */
 	hpshm_child  child;    /* for hpshm_child_wait() when spawned by hpshm */
 	int          spawned;  /* 1 if hpshm_child_spawn() started it */
-	void        *thread;   /* the thread (worker.c), for BENCH_START_THREAD */
+	void        *thread;   /* the thread, for BENCH_START_THREAD */
+	void        *process;  /* the process handle of a raw worker, where the OS has one */
 };
 
 /* Start one worker over r.  0, or -1 with why filled. */
@@ -222,6 +215,14 @@ int  bench_pool_reserve(struct bench_pool *p, size_t page_size, unsigned long pa
 /* Put back what bench_pool_reserve() changed.  0, or -1 with why. */
 int  bench_pool_restore(struct bench_pool *p, char *why, size_t len);
 
+/*
+ * NaN and the infinities, without <math.h>'s isnan()/isinf(): mingw-w64's macros convert to
+ * float on one branch, which -Wfloat-conversion reports.  NaN is the one value unequal to
+ * itself; an infinity is the one other value beyond DBL_MAX.
+ */
+static inline int bench_isnan(double v) { return v != v; }
+static inline int bench_isinf(double v) { return v == v && (v > 1.7976931348623157e308 || v < -1.7976931348623157e308); }
+
 /* ---- stats.c ----------------------------------------------------------------------------- */
 
 /* Median, min and max of n values (n > 0); the values are not changed. */
@@ -239,6 +240,7 @@ struct bench_options {
 	unsigned     rounds;                    /* --rounds */
 	double       phase_seconds;             /* --phase-seconds: CPU budget per timed phase */
 	int          fork_mode;                 /* --fork */
+	int          thread_mode;               /* --threads: every worker a thread of the controller */
 	int          reserve;                   /* --reserve */
 	int          quiet;                     /* --quiet: no progress on stderr */
 	const char  *providers;                 /* --providers list, NULL: auto */
@@ -283,6 +285,7 @@ struct bench_config {
 	int              pt_done;              /* page tables sampled */
 	double           pt_kib[3];            /* VmPTE per worker with 1, 2, 4 workers */
 	double           pt_faults[3];         /* minor faults per worker, same */
+	unsigned         pt_sampled;           /* bit k: the count k was sampled (its figures may be NAN) */
 };
 
 struct bench_result {
@@ -297,6 +300,8 @@ struct bench_result {
 	char                 thp_why[BENCH_WHY_MAX]; /* why THP was not compared, if not */
 	char                 apr_why[BENCH_WHY_MAX]; /* why APR was not compared, if not */
 	char                 pool_note[BENCH_WHY_MAX]; /* what --reserve did */
+	const char          *left_out;         /* what this system cannot run at all, "" if nothing */
+	const char          *pt_absent;        /* why page tables are not measured here, "" if they are */
 };
 
 /*
@@ -305,6 +310,8 @@ struct bench_result {
  * Returns BENCH_OK, BENCH_FAIL or BENCH_INTERRUPTED; why says what failed.
  */
 int bench_check_providers(const char *list, int fork_mode, char *why, size_t len);
+/* --fork and --threads: 0, or -1 with why (both given, or no fork on this system). */
+int bench_check_start(int fork_mode, int thread_mode, char *why, size_t len);
 int bench_run(const struct bench_options *opt, struct bench_result *res, char *why, size_t len);
 /* The gain of v over ref for workload w, oriented so that > 1 is better (stats.c). */
 int    bench_higher_is_better(enum bench_workload w);

@@ -6,47 +6,22 @@
  * page size in the row is the one the segment's report read back from the kernel.
  *
  * raw: the same system calls without hpshm, as a server would write them by hand, to show
- * what hpshm itself costs.  For a fair comparison the raw peer does what the hpshm
- * provider does, call for call: memfd_create([MFD_HUGETLB | size bits]), ftruncate, mmap
- * MAP_SHARED, fallocate, madvise(MADV_POPULATE_WRITE) -- or, for mmap_hugetlb,
- * mmap(MAP_SHARED | MAP_ANONYMOUS | MAP_HUGETLB) and the madvise.  It maps as many bytes as
- * the hpshm segment did (a re-attachable segment carries a header page at its tail) and at
- * the same address, so both have the same page-table layout: a 2 MiB-page region's page
- * tables are a handful of 4 KiB pages, and one more PMD page from a different alignment
- * would be a 25 % difference that has nothing to do with hpshm.  The raw calls go straight
- * to libc, not through hpshm's system call table (the flags old libc headers lack are in
- * bench.h), and the backing is verified the way hpshm verifies its own (ports/introspect.h).
+ * what hpshm itself costs: memfd or anonymous mmap on POSIX (memory_posix.c), a section on
+ * Windows (memory_windows.c).  It maps as many bytes as the hpshm segment did (a
+ * re-attachable segment carries a header page at its tail) and at the same address, so both
+ * have the same page-table layout: a 2 MiB-page region's page tables are a handful of 4 KiB
+ * pages, and one more PMD page from a different alignment would be a 25 % difference that
+ * has nothing to do with hpshm.  Its backing is verified the way hpshm verifies its own
+ * (ports/introspect.h).
  *
- * thp: transparent huge pages.  Shared when /sys/kernel/mm/transparent_hugepage/
- * shmem_enabled allows advise (a memfd with MADV_HUGEPAGE: workers are processes, as for
- * hpshm); else private anonymous memory with MADV_HUGEPAGE, which only threads of one
- * process can share, so its workers are threads and the row says so.  THP is verified from
- * smaps AnonHugePages/ShmemPmdMapped; khugepaged and the fault path may leave parts small.
+ * thp and apr: the peers that exist on POSIX only (memory_posix.c, apr.c).
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "bench.h"
+#include "os.h"
 #include "ports/introspect.h"
-
-#define HUGE_SHIFT 26   /* log2(page size) << 26 selects the size in mmap and memfd_create */
-
-static unsigned huge_bits(size_t page_size)
-{
-	return page_size ? (unsigned)__builtin_ctzll((unsigned long long)page_size) << HUGE_SHIFT : 0;
-}
-
-static size_t round_up(size_t v, size_t to)
-{
-	return to ? (v + to - 1) / to * to : v;
-}
 
 /* ---- hpshm ------------------------------------------------------------------------------- */
 
@@ -91,7 +66,8 @@ static int hpshm_region(const struct bench_config *c, void *addr, size_t size, s
 	if (addr) {
 		size_t n = strlen(kv);
 
-		snprintf(kv + n, sizeof(kv) - n, ",base_address=%p", addr);
+		/* Not %p: its text is the C library's own (no 0x from the Microsoft runtime's). */
+		snprintf(kv + n, sizeof(kv) - n, ",base_address=0x%llx", (unsigned long long)(uintptr_t)addr);
 	}
 	memset(&err, 0, sizeof(err));
 	memset(&rep, 0, sizeof(rep));
@@ -114,190 +90,23 @@ static int hpshm_region(const struct bench_config *c, void *addr, size_t size, s
 	return 0;
 }
 
-/* ---- raw system calls -------------------------------------------------------------------- */
-
-/* madvise(MADV_POPULATE_WRITE), as hpshm's populate does after fallocate. */
-static int raw_populate(void *addr, size_t len)
-{
-	int rc;
-
-	do
-		rc = madvise(addr, len, MADV_POPULATE_WRITE);
-	while (rc < 0 && errno == EINTR);
-	return rc;
-}
-
-static int raw_fail(char *why, size_t len, const char *call, int e)
-{
-	snprintf(why, len, "%s: %s%s", call, strerror(e),
-		 e == ENOMEM || e == ENOSPC || e == EFAULT ? " (huge page pool too small?)" : "");
-	return -1;
-}
-
-static int raw_region(const struct bench_config *c, void *addr, size_t size, struct bench_region *r, char *why,
-		      size_t len)
-{
-	int flags = MAP_SHARED | (addr ? MAP_FIXED_NOREPLACE : 0);
-	struct hpshm__os_backing b;
-	size_t maplen = c->map_len ? c->map_len : round_up(size, c->page_size);
-	int fd = -1, e, rc;
-	void *p;
-
-	if (c->kind == BENCH_RAW_MEMFD) {
-		fd = memfd_create("hpshm-bench:raw", MFD_CLOEXEC | (c->page_size ? MFD_HUGETLB | huge_bits(c->page_size) : 0));
-		if (fd < 0)
-			return raw_fail(why, len, "memfd_create", errno);
-		if (ftruncate(fd, (off_t)maplen) < 0) {
-			e = errno;
-			close(fd);
-			return raw_fail(why, len, "ftruncate", e);
-		}
-	} else {
-		flags |= MAP_ANONYMOUS | (c->page_size ? MAP_HUGETLB | (int)huge_bits(c->page_size) : 0);
-	}
-	p = mmap(addr, maplen, PROT_READ | PROT_WRITE, flags, fd, 0);
-	if (p == MAP_FAILED) {
-		e = errno;
-		if (fd >= 0)
-			close(fd);
-		return raw_fail(why, len, "mmap", e);
-	}
-	rc = 0;
-	if (fd >= 0) {
-		do
-			rc = fallocate(fd, 0, 0, (off_t)maplen);
-		while (rc < 0 && errno == EINTR);
-	}
-	if (rc == 0)
-		rc = raw_populate(p, maplen);
-	if (rc < 0) {
-		e = errno;
-		munmap(p, maplen);
-		if (fd >= 0)
-			close(fd);
-		return raw_fail(why, len, fd >= 0 ? "fallocate/madvise" : "madvise", e);
-	}
-	r->addr = p;
-	r->len = maplen;
-	r->fd = fd;
-	memset(&b, 0, sizeof(b));
-	if (hpshm__os_backing(p, maplen, fd, &b) == 0 && b.page_size) {
-		r->page_size = b.page_size;
-		r->huge = b.huge;
-		snprintf(r->verified_by, sizeof(r->verified_by), "%s", b.source);
-	} else {
-		r->page_size = c->page_size ? c->page_size : hpshm_base_page_size();
-		snprintf(r->verified_by, sizeof(r->verified_by), "unverified");
-	}
-	return 0;
-}
-
-/* ---- THP --------------------------------------------------------------------------------- */
-
-const char *bench_thp_mode(char *why, size_t len)
-{
-	struct hpshm__os_thp t;
-
-	if (hpshm__os_thp(&t) < 0 || t.enabled[0] == '\0') {
-		snprintf(why, len, "the kernel has no transparent huge pages");
-		return NULL;
-	}
-	if (strcmp(t.shmem_enabled, "always") == 0 || strcmp(t.shmem_enabled, "advise") == 0 ||
-	    strcmp(t.shmem_enabled, "within_size") == 0 || strcmp(t.shmem_enabled, "force") == 0)
-		return "shmem";
-	if (strcmp(t.enabled, "always") == 0 || strcmp(t.enabled, "madvise") == 0)
-		return "private";
-	snprintf(why, len, "transparent_hugepage/enabled is [%s] and shmem_enabled is [%s]", t.enabled,
-		 t.shmem_enabled);
-	return NULL;
-}
-
-static size_t thp_pmd_size(void)
-{
-	size_t v = hpshm__os_thp_page_size();
-
-	return v ? v : (size_t)2 << 20;
-}
-
-static int thp_region(const struct bench_config *c, void *addr, size_t size, struct bench_region *r, char *why,
-		      size_t len)
-{
-	size_t pmd = thp_pmd_size(), maplen = round_up(size, pmd), over = 0;
-	int shared = c->start != BENCH_START_THREAD;
-	int flags = (shared ? MAP_SHARED : MAP_PRIVATE | MAP_ANONYMOUS) | (addr ? MAP_FIXED_NOREPLACE : 0);
-	int fd = -1, e;
-	long kib;
-	unsigned char *p;
-
-	if (shared) {
-		fd = memfd_create("hpshm-bench:thp", MFD_CLOEXEC);
-		if (fd < 0)
-			return raw_fail(why, len, "memfd_create", errno);
-		if (ftruncate(fd, (off_t)maplen) < 0) {
-			e = errno;
-			close(fd);
-			return raw_fail(why, len, "ftruncate", e);
-		}
-	} else if (!addr) {
-		over = pmd;   /* map a huge page more and trim, so the region starts huge-aligned */
-	}
-	p = mmap(addr, maplen + over, PROT_READ | PROT_WRITE, flags, fd, 0);
-	if (p == MAP_FAILED) {
-		e = errno;
-		if (fd >= 0)
-			close(fd);
-		return raw_fail(why, len, "mmap", e);
-	}
-	if (over) {
-		size_t head = (pmd - (uintptr_t)p % pmd) % pmd;
-
-		if (head)
-			munmap(p, head);
-		if (over - head)
-			munmap(p + head + maplen, over - head);
-		p += head;
-	}
-	/*
-	 * Private memory is copied on write by fork: a worker forked for another member of the
-	 * group would write-protect every huge page here, and the threads' next writes would
-	 * copy them.  MADV_DONTFORK keeps it out of every child.
-	 */
-	if (madvise(p, maplen, MADV_HUGEPAGE) < 0 || (!shared && madvise(p, maplen, MADV_DONTFORK) < 0) ||
-	    raw_populate(p, maplen) < 0) {
-		e = errno;
-		munmap(p, maplen);
-		if (fd >= 0)
-			close(fd);
-		return raw_fail(why, len, "madvise", e);
-	}
-	r->addr = p;
-	r->len = maplen;
-	r->fd = fd;
-	/* Huge only if (nearly) all of it is: a partly huge region is not what the row claims. */
-	kib = hpshm__os_thp_kib(p);
-	r->huge = kib >= 0 && (size_t)kib * 1024 >= maplen / 100 * 99;
-	r->page_size = r->huge ? pmd : hpshm_base_page_size();
-	snprintf(r->verified_by, sizeof(r->verified_by), "%s %ld%%", shared ? "ShmemPmdMapped" : "AnonHugePages",
-		 kib < 0 ? 0L : (long)((double)kib * 1024 * 100 / (double)maplen));
-	return 0;
-}
-
 /* ---- dispatch ---------------------------------------------------------------------------- */
 
 int bench_region_create(const struct bench_config *c, void *addr, size_t size, struct bench_region *r, char *why,
 			size_t len)
 {
 	memset(r, 0, sizeof(*r));
-	r->fd = -1;
+	r->handle = BENCH_OS_NONE;
 	r->size = size;
 	switch (c->kind) {
 	case BENCH_HPSHM:
 		return hpshm_region(c, addr, size, r, why, len);
 	case BENCH_RAW_MEMFD:
 	case BENCH_RAW_ANON:
-		return raw_region(c, addr, size, r, why, len);
+	case BENCH_RAW_SECTION:
+		return bench_os_raw_create(c, addr, size, r, why, len);
 	case BENCH_THP:
-		return thp_region(c, addr, size, r, why, len);
+		return bench_os_thp_create(c, addr, size, r, why, len);
 	case BENCH_APR:
 		return bench_apr_create(size, r, why, len);
 	}
@@ -309,17 +118,13 @@ int bench_region_destroy(struct bench_region *r)
 {
 	int rc = 0;
 
-	if (r->seg) {
+	if (r->seg)
 		rc = hpshm_segment_destroy(r->seg) < 0 ? -1 : 0;
-	} else if (r->apr) {
+	else if (r->apr)
 		rc = bench_apr_destroy(r);
-	} else if (r->addr) {
-		if (munmap(r->addr, r->len) < 0)
-			rc = -1;
-		if (r->fd >= 0 && close(r->fd) < 0)
-			rc = -1;
-	}
+	else if (r->addr)
+		rc = bench_os_region_release(r);
 	memset(r, 0, sizeof(*r));
-	r->fd = -1;
+	r->handle = BENCH_OS_NONE;
 	return rc;
 }

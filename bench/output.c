@@ -99,7 +99,9 @@ unsigned bench_rows(const struct bench_result *res, struct bench_row *rows, unsi
 		for (int k = 0; k < 3 && n < max; k++) {
 			struct bench_row *row = &rows[n];
 
-			if (isnan(c->pt_kib[k]))
+			/* A count that was sampled keeps its row even where the OS offers no page-table
+			 * figure (Windows): the row then says so, and JSON has null. */
+			if (!(c->pt_sampled & (1u << k)))
 				continue;
 			memset(row, 0, sizeof(*row));
 			row->c = c;
@@ -110,11 +112,11 @@ unsigned bench_rows(const struct bench_result *res, struct bench_row *rows, unsi
 			one_value(&row->v, c->pt_kib[k]);
 			row->wall_median = NAN;
 			row->faults = c->pt_faults[k];
-			if (plain && !isnan(plain->pt_kib[k])) {
+			if (plain && !bench_isnan(plain->pt_kib[k]) && !bench_isnan(c->pt_kib[k])) {
 				row->has_plain = 1;
 				one_value(&row->vs_plain, c->pt_kib[k] > 0 ? plain->pt_kib[k] / c->pt_kib[k] : INFINITY);
 			}
-			if (raw && !isnan(raw->pt_kib[k])) {
+			if (raw && !bench_isnan(raw->pt_kib[k]) && !bench_isnan(c->pt_kib[k])) {
 				row->has_raw = 1;
 				one_value(&row->vs_raw, c->pt_kib[k] > 0 ? raw->pt_kib[k] / c->pt_kib[k] :
 					  raw->pt_kib[k] > 0 ? INFINITY : 1.0);
@@ -130,6 +132,12 @@ static const char *start_name(enum bench_start s)
 	return s == BENCH_START_SPAWN ? "spawn" : s == BENCH_START_FORK ? "fork" : "threads";
 }
 
+/* How the run started its workers, as --fork and --threads chose. */
+static const char *run_start(const struct bench_options *o)
+{
+	return o->fork_mode ? "fork" : o->thread_mode ? "threads" : "spawn";
+}
+
 static char *page_text(const struct bench_config *c, char *buf, size_t len)
 {
 	char s[32];
@@ -142,9 +150,9 @@ static char *page_text(const struct bench_config *c, char *buf, size_t len)
 /* A figure in 4 significant digits, readable for ns, rates and tiny times alike. */
 static char *num(double v, char *buf, size_t len)
 {
-	if (isnan(v))
+	if (bench_isnan(v))
 		snprintf(buf, len, "-");
-	else if (isinf(v))
+	else if (bench_isinf(v))
 		snprintf(buf, len, "inf");
 	else if (fabs(v) >= 1e6)
 		snprintf(buf, len, "%.3gM", v / 1e6);
@@ -198,7 +206,7 @@ void bench_print_text(FILE *out, const struct bench_result *res)
 
 	fprintf(out, "hpshm bench: %s, %u worker%s (%s), %u of %u rounds in each of %u group%s, %.2g CPU-s per phase, "
 		"%.0f s\n", hpshm_size_format(res->opt.size, size, sizeof(size)), res->opt.workers,
-		res->opt.workers == 1 ? "" : "s", res->opt.fork_mode ? "fork" : "spawn", res->rounds_done, res->opt.rounds,
+		res->opt.workers == 1 ? "" : "s", run_start(&res->opt), res->rounds_done, res->opt.rounds,
 		res->groups, res->groups == 1 ? "" : "s", res->opt.phase_seconds, res->seconds);
 	fprintf(out, "figures: median [min-max] by thread CPU time, over rounds (chase, rmw) or groups (setup, teardown);\n"
 		"wall: median by wall clock; vs plain / vs raw: median [min-max] of the gains taken within one group\n"
@@ -209,6 +217,8 @@ void bench_print_text(FILE *out, const struct bench_result *res)
 		fprintf(out, "kept apart by memory: %s\n", res->split_note);
 	if (res->pool_note[0])
 		fprintf(out, "pool: %s\n", res->pool_note);
+	if (res->left_out && res->left_out[0])
+		fprintf(out, "left out: %s\n", res->left_out);
 	for (unsigned i = 0; i < n; i++) {
 		const struct bench_row *row = &rows[i];
 		const char *title = strcmp(row->workload, "setup") == 0 ? row->metric : row->workload;
@@ -221,7 +231,9 @@ void bench_print_text(FILE *out, const struct bench_result *res)
 				"median [min-max]", "wall", "vs plain", "vs raw");
 			last = title;
 		}
-		if (row->deterministic)
+		if (row->deterministic && bench_isnan(row->v.median))
+			snprintf(p, sizeof(p), "- (%s faults)", num(row->faults, b, sizeof(b)));
+		else if (row->deterministic)
 			snprintf(p, sizeof(p), "%s (%s faults)", num(row->v.median, a, sizeof(a)), num(row->faults, b, sizeof(b)));
 		else
 			snprintf(p, sizeof(p), "%s [%s-%s]", num(row->v.median, a, sizeof(a)), num(row->v.min, b, sizeof(b)),
@@ -231,6 +243,8 @@ void bench_print_text(FILE *out, const struct bench_result *res)
 			num(row->wall_median, w, sizeof(w)),
 			ratio_text(row->has_plain, &row->vs_plain, row->deterministic, r, sizeof(r)),
 			ratio_text(row->has_raw, &row->vs_raw, row->deterministic, rr, sizeof(rr)));
+		if (row->deterministic && bench_isnan(row->v.median) && res->pt_absent && res->pt_absent[0])
+			fprintf(out, "  %-14s page tables %s\n", "", res->pt_absent);
 	}
 	if (n == 0)
 		fprintf(out, "\nno configuration completed a round\n");
@@ -242,7 +256,7 @@ void bench_print_text(FILE *out, const struct bench_result *res)
 
 static void csv_num(FILE *out, double v)
 {
-	if (isnan(v) || isinf(v))
+	if (bench_isnan(v) || bench_isinf(v))
 		fputs(",", out);
 	else
 		fprintf(out, ",%.6g", v);
@@ -308,7 +322,7 @@ int bench_print_json(FILE *out, const struct bench_result *res)
 	json_kv_string(&j, "version", hpshm_version());
 	json_kv_uint(&j, "size", res->opt.size);
 	json_kv_uint(&j, "workers", res->opt.workers);
-	json_kv_string(&j, "start", res->opt.fork_mode ? "fork" : "spawn");
+	json_kv_string(&j, "start", run_start(&res->opt));
 	json_kv_uint(&j, "rounds", res->opt.rounds);
 	json_kv_uint(&j, "rounds_done", res->rounds_done);
 	json_kv_uint(&j, "groups", res->groups);
@@ -319,13 +333,17 @@ int bench_print_json(FILE *out, const struct bench_result *res)
 		json_kv_null(&j, "kept_apart");
 	json_kv_double(&j, "phase_seconds", res->opt.phase_seconds, 3);
 	json_kv_double(&j, "seconds", res->seconds, 1);
-	json_kv_string(&j, "timing", "thread CPU time (CLOCK_THREAD_CPUTIME_ID); wall_median by CLOCK_MONOTONIC");
+	json_kv_string(&j, "timing", bench_cpu_clock_name());
 	json_kv_string(&j, "ratios", "median of the gains taken within one group of live regions and one round; "
 		       "> 1 means better than the reference");
 	if (res->pool_note[0])
 		json_kv_string(&j, "pool", res->pool_note);
 	else
 		json_kv_null(&j, "pool");
+	if (res->left_out && res->left_out[0])
+		json_kv_string(&j, "left_out", res->left_out);
+	else
+		json_kv_null(&j, "left_out");
 	json_key(&j, "results");
 	json_array_open(&j);
 	for (unsigned i = 0; i < n; i++) {
@@ -354,6 +372,8 @@ int bench_print_json(FILE *out, const struct bench_result *res)
 		json_ratio(&j, "ratio_vs_raw", r->has_raw, &r->vs_raw);
 		if (r->deterministic)
 			json_kv_double(&j, "minor_faults", r->faults, 0);
+		if (r->deterministic && bench_isnan(r->v.median))
+			json_kv_string(&j, "reason", res->pt_absent && res->pt_absent[0] ? res->pt_absent : "not measured");
 		if (r->c->note[0])
 			json_kv_string(&j, "note", r->c->note);
 		json_object_close(&j);

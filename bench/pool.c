@@ -12,14 +12,11 @@
  * The pool is read and written through ports/introspect.h, which knows where the OS keeps
  * it (on Linux the size's sysfs nr_hugepages file, which exists for every size).
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "bench.h"
+#include "os.h"
 #include "ports/introspect.h"
 
 static int pool_read(size_t page_size, unsigned long *pages, char *why, size_t len)
@@ -40,10 +37,8 @@ int bench_pool_reserve(struct bench_pool *p, size_t page_size, unsigned long pag
 
 	memset(p, 0, sizeof(*p));
 	p->page_size = page_size;
-	if (geteuid() != 0) {
-		snprintf(why, len, "--reserve needs root: it writes the huge page pool size");
+	if (bench_os_pool_writable(why, len) < 0)
 		return -1;
-	}
 	if (pool_read(page_size, &p->before, why, len) < 0)
 		return -1;
 	if (hpshm__os_pool_resize(page_size, p->before + pages, why, len) < 0)

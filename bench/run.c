@@ -26,29 +26,25 @@
  * what does not fit runs in a further group with plain (run_wanted), with the gains that
  * then have no common group left unmeasured rather than taken across groups.
  *
- * Member i of a group is mapped at slot i of one PROT_NONE reservation, 1 GiB-aligned, and
- * the slot is reserved again after teardown: page-table figures depend on alignment (a
+ * Member i of a group is mapped at slot i of an address space reservation (os.h), 1 GiB-aligned,
+ * and the slot is reserved again after teardown: page-table figures depend on alignment (a
  * 4 GiB region can span 4 or 5 PMD pages), and hpshm and its raw peer must be compared on
  * identical layouts.
  *
- * Stopping: SIGINT, SIGTERM and SIGHUP only set bench_stop.  Every wait wakes up (the
- * handlers are installed without SA_RESTART) or polls it, and the ordinary unwinding path
+ * Stopping: SIGINT, SIGTERM and SIGHUP (Ctrl-C and Ctrl-Break on Windows) only set
+ * bench_stop (os.h).  Every wait wakes up or polls it (on Windows a controller waiting for a
+ * reply sees it when the phase ends, within four budgets), and the ordinary unwinding path
  * then kills and reaps the workers, destroys every member's memory and puts the pool back:
  * one cleanup path, run whether the bench ends well or not.
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "bench.h"
+#include "os.h"
 #include "ports/introspect.h"
 
 #define GIB ((size_t)1 << 30)
@@ -60,8 +56,6 @@ volatile sig_atomic_t bench_stop;
 struct run {
 	const struct bench_options *opt;
 	struct bench_result        *res;
-	unsigned char              *resv;       /* the PROT_NONE reservation holding the slots */
-	size_t                      resv_len;   /* its length */
 	unsigned char              *slot[BENCH_GROUP_MAX]; /* where member i of a group lives; NULL: anywhere */
 	size_t                      slot_len;   /* bytes of one slot: a region, rounded up to whole GiB */
 	unsigned                    nslots;     /* slots in the reservation */
@@ -70,12 +64,6 @@ struct run {
 	uint64_t                    budget;     /* CPU budget of a timed phase, ns */
 	uint64_t                    t0;         /* wall clock at the start */
 };
-
-static void on_stop(int sig)
-{
-	(void)sig;
-	bench_stop = 1;
-}
 
 void bench_progress(const struct bench_options *opt, const char *fmt, ...)
 {
@@ -107,15 +95,21 @@ static int provider_caps(const char *name, unsigned *caps)
 	return -1;
 }
 
-/* Call fn for each item of a comma list; stops at the first that returns non-zero. */
+/* Call fn for each non-empty item of a comma list; stops at the first that returns non-zero. */
 static int each_item(const char *list, int (*fn)(const char *item, void *ctx), void *ctx)
 {
-	char buf[512], *save = NULL, *it;
+	char buf[512];
 	int rc = 0;
 
-	snprintf(buf, sizeof(buf), "%s", list);
-	for (it = strtok_r(buf, ",", &save); it && rc == 0; it = strtok_r(NULL, ",", &save))
-		rc = fn(it, ctx);
+	for (const char *p = list; *p && rc == 0; p += *p == ',') {
+		size_t n = strcspn(p, ",");
+
+		if (n > 0) {
+			snprintf(buf, sizeof(buf), "%.*s", (int)(n < sizeof(buf) ? n : sizeof(buf) - 1), p);
+			rc = fn(buf, ctx);
+		}
+		p += n;
+	}
 	return rc;
 }
 
@@ -137,6 +131,19 @@ static int check_item(const char *item, void *vctx)
 	}
 	snprintf(ctx->why, ctx->len, "unknown provider '%s': expected auto, %sraw, thp or apr", item, names);
 	return -1;
+}
+
+int bench_check_start(int fork_mode, int thread_mode, char *why, size_t len)
+{
+	if (fork_mode && thread_mode) {
+		snprintf(why, len, "--fork and --threads both say how workers start: choose one");
+		return -1;
+	}
+	if (fork_mode && bench_os_no_fork()) {
+		snprintf(why, len, "--fork: %s; workers are spawned (the default) or --threads", bench_os_no_fork());
+		return -1;
+	}
+	return 0;
 }
 
 int bench_check_providers(const char *list, int fork_mode, char *why, size_t len)
@@ -273,7 +280,8 @@ static void add_named(struct run *run, const char *name, size_t ps, enum bench_s
 	if (!c)
 		return;
 	if (start == BENCH_START_SPAWN && !(caps & HPSHM_CAP_REATTACH)) {
-		unusable(c, "a child started by exec cannot re-attach %s segments: run with --fork", name);
+		unusable(c, "a child started by exec cannot re-attach %s segments: run with %s", name,
+			 bench_os_no_fork() ? "--threads" : "--fork or --threads");
 		return;
 	}
 	if (!(caps & HPSHM_CAP_HUGE) || hpshm_config_new(&cfg) < 0)
@@ -290,23 +298,26 @@ static void add_raw(struct run *run, unsigned hpshm_idx, enum bench_start start)
 {
 	struct bench_result *res = run->res;
 	struct bench_config *h = &res->cfg[hpshm_idx], *c;
-	int anon = strcmp(h->provider, "mmap_hugetlb") == 0;
+	enum bench_kind kind;
+	char label[64];
+	const char *no = bench_os_raw_peer(h->provider, start, &kind, label, sizeof(label));
 
-	c = add_config(res, anon ? BENCH_RAW_ANON : BENCH_RAW_MEMFD, start, "raw", h->page_size);
+	c = add_config(res, kind, start, "raw", h->page_size);
 	if (!c)
 		return;
-	snprintf(c->label, sizeof(c->label), "raw %s", anon ? "mmap" : "memfd");
+	snprintf(c->label, sizeof(c->label), "%s", label);
 	res->cfg[hpshm_idx].raw_ref = (int)(c - res->cfg);
 	c->raw_ref = (int)(c - res->cfg);
-	if (anon && start == BENCH_START_SPAWN)
-		unusable(c, "anonymous MAP_HUGETLB memory is inherited by fork only: run with --fork");
+	if (no)
+		unusable(c, "%s", no);
 }
 
 static void plan(struct run *run)
 {
 	const struct bench_options *opt = run->opt;
 	struct bench_result *res = run->res;
-	enum bench_start start = opt->fork_mode ? BENCH_START_FORK : BENCH_START_SPAWN;
+	enum bench_start start = opt->fork_mode ? BENCH_START_FORK : opt->thread_mode ? BENCH_START_THREAD :
+				 BENCH_START_SPAWN;
 	const char *list = opt->providers ? opt->providers : "auto,plain," PEERS;
 	int want_raw = list_has(list, "raw");
 	int plain = -1, raw_plain = -1;
@@ -354,7 +365,10 @@ static void plan(struct run *run)
 		}
 	}
 	if (list_has(list, "apr")) {
-		if (!opt->fork_mode)
+		if (bench_os_no_fork())
+			snprintf(res->apr_why, sizeof(res->apr_why), "APR's anonymous shm reaches workers by fork only, "
+				 "and %s", bench_os_no_fork());
+		else if (!opt->fork_mode)
 			snprintf(res->apr_why, sizeof(res->apr_why),
 				 "APR's anonymous shm reaches workers by fork only: run with --fork");
 		else if (bench_apr_available(res->apr_why, sizeof(res->apr_why)))
@@ -371,16 +385,15 @@ static void plan(struct run *run)
 /* ---- placement ---------------------------------------------------------------------------- */
 
 /*
- * One PROT_NONE reservation holds a slot per member of the largest group: member i of any
- * group is created at slot i, 1 GiB-aligned, and the slot is reserved again after its
- * teardown.  A slot is as large as the biggest region rounded up to whole GiB, so every
+ * One address space reservation holds a slot per member of the largest group (os.h): member
+ * i of any group is created at slot i, 1 GiB-aligned, and the slot is reserved again after
+ * its teardown.  A slot is as large as the biggest region rounded up to whole GiB, so every
  * region starts on a 1 GiB boundary and has the same page-table layout as its peers.
  */
 static int place_init(struct run *run, unsigned nslots, char *why, size_t len)
 {
 	const struct bench_options *opt = run->opt;
 	size_t largest = GIB, span;
-	uintptr_t p, a;
 
 	for (unsigned s = 0; s < opt->npage_sizes; s++)
 		if (opt->page_sizes[s] > largest)
@@ -388,18 +401,9 @@ static int place_init(struct run *run, unsigned nslots, char *why, size_t len)
 	/* The size, a header page a re-attachable segment may carry, rounded to the largest page. */
 	span = (opt->size + 2 * largest) / largest * largest;
 	run->slot_len = (span + GIB - 1) / GIB * GIB;
-	run->nslots = nslots;
-	run->resv_len = nslots * run->slot_len + GIB;
-	run->resv = mmap(NULL, run->resv_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (run->resv == MAP_FAILED) {
-		run->resv = NULL;
-		snprintf(why, len, "cannot reserve %zu bytes of address space: %s", run->resv_len, strerror(errno));
+	if (bench_os_slots_reserve(run->slot, nslots, run->slot_len, GIB, why, len) < 0)
 		return -1;
-	}
-	p = (uintptr_t)run->resv;
-	a = (p + GIB - 1) & ~(uintptr_t)(GIB - 1);
-	for (unsigned i = 0; i < nslots; i++)
-		run->slot[i] = (unsigned char *)a + i * run->slot_len;
+	run->nslots = nslots;
 	return 0;
 }
 
@@ -407,39 +411,22 @@ static int place_init(struct run *run, unsigned nslots, char *why, size_t len)
 static void *slot_open(struct run *run, unsigned i)
 {
 	if (run->slot[i])
-		(void)munmap(run->slot[i], run->slot_len);
+		bench_os_slot_open(run->slot[i], run->slot_len);
 	return run->slot[i];
 }
 
 static void slot_close(struct run *run, unsigned i)
 {
-	void *p;
-
-	if (!run->slot[i])
-		return;
-	p = mmap(run->slot[i], run->slot_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
-		 MAP_FIXED_NOREPLACE, -1, 0);
-	if (p == MAP_FAILED)   /* something else took part of it: regions there go where the kernel says */
+	/* Something else took part of it: regions there go where the system says. */
+	if (run->slot[i] && bench_os_slot_close(run->slot[i], run->slot_len) < 0)
 		run->slot[i] = NULL;
 }
 
-/* Unmap what is still ours: the slots still reserved, and the reservation's head and tail. */
+/* Give up what is still ours: the slots still reserved. */
 static void place_free(struct run *run)
 {
-	unsigned char *first, *end;
-
-	if (!run->resv)
-		return;
-	first = (unsigned char *)(((uintptr_t)run->resv + GIB - 1) & ~(uintptr_t)(GIB - 1));
-	end = first + run->nslots * run->slot_len;
-	if (first > run->resv)
-		(void)munmap(run->resv, (size_t)(first - run->resv));
-	if (run->resv + run->resv_len > end)
-		(void)munmap(end, (size_t)(run->resv + run->resv_len - end));
-	for (unsigned i = 0; i < run->nslots; i++)
-		if (run->slot[i])
-			(void)munmap(run->slot[i], run->slot_len);
-	run->resv = NULL;
+	bench_os_slots_free(run->slot, run->nslots, run->slot_len);
+	run->nslots = 0;
 }
 
 /* ---- groups ------------------------------------------------------------------------------- */
@@ -475,7 +462,8 @@ static unsigned plan_groups(struct run *run, struct group *want, unsigned max)
 			if (res->cfg[i].usable && res->cfg[i].kind == BENCH_HPSHM && res->cfg[i].page_size == opt->page_sizes[s])
 				group_add(g, (int)i);
 		for (unsigned i = 0; i < res->ncfg; i++)
-			if (res->cfg[i].usable && (res->cfg[i].kind == BENCH_RAW_MEMFD || res->cfg[i].kind == BENCH_RAW_ANON) &&
+			if (res->cfg[i].usable && (res->cfg[i].kind == BENCH_RAW_MEMFD || res->cfg[i].kind == BENCH_RAW_ANON ||
+			     res->cfg[i].kind == BENCH_RAW_SECTION) &&
 			    res->cfg[i].page_size == opt->page_sizes[s])
 				group_add(g, (int)i);
 		if (g->n)
@@ -599,8 +587,8 @@ struct member {
 	int                  live;                /* still measured */
 	struct bench_worker  w[BENCH_MAX_WORKERS]; /* its workers */
 	unsigned             nw;                  /* workers started */
-	long                 pte_kib;             /* the controller's VmPTE growth at create */
-	uint64_t             faults;              /* the controller's minor faults at create */
+	long                 pte_kib;             /* the controller's VmPTE growth at create, -1 unknown */
+	uint64_t             faults;              /* the controller's faults at create, BENCH_FAULTS_UNKNOWN */
 	double               cur[BENCH_NW];       /* this round's (or this group's) figure, CPU based */
 	uint8_t              have[BENCH_NW];      /* cur measured */
 };
@@ -667,10 +655,11 @@ static void pagetables(struct bench_config *c, const struct bench_reply *rep, un
 		if (counts[i] > n)
 			continue;
 		for (unsigned k = 0; k < counts[i]; k++) {
-			kib += (double)rep[k].vmpte_kib;
-			flt += (double)rep[k].minflt;
+			kib = rep[k].vmpte_kib == BENCH_PTE_UNKNOWN || bench_isnan(kib) ? NAN : kib + (double)rep[k].vmpte_kib;
+			flt = rep[k].minflt == BENCH_FAULTS_UNKNOWN || bench_isnan(flt) ? NAN : flt + (double)rep[k].minflt;
 		}
-		c->pt_kib[i] = kib / counts[i];
+		c->pt_sampled |= 1u << i;
+		c->pt_kib[i] = kib / counts[i];   /* NAN where the OS offers no figure (output.c says why) */
 		c->pt_faults[i] = flt / counts[i];
 	}
 	c->pt_done = 1;
@@ -705,8 +694,8 @@ static int member_create(struct run *run, struct member *m, unsigned i, unsigned
 	}
 	m->created = 1;
 	sample(m, BENCH_W_SETUP, (double)(bench_cpu_ns() - cpu0) / 1e9 / gib, (double)(bench_wall_ns() - wall0) / 1e9 / gib);
-	m->pte_kib = hpshm__os_page_table_kib() - pte0;
-	m->faults = bench_minflt() - flt0;
+	m->pte_kib = pte0 < 0 || hpshm__os_page_table_kib() < 0 ? -1 : hpshm__os_page_table_kib() - pte0;
+	m->faults = flt0 == 0 ? BENCH_FAULTS_UNKNOWN : bench_minflt() - flt0;
 	if (!c->verified_by[0]) {
 		c->verified_page_size = m->reg.page_size;
 		c->huge = m->reg.huge;
@@ -752,8 +741,9 @@ static void member_attach(struct run *run, struct member *m)
 		return;
 	if (c->start == BENCH_START_THREAD) {
 		/* One process: its page tables are the controller's, grown by create + populate. */
-		c->pt_kib[0] = (double)m->pte_kib;
-		c->pt_faults[0] = (double)m->faults;
+		c->pt_kib[0] = m->pte_kib < 0 ? NAN : (double)m->pte_kib;
+		c->pt_faults[0] = m->faults == BENCH_FAULTS_UNKNOWN ? NAN : (double)m->faults;
+		c->pt_sampled = 1;
 		c->pt_done = 1;
 		return;
 	}
@@ -868,7 +858,7 @@ static int run_group(struct run *run, const int *g, unsigned n, unsigned gi)
 		members[i].idx = g[i];
 		members[i].c = &res->cfg[g[i]];
 		for (unsigned k = 0; k < BENCH_MAX_WORKERS; k++)
-			members[i].w[k].sock = -1;
+			members[i].w[k].chan = BENCH_OS_NONE;
 		note_add(line, sizeof(line), "%s%s%s%s", i ? ", " : "", members[i].c->label,
 			 members[i].c->kind == BENCH_THP || members[i].c->kind == BENCH_APR ? "" : " ",
 			 members[i].c->kind == BENCH_THP || members[i].c->kind == BENCH_APR ? "" :
@@ -1137,8 +1127,6 @@ int bench_run(const struct bench_options *opt, struct bench_result *res, char *w
 {
 	static struct group want[BENCH_MAX_CONFIGS];
 	struct bench_pool pools[BENCH_MAX_SIZES];
-	struct sigaction sa, old[3];
-	static const int sigs[3] = { SIGINT, SIGTERM, SIGHUP };
 	struct run run;
 	unsigned nwant, nslots = 1;
 	int rc = BENCH_OK;
@@ -1155,12 +1143,9 @@ int bench_run(const struct bench_options *opt, struct bench_result *res, char *w
 	run.budget = (uint64_t)(opt->phase_seconds * 1e9);
 	why[0] = '\0';
 	bench_stop = 0;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop;   /* no SA_RESTART: a blocked wait must wake up and look */
-	sigemptyset(&sa.sa_mask);
-	for (int i = 0; i < 3; i++)
-		sigaction(sigs[i], &sa, &old[i]);
+	res->left_out = bench_os_left_out();
+	res->pt_absent = hpshm__os_page_table_absent();
+	bench_os_stop_catch();
 
 	if (opt->reserve && reserve(&run, pools, why, len) < 0) {
 		rc = BENCH_FAIL;
@@ -1175,6 +1160,8 @@ int bench_run(const struct bench_options *opt, struct bench_result *res, char *w
 		bench_progress(opt, "cannot use thp: %s", res->thp_why);
 	if (res->apr_why[0])
 		bench_progress(opt, "cannot use apr: %s", res->apr_why);
+	if (res->left_out[0])
+		bench_progress(opt, "left out: %s", res->left_out);
 	nwant = plan_groups(&run, want, BENCH_MAX_CONFIGS);
 	for (unsigned k = 0; k < nwant; k++)
 		if (want[k].n > nslots)
@@ -1200,8 +1187,7 @@ out:
 				rc = BENCH_FAIL;
 		}
 	}
-	for (int i = 0; i < 3; i++)
-		sigaction(sigs[i], &old[i], NULL);
+	bench_os_stop_release();
 	res->seconds = (double)(bench_wall_ns() - run.t0) / 1e9;
 	return rc;
 }

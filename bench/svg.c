@@ -83,7 +83,7 @@ int bench_write_svg(const char *path, const struct bench_result *res, char *why,
 
 		if (!r->has_plain || r->c == &res->cfg[r->c->plain_ref])
 			continue;
-		x1 = xpos(isinf(r->vs_plain.median) ? 1e9 : r->vs_plain.median);
+		x1 = xpos(bench_isinf(r->vs_plain.median) ? 1e9 : r->vs_plain.median);
 		fprintf(f, "<text x=\"%d\" y=\"%u\" text-anchor=\"end\">", LABEL_W - 8, y + BAR_H - 4);
 		xml_text(f, r->c->label);
 		fprintf(f, " %s %s%s, %u wk</text>\n", r->c->verified_page_size ?

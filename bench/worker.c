@@ -1,50 +1,39 @@
 /*
- * bench/worker.c -- the workers: how they are started, how they reach the memory, and the
- * little protocol the controller drives them with.
+ * bench/worker.c -- the workers' protocol: the commands the controller sends, the loop a
+ * worker serves them in, and the arguments a spawned worker is started with.
  *
- * Three ways to start one, each the way a real server would reach its shared memory:
- *   spawn   exec of this very program with the hidden subcommand __bench-worker, as a
- *           server with EXEC_BACKEND (or any server on Windows) starts its workers.  An hpshm
- *           segment goes through hpshm_child_spawn() and the child re-attaches it with
- *           hpshm_segment_attach_env(); a raw memfd is inherited by descriptor and mapped with
- *           mmap(MAP_FIXED_NOREPLACE) at the controller's address, which is what hpshm does
- *           under the hood.  This is the default: it is the path hpshm exists for.
- *   fork    fork(): the child inherits the mapping.  Shared mappings are not copied at fork,
- *           so the child's page tables start empty and its attach is the touch alone.
- *   thread  a thread of the controller, for private memory (THP without shmem THP), which
- *           no other process can share.
+ * Three ways to start a worker, each the way a real server would reach its shared memory
+ * (how is the system's: os.h, worker_posix.c and worker_windows.c):
+ *   spawn   this very program started again with the hidden subcommand __bench-worker, as
+ *           a server with EXEC_BACKEND (or any server on Windows) starts its workers.  An
+ *           hpshm segment goes through hpshm_child_spawn() and the child re-attaches it with
+ *           hpshm_segment_attach_env(); the raw peer's memfd or section is inherited and
+ *           mapped at the controller's address, which is what hpshm does under the hood.
+ *           This is the default: it is the path hpshm exists for.
+ *   fork    fork() (POSIX only): the child inherits the mapping.  Shared mappings are not
+ *           copied at fork, so the child's page tables start empty and its attach is the
+ *           touch alone.
+ *   thread  a thread of the controller: for private memory (THP without shmem THP), which
+ *           no other process can share, and for --threads.
  *
- * Each worker owns one end of a SOCK_SEQPACKET socketpair: the controller sends a fixed-size
- * command, the worker answers with a fixed-size reply.  Sending a command to every worker
- * before reading any reply starts the timed phase in all of them at once.  A worker dies
- * with its controller (hpshm__os_die_with_parent(): PR_SET_PDEATHSIG on Linux), ignores SIGINT (the controller decides when the
- * run stops, then kills and reaps every worker: nothing is left behind), and exits at the
- * EXIT command or when its socket closes.
- *
- * The socket end a spawned worker needs (and a raw memfd) is created close-on-exec and made
- * inheritable only around the one spawn: workers started in parallel must not hold each
- * other's sockets, or a dead worker would never read as end of file.
+ * Each worker owns one end of a channel: the controller sends a fixed-size command, the
+ * worker answers with a fixed-size reply.  Sending a command to every worker before reading
+ * any reply starts the timed phase in all of them at once.  A worker dies with its
+ * controller, leaves Ctrl-C to it (the controller decides when the run stops, then kills and
+ * reaps every worker: nothing is left behind), and exits at the EXIT command or when its
+ * channel closes.
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "bench.h"
+#include "os.h"
 #include "ports/introspect.h"
 
-#define STOP_GRACE_MS 2000   /* how long a worker may take to exit before SIGKILL */
+#define STOP_GRACE_MS 2000   /* how long a worker may take to exit before it is killed */
 
 /* A command from the controller. */
 struct bench_cmd {
@@ -54,21 +43,10 @@ struct bench_cmd {
 	uint64_t seed;       /* the round's seed: the same for every member of a group in a round */
 };
 
-/* Where a worker's memory is and how it gets there. */
-struct worker_view {
-	int            sock;        /* the worker's end */
-	unsigned char *addr;        /* the region (after attach, for spawned workers) */
-	size_t         size;        /* bytes the workloads use */
-	size_t         len;         /* bytes mapped: attach touches them all */
-	int            raw_fd;      /* spawned raw worker: the memfd to map, else -1 */
-	int            use_hpshm;   /* spawned hpshm worker: attach by token */
-	hpshm_segment *seg;         /* the attached segment */
-};
-
 /* ---- the worker's side --------------------------------------------------------------------- */
 
 /* Map the memory in a spawned worker.  0, or -1 with msg. */
-static int worker_map(struct worker_view *v, char *msg, size_t len)
+static int worker_map(struct bench_view *v, char *msg, size_t len)
 {
 	if (v->use_hpshm) {
 		hpshm_error err;
@@ -86,37 +64,29 @@ static int worker_map(struct worker_view *v, char *msg, size_t len)
 		}
 		return 0;
 	}
-	if (v->raw_fd >= 0) {
-		void *p = mmap(v->addr, v->len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, v->raw_fd, 0);
-
-		if (p == MAP_FAILED || p != (void *)v->addr) {
-			snprintf(msg, len, "mmap of the inherited memfd at %p: %s", (void *)v->addr,
-				 p == MAP_FAILED ? strerror(errno) : "mapped elsewhere");
-			return -1;
-		}
-		close(v->raw_fd);
-		v->raw_fd = -1;
-	}
+	if (v->raw != BENCH_OS_NONE)
+		return bench_os_raw_map(v, msg, len);
 	return 0;
 }
 
 /*
- * Only an attached hpshm segment is let go of explicitly (destroy only detaches it): a raw
- * mapping goes with the process, and a fork child or thread must leave the controller's
- * mapping alone.
+ * What a spawned worker attached is let go of explicitly (destroy only detaches an hpshm
+ * segment); a fork child or thread must leave the controller's mapping alone.
  */
-static void worker_unmap(struct worker_view *v)
+static void worker_unmap(struct bench_view *v)
 {
 	if (v->seg)
 		(void)hpshm_segment_destroy(v->seg);
 	v->seg = NULL;
+	if (v->raw_view)
+		bench_os_raw_unmap(v);
 }
 
-static void worker_attach(struct worker_view *v, int map, struct bench_reply *rep)
+static void worker_attach(struct bench_view *v, int map, struct bench_reply *rep)
 {
 	uint64_t cpu0 = bench_cpu_ns(), wall0 = bench_wall_ns();
 	uint64_t flt0;
-	long pte0;
+	long pte0, pte1;
 
 	if (map && worker_map(v, rep->msg, sizeof(rep->msg)) < 0) {
 		rep->rc = -1;
@@ -129,22 +99,20 @@ static void worker_attach(struct worker_view *v, int map, struct bench_reply *re
 	bench_touch(v->addr, v->len, hpshm_base_page_size(), &rep->t);
 	rep->t.cpu_ns = bench_cpu_ns() - cpu0;
 	rep->t.wall_ns = bench_wall_ns() - wall0;
-	rep->vmpte_kib = hpshm__os_page_table_kib() - pte0;
-	rep->minflt = bench_minflt() - flt0;
+	pte1 = hpshm__os_page_table_kib();
+	/* No figure is a figure of its own: never 0 - 0 = "no page tables". */
+	rep->vmpte_kib = pte0 < 0 || pte1 < 0 ? BENCH_PTE_UNKNOWN : (int64_t)pte1 - pte0;
+	/* A process that ran at all has faulted: a counter at 0 is one the OS does not keep (wine). */
+	rep->minflt = flt0 == 0 ? BENCH_FAULTS_UNKNOWN : bench_minflt() - flt0;
 }
 
-/* Serve commands until EXIT or end of file.  map: 1 in a spawned worker (attach maps). */
-static void worker_serve(struct worker_view *v, int map)
+void bench_worker_serve(struct bench_view *v, int map)
 {
 	struct bench_cmd cmd;
 	struct bench_reply rep;
-	ssize_t n;
 
 	for (;;) {
-		n = recv(v->sock, &cmd, sizeof(cmd), 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n != (ssize_t)sizeof(cmd) || cmd.op == BENCH_OP_EXIT)
+		if (bench_os_chan_recv(v->chan, &cmd, sizeof(cmd)) != (long)sizeof(cmd) || cmd.op == BENCH_OP_EXIT)
 			break;
 		memset(&rep, 0, sizeof(rep));
 		switch (cmd.op) {
@@ -166,21 +134,10 @@ static void worker_serve(struct worker_view *v, int map)
 			snprintf(rep.msg, sizeof(rep.msg), "unknown command %" PRIu32, cmd.op);
 			break;
 		}
-		if (send(v->sock, &rep, sizeof(rep), MSG_NOSIGNAL) != (ssize_t)sizeof(rep))
+		if (bench_os_chan_send(v->chan, &rep, sizeof(rep)) < 0)
 			break;
 	}
 	worker_unmap(v);
-}
-
-/* Die with the controller, and leave Ctrl-C to it. */
-static void worker_process_setup(pid_t parent)
-{
-	(void)hpshm__os_die_with_parent();
-	if (getppid() != parent)   /* it died before the line above */
-		_exit(1);
-	signal(SIGINT, SIG_IGN);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGHUP, SIG_DFL);
 }
 
 static int parse_u64(const char *s, uint64_t *out, int base)
@@ -194,18 +151,19 @@ static int parse_u64(const char *s, uint64_t *out, int base)
 
 int bench_worker_main(int argc, char **argv)
 {
-	struct worker_view v;
-	uint64_t sock = UINT64_MAX, size = 0, len = 0, raw_fd = UINT64_MAX, addr = 0, parent = 0, hp = 0;
+	struct bench_view v;
+	uint64_t chan = UINT64_MAX, size = 0, len = 0, raw = UINT64_MAX, addr = 0, parent = 0, hp = 0, flags = 0;
 
 	memset(&v, 0, sizeof(v));
 	for (int i = 1; i + 1 < argc; i += 2) {
 		const char *k = argv[i], *val = argv[i + 1];
 		int bad = 0;
 
-		if (strcmp(k, "--sock") == 0) bad = parse_u64(val, &sock, 10);
+		if (strcmp(k, "--chan") == 0) bad = parse_u64(val, &chan, 10);
 		else if (strcmp(k, "--size") == 0) bad = parse_u64(val, &size, 10);
 		else if (strcmp(k, "--len") == 0) bad = parse_u64(val, &len, 10);
-		else if (strcmp(k, "--raw-fd") == 0) bad = parse_u64(val, &raw_fd, 10);
+		else if (strcmp(k, "--raw") == 0) bad = parse_u64(val, &raw, 10);
+		else if (strcmp(k, "--raw-flags") == 0) bad = parse_u64(val, &flags, 10);
 		else if (strcmp(k, "--addr") == 0) bad = parse_u64(val, &addr, 16);
 		else if (strcmp(k, "--parent") == 0) bad = parse_u64(val, &parent, 10);
 		else if (strcmp(k, "--hpshm") == 0) bad = parse_u64(val, &hp, 10);
@@ -216,42 +174,30 @@ int bench_worker_main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (sock > INT32_MAX || parent == 0 || size == 0 || len < size) {
+	if (chan > INTPTR_MAX || parent == 0 || size == 0 || len < size) {
 		fprintf(stderr, "hpshm %s: this is `hpshm bench`'s worker, not a command to run by hand\n",
 			BENCH_WORKER_CMD);
 		return 2;
 	}
-	worker_process_setup((pid_t)parent);
-	v.sock = (int)sock;
+	if (bench_os_worker_setup((long long)parent) < 0)
+		return 1;
+	v.chan = bench_os_chan_open(chan, (long long)parent);
+	if (v.chan == BENCH_OS_NONE) {
+		fprintf(stderr, "hpshm %s: cannot open the channel to the bench\n", BENCH_WORKER_CMD);
+		return 1;
+	}
 	v.addr = (unsigned char *)(uintptr_t)addr;
 	v.size = (size_t)size;
 	v.len = (size_t)len;
-	v.raw_fd = raw_fd > INT32_MAX ? -1 : (int)raw_fd;
+	v.raw = raw > INTPTR_MAX ? BENCH_OS_NONE : (intptr_t)raw;
+	v.raw_flags = (unsigned)flags;
 	v.use_hpshm = hp != 0;
-	worker_serve(&v, 1);
+	bench_worker_serve(&v, 1);
+	bench_os_chan_close(v.chan);
 	return 0;
 }
 
 /* ---- the controller's side ---------------------------------------------------------------- */
-
-static void *worker_thread(void *arg)
-{
-	struct worker_view *v = arg;
-
-	worker_serve(v, 0);
-	close(v->sock);
-	free(v);
-	return NULL;
-}
-
-static int set_cloexec(int fd, int on)
-{
-	int fl = fcntl(fd, F_GETFD);
-
-	if (fl < 0)
-		return -1;
-	return fcntl(fd, F_SETFD, on ? fl | FD_CLOEXEC : fl & ~FD_CLOEXEC);
-}
 
 /* A NULL-terminated argv whose strings live in the struct itself. */
 struct argv_buf {
@@ -281,19 +227,16 @@ static void arg_add_num(struct argv_buf *a, int hex, unsigned long long v)
 	arg_add(a, num);
 }
 
-/* exec this program as a worker: through hpshm_child_spawn() for hpshm, by hand for the peers. */
-static int worker_spawn(struct bench_worker *w, const struct bench_config *c, const struct bench_region *r,
-			const char *self_exe, int sock, char *why, size_t len)
+char **bench_worker_argv(const char *self_exe, const struct bench_region *r, intptr_t chan_arg, intptr_t raw_arg,
+			 long long parent)
 {
 	static struct argv_buf a;   /* large, and the controller spawns from one thread */
-	int rc = 0;
-	pid_t pid;
 
 	memset(&a, 0, sizeof(a));
 	arg_add(&a, self_exe);
 	arg_add(&a, BENCH_WORKER_CMD);
-	arg_add(&a, "--sock");
-	arg_add_num(&a, 0, (unsigned long long)sock);
+	arg_add(&a, "--chan");
+	arg_add_num(&a, 0, (unsigned long long)chan_arg);
 	arg_add(&a, "--size");
 	arg_add_num(&a, 0, (unsigned long long)r->size);
 	arg_add(&a, "--len");
@@ -301,152 +244,24 @@ static int worker_spawn(struct bench_worker *w, const struct bench_config *c, co
 	arg_add(&a, "--addr");
 	arg_add_num(&a, 1, (unsigned long long)(uintptr_t)r->addr);
 	arg_add(&a, "--parent");
-	arg_add_num(&a, 0, (unsigned long long)getpid());
+	arg_add_num(&a, 0, (unsigned long long)parent);
 	arg_add(&a, "--hpshm");
 	arg_add(&a, r->seg ? "1" : "0");
-	if (!r->seg) {
-		arg_add(&a, "--raw-fd");
-		arg_add_num(&a, 0, (unsigned long long)r->fd);
+	if (!r->seg && raw_arg != BENCH_OS_NONE) {
+		arg_add(&a, "--raw");
+		arg_add_num(&a, 0, (unsigned long long)raw_arg);
+		arg_add(&a, "--raw-flags");
+		arg_add_num(&a, 0, (unsigned long long)r->raw_flags);
 	}
-
-	if (set_cloexec(sock, 0) < 0 || (r->fd >= 0 && set_cloexec(r->fd, 0) < 0)) {
-		snprintf(why, len, "fcntl(FD_CLOEXEC): %s", strerror(errno));
-		rc = -1;
-	} else if (r->seg) {
-		hpshm_error err;
-
-		memset(&err, 0, sizeof(err));
-		if (hpshm_child_spawn(r->seg, self_exe, a.argv, NULL, &w->child, &err) < 0) {
-			snprintf(why, len, "hpshm_child_spawn: %.300s",
-				 err.message[0] ? err.message : hpshm_strerror(err.code));
-			rc = -1;
-		} else {
-			w->pid = w->child.pid;
-			w->spawned = 1;
-		}
-	} else {
-		fflush(NULL);
-		pid = fork();
-		if (pid == 0) {
-			execv(self_exe, a.argv);
-			_exit(127);
-		}
-		if (pid < 0) {
-			snprintf(why, len, "fork: %s", strerror(errno));
-			rc = -1;
-		}
-		w->pid = pid;
-	}
-	(void)set_cloexec(sock, 1);
-	if (r->fd >= 0)
-		(void)set_cloexec(r->fd, 1);
-	(void)c;
-	return rc;
+	return a.argv;
 }
 
 int bench_worker_start(struct bench_worker *w, const struct bench_config *c, const struct bench_region *r,
 		       const char *self_exe, char *why, size_t len)
 {
-	int sv[2];
-	pid_t pid;
-
 	memset(w, 0, sizeof(*w));
-	w->sock = -1;
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-		snprintf(why, len, "socketpair: %s", strerror(errno));
-		return -1;
-	}
-	w->sock = sv[0];
-
-	if (c->start == BENCH_START_THREAD) {
-		struct worker_view *v = calloc(1, sizeof(*v));
-		pthread_t *t = malloc(sizeof(*t));
-		sigset_t stop, old;
-		int e;
-
-		if (!v || !t) {
-			free(v);
-			free(t);
-			snprintf(why, len, "out of memory");
-			goto fail;
-		}
-		v->sock = sv[1];
-		v->addr = r->addr;
-		v->size = r->size;
-		v->len = r->len;
-		v->raw_fd = -1;
-		/* The thread starts with the stop signals blocked, so they reach the controller's
-		 * thread and wake its recv(); the thread itself sees bench_stop within a batch. */
-		sigemptyset(&stop);
-		sigaddset(&stop, SIGINT);
-		sigaddset(&stop, SIGTERM);
-		sigaddset(&stop, SIGHUP);
-		pthread_sigmask(SIG_BLOCK, &stop, &old);
-		e = pthread_create(t, NULL, worker_thread, v);
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		if (e != 0) {
-			free(v);
-			free(t);
-			snprintf(why, len, "pthread_create: %s", strerror(e));
-			goto fail;
-		}
-		w->thread = t;
-		return 0;
-	}
-
-	if (c->start == BENCH_START_FORK) {
-		pid_t parent = getpid();
-
-		fflush(NULL);
-		pid = fork();
-		if (pid < 0) {
-			snprintf(why, len, "fork: %s", strerror(errno));
-			goto fail;
-		}
-		if (pid == 0) {
-			struct worker_view v;
-
-			worker_process_setup(parent);
-			close(sv[0]);
-			memset(&v, 0, sizeof(v));
-			v.sock = sv[1];
-			v.addr = r->addr;
-			v.size = r->size;
-			v.len = r->len;
-			v.raw_fd = -1;
-			worker_serve(&v, 0);
-			_exit(0);
-		}
-		w->pid = pid;
-		close(sv[1]);
-		return 0;
-	}
-
-	if (worker_spawn(w, c, r, self_exe, sv[1], why, len) < 0)
-		goto fail;
-	close(sv[1]);
-	return 0;
-fail:
-	close(sv[0]);
-	close(sv[1]);
-	w->sock = -1;
-	return -1;
-}
-
-/* A worker's end, said in words for the error message. */
-static void worker_gone(struct bench_worker *w, unsigned i, char *why, size_t len)
-{
-	int status = 0;
-
-	if (w->pid > 0 && waitpid((pid_t)w->pid, &status, 0) == (pid_t)w->pid) {
-		w->pid = 0;
-		if (WIFSIGNALED(status))
-			snprintf(why, len, "worker %u was killed by signal %d", i, WTERMSIG(status));
-		else
-			snprintf(why, len, "worker %u exited with status %d before answering", i, WEXITSTATUS(status));
-		return;
-	}
-	snprintf(why, len, "worker %u closed its socket before answering", i);
+	w->chan = BENCH_OS_NONE;
+	return bench_os_worker_start(w, c, r, self_exe, why, len);
 }
 
 int bench_workers_run(struct bench_worker *w, unsigned n, enum bench_op op, uint64_t budget_ns, uint64_t round_seed,
@@ -455,23 +270,20 @@ int bench_workers_run(struct bench_worker *w, unsigned n, enum bench_op op, uint
 	for (unsigned i = 0; i < n; i++) {
 		struct bench_cmd cmd = { .op = (uint32_t)op, .index = i, .budget_ns = budget_ns, .seed = round_seed };
 
-		if (send(w[i].sock, &cmd, sizeof(cmd), MSG_NOSIGNAL) != (ssize_t)sizeof(cmd)) {
-			worker_gone(&w[i], i, why, len);
+		if (bench_os_chan_send(w[i].chan, &cmd, sizeof(cmd)) < 0) {
+			bench_os_worker_gone(&w[i], i, why, len);
 			return -1;
 		}
 	}
 	for (unsigned i = 0; i < n; i++) {
-		ssize_t got;
+		long got = bench_os_chan_recv(w[i].chan, &replies[i], sizeof(replies[i]));
 
-		do
-			got = recv(w[i].sock, &replies[i], sizeof(replies[i]), 0);
-		while (got < 0 && errno == EINTR && !bench_stop);
 		if (bench_stop) {
 			snprintf(why, len, "interrupted");
 			return -1;
 		}
-		if (got != (ssize_t)sizeof(replies[i])) {
-			worker_gone(&w[i], i, why, len);
+		if (got != (long)sizeof(replies[i])) {
+			bench_os_worker_gone(&w[i], i, why, len);
 			return -1;
 		}
 		if (replies[i].rc < 0) {
@@ -483,45 +295,19 @@ int bench_workers_run(struct bench_worker *w, unsigned n, enum bench_op op, uint
 	return 0;
 }
 
-/* Reap pid within the grace period; SIGKILL it if it is still there. */
-static void worker_reap(pid_t pid, uint64_t deadline_ns)
-{
-	int status;
-
-	for (;;) {
-		pid_t got = waitpid(pid, &status, WNOHANG);
-
-		if (got == pid || (got < 0 && errno != EINTR))
-			return;
-		if (got == 0 && (bench_wall_ns() >= deadline_ns || bench_stop)) {
-			kill(pid, SIGKILL);
-			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-				;
-			return;
-		}
-		usleep(1000);
-	}
-}
-
 void bench_workers_stop(struct bench_worker *w, unsigned n)
 {
 	struct bench_cmd cmd = { .op = BENCH_OP_EXIT };
 	uint64_t deadline = bench_wall_ns() + (uint64_t)STOP_GRACE_MS * 1000000u;
 
 	for (unsigned i = 0; i < n; i++)
-		if (w[i].sock >= 0)
-			(void)send(w[i].sock, &cmd, sizeof(cmd), MSG_NOSIGNAL);
+		if (w[i].chan != BENCH_OS_NONE)
+			(void)bench_os_chan_send(w[i].chan, &cmd, sizeof(cmd));
 	for (unsigned i = 0; i < n; i++) {
-		if (w[i].pid > 0)
-			worker_reap((pid_t)w[i].pid, deadline);
-		if (w[i].thread) {
-			/* A thread leaves its loop at EXIT, or within a batch once bench_stop is set. */
-			pthread_join(*(pthread_t *)w[i].thread, NULL);
-			free(w[i].thread);
-		}
-		if (w[i].sock >= 0)
-			close(w[i].sock);
+		bench_os_worker_reap(&w[i], deadline);
+		if (w[i].chan != BENCH_OS_NONE)
+			bench_os_chan_close(w[i].chan);
 		memset(&w[i], 0, sizeof(w[i]));
-		w[i].sock = -1;
+		w[i].chan = BENCH_OS_NONE;
 	}
 }

@@ -3,7 +3,8 @@
  *
  * hpshm, the raw system calls and the peers all run these same functions on memory of the
  * same size: a difference between two rows is then the memory's, never the code's.  The
- * minor fault counter that goes with the page-table figures is read here too.
+ * clocks are the system's (os.h); the fault counter that goes with the page-table figures
+ * is ports/introspect.h's.
  *
  * The region is an array of 64-byte slots (one cache line each).  Word 0 of a slot holds the
  * chase: the byte offset of the next slot on one random cycle through every slot, so a
@@ -21,34 +22,20 @@
  *
  * Timed loops run in batches and read the thread's CPU clock between batches; a batch is a
  * fraction of a millisecond, so the clock read (a system call for the thread CPU clock)
- * costs well under 1 %.  A loop ends when this thread used its CPU budget, when four times
+ * costs well under 1 %.  Windows' thread CPU clock (GetThreadTimes()) moves in scheduler
+ * ticks, so there a phase overshoots its budget by up to one tick; the figures divide by
+ * the time the clock says was used, so they stay right, only a phase is a little longer.  A loop ends when this thread used its CPU budget, when four times
  * the budget passed on the wall clock (a starved worker must not stall the run), or when
  * the run is being stopped.
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
-#include <sys/resource.h>
-#include <time.h>
-
 #include "bench.h"
+#include "ports/introspect.h"
 
 #define CHASE_BATCH 1024u    /* dependent reads between clock reads: ~0.3-0.5 ms */
 #define RMW_BATCH   16384u   /* independent increments between clock reads: ~0.3-1 ms */
 #define WALL_CAP    4u       /* a phase ends after this many budgets of wall time */
 
-static uint64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 volatile uint64_t bench_sink;
-
-uint64_t bench_cpu_ns(void)  { return clock_ns(CLOCK_THREAD_CPUTIME_ID); }
-uint64_t bench_wall_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
 
 /* The bijection on [0, 2^bits): its keys and the inverses of its multipliers. */
 struct perm {
@@ -225,9 +212,5 @@ void bench_touch(const void *base, size_t len, size_t stride, struct bench_timin
 
 uint64_t bench_minflt(void)
 {
-	struct rusage ru;
-
-	if (getrusage(RUSAGE_SELF, &ru) < 0)
-		return 0;
-	return (uint64_t)ru.ru_minflt;
+	return hpshm__os_page_faults();
 }

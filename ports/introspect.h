@@ -11,7 +11,8 @@
  * The structs are the OS's facts in OS-neutral shape; every member says what it is on Linux,
  * the only port that fills them so far.  Where an OS lacks a fact the function says so: a
  * count of 0, HPSHM_EUNAVAILABLE, an empty string.  Implemented by ports/linux/introspect.c
- * on Linux and by ports/posix/introspect.c (nothing to show) elsewhere.
+ * on Linux, ports/windows/introspect.c on Windows, and by ports/posix/introspect.c (little
+ * to show) elsewhere.
  *
  * Self-contained on purpose: it includes only the public header, so including it cannot hand
  * a tool the port's internals.
@@ -148,6 +149,13 @@ int hpshm__os_backing(void *addr, size_t len, int fd, struct hpshm__os_backing *
 size_t hpshm__os_mapping_len(const void *addr);
 /* Memory this process's page tables take, KiB (VmPTE); -1 if unknown. */
 long hpshm__os_page_table_kib(void);
+/* Why hpshm__os_page_table_kib() has no figure on this OS, one sentence for the bench's rows
+ * ("not offered on Windows: ..."); "" where it has one. */
+const char *hpshm__os_page_table_absent(void);
+/* Page faults this process took so far: minor faults on POSIX (getrusage()'s ru_minflt),
+ * every fault on Windows (PROCESS_MEMORY_COUNTERS.PageFaultCount, soft and hard together);
+ * 0 if unknown. */
+uint64_t hpshm__os_page_faults(void);
 /* Memory the OS can give without swapping (MemAvailable), bytes; 0 if unknown. */
 uint64_t hpshm__os_mem_available(void);
 

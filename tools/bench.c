@@ -6,12 +6,10 @@
  * Usage errors exit 2 before anything is created.  The bench changes no system setting
  * unless --reserve asks it to, and then puts the pool back, also when interrupted.
  */
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "bench.h"
 #include "ports/introspect.h"
@@ -22,6 +20,7 @@
 #define BENCH_DEFAULT_PHASE  1.0                 /* CPU-s per timed phase and worker */
 #define BENCH_QUICK_PHASE    0.25
 #define BENCH_DEFAULT_ROUNDS 5
+#define BENCH_PATH_MAX       4096                /* this program's path, for spawned workers */
 
 static int bench_parse_uint(const char *what, const char *text, unsigned lo, unsigned hi, unsigned *out)
 {
@@ -54,7 +53,7 @@ static int bench_parse_page_sizes(const char *text, struct bench_options *o)
 {
 	size_t offered[HPSHM__OS_MAX_SIZES];
 	int n = hpshm_huge_page_sizes(offered, HPSHM__OS_MAX_SIZES);
-	char buf[256], list[128], *save = NULL, *it;
+	char it[64], list[128];
 	size_t ps;
 	int rc;
 
@@ -66,9 +65,14 @@ static int bench_parse_page_sizes(const char *text, struct bench_options *o)
 			o->page_sizes[o->npage_sizes++] = offered[i];
 		return 0;
 	}
-	snprintf(buf, sizeof(buf), "%s", text);
-	for (it = strtok_r(buf, ",", &save); it; it = strtok_r(NULL, ",", &save)) {
+	for (const char *p = text; *p; p += *p == ',') {
+		size_t l = strcspn(p, ",");
 		int found = 0;
+
+		snprintf(it, sizeof(it), "%.*s", (int)(l < sizeof(it) ? l : sizeof(it) - 1), p);
+		p += l;
+		if (l == 0)
+			continue;
 
 		if ((rc = tool_parse_size("bench", "--page-size", it, &ps)) != 0)
 			return rc;
@@ -90,7 +94,7 @@ int cmd_bench(int argc, char **argv)
 	struct bench_options o;
 	const char *size_text = NULL, *ps_text = NULL, *v, *svg = NULL;
 	int json = 0, csv = 0, quick = 0, have_phase = 0, rc, r;
-	char why[BENCH_WHY_MAX], exe[PATH_MAX];
+	char why[BENCH_WHY_MAX], exe[BENCH_PATH_MAX];
 
 	memset(&o, 0, sizeof(o));
 	o.workers = 2;
@@ -104,6 +108,7 @@ int cmd_bench(int argc, char **argv)
 		FLAG("--json", json)
 		FLAG("--csv", csv)
 		FLAG("--fork", o.fork_mode)
+		FLAG("--threads", o.thread_mode)
 		FLAG("--quick", quick)
 		FLAG("--reserve", o.reserve)
 		FLAG("--quiet", o.quiet)
@@ -135,6 +140,8 @@ int cmd_bench(int argc, char **argv)
 	if (o.size < ((size_t)1 << 20))
 		return tool_usage_error("bench", "bad --size '%s': at least 1MiB, so the region is larger than the caches",
 					size_text);
+	if (bench_check_start(o.fork_mode, o.thread_mode, why, sizeof(why)) < 0)
+		return tool_usage_error("bench", "%s", why);
 	if (o.providers && bench_check_providers(o.providers, o.fork_mode, why, sizeof(why)) < 0)
 		return tool_usage_error("bench", "bad --providers: %s", why);
 	if (ps_text) {
@@ -144,8 +151,9 @@ int cmd_bench(int argc, char **argv)
 		o.page_sizes[o.npage_sizes++] = hpshm__os_default_page_size();
 	}
 	if (hpshm__os_program_path(exe, sizeof(exe)) < 0) {
-		if (!o.fork_mode)
-			return tool_fail("bench", "cannot find the file this program runs from, to spawn workers: use --fork");
+		if (!o.fork_mode && !o.thread_mode)
+			return tool_fail("bench", "cannot find the file this program runs from, to spawn workers: use "
+					 "--threads or --fork");
 		exe[0] = '\0';
 	}
 	o.self_exe = exe;

@@ -98,7 +98,7 @@ static const struct tool_cmd tool_cmds[] = {
 		.name = "bench",
 		.run = cmd_bench,
 		.synopsis = "bench [--size SIZE] [--workers N] [--rounds R] [--providers LIST] [--page-size LIST]\n"
-			    "             [--fork] [--phase-seconds S] [--quick] [--reserve] [--json | --csv] [--svg FILE]",
+			    "             [--fork | --threads] [--phase-seconds S] [--quick] [--reserve] [--json | --csv] [--svg FILE]",
 		.summary = "measure each provider against plain pages, the raw system calls, THP and APR",
 		.help =
 		"Runs N worker processes over one segment for each configuration and page size:\n"
@@ -117,7 +117,9 @@ static const struct tool_cmd tool_cmds[] = {
 		"  --providers LIST    auto, provider names, and the peers raw, thp, apr\n"
 		"                      (default auto,plain,raw,thp,apr; plain is always measured)\n"
 		"  --page-size LIST    huge page sizes, or all (default: the kernel's default)\n"
-		"  --fork              start workers by fork (default: exec + re-attach, hpshm_child_spawn)\n"
+		"  --fork              start workers by fork (default: exec + re-attach, hpshm_child_spawn;\n"
+		"                      not on Windows)\n"
+		"  --threads           workers are threads of the bench itself\n"
 		"  --phase-seconds S   CPU seconds per timed phase and worker (default 1; 0.25 quick)\n"
 		"  --quick             a short run: 256MiB, 0.25 s phases\n"
 		"  --reserve           (root) add the pages the run needs to the pool, restore at exit\n"

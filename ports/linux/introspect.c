@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "introspect.h"
@@ -305,6 +306,20 @@ long hpshm__os_page_table_kib(void)
 	if (hpshm__read_field("/proc/self/status", "VmPTE", 10, &kib) < 0 || kib > LONG_MAX)
 		return -1;
 	return (long)kib;
+}
+
+const char *hpshm__os_page_table_absent(void)
+{
+	return ""; /* VmPTE, since Linux 2.6.10 */
+}
+
+uint64_t hpshm__os_page_faults(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) < 0)
+		return 0;
+	return (uint64_t)ru.ru_minflt;
 }
 
 uint64_t hpshm__os_mem_available(void)

@@ -9,6 +9,7 @@
  * compiled on Linux into an object library nothing links, so it keeps up with the header.
  */
 #include <string.h>
+#include <sys/resource.h>
 
 #include "base/base.h"
 #include "introspect.h"
@@ -173,6 +174,20 @@ size_t hpshm__os_mapping_len(const void *addr)
 long hpshm__os_page_table_kib(void)
 {
 	return -1;
+}
+
+const char *hpshm__os_page_table_absent(void)
+{
+	return "not offered here: POSIX has no per-process page-table figure, and this port reads none";
+}
+
+uint64_t hpshm__os_page_faults(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) < 0)
+		return 0;
+	return (uint64_t)ru.ru_minflt;
 }
 
 uint64_t hpshm__os_mem_available(void)

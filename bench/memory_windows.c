@@ -1,0 +1,149 @@
+/*
+ * bench/memory_windows.c -- os.h's memory on Windows: the raw peer, a paging-file section
+ * made and mapped with the Win32 calls hpshm's Windows backends make, without hpshm.
+ *
+ * The raw peer does what backends/winsection.c does, call for call, so the rows compare
+ * hpshm with the calls at the same page size: for large pages the SeLockMemoryPrivilege
+ * enabled in the token (AdjustTokenPrivileges(), whose TRUE means nothing until
+ * GetLastError() is not ERROR_NOT_ALL_ASSIGNED), then CreateFileMappingW(INVALID_HANDLE_VALUE,
+ * PAGE_READWRITE | SEC_COMMIT [| SEC_LARGE_PAGES]), MapViewOfFileEx(FILE_MAP_READ |
+ * FILE_MAP_WRITE [| FILE_MAP_LARGE_PAGES]) at the slot's address, and a touch of every page
+ * (hpshm's populate on Windows).  The section is unnamed; workers inherit it (worker_windows.c).
+ * The backing is verified the way hpshm verifies its own: QueryWorkingSetEx() through
+ * ports/introspect.h, so under wine, which makes SEC_LARGE_PAGES sections backed by 4 KiB
+ * pages, a large raw section that got made anyway is refused as what it is.
+ *
+ * Windows has no transparent huge pages: the THP peer says so and is left out.
+ */
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#include <windows.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "bench.h"
+#include "os.h"
+#include "ports/introspect.h"
+
+#define WIN_GRANULARITY ((size_t)64 << 10) /* views start and sizes round at 64 KiB */
+
+static size_t round_up(size_t v, size_t to)
+{
+	return to ? (v + to - 1) / to * to : v;
+}
+
+const char *bench_thp_mode(char *why, size_t len)
+{
+	snprintf(why, len, "Windows has no transparent huge pages: its large pages are sections made with "
+		 "SEC_LARGE_PAGES (windows_large and the raw section)");
+	return NULL;
+}
+
+int bench_os_thp_create(const struct bench_config *c, void *addr, size_t size, struct bench_region *r, char *why,
+			size_t len)
+{
+	(void)c;
+	(void)addr;
+	(void)size;
+	(void)r;
+	return bench_thp_mode(why, len) ? 0 : -1;
+}
+
+const char *bench_os_raw_peer(const char *provider, enum bench_start start, enum bench_kind *kind, char *label,
+			      size_t label_len)
+{
+	(void)provider;
+	(void)start;
+	*kind = BENCH_RAW_SECTION;
+	snprintf(label, label_len, "raw section");
+	return NULL;
+}
+
+/* Enable SeLockMemoryPrivilege in this process's token, as any large-page program must: 0, or a Win32 error. */
+static DWORD raw_lock_privilege(void)
+{
+	TOKEN_PRIVILEGES tp;
+	HANDLE token;
+	DWORD code;
+
+	if (!OpenProcessToken(GetCurrentProcess(), TOKEN_ADJUST_PRIVILEGES | TOKEN_QUERY, &token))
+		return GetLastError();
+	memset(&tp, 0, sizeof(tp));
+	tp.PrivilegeCount = 1;
+	tp.Privileges[0].Attributes = SE_PRIVILEGE_ENABLED;
+	if (!LookupPrivilegeValueW(NULL, SE_LOCK_MEMORY_NAME, &tp.Privileges[0].Luid)) {
+		code = GetLastError();
+	} else {
+		(void)AdjustTokenPrivileges(token, FALSE, &tp, 0, NULL, NULL);
+		code = GetLastError();   /* ERROR_NOT_ALL_ASSIGNED: the token lacks it */
+	}
+	(void)CloseHandle(token);
+	return code;
+}
+
+static int raw_fail(char *why, size_t len, const char *call, DWORD code)
+{
+	snprintf(why, len, "%s: error %lu%s", call, (unsigned long)code,
+		 code == ERROR_NOT_ALL_ASSIGNED || code == ERROR_PRIVILEGE_NOT_HELD ?
+		 " (SeLockMemoryPrivilege not held: grant \"Lock pages in memory\")" :
+		 code == ERROR_NO_SYSTEM_RESOURCES ? " (not enough contiguous free memory for large pages)" : "");
+	return -1;
+}
+
+int bench_os_raw_create(const struct bench_config *c, void *addr, size_t size, struct bench_region *r, char *why,
+			size_t len)
+{
+	int large = c->page_size != 0;
+	size_t page = large ? c->page_size : hpshm_base_page_size();
+	size_t maplen = c->map_len ? c->map_len : round_up(size, large ? page : WIN_GRANULARITY);
+	struct hpshm__os_backing b;
+	HANDLE section;
+	DWORD code;
+	void *p;
+
+	if (large && (code = raw_lock_privilege()) != ERROR_SUCCESS)
+		return raw_fail(why, len, "AdjustTokenPrivileges(SeLockMemoryPrivilege)", code);
+	section = CreateFileMappingW(INVALID_HANDLE_VALUE, NULL, PAGE_READWRITE | SEC_COMMIT | (large ? SEC_LARGE_PAGES : 0),
+				     (DWORD)((uint64_t)maplen >> 32), (DWORD)((uint64_t)maplen & 0xffffffffu), NULL);
+	if (section == NULL)
+		return raw_fail(why, len, "CreateFileMappingW", GetLastError());
+	p = MapViewOfFileEx(section, FILE_MAP_READ | FILE_MAP_WRITE | (large ? FILE_MAP_LARGE_PAGES : 0), 0, 0, maplen, addr);
+	if (p == NULL) {
+		code = GetLastError();
+		(void)CloseHandle(section);
+		return raw_fail(why, len, "MapViewOfFileEx", code);
+	}
+	/* Every page faulted in now, as hpshm's populate does: one read and one write back. */
+	for (size_t off = 0; off < maplen; off += page) {
+		volatile unsigned char *at = (volatile unsigned char *)p + off;
+
+		*at = *at;
+	}
+	r->addr = p;
+	r->len = maplen;
+	r->handle = (intptr_t)section;
+	r->raw_flags = large ? BENCH_RAW_LARGE : 0;
+	memset(&b, 0, sizeof(b));
+	if (hpshm__os_backing(p, maplen, -1, &b) == 0 && b.page_size) {
+		r->page_size = b.page_size;
+		r->huge = b.huge;
+		snprintf(r->verified_by, sizeof(r->verified_by), "%s", b.source);
+	} else {
+		r->page_size = page;
+		snprintf(r->verified_by, sizeof(r->verified_by), "unverified");
+	}
+	return 0;
+}
+
+int bench_os_region_release(struct bench_region *r)
+{
+	int rc = 0;
+
+	if (!UnmapViewOfFile(r->addr))
+		rc = -1;
+	if (r->handle != BENCH_OS_NONE && !CloseHandle((HANDLE)r->handle))
+		rc = -1;
+	return rc;
+}

@@ -1,0 +1,235 @@
+/*
+ * tests/test_bench_windows.c -- `hpshm bench` on Windows (natively or under wine), as a
+ * program: what runs, what is left out and why, and the shape of its JSON.
+ *
+ * One short run (16 MiB, two rounds of 0.05 s phases, about two seconds under wine) is
+ * checked from several sides: the members of the JSON, plain's verified page size, the raw
+ * section compared with plain in the same rounds, large pages refused with their reason
+ * where the token lacks SeLockMemoryPrivilege (always under wine, which never grants it and
+ * backs SEC_LARGE_PAGES sections with 4 KiB pages), page tables null with the reason, and
+ * the workloads Windows cannot have named in left_out.  Figures are never asserted beyond
+ * being present and positive: a shared machine makes no timing a fair pass/fail line.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+#include "fixture.h"
+#include "hpshm.h"
+#include "ports/introspect.h"
+#include "toolrun.h"
+
+#ifndef HPSHM_TOOL_PATH
+#error "HPSHM_TOOL_PATH must name the built hpshm tool"
+#endif
+
+#define bench(...) hpt_tool(HPSHM_TOOL_PATH, "bench", __VA_ARGS__)
+/* A run small enough for a test under wine. */
+#define SMALL "--size", "16MiB", "--rounds", "2", "--phase-seconds", "0.05", "--quiet", "--json"
+
+TestSuite(bench_windows, .init = hpt_fixture_init, .fini = hpt_fixture_fini, .timeout = 120);
+
+/* One object of "results" or "unavailable": the text from its "provider" key to the next one's. */
+struct row {
+	const char *start; /* its "provider" key */
+	size_t      len;   /* up to the next row's */
+};
+
+static int row_next(const char **cursor, struct row *r)
+{
+	const char *p = strstr(*cursor, "\"provider\": ");
+	const char *q;
+
+	if (!p)
+		return 0;
+	q = strstr(p + 1, "\"provider\": ");
+	r->start = p;
+	r->len = q ? (size_t)(q - p) : strlen(p);
+	*cursor = p + 1;
+	return 1;
+}
+
+/* The text value of key in r, into buf: 1, or 0 if absent or not text. */
+static int row_str(const struct row *r, const char *key, char *buf, size_t len)
+{
+	char pat[64];
+	const char *p, *e;
+
+	snprintf(pat, sizeof pat, "\"%s\": \"", key);
+	p = strstr(r->start, pat);
+	if (!p || p >= r->start + r->len)
+		return 0;
+	p += strlen(pat);
+	e = strchr(p, '"');
+	if (!e)
+		return 0;
+	snprintf(buf, len, "%.*s", (int)(e - p), p);
+	return 1;
+}
+
+/* Is key present in r with the value null?  1 or 0. */
+static int row_null(const struct row *r, const char *key)
+{
+	char pat[64];
+	const char *p;
+
+	snprintf(pat, sizeof pat, "\"%s\": null", key);
+	p = strstr(r->start, pat);
+	return p && p < r->start + r->len;
+}
+
+/* The number value of key in r: 1, or 0 if absent or null. */
+static int row_num(const struct row *r, const char *key, double *out)
+{
+	char pat[64];
+	const char *p;
+
+	snprintf(pat, sizeof pat, "\"%s\": ", key);
+	p = strstr(r->start, pat);
+	if (!p || p >= r->start + r->len)
+		return 0;
+	p += strlen(pat);
+	if (strncmp(p, "null", 4) == 0)
+		return 0;
+	*out = strtod(p, NULL);
+	return 1;
+}
+
+/* The run every test below reads: made once per test process (the harness forks none here). */
+static struct hpt_run *bench_small(void)
+{
+	struct hpt_run *r = bench(SMALL, NULL);
+
+	cr_assert_eq(r->status, 0, "bench failed (exit %d): %s", r->status, r->err);
+	cr_assert(hpt_json_ok(r->out), "not one JSON value:\n%s", r->out);
+	return r;
+}
+
+Test(bench_windows, json_has_the_members_of_the_linux_shape)
+{
+	static const char *const members[] = { "\"version\"", "\"size\": 16777216", "\"workers\": 2",
+		"\"start\": \"spawn\"", "\"rounds_done\": 2", "\"groups\"", "\"group_members\"", "\"timing\"",
+		"\"ratios\"", "\"pool\": null", "\"left_out\": \"", "\"results\"", "\"unavailable\"" };
+	struct hpt_run *r = bench_small();
+
+	for (size_t i = 0; i < sizeof(members) / sizeof(members[0]); i++)
+		cr_expect(strstr(r->out, members[i]), "no %s in:\n%.2000s", members[i], r->out);
+	cr_expect(strstr(r->out, "fork") && strstr(r->out, "System V"), "left_out names neither fork nor SysV");
+}
+
+Test(bench_windows, plain_and_the_raw_section_run_at_the_base_page_size_and_compare)
+{
+	struct hpt_run *r = bench_small();
+	const char *cur = r->out;
+	struct row row;
+	int chase = 0, rmw = 0, setup = 0, teardown = 0;
+
+	while (row_next(&cur, &row)) {
+		char provider[64], workload[32], by[64];
+		double ps, median, vs;
+
+		if (!row_str(&row, "workload", workload, sizeof workload))
+			continue;   /* an "unavailable" entry */
+		cr_assert(row_str(&row, "provider", provider, sizeof provider));
+		cr_assert(row_num(&row, "page_size", &ps), "%s %s: no verified page size", provider, workload);
+		cr_expect_eq((size_t)ps, hpshm_base_page_size(), "%s %s: page size %.0f", provider, workload, ps);
+		cr_expect(row_str(&row, "verified_by", by, sizeof by) && strcmp(by, "QueryWorkingSetEx") == 0,
+			  "%s %s: verified by %s, not QueryWorkingSetEx", provider, workload, by);
+		if (strcmp(workload, "chase") == 0 || strcmp(workload, "rmw") == 0) {
+			const char *ref = strcmp(provider, "plain") == 0 ? "ratio_vs_raw" : "ratio_vs_plain";
+
+			cr_assert(row_num(&row, "median", &median) && median > 0, "%s %s: no positive median", provider,
+				  workload);
+			cr_assert(row_num(&row, ref, &vs), "%s %s: no %s", provider, workload, ref);
+			cr_expect_gt(vs, 0.0, "%s %s: %s %f", provider, workload, ref, vs);
+			chase += strcmp(workload, "chase") == 0;
+			rmw += strcmp(workload, "rmw") == 0;
+		}
+		/* The thread CPU clock moves in ticks: a short setup may read 0, never less. */
+		if (strcmp(workload, "setup") == 0 || strcmp(workload, "teardown") == 0) {
+			cr_assert(row_num(&row, "median", &median) && median >= 0, "%s %s: no median", provider, workload);
+			setup += strcmp(workload, "setup") == 0;
+			teardown += strcmp(workload, "teardown") == 0;
+		}
+	}
+	cr_expect_eq(chase, 2, "chase rows for plain and the raw section: %d", chase);
+	cr_expect_eq(rmw, 2, "rmw rows for plain and the raw section: %d", rmw);
+	cr_expect_eq(setup, 4, "setup rows (create and attach, plain and raw): %d", setup);
+	cr_expect_eq(teardown, 2, "teardown rows: %d", teardown);
+}
+
+Test(bench_windows, page_tables_are_null_with_the_reason)
+{
+	struct hpt_run *r = bench_small();
+	const char *cur = r->out;
+	struct row row;
+	int n = 0;
+
+	while (row_next(&cur, &row)) {
+		char workload[32], reason[256];
+
+		if (!row_str(&row, "workload", workload, sizeof workload) || strcmp(workload, "pagetables") != 0)
+			continue;
+		n++;
+		cr_expect(row_null(&row, "median"), "a page-table figure on Windows: %.*s", (int)row.len, row.start);
+		cr_expect(row_str(&row, "reason", reason, sizeof reason) && strstr(reason, "not offered on Windows"),
+			  "page-table row without its reason: %.*s", (int)row.len, row.start);
+	}
+	cr_expect_gt(n, 0, "no page-table rows");
+}
+
+Test(bench_windows, large_pages_run_verified_or_are_refused_with_the_reason)
+{
+	size_t large = hpshm__os_default_page_size();
+	struct hpt_run *r;
+	const char *cur;
+	struct row row;
+	int refused = 0, ran = 0;
+
+	if (large == 0)
+		cr_skip_test("GetLargePageMinimum() is 0: this processor has no large pages");
+	r = bench_small();
+	for (cur = r->out; row_next(&cur, &row);) {
+		char provider[64], workload[32], reason[512];
+		double ps;
+
+		cr_assert(row_str(&row, "provider", provider, sizeof provider));
+		if (!row_num(&row, "page_size", &ps) || (size_t)ps != large)
+			continue;
+		if (row_str(&row, "workload", workload, sizeof workload)) {
+			ran++;   /* a row at the large page size is one the kernel verified as large */
+			continue;
+		}
+		cr_expect(row_str(&row, "reason", reason, sizeof reason) && reason[0], "%s refused without a reason",
+			  provider);
+		if (!hpshm__os_lock_privilege())
+			cr_expect(strstr(reason, "SeLockMemoryPrivilege"), "%s: the reason does not name the privilege: %s",
+				  provider, reason);
+		refused++;
+	}
+	/* Both the hpshm row (auto: windows_large) and the raw section, one way or the other. */
+	cr_expect_eq(ran ? 2 : refused, 2, "large pages: %d refused, %d result rows:\n%.3000s", refused, ran, r->out);
+	if (!hpshm__os_lock_privilege())
+		cr_expect_eq(ran, 0, "large-page rows without SeLockMemoryPrivilege");
+}
+
+Test(bench_windows, threads_run_the_same_workloads)
+{
+	struct hpt_run *r = bench(SMALL, "--threads", NULL);
+
+	cr_assert_eq(r->status, 0, "bench --threads failed (exit %d): %s", r->status, r->err);
+	cr_assert(hpt_json_ok(r->out), "not one JSON value:\n%s", r->out);
+	cr_expect(strstr(r->out, "\"start\": \"threads\""), "no threads start in:\n%.1500s", r->out);
+	cr_expect(strstr(r->out, "\"workload\": \"chase\"") && strstr(r->out, "\"workload\": \"rmw\""),
+		  "no chase or rmw rows:\n%.1500s", r->out);
+}
+
+Test(bench_windows, fork_is_a_usage_error_that_says_why)
+{
+	struct hpt_run *r = bench("--fork", NULL);
+
+	cr_expect_eq(r->status, 2, "bench --fork: exit %d, want 2 (usage)", r->status);
+	cr_expect(strstr(r->err, "--fork") && strstr(r->err, "fork()"), "stderr does not say why: %s", r->err);
+}
