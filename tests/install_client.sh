@@ -41,6 +41,19 @@ toolchain=()
 	toolchain=("-DCMAKE_TOOLCHAIN_FILE=$HPSHM_TOOLCHAIN_FILE" -DCMAKE_FIND_ROOT_PATH_MODE_PACKAGE=BOTH
 		-DHPSHM_CROSS_DYNAMIC=ON)
 run() { "${emulator[@]}" "$@"; }
+# A program run through the target's dynamic loader with --library-path (the i686 toolchain
+# on a 64-bit system) searches that list and not LD_LIBRARY_PATH: put the prefix's library
+# directory first in it.  run_with_lib DIR PROGRAM...
+run_with_lib() {
+	local dir=$1 e=("${emulator[@]}") i
+	shift
+	for ((i = 0; i + 1 < ${#e[@]}; i++)); do
+		if [[ ${e[i]} == --library-path ]]; then
+			e[i + 1]="$dir:${e[i + 1]}"
+		fi
+	done
+	LD_LIBRARY_PATH=$dir "${e[@]}" "$@"
+}
 
 fail() {
 	echo "install_client: FAIL: $*" >&2
@@ -124,7 +137,7 @@ else
 	readelf -d "$tmp/client_shared" | grep -E 'NEEDED.*\[libhpshm\.so' >/dev/null ||
 		fail "client_shared does not need libhpshm.so"
 fi
-LD_LIBRARY_PATH=$libdir run "$tmp/client_shared" || fail "client_shared did not run"
+run_with_lib "$libdir" "$tmp/client_shared" || fail "client_shared did not run"
 
 step "pkg-config --static"
 read -r -a pc_static <<<"$(pkg-config --static --libs hpshm)"
