@@ -11,13 +11,10 @@
  * the stack (about 0x7fxx_xxxx_xxxx, randomised over about 1 TiB), and the heap sits low,
  * after the executable.  A segment placed around 0x6000_0000_0000 (96 TiB) is far from both,
  * so a freshly exec'd child -- whose libraries and stacks land near its own mmap base -- is
- * very unlikely to have anything there.  Smaller address spaces get hints of their own, tried
- * in turn: 256 GiB for 39-bit arm64, and 256 MiB for 32-bit processes, whose libraries load
- * top-down from just below the stack (about 0xf7xx_xxxx, at a random place in each process)
- * while the executable and its heap sit at the bottom: the kernel's own choice there lands
- * among the libraries, where the child's randomised ones are likely to be.  A hint the
- * kernel cannot honour is passed over; when none is honoured, the kernel's address is used.
- * The reservations go through the system call table like every mapping hpshm makes.
+ * very unlikely to have anything there.  Smaller address spaces get hints of their own
+ * (ports/posix/process.c): 32-bit processes load their libraries top-down from just below
+ * the stack, at a random place in each process, where the kernel's own choice would put the
+ * segment too.  The reservation goes through the system call table like every mapping.
  *
  * Nonces come from getrandom(); the trusted getenv is libc's secure_getenv(), which follows the
  * kernel's AT_SECURE flag.
@@ -79,36 +76,9 @@ int hpshm__boot_id(char *buf, size_t len)
 
 int hpshm__pick_address(size_t len, size_t align, void **out)
 {
-	/* Best first; the 64-bit ones are left out where a pointer cannot hold them. */
-	static const unsigned long long hints[] = { 0x600000000000ULL, 0x4000000000ULL, 0x10000000ULL };
-	size_t span;
-	uintptr_t a;
-	void *p = MAP_FAILED;
-
 	if (align == 0 || (align & (align - 1)) || len > SIZE_MAX - align)
 		return HPSHM_EINVAL;
-	span = len + align;
-	/* Reserve, without committing memory, a span with room to align, then give it back:
-	 * the provider maps there with MAP_FIXED_NOREPLACE, which fails rather than clobber
-	 * whatever another thread might map in between. */
-	for (size_t i = 0; i < sizeof(hints) / sizeof(hints[0]); i++) {
-		if (hints[i] > UINTPTR_MAX || hints[i] > UINTPTR_MAX - span)
-			continue;
-		p = hpshm__sys.mmap((void *)(uintptr_t)hints[i], span, PROT_NONE,
-				    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-		if (p == MAP_FAILED || (uintptr_t)p == (uintptr_t)hints[i])
-			break;
-		(void)hpshm__sys.munmap(p, span); /* placed elsewhere: try the next hint */
-		p = MAP_FAILED;
-	}
-	if (p == MAP_FAILED)
-		p = hpshm__sys.mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED)
-		return HPSHM_ENOMEM;
-	a = ((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1);
-	(void)hpshm__sys.munmap(p, span);
-	*out = (void *)a;
-	return 0;
+	return hpshm__posix_pick_address(len, align, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, out);
 }
 
 uint64_t hpshm__random64(void)

@@ -4,8 +4,9 @@
  * Every function of port.h that an OS folder implements its own way (ports/linux/ for Linux)
  * is implemented here with POSIX.1-2008 alone, as conservatively as that allows: no huge page
  * sizes (the hugetlb backends are Linux's and not built here), nothing verified, no start
- * times or boot id (so `hpshm gc` keeps what it cannot prove dead), no address pick (so
- * reattach=exec reports "not supported" instead of mapping somewhere a child may not reach).
+ * times or boot id (so `hpshm gc` keeps what it cannot prove dead).  Re-attach addresses are
+ * picked as on Linux, by hints far from where a fresh process's libraries go, reserved over
+ * /dev/zero; a child that finds its range taken anyway fails its attach cleanly, naming it.
  * A new OS starts from this file: copy it into ports/<os>/ and replace what the OS does
  * better.
  *
@@ -14,14 +15,18 @@
  * changes.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/types.h>
 #include <unistd.h>
 
 #include "port.h"
 #include "posix/posix.h"
+#include "posix/sys.h"
 
 /* An OS folder that knows its page sizes and how to verify them (ports/freebsd/pages.c)
  * brings these three itself, and CMake defines HPSHM_PORT_OWN_PAGES for this file. */
@@ -82,12 +87,22 @@ int hpshm__populate(void *addr, size_t len, size_t page_size, int fd, unsigned *
 	return 0;
 }
 
+/*
+ * POSIX.1-2008 has no anonymous mappings (MAP_ANON is an extension), so the range is
+ * reserved by a private mapping of /dev/zero, which every system this port serves has.
+ */
 int hpshm__pick_address(size_t len, size_t align, void **out)
 {
-	(void)len;
-	(void)align;
-	(void)out;
-	return HPSHM_ENOTSUP;
+	int fd, rc;
+
+	if (align == 0 || (align & (align - 1)) || len > SIZE_MAX - align)
+		return HPSHM_EINVAL;
+	fd = hpshm__sys.open("/dev/zero", O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return HPSHM_ENOMEM;
+	rc = hpshm__posix_pick_address(len, align, MAP_PRIVATE, fd, out);
+	(void)hpshm__sys.close(fd);
+	return rc;
 }
 
 int hpshm__maps_line(const void *addr, size_t size, char *buf, size_t len)

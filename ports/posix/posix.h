@@ -27,4 +27,16 @@ uint64_t hpshm__posix_random64(void);
  */
 int hpshm__posix_touch(void *addr, size_t len, size_t step, size_t *bad);
 
+/*
+ * A free, aligned range of len bytes for a segment a child will map at the same address: a
+ * span of len + align is reserved with mmap(hint, span, PROT_NONE, flags, fd, 0), aligned,
+ * and given back.  The hints are tried best first -- 96 TiB on 64-bit systems, 256 GiB for
+ * 39-bit ones, 256 MiB for 32-bit processes, each far from where the system puts a fresh
+ * process's libraries -- and one the system does not honour exactly is passed over; when none
+ * is, the system's own choice is used.  flags and fd are the OS's way to reserve without
+ * committing memory (Linux: MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE and -1; POSIX alone:
+ * MAP_PRIVATE over /dev/zero).  0 with *out set, or HPSHM_ENOMEM.
+ */
+int hpshm__posix_pick_address(size_t len, size_t align, int flags, int fd, void **out);
+
 #endif /* HPSHM_PORTS_POSIX_POSIX_H */

@@ -24,15 +24,18 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "port.h"
+#include "posix/posix.h"
 #include "posix/sys.h"
 
 #define PROCESS_PATH_MAX 4096 /* a program's full path; a longer PATH entry is skipped, as by execvp */
@@ -194,6 +197,36 @@ int hpshm__wait(struct hpshm__process *child, int *status, hpshm_error *err)
 	}
 	if (status)
 		*status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return 0;
+}
+
+int hpshm__posix_pick_address(size_t len, size_t align, int flags, int fd, void **out)
+{
+	/* Best first; the 64-bit ones are left out where a pointer cannot hold them. */
+	static const unsigned long long hints[] = { 0x600000000000ULL, 0x4000000000ULL, 0x10000000ULL };
+	size_t span = len + align;
+	uintptr_t a;
+	void *p = MAP_FAILED;
+
+	/* Reserve a span with room to align, then give it back: the provider maps there with
+	 * an exclusive fixed mapping, which fails rather than clobber whatever another thread
+	 * might map in between. */
+	for (size_t i = 0; i < sizeof(hints) / sizeof(hints[0]); i++) {
+		if (hints[i] > UINTPTR_MAX || hints[i] > UINTPTR_MAX - span)
+			continue;
+		p = hpshm__sys.mmap((void *)(uintptr_t)hints[i], span, PROT_NONE, flags, fd, 0);
+		if (p == MAP_FAILED || (uintptr_t)p == (uintptr_t)hints[i])
+			break;
+		(void)hpshm__sys.munmap(p, span); /* placed elsewhere: try the next hint */
+		p = MAP_FAILED;
+	}
+	if (p == MAP_FAILED)
+		p = hpshm__sys.mmap(NULL, span, PROT_NONE, flags, fd, 0);
+	if (p == MAP_FAILED)
+		return HPSHM_ENOMEM;
+	a = ((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1);
+	(void)hpshm__sys.munmap(p, span);
+	*out = (void *)a;
 	return 0;
 }
 
