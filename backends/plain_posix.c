@@ -327,13 +327,17 @@ static int plain_scan(const struct hpshm_instance *self, hpshm_found_fn fn, void
 	return 0;
 }
 #else
-/* Elsewhere POSIX shm objects live where no call can list them. */
+/*
+ * Elsewhere POSIX shm objects live where no call can list them: nothing to list, by design
+ * rather than by failure (an error would make `hpshm ls` useless for every other provider
+ * there); hpshm.h and `hpshm ls` say that these are not shown.
+ */
 static int plain_scan(const struct hpshm_instance *self, hpshm_found_fn fn, void *user)
 {
 	(void)self;
 	(void)fn;
 	(void)user;
-	return HPSHM_ENOTSUP;
+	return 0;
 }
 #endif
 

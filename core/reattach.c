@@ -740,10 +740,6 @@ int hpshm__objects_list(hpshm_object_fn fn, void *user, hpshm_error *err)
 			continue;
 		w.provider = p;
 		rc = p->ops->scan(p, objects_one, &w);
-		/* A system with no call that lists the mechanism's objects (POSIX shm on macOS):
-		 * nothing of that provider can be listed, and the others still are. */
-		if (rc == HPSHM_ENOTSUP)
-			continue;
 		if (rc < 0)
 			return hpshm_error_set(err, rc, 0, "scan", NULL, "provider %s could not list its segments",
 					       p->name);

@@ -663,9 +663,9 @@ typedef int (*hpshm_object_fn)(void *user, const hpshm_object *obj);
  * mark that would prove it hpshm's) and foreign (a FIFO, a symbolic link, a SysV segment
  * that is not hugetlb memory of an hpshm size, or a header that is not hpshm's).  Looking
  * never blocks on a FIFO and never follows a symbolic link.  An object without a header is
- * listed with creator_pid 0 and, for SysV, an empty name.  A provider whose objects this
- * system gives no way to list (POSIX shared memory objects outside Linux, where they are not
- * files) is passed over: its objects are not listed, and the others still are.
+ * listed with creator_pid 0 and, for SysV, an empty name.  Where the system gives no way at
+ * all to list a provider's objects (POSIX shared memory objects outside Linux, which are not
+ * files), that provider lists none; `hpshm ls` says so there.
  * @param fn   called for each object
  * @param user passed to fn
  * @param err  filled on failure, may be NULL
