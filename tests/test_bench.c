@@ -21,6 +21,7 @@
 #include "harness.h"
 
 #include "fixture.h"
+#include "jsonrows.h"
 #include "toolrun.h"
 
 #ifndef HPSHM_TOOL_PATH
@@ -32,62 +33,6 @@
 #define bench(...) hpt_tool(HPSHM_TOOL_PATH, "bench", __VA_ARGS__)
 
 TestSuite(bench, .init = hpt_fixture_init, .fini = hpt_fixture_fini, .timeout = 240);
-
-/* One row of "results": the text from its "provider" key to the next row's. */
-struct row {
-	const char *start;
-	size_t      len;
-};
-
-static int row_next(const char *json, const char **cursor, struct row *r)
-{
-	const char *p = strstr(*cursor, "\"provider\": ");
-	const char *q;
-
-	(void)json;
-	if (!p)
-		return 0;
-	q = strstr(p + 1, "\"provider\": ");
-	r->start = p;
-	r->len = q ? (size_t)(q - p) : strlen(p);
-	*cursor = p + 1;
-	return 1;
-}
-
-/* The text value of key in row r, into buf: 1, or 0 if absent. */
-static int row_str(const struct row *r, const char *key, char *buf, size_t len)
-{
-	char pat[64];
-	const char *p, *e;
-
-	snprintf(pat, sizeof pat, "\"%s\": \"", key);
-	p = strstr(r->start, pat);
-	if (!p || p >= r->start + r->len)
-		return 0;
-	p += strlen(pat);
-	e = strchr(p, '"');
-	if (!e)
-		return 0;
-	snprintf(buf, len, "%.*s", (int)(e - p), p);
-	return 1;
-}
-
-/* The number value of key in row r: 1, or 0 if absent or null. */
-static int row_num(const struct row *r, const char *key, double *out)
-{
-	char pat[64];
-	const char *p;
-
-	snprintf(pat, sizeof pat, "\"%s\": ", key);
-	p = strstr(r->start, pat);
-	if (!p || p >= r->start + r->len)
-		return 0;
-	p += strlen(pat);
-	if (strncmp(p, "null", 4) == 0)
-		return 0;
-	*out = strtod(p, NULL);
-	return 1;
-}
 
 static void expect_usage_error(const char *named, const char *a0, const char *a1, const char *a2)
 {
@@ -119,7 +64,7 @@ Test(bench, json_has_every_workload_with_verified_page_sizes)
 	static const char *const workloads[] = { "chase", "rmw", "setup", "teardown", "pagetables" };
 	struct hpt_run *r;
 	const char *cur;
-	struct row row;
+	struct hpt_row row;
 	int seen[5] = { 0 }, plain_pt[5] = { 0 }, rows = 0;
 
 	HPT_SKIP_UNDER_EMULATOR(BENCH_EXEC_SELF);
@@ -128,20 +73,20 @@ Test(bench, json_has_every_workload_with_verified_page_sizes)
 	cr_assert_eq(r->status, 0, "bench failed: %s", r->err);
 	cr_assert(hpt_json_ok(r->out), "not one JSON value:\n%s", r->out);
 	cr_assert(strstr(r->out, "\"results\""), "%s", r->out);
-	for (cur = r->out; row_next(r->out, &cur, &row);) {
+	for (cur = r->out; hpt_row_next(&cur, &row);) {
 		char provider[64], workload[32], unit[32];
 		double ps, workers, median;
 
-		if (!row_str(&row, "workload", workload, sizeof workload))
+		if (!hpt_row_str(&row, "workload", workload, sizeof workload))
 			continue;   /* not a result row (e.g. an "unavailable" entry) */
 		rows++;
-		cr_assert(row_str(&row, "provider", provider, sizeof provider));
-		cr_assert(row_str(&row, "unit", unit, sizeof unit), "row without a unit: %.*s", (int)row.len,
+		cr_assert(hpt_row_str(&row, "provider", provider, sizeof provider));
+		cr_assert(hpt_row_str(&row, "unit", unit, sizeof unit), "row without a unit: %.*s", (int)row.len,
 			  row.start);
-		cr_assert(row_num(&row, "page_size", &ps), "row without a verified page size");
+		cr_assert(hpt_row_num(&row, "page_size", &ps), "row without a verified page size");
 		cr_expect_eq((long)ps, sysconf(_SC_PAGESIZE), "%s %s: page size %.0f", provider, workload, ps);
-		cr_assert(row_num(&row, "workers", &workers));
-		cr_assert(row_num(&row, "median", &median), "%s %s has no median", provider, workload);
+		cr_assert(hpt_row_num(&row, "workers", &workers));
+		cr_assert(hpt_row_num(&row, "median", &median), "%s %s has no median", provider, workload);
 		cr_expect_gt(median, 0.0, "%s %s: median %f", provider, workload, median);
 		for (int i = 0; i < 5; i++)
 			if (strcmp(workload, workloads[i]) == 0)
@@ -219,7 +164,7 @@ Test(bench, huge_rows_are_verified_and_page_tables_shrink)
 	size_t ps = 0;
 	long free_pages = pool_free(&ps);
 	const char *cur;
-	struct row row;
+	struct hpt_row row;
 	double huge_pt = -1, plain_pt = -1;
 	int huge_rows = 0;
 	struct hpt_run *r;
@@ -233,20 +178,20 @@ Test(bench, huge_rows_are_verified_and_page_tables_shrink)
 	r = bench("--size", "64MiB", "--providers", "memfd_hugetlb,plain", SMALL, NULL);
 	cr_assert_eq(r->status, 0, "bench failed: %s", r->err);
 	cr_assert(hpt_json_ok(r->out), "not one JSON value:\n%s", r->out);
-	for (cur = r->out; row_next(r->out, &cur, &row);) {
+	for (cur = r->out; hpt_row_next(&cur, &row);) {
 		char provider[64], workload[32];
 		double page, workers, median;
 
-		if (!row_str(&row, "workload", workload, sizeof workload) ||
-		    !row_str(&row, "provider", provider, sizeof provider) || !row_num(&row, "page_size", &page))
+		if (!hpt_row_str(&row, "workload", workload, sizeof workload) ||
+		    !hpt_row_str(&row, "provider", provider, sizeof provider) || !hpt_row_num(&row, "page_size", &page))
 			continue;
 		if (strcmp(provider, "memfd_hugetlb") == 0) {
 			huge_rows++;
 			cr_expect_eq((size_t)page, ps, "memfd_hugetlb %s: verified page size %.0f, want %zu", workload,
 				     page, ps);
 		}
-		if (strcmp(workload, "pagetables") == 0 && row_num(&row, "workers", &workers) && workers == 1 &&
-		    row_num(&row, "median", &median))
+		if (strcmp(workload, "pagetables") == 0 && hpt_row_num(&row, "workers", &workers) && workers == 1 &&
+		    hpt_row_num(&row, "median", &median))
 			*(strcmp(provider, "plain") == 0 ? &plain_pt : &huge_pt) = median;
 	}
 	cr_assert_gt(huge_rows, 0, "no memfd_hugetlb rows:\n%s\n%s", r->out, r->err);

@@ -17,6 +17,7 @@
 #include "harness.h"
 
 #include "fixture.h"
+#include "jsonrows.h"
 #include "hpshm.h"
 #include "ports/introspect.h"
 #include "toolrun.h"
@@ -30,72 +31,6 @@
 #define SMALL "--size", "16MiB", "--rounds", "2", "--phase-seconds", "0.05", "--quiet", "--json"
 
 TestSuite(bench_windows, .init = hpt_fixture_init, .fini = hpt_fixture_fini, .timeout = 120);
-
-/* One object of "results" or "unavailable": the text from its "provider" key to the next one's. */
-struct row {
-	const char *start; /* its "provider" key */
-	size_t      len;   /* up to the next row's */
-};
-
-static int row_next(const char **cursor, struct row *r)
-{
-	const char *p = strstr(*cursor, "\"provider\": ");
-	const char *q;
-
-	if (!p)
-		return 0;
-	q = strstr(p + 1, "\"provider\": ");
-	r->start = p;
-	r->len = q ? (size_t)(q - p) : strlen(p);
-	*cursor = p + 1;
-	return 1;
-}
-
-/* The text value of key in r, into buf: 1, or 0 if absent or not text. */
-static int row_str(const struct row *r, const char *key, char *buf, size_t len)
-{
-	char pat[64];
-	const char *p, *e;
-
-	snprintf(pat, sizeof pat, "\"%s\": \"", key);
-	p = strstr(r->start, pat);
-	if (!p || p >= r->start + r->len)
-		return 0;
-	p += strlen(pat);
-	e = strchr(p, '"');
-	if (!e)
-		return 0;
-	snprintf(buf, len, "%.*s", (int)(e - p), p);
-	return 1;
-}
-
-/* Is key present in r with the value null?  1 or 0. */
-static int row_null(const struct row *r, const char *key)
-{
-	char pat[64];
-	const char *p;
-
-	snprintf(pat, sizeof pat, "\"%s\": null", key);
-	p = strstr(r->start, pat);
-	return p && p < r->start + r->len;
-}
-
-/* The number value of key in r: 1, or 0 if absent or null. */
-static int row_num(const struct row *r, const char *key, double *out)
-{
-	char pat[64];
-	const char *p;
-
-	snprintf(pat, sizeof pat, "\"%s\": ", key);
-	p = strstr(r->start, pat);
-	if (!p || p >= r->start + r->len)
-		return 0;
-	p += strlen(pat);
-	if (strncmp(p, "null", 4) == 0)
-		return 0;
-	*out = strtod(p, NULL);
-	return 1;
-}
 
 /* The run every test below reads: made once per test process (the harness forks none here). */
 static struct hpt_run *bench_small(void)
@@ -123,33 +58,33 @@ Test(bench_windows, plain_and_the_raw_section_run_at_the_base_page_size_and_comp
 {
 	struct hpt_run *r = bench_small();
 	const char *cur = r->out;
-	struct row row;
+	struct hpt_row row;
 	int chase = 0, rmw = 0, setup = 0, teardown = 0;
 
-	while (row_next(&cur, &row)) {
+	while (hpt_row_next(&cur, &row)) {
 		char provider[64], workload[32], by[64];
 		double ps, median, vs;
 
-		if (!row_str(&row, "workload", workload, sizeof workload))
+		if (!hpt_row_str(&row, "workload", workload, sizeof workload))
 			continue;   /* an "unavailable" entry */
-		cr_assert(row_str(&row, "provider", provider, sizeof provider));
-		cr_assert(row_num(&row, "page_size", &ps), "%s %s: no verified page size", provider, workload);
+		cr_assert(hpt_row_str(&row, "provider", provider, sizeof provider));
+		cr_assert(hpt_row_num(&row, "page_size", &ps), "%s %s: no verified page size", provider, workload);
 		cr_expect_eq((size_t)ps, hpshm_base_page_size(), "%s %s: page size %.0f", provider, workload, ps);
-		cr_expect(row_str(&row, "verified_by", by, sizeof by) && strcmp(by, "QueryWorkingSetEx") == 0,
+		cr_expect(hpt_row_str(&row, "verified_by", by, sizeof by) && strcmp(by, "QueryWorkingSetEx") == 0,
 			  "%s %s: verified by %s, not QueryWorkingSetEx", provider, workload, by);
 		if (strcmp(workload, "chase") == 0 || strcmp(workload, "rmw") == 0) {
 			const char *ref = strcmp(provider, "plain") == 0 ? "ratio_vs_raw" : "ratio_vs_plain";
 
-			cr_assert(row_num(&row, "median", &median) && median > 0, "%s %s: no positive median", provider,
+			cr_assert(hpt_row_num(&row, "median", &median) && median > 0, "%s %s: no positive median", provider,
 				  workload);
-			cr_assert(row_num(&row, ref, &vs), "%s %s: no %s", provider, workload, ref);
+			cr_assert(hpt_row_num(&row, ref, &vs), "%s %s: no %s", provider, workload, ref);
 			cr_expect_gt(vs, 0.0, "%s %s: %s %f", provider, workload, ref, vs);
 			chase += strcmp(workload, "chase") == 0;
 			rmw += strcmp(workload, "rmw") == 0;
 		}
 		/* The thread CPU clock moves in ticks: a short setup may read 0, never less. */
 		if (strcmp(workload, "setup") == 0 || strcmp(workload, "teardown") == 0) {
-			cr_assert(row_num(&row, "median", &median) && median >= 0, "%s %s: no median", provider, workload);
+			cr_assert(hpt_row_num(&row, "median", &median) && median >= 0, "%s %s: no median", provider, workload);
 			setup += strcmp(workload, "setup") == 0;
 			teardown += strcmp(workload, "teardown") == 0;
 		}
@@ -164,17 +99,17 @@ Test(bench_windows, page_tables_are_null_with_the_reason)
 {
 	struct hpt_run *r = bench_small();
 	const char *cur = r->out;
-	struct row row;
+	struct hpt_row row;
 	int n = 0;
 
-	while (row_next(&cur, &row)) {
+	while (hpt_row_next(&cur, &row)) {
 		char workload[32], reason[256];
 
-		if (!row_str(&row, "workload", workload, sizeof workload) || strcmp(workload, "pagetables") != 0)
+		if (!hpt_row_str(&row, "workload", workload, sizeof workload) || strcmp(workload, "pagetables") != 0)
 			continue;
 		n++;
-		cr_expect(row_null(&row, "median"), "a page-table figure on Windows: %.*s", (int)row.len, row.start);
-		cr_expect(row_str(&row, "reason", reason, sizeof reason) && strstr(reason, "not offered on Windows"),
+		cr_expect(hpt_row_null(&row, "median"), "a page-table figure on Windows: %.*s", (int)row.len, row.start);
+		cr_expect(hpt_row_str(&row, "reason", reason, sizeof reason) && strstr(reason, "not offered on Windows"),
 			  "page-table row without its reason: %.*s", (int)row.len, row.start);
 	}
 	cr_expect_gt(n, 0, "no page-table rows");
@@ -185,24 +120,24 @@ Test(bench_windows, large_pages_run_verified_or_are_refused_with_the_reason)
 	size_t large = hpshm__os_default_page_size();
 	struct hpt_run *r;
 	const char *cur;
-	struct row row;
+	struct hpt_row row;
 	int refused = 0, ran = 0;
 
 	if (large == 0)
 		cr_skip_test("GetLargePageMinimum() is 0: this processor has no large pages");
 	r = bench_small();
-	for (cur = r->out; row_next(&cur, &row);) {
+	for (cur = r->out; hpt_row_next(&cur, &row);) {
 		char provider[64], workload[32], reason[512];
 		double ps;
 
-		cr_assert(row_str(&row, "provider", provider, sizeof provider));
-		if (!row_num(&row, "page_size", &ps) || (size_t)ps != large)
+		cr_assert(hpt_row_str(&row, "provider", provider, sizeof provider));
+		if (!hpt_row_num(&row, "page_size", &ps) || (size_t)ps != large)
 			continue;
-		if (row_str(&row, "workload", workload, sizeof workload)) {
+		if (hpt_row_str(&row, "workload", workload, sizeof workload)) {
 			ran++;   /* a row at the large page size is one the kernel verified as large */
 			continue;
 		}
-		cr_expect(row_str(&row, "reason", reason, sizeof reason) && reason[0], "%s refused without a reason",
+		cr_expect(hpt_row_str(&row, "reason", reason, sizeof reason) && reason[0], "%s refused without a reason",
 			  provider);
 		if (!hpshm__os_lock_privilege())
 			cr_expect(strstr(reason, "SeLockMemoryPrivilege"), "%s: the reason does not name the privilege: %s",
