@@ -90,6 +90,21 @@ static int raw_fail(char *why, size_t len, const char *call, int e)
 	return -1;
 }
 
+/* A memfd of maplen bytes with flags: its descriptor, or -1 with why filled. */
+static int raw_memfd(const char *name, unsigned flags, size_t maplen, char *why, size_t len)
+{
+	int fd = memfd_create(name, flags), e;
+
+	if (fd < 0)
+		return raw_fail(why, len, "memfd_create", errno);
+	if (ftruncate(fd, (off_t)maplen) < 0) {
+		e = errno;
+		close(fd);
+		return raw_fail(why, len, "ftruncate", e);
+	}
+	return fd;
+}
+
 int bench_os_raw_create(const struct bench_config *c, void *addr, size_t size, struct bench_region *r, char *why,
 		      size_t len)
 {
@@ -100,14 +115,10 @@ int bench_os_raw_create(const struct bench_config *c, void *addr, size_t size, s
 	void *p;
 
 	if (c->kind == BENCH_RAW_MEMFD) {
-		fd = memfd_create("hpshm-bench:raw", MFD_CLOEXEC | (c->page_size ? MFD_HUGETLB | huge_bits(c->page_size) : 0));
+		fd = raw_memfd("hpshm-bench:raw", MFD_CLOEXEC | (c->page_size ? MFD_HUGETLB | huge_bits(c->page_size) : 0),
+			       maplen, why, len);
 		if (fd < 0)
-			return raw_fail(why, len, "memfd_create", errno);
-		if (ftruncate(fd, (off_t)maplen) < 0) {
-			e = errno;
-			close(fd);
-			return raw_fail(why, len, "ftruncate", e);
-		}
+			return -1;
 	} else {
 		flags |= MAP_ANONYMOUS | (c->page_size ? MAP_HUGETLB | (int)huge_bits(c->page_size) : 0);
 	}
@@ -186,14 +197,9 @@ int bench_os_thp_create(const struct bench_config *c, void *addr, size_t size, s
 	unsigned char *p;
 
 	if (shared) {
-		fd = memfd_create("hpshm-bench:thp", MFD_CLOEXEC);
+		fd = raw_memfd("hpshm-bench:thp", MFD_CLOEXEC, maplen, why, len);
 		if (fd < 0)
-			return raw_fail(why, len, "memfd_create", errno);
-		if (ftruncate(fd, (off_t)maplen) < 0) {
-			e = errno;
-			close(fd);
-			return raw_fail(why, len, "ftruncate", e);
-		}
+			return -1;
 	} else if (!addr) {
 		over = pmd;   /* map a huge page more and trim, so the region starts huge-aligned */
 	}
