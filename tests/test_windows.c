@@ -800,6 +800,38 @@ Test(winseg, a_large_page_section_is_only_taken_once_verified)
 	hpshm_config_free(cfg);
 }
 
+/*
+ * What real Windows does when all is well, which wine cannot: the right held, a section of
+ * large pages, and QueryWorkingSetEx saying LargePage of every sample.  windows_large must
+ * then report verified 2 MiB pages, and nothing else may be tried.
+ */
+Test(winseg, with_the_right_and_large_pages_verified_windows_large_reports_2mib_pages)
+{
+	hpshm_config *cfg = config("provider=windows_large,huge_pages=on");
+	hpshm_segment *seg;
+	hpshm_report r;
+	hpshm_error err;
+	int rc;
+
+	hpshm__win_sys.adjust_token_privileges = fake_adjust_ok;
+	hpshm__win_sys.get_large_page_minimum = fake_large_2mib;
+	hpshm__win_sys.query_working_set_ex = fake_query_large;
+	fake_small_pages = 0;
+	rc = hpshm_segment_create_ex(&seg, 4 * MiB, cfg, &r, &err);
+	if (rc != 0 && err.sys_errno == ERROR_PRIVILEGE_NOT_HELD)
+		cr_skip_test("this Windows refuses the section itself without the right: %s", err.message);
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	cr_assert_str_eq(r.provider, "windows_large");
+	cr_assert_eq(r.nattempts, 1u, "%u providers tried", r.nattempts);
+	cr_assert(r.verified && r.huge, "verified %d, huge %d", r.verified, r.huge);
+	cr_assert_str_eq(r.verified_by, "QueryWorkingSetEx");
+	cr_assert_eq(r.page_size, 2 * MiB);
+	cr_assert_eq(r.mapped_size, 4 * MiB);
+	memset(hpshm_segment_address(seg), 0x5a, hpshm_segment_size(seg));
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	hpshm_config_free(cfg);
+}
+
 Test(winseg, a_commit_limit_is_out_of_memory_and_names_the_paging_file)
 {
 	hpshm_config *cfg = config("huge_pages=off");
