@@ -199,7 +199,10 @@ static int exec_find_preload(char *path, size_t len)
 		for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
 			size_t used = strlen(tried);
 
-			snprintf(cand, sizeof(cand), "%s/%s/%s", dirs[d], rel[i], EXEC_PRELOAD_NAME);
+			int n = snprintf(cand, sizeof(cand), "%s/%s/%s", dirs[d], rel[i], EXEC_PRELOAD_NAME);
+
+			if (n < 0 || (size_t)n >= sizeof(cand))
+				continue; /* a cut path would name another file */
 			if (access(cand, R_OK) == 0 && realpath(cand, path) && strlen(path) < len)
 				return 0;
 			snprintf(tried + used, sizeof(tried) - used, "%s%s", used ? ", " : "", cand);
