@@ -34,8 +34,8 @@
  * is mapped at the creator's address with MAP_FIXED | MAP_EXCL.  Named segments share plain's
  * interlock (backends/fdseg.c): the creator and every attacher hold flock(LOCK_SH), and a
  * dead hpshm object under the name is removed by the next create.  FreeBSD keeps shm objects
- * in the kernel, where no POSIX call lists them: scan() says so (posixshmcontrol(1) lists
- * them for an operator).
+ * in the kernel, where no POSIX call lists them: scan() lists none, and `hpshm ls` says so
+ * (posixshmcontrol(1) lists them for an operator).
  *
  * What is FreeBSD's own here is the few lines under __FreeBSD__ below.  Elsewhere the file is
  * still compiled (CI does so on Linux, into an object nothing links), with those calls
@@ -390,13 +390,17 @@ static int lp_attach(const struct hpshm_instance *self, struct hpshm_mapping *m,
 
 /* ---- named objects on the machine ---- */
 
-/* FreeBSD keeps POSIX shm objects in the kernel, and no POSIX call lists them. */
+/*
+ * FreeBSD keeps POSIX shm objects in the kernel, and no POSIX call lists them: nothing to
+ * list, by design rather than by failure, as for plain there (an error would make `hpshm ls`
+ * useless for every other provider); `hpshm ls` says these are not shown.
+ */
 static int lp_scan(const struct hpshm_instance *self, hpshm_found_fn fn, void *user)
 {
 	(void)self;
 	(void)fn;
 	(void)user;
-	return HPSHM_ENOTSUP;
+	return 0;
 }
 
 static int lp_remove(const struct hpshm_instance *self, const struct hpshm_found *f, hpshm_error *err)

@@ -201,7 +201,13 @@ int cmd_ls(int argc, char **argv)
 #if !defined(__linux__) && !defined(_WIN32)
 	/* POSIX has no call that lists shm objects; only Linux keeps them as files. */
 	if (!json && rc == 0)
-		printf("note: plain's named segments (POSIX shm objects) cannot be listed on this system\n");
+		printf("note: named POSIX shm segments (plain%s) cannot be listed on this system%s\n",
+#ifdef __FreeBSD__
+		       ", freebsd_largepage", "; posixshmcontrol ls shows them"
+#else
+		       "", ""
+#endif
+		);
 #endif
 	free(l.v);
 	return rc;
