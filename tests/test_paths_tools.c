@@ -1,0 +1,280 @@
+/*
+ * tests/test_paths_tools.c -- whole features of the tool and the library's logging, end to end:
+ * `hpshm run` (the child's status, a missing program, a signal, the segment gone after), `hpshm
+ * plan`, `hpshm bench --svg` and `--reserve`, and the log callback and built-in sink.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#include "fixture.h"
+#include "hpshm.h"
+#include "toolrun.h"
+
+#ifndef HPSHM_TOOL_PATH
+#error "HPSHM_TOOL_PATH must name the hpshm tool"
+#endif
+
+#define MIB ((size_t)1 << 20)
+
+TestSuite(paths_tools, .init = hpt_fixture_init, .fini = hpt_fixture_fini, .timeout = 120);
+
+/* ---- hpshm run ---- */
+
+Test(paths_tools, run_passes_the_token_and_returns_the_childs_status)
+{
+	struct hpt_run *r;
+
+	r = hpt_tool(HPSHM_TOOL_PATH, "run", "--size", "4MiB", "--config", "provider=plain", "--", "/bin/sh", "-c",
+		     "case \"$HPSHM_TOKEN\" in hpshm*) exit 7;; *) exit 3;; esac", NULL);
+	cr_assert_eq(r->status, 7, "the child did not see a token (3) or run failed: %d: %s", r->status, r->err);
+}
+
+Test(paths_tools, run_of_a_program_that_does_not_exist_exits_127)
+{
+	struct hpt_run *r;
+
+	r = hpt_tool(HPSHM_TOOL_PATH, "run", "--size", "4MiB", "--config", "provider=plain", "--",
+		     "/nonexistent/hpt-paths-program", NULL);
+	cr_assert_eq(r->status, 127, "status %d: %s", r->status, r->err);
+	cr_assert(hpt_contains(r->err, "hpt-paths-program"), "%s", r->err);
+}
+
+Test(paths_tools, run_of_a_program_that_cannot_be_executed_exits_126)
+{
+	char path[] = "/tmp/hpt-paths-noexec.XXXXXX";
+	struct hpt_run *r;
+	int fd = mkstemp(path);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, "not a program\n", 14), 14);
+	close(fd);
+	cr_assert_eq(chmod(path, 0644), 0);
+	r = hpt_tool(HPSHM_TOOL_PATH, "run", "--size", "4MiB", "--config", "provider=plain", "--", path, NULL);
+	unlink(path);
+	/* root may search but not execute a file without an x bit: EACCES */
+	cr_assert_eq(r->status, 126, "status %d: %s", r->status, r->err);
+}
+
+Test(paths_tools, run_of_a_child_killed_by_a_signal_exits_128_plus_the_signal)
+{
+	struct hpt_run *r;
+
+	r = hpt_tool(HPSHM_TOOL_PATH, "run", "--size", "4MiB", "--config", "provider=plain", "--", "/bin/sh", "-c",
+		     "kill -USR1 $$", NULL);
+	cr_assert_eq(r->status, 128 + SIGUSR1, "status %d: %s", r->status, r->err);
+}
+
+Test(paths_tools, run_destroys_the_named_segment_once_the_child_ended)
+{
+	char cmd[256], path[128];
+	struct hpt_run *r;
+	char name[64];
+
+	snprintf(name, sizeof name, "hpt-paths-run-%ld", (long)getpid());
+	snprintf(path, sizeof path, "/dev/shm/hpshm.%s", name);
+	snprintf(cmd, sizeof cmd, "test -e %s && exit 5; exit 6", path);
+	{
+		char kv[128];
+
+		snprintf(kv, sizeof kv, "provider=plain,name=%s", name);
+		r = hpt_tool(HPSHM_TOOL_PATH, "run", "--size", "4MiB", "--config", kv, "--", "/bin/sh", "-c", cmd, NULL);
+	}
+	cr_assert_eq(r->status, 5, "the named segment was not there while the child ran (6) or run failed: %d: %s",
+		     r->status, r->err);
+	cr_assert_neq(access(path, F_OK), 0, "%s outlived hpshm run", path);
+}
+
+Test(paths_tools, run_without_a_command_is_a_usage_error)
+{
+	struct hpt_run *r = hpt_tool(HPSHM_TOOL_PATH, "run", "--size", "4MiB", NULL);
+
+	cr_assert_eq(r->status, 2, "status %d: %s", r->status, r->err);
+}
+
+Test(paths_tools, run_that_cannot_create_exits_1_and_starts_nothing)
+{
+	struct hpt_run *r;
+	char flag[] = "/tmp/hpt-paths-ran.XXXXXX";
+	char cmd[128];
+	int fd = mkstemp(flag);
+
+	cr_assert_geq(fd, 0);
+	close(fd);
+	unlink(flag);
+	snprintf(cmd, sizeof cmd, "touch %s", flag);
+	r = hpt_tool(HPSHM_TOOL_PATH, "run", "--size", "4MiB", "--config", "provider=nosuch", "--", "/bin/sh", "-c", cmd,
+		     NULL);
+	cr_assert_neq(r->status, 0);
+	cr_assert_neq(access(flag, F_OK), 0, "the command ran although no segment was made");
+	unlink(flag);
+}
+
+/* ---- hpshm plan ---- */
+
+Test(paths_tools, plan_json_counts_the_pages_of_the_default_size)
+{
+	size_t ps = hpt_default_huge_page_size();
+	struct hpt_run *r;
+	char want[64];
+
+	if (ps == 0)
+		cr_skip_test("the kernel offers no huge page size");
+	r = hpt_tool(HPSHM_TOOL_PATH, "plan", "64MiB", "--json", NULL);
+	cr_assert(r->status == 0 || r->status == 1, "status %d: %s", r->status, r->err);
+	cr_assert(hpt_json_ok(r->out), "not one JSON value:\n%s", r->out);
+	snprintf(want, sizeof want, "\"pages\": %zu,", hpt_pages(64 * MIB, ps));
+	cr_assert(strstr(r->out, want), "no %s in:\n%s", want, r->out);
+	snprintf(want, sizeof want, "\"page_size\": %zu,", ps);
+	cr_assert(strstr(r->out, want), "no %s in:\n%s", want, r->out);
+	/* ready, or a list of what is missing: never both */
+	cr_assert(strstr(r->out, "\"ready\": true") ? strstr(r->out, "\"missing\": []") != NULL : 1, "%s", r->out);
+}
+
+Test(paths_tools, plan_for_an_unoffered_page_size_is_refused)
+{
+	struct hpt_run *r = hpt_tool(HPSHM_TOOL_PATH, "plan", "64MiB", "--huge-page-size", "3MiB", NULL);
+
+	cr_assert_neq(r->status, 0, "%s", r->out);
+	cr_assert(hpt_contains(r->err, "3MiB") || hpt_contains(r->out, "3MiB"), "%s%s", r->out, r->err);
+}
+
+Test(paths_tools, plan_without_a_size_is_a_usage_error)
+{
+	struct hpt_run *r = hpt_tool(HPSHM_TOOL_PATH, "plan", NULL);
+
+	cr_assert_eq(r->status, 2, "status %d: %s", r->status, r->err);
+}
+
+/* ---- hpshm bench ---- */
+
+Test(paths_tools, bench_writes_an_svg_chart)
+{
+	char path[] = "/tmp/hpt-paths-bench.XXXXXX";
+	struct hpt_run *r;
+	char buf[512] = "";
+	FILE *f;
+	int fd = mkstemp(path);
+
+	HPT_SKIP_UNDER_EMULATOR("the bench execs itself");
+	cr_assert_geq(fd, 0);
+	close(fd);
+	r = hpt_tool(HPSHM_TOOL_PATH, "bench", "--size", "8MiB", "--providers", "plain", "--rounds", "1",
+		     "--phase-seconds", "0.05", "--quiet", "--svg", path, NULL);
+	cr_assert_eq(r->status, 0, "status %d: %s", r->status, r->err);
+	f = fopen(path, "r");
+	cr_assert_not_null(f);
+	cr_assert_gt(fread(buf, 1, sizeof buf - 1, f), 0u);
+	fclose(f);
+	unlink(path);
+	cr_assert(strstr(buf, "<svg"), "not an SVG: %.200s", buf);
+}
+
+Test(paths_tools, bench_svg_to_an_unwritable_path_is_an_error)
+{
+	struct hpt_run *r;
+
+	HPT_SKIP_UNDER_EMULATOR("the bench execs itself");
+	r = hpt_tool(HPSHM_TOOL_PATH, "bench", "--size", "8MiB", "--providers", "plain", "--rounds", "1",
+		     "--phase-seconds", "0.05", "--quiet", "--svg", "/nonexistent/dir/chart.svg", NULL);
+	cr_assert_neq(r->status, 0, "writing the chart failed and bench said nothing");
+	cr_assert(hpt_contains(r->err, "chart.svg"), "%s", r->err);
+}
+
+Test(paths_tools, bench_reserve_puts_the_pool_back, .timeout = 180)
+{
+	struct hpt_pool before, after;
+	struct hpt_run *r;
+
+	HPT_SKIP_UNDER_EMULATOR("the bench execs itself");
+	if (geteuid() != 0)
+		cr_skip_test("--reserve writes nr_hugepages: needs root");
+	if (hpt_pool_read(2 * MIB, &before) < 0)
+		cr_skip_test("the kernel has no 2 MiB pages");
+	r = hpt_tool(HPSHM_TOOL_PATH, "bench", "--size", "8MiB", "--page-size", "2MiB", "--providers", "mmap_hugetlb",
+		     "--rounds", "1", "--phase-seconds", "0.05", "--quiet", "--reserve", NULL);
+	cr_assert_eq(hpt_pool_read(2 * MIB, &after), 0);
+	cr_assert_eq(after.total, before.total, "nr_hugepages %lu before, %lu after --reserve", before.total,
+		     after.total);
+	cr_assert_eq(r->status, 0, "status %d: %s", r->status, r->err);
+}
+
+/* ---- logging ---- */
+
+struct kept {
+	int  n;                           /* messages seen */
+	int  warnings;                    /* of them at warning level */
+	int  above;                       /* of them above the level asked for */
+	char last[HPSHM_MESSAGE_MAX];     /* the last one */
+};
+
+static void keep(void *user, hpshm_log_level level, const char *msg)
+{
+	struct kept *k = user;
+
+	k->n++;
+	if (level == HPSHM_LOG_WARNING)
+		k->warnings++;
+	if (level > HPSHM_LOG_WARNING)
+		k->above++;
+	snprintf(k->last, sizeof k->last, "%s", msg);
+}
+
+Test(paths_tools, log_callback_gets_the_fallback_warning_with_its_user_pointer)
+{
+	hpshm_config *cfg;
+	hpshm_segment *seg = NULL;
+	hpshm_error err;
+	struct kept k;
+
+	memset(&k, 0, sizeof k);
+	cr_assert_eq(hpshm_config_new(&cfg), 0);
+	hpshm_config_set_log(cfg, keep, &k, HPSHM_LOG_WARNING);
+	/* a huge provider that cannot work, then plain: the fallback is logged at warning */
+	cr_assert_eq(hpshm_config_parse(cfg, "provider=hugetlbfs,plain,huge_pages=try,hugetlbfs_path=/nonexistent", &err),
+		     0, "%s", err.message);
+	cr_assert_eq(hpshm_segment_create(&seg, 4 * MIB, cfg, &err), 0, "%s", err.message);
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	hpshm_config_free(cfg);
+	cr_assert_geq(k.warnings, 1, "no warning for the fallback to plain (%d messages)", k.n);
+	cr_assert_eq(k.above, 0, "messages above the level asked for reached the callback");
+}
+
+Test(paths_tools, log_level_off_silences_the_callback)
+{
+	hpshm_config *cfg;
+	hpshm_segment *seg = NULL;
+	hpshm_error err;
+	struct kept k;
+
+	memset(&k, 0, sizeof k);
+	cr_assert_eq(hpshm_config_new(&cfg), 0);
+	hpshm_config_set_log(cfg, keep, &k, HPSHM_LOG_OFF);
+	cr_assert_eq(hpshm_config_parse(cfg, "provider=hugetlbfs,plain,huge_pages=try,hugetlbfs_path=/nonexistent", &err),
+		     0);
+	cr_assert_eq(hpshm_segment_create(&seg, 4 * MIB, cfg, &err), 0, "%s", err.message);
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	hpshm_config_free(cfg);
+	cr_assert_eq(k.n, 0, "log level off, yet %d messages (last: %s)", k.n, k.last);
+}
+
+Test(paths_tools, built_in_sink_writes_to_stderr_at_the_level_of_log_level)
+{
+	struct hpt_run *r;
+
+	/* the tool uses the built-in sink; debug shows the walk */
+	r = hpt_tool(HPSHM_TOOL_PATH, "check", "--size", "4MiB", "--config",
+		     "provider=hugetlbfs,plain,huge_pages=try,hugetlbfs_path=/nonexistent,log_level=debug", NULL);
+	cr_assert_eq(r->status, 0, "status %d: %s", r->status, r->err);
+	cr_assert(hpt_contains(r->err, "hpshm"), "nothing on stderr at log_level=debug: %s", r->err);
+	r = hpt_tool(HPSHM_TOOL_PATH, "check", "--size", "4MiB", "--config",
+		     "provider=hugetlbfs,plain,huge_pages=try,hugetlbfs_path=/nonexistent,log_level=off", NULL);
+	cr_assert_eq(r->status, 0, "status %d: %s", r->status, r->err);
+	cr_assert(!hpt_contains(r->err, "warning"), "log_level=off still wrote: %s", r->err);
+}
