@@ -170,8 +170,6 @@ static int hugetlbfs_find_dir(const struct hpshm_instance *self, const struct hp
 	}
 
 	n = hpshm__hugetlbfs_mounts(mounts, HPSHM__MAX_MOUNTS);
-	if (n > HPSHM__MAX_MOUNTS)
-		n = HPSHM__MAX_MOUNTS;
 	for (i = 0; i < n; i++) {
 		if (mounts[i].page_size != rq->page_size)
 			continue;
@@ -237,8 +235,6 @@ static int hugetlbfs_needs(const struct hpshm_instance *self, const struct hpshm
 		return fn(user, &r);
 	}
 	n = hpshm__hugetlbfs_mounts(mounts, HPSHM__MAX_MOUNTS);
-	if (n > HPSHM__MAX_MOUNTS)
-		n = HPSHM__MAX_MOUNTS;
 	for (int i = 0; i < n; i++) {
 		if (mounts[i].page_size == rq->page_size && !mounts[i].writable) {
 			hpshm__requirement_add(r.now, "chgrp %ld %s && chmod 1770 %s", (long)getegid(), mounts[i].path,
@@ -541,8 +537,6 @@ static int hugetlbfs_scan(const struct hpshm_instance *self, hpshm_found_fn fn, 
 	int n, i, j, nseen = 0, dup;
 
 	n = hpshm__hugetlbfs_mounts(mounts, HPSHM__MAX_MOUNTS);
-	if (n > HPSHM__MAX_MOUNTS)
-		n = HPSHM__MAX_MOUNTS;
 	for (i = 0; i < n; i++) {
 		/* A file system mounted twice (bind mounts, containers) is listed once. */
 		if (hpshm__sys.stat(mounts[i].path, &st) < 0)
