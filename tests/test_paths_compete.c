@@ -1,0 +1,253 @@
+/*
+ * tests/test_paths_compete.c -- two creates of one name at once: the lock retries, the name
+ * taken between a look and a create, the new object unlinked by another creator before it was
+ * locked, and a live holder of a file that has no header yet.
+ *
+ * The segments are named plain ones, real objects in /dev/shm.  The other creator is played
+ * by hooks in the system call table that do, at the instant the race needs, what the other
+ * process would have done: create the name, unlink it, hold its lock.  Each test checks the
+ * outcome (a segment under the name, or HPSHM_EEXIST / HPSHM_ESYS with the call), that the
+ * retry happened (the calls counted), and that no descriptor and no object was left.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#include "fixture.h"
+#include "hpshm.h"
+#include "ports/posix/sys.h"
+
+#define MIB ((size_t)1 << 20)
+
+static struct hpshm__syscalls real;
+static hpshm_config *cfg;
+static char shm_name[64];   /* the segment's name */
+static char shm_path[96];   /* "/hpshm.<name>" */
+static int  fds_before;
+
+static struct {
+	int      no_tmpfile;     /* open(O_TMPFILE) fails with EOPNOTSUPP: the linked path */
+	int      excl_eexist;    /* shm_open(O_CREAT|O_EXCL) answers EEXIST this many times */
+	int      unlink_at_lock; /* unlink the name at the first LOCK_SH of a new object */
+	int      lock_busy;      /* LOCK_SH|LOCK_NB answers EWOULDBLOCK this many times (-1: always) */
+	int      link_eexist;    /* linkat answers EEXIST this many times */
+	unsigned excl_calls;     /* shm_open(O_CREAT|O_EXCL) calls seen */
+	unsigned lock_calls;     /* LOCK_SH calls seen */
+	unsigned link_calls;     /* linkat calls seen */
+} inj;
+
+static int hook_open(const char *path, int flags, mode_t mode)
+{
+#ifdef O_TMPFILE
+	if (inj.no_tmpfile && (flags & O_TMPFILE) == O_TMPFILE) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+#endif
+	return real.open(path, flags, mode);
+}
+
+static int hook_shm_open(const char *name, int flags, mode_t mode)
+{
+	if ((flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL) && strcmp(name, shm_path) == 0) {
+		inj.excl_calls++;
+		if (inj.excl_eexist != 0) {
+			if (inj.excl_eexist > 0)
+				inj.excl_eexist--;
+			errno = EEXIST;
+			return -1;
+		}
+	}
+	return real.shm_open(name, flags, mode);
+}
+
+static int hook_flock(int fd, int op)
+{
+	if (op & LOCK_SH) {
+		inj.lock_calls++;
+		if (inj.unlink_at_lock) {
+			inj.unlink_at_lock = 0;
+			(void)real.shm_unlink(shm_path);   /* the other creator took it for dead */
+		}
+		if (inj.lock_busy != 0) {
+			if (inj.lock_busy > 0)
+				inj.lock_busy--;
+			errno = EWOULDBLOCK;
+			return -1;
+		}
+	}
+	return real.flock(fd, op);
+}
+
+static int hook_linkat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, int flags)
+{
+	inj.link_calls++;
+	if (inj.link_eexist > 0) {
+		inj.link_eexist--;
+		errno = EEXIST;
+		return -1;
+	}
+	return real.linkat(olddirfd, oldpath, newdirfd, newpath, flags);
+}
+
+static void compete_init(void)
+{
+	char kv[128];
+	hpshm_error err;
+
+	hpt_fixture_init();
+	hpshm__sys_reset();
+	real = hpshm__sys;
+	memset(&inj, 0, sizeof inj);
+	snprintf(shm_name, sizeof shm_name, "hpt-paths-compete-%ld", (long)getpid());
+	snprintf(shm_path, sizeof shm_path, "/hpshm.%s", shm_name);
+	cr_assert_eq(hpshm_config_new(&cfg), 0);
+	snprintf(kv, sizeof kv, "provider=plain,name=%s", shm_name);
+	cr_assert_eq(hpshm_config_parse(cfg, kv, &err), 0, "%s", err.message);
+	fds_before = hpt_fd_count();
+	hpshm__sys.open = hook_open;
+	hpshm__sys.shm_open = hook_shm_open;
+	hpshm__sys.flock = hook_flock;
+	hpshm__sys.linkat = hook_linkat;
+}
+
+static void compete_fini(void)
+{
+	hpshm__sys_reset();
+	hpshm_config_free(cfg);
+	(void)shm_unlink(shm_path);
+	hpt_fixture_fini();
+}
+
+TestSuite(paths_compete, .init = compete_init, .fini = compete_fini, .timeout = 60);
+
+static int exists(void)
+{
+	char path[128];
+
+	snprintf(path, sizeof path, "/dev/shm%s", shm_path);
+	return access(path, F_OK) == 0;
+}
+
+/* Create, which must succeed, then destroy: nothing of it is left. */
+static void create_succeeds(void)
+{
+	hpshm_segment *seg = NULL;
+	hpshm_error err;
+	int rc;
+
+	memset(&err, 0, sizeof err);
+	rc = hpshm_segment_create(&seg, 4 * MIB, cfg, &err);
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	cr_assert(exists(), "the segment has no name after create");
+	memset(hpshm_segment_address(seg), 1, hpshm_segment_size(seg));
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	cr_assert(!exists(), "destroy left the name");
+	cr_assert_eq(hpt_fd_count(), fds_before);
+}
+
+/* Create, which must fail with want: the error. */
+static hpshm_error create_fails(int want)
+{
+	hpshm_segment *seg = NULL;
+	hpshm_error err;
+	int rc;
+
+	memset(&err, 0, sizeof err);
+	rc = hpshm_segment_create(&seg, 4 * MIB, cfg, &err);
+	cr_assert_eq(rc, want, "got %s: %s", hpshm_errname(rc), err.message);
+	cr_assert_null(seg);
+	cr_assert_eq(hpt_fd_count(), fds_before, "a descriptor was left open");
+	return err;
+}
+
+Test(paths_compete, create_retries_when_the_name_is_taken_between_its_look_and_its_create)
+{
+	inj.no_tmpfile = 1;
+	inj.excl_eexist = 1;
+	create_succeeds();
+	cr_assert_eq(inj.excl_calls, 2u, "shm_open(O_EXCL) was called %u times", inj.excl_calls);
+}
+
+Test(paths_compete, create_gives_up_with_eexist_on_a_name_that_keeps_being_recreated)
+{
+	hpshm_error err;
+
+	inj.no_tmpfile = 1;
+	inj.excl_eexist = -1;
+	err = create_fails(HPSHM_EEXIST);
+	cr_assert(hpt_contains(err.message, "keeps being re-created"), "%s", err.message);
+	cr_assert_gt(inj.excl_calls, 1u);
+}
+
+Test(paths_compete, create_starts_again_when_its_object_was_unlinked_before_it_locked_it)
+{
+	inj.no_tmpfile = 1;
+	inj.unlink_at_lock = 1;
+	create_succeeds();
+	cr_assert_eq(inj.excl_calls, 2u, "the unlinked object was kept (%u creates)", inj.excl_calls);
+}
+
+Test(paths_compete, create_retries_a_busy_lock_and_then_succeeds)
+{
+	inj.no_tmpfile = 1;
+	inj.lock_busy = 3;
+	create_succeeds();
+	cr_assert_geq(inj.lock_calls, 4u, "the lock was tried %u times", inj.lock_calls);
+}
+
+Test(paths_compete, create_that_never_gets_its_lock_fails_and_unlinks_its_object)
+{
+	hpshm_error err;
+
+	inj.no_tmpfile = 1;
+	inj.lock_busy = -1;
+	err = create_fails(HPSHM_ESYS);
+	cr_assert_str_eq(err.call, "flock");
+	cr_assert_eq(err.sys_errno, EWOULDBLOCK);
+	cr_assert(!exists(), "the object that could not be locked was left under the name");
+}
+
+Test(paths_compete, create_links_again_after_another_creator_linked_first)
+{
+	inj.link_eexist = 1;
+	create_succeeds();
+	if (inj.link_calls == 0)
+		cr_skip_test("no O_TMPFILE here: the object was created under its name, never linked");
+	cr_assert_geq(inj.link_calls, 2u, "linkat was called %u times", inj.link_calls);
+}
+
+Test(paths_compete, a_live_holder_of_a_file_without_a_header_makes_create_eexist)
+{
+	hpshm_error err;
+	int fd = shm_open(shm_path, O_RDWR | O_CREAT | O_EXCL, 0600);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(ftruncate(fd, (off_t)(4 * MIB + 4096)), 0);
+	cr_assert_eq(flock(fd, LOCK_SH), 0);   /* a creator that has not written its header yet */
+	fds_before = hpt_fd_count();
+	err = create_fails(HPSHM_EEXIST);
+	cr_assert(hpt_contains(err.message, "being created"), "%s", err.message);
+	cr_assert(exists(), "the holder's file was removed");
+	close(fd);
+}
+
+Test(paths_compete, a_dead_file_without_a_header_makes_create_eexist_pointing_at_gc_force)
+{
+	hpshm_error err;
+	int fd = shm_open(shm_path, O_RDWR | O_CREAT | O_EXCL, 0600);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(ftruncate(fd, (off_t)(4 * MIB + 4096)), 0);
+	close(fd);
+	err = create_fails(HPSHM_EEXIST);
+	cr_assert(hpt_contains(err.hint, "--force"), "hint: %s", err.hint);
+	cr_assert(exists(), "a file nothing proves is hpshm's was removed");
+}
