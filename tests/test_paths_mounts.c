@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -33,6 +34,19 @@ static char fake_mount[64];       /* a directory statfs() reports as hugetlbfs *
 static long fake_mount_bsize;     /* with this page size */
 static hpshm_config *cfg;
 
+/* fstatfs() of a file on the fake mount's file system says hugetlbfs too. */
+static int inj_fstatfs(int fd, struct statfs *buf)
+{
+	struct stat a, b;
+	int rc = real_linux.fstatfs(fd, buf);
+
+	if (rc == 0 && fake_mount[0] && fstat(fd, &a) == 0 && stat(fake_mount, &b) == 0 && a.st_dev == b.st_dev) {
+		buf->f_type = (__typeof__(buf->f_type))HUGETLBFS_MAGIC;
+		buf->f_bsize = fake_mount_bsize;
+	}
+	return rc;
+}
+
 static int inj_statfs(const char *path, struct statfs *buf)
 {
 	int rc = real_linux.statfs(path, buf);
@@ -50,6 +64,7 @@ static void mounts_init(void)
 	hpshm__linux_sys_reset();
 	real_linux = hpshm__linux_sys;
 	hpshm__linux_sys.statfs = inj_statfs;
+	hpshm__linux_sys.fstatfs = inj_fstatfs;
 	hpt_fakeroot_create(64, 64);
 	snprintf(fake_mount, sizeof fake_mount, "/tmp/hpt-mnt.XXXXXX");
 	cr_assert_not_null(mkdtemp(fake_mount));
@@ -381,4 +396,77 @@ Test(paths_mounts, cgroup_short_of_room_gives_the_hint_naming_the_file)
 	cr_assert_eq(hpshm__hugetlb_cgroup_short(8 * MIB, 2 * MIB, 1, buf, sizeof buf), 1);
 	cr_assert(hpt_contains(buf, "hugetlb.2MB.max"), "%s", buf);
 	cr_assert_eq(hpshm__hugetlb_cgroup_short(2 * MIB, 2 * MIB, 1, buf, sizeof buf), 0);
+}
+
+/* ---- attach: the kernel's page size against the creator's ---- */
+
+/* In a forked child: unmap the creator's header companions (memfds named "hpshm:"), which an
+ * attach maps again at the same address.  0, or -1. */
+static int unmap_companions(void)
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+	unsigned long lo, hi;
+	int rc = 0;
+
+	if (f == NULL)
+		return -1;
+	while (fgets(line, sizeof line, f))
+		if (strstr(line, "/memfd:hpshm:") && sscanf(line, "%lx-%lx", &lo, &hi) == 2 &&
+		    munmap((void *)lo, hi - lo) != 0)
+			rc = -1;
+	fclose(f);
+	return rc;
+}
+
+Test(paths_mounts, attach_refuses_a_segment_backed_by_other_pages_than_the_creators, .timeout = 60)
+{
+	hpshm_segment *seg = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	char kv[256], token[HPSHM_TOKEN_MAX];
+	void *hole;
+	uintptr_t a;
+	int rc, status;
+	pid_t pid;
+
+	/* A free, aligned range for the segment, and the library told it is hugetlb there. */
+	hole = mmap(NULL, 16 * MIB, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	cr_assert_neq(hole, MAP_FAILED);
+	a = ((uintptr_t)hole + 2 * MIB - 1) & ~(uintptr_t)(2 * MIB - 1);
+	cr_assert_eq(munmap(hole, 16 * MIB), 0);
+	hpt_fakeroot_smaps_huge((void *)a, 8 * MIB, 2 * MIB);
+
+	snprintf(kv, sizeof kv, "provider=hugetlbfs,huge_pages=on,reattach=exec,populate=off,hugetlbfs_path=%s,"
+		 "base_address=%#lx", fake_mount, (unsigned long)a);
+	set(kv);
+	memset(&err, 0, sizeof err);
+	rc = hpshm_segment_create_ex(&seg, 4 * MIB, cfg, &r, &err);
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	cr_assert_eq(r.page_size, 2 * MIB, "the creator's verified page size");
+	cr_assert_gt(hpshm_segment_token(seg, token, sizeof token, &err), 0, "%s", err.message);
+
+	/* The child sees what the kernel really maps there: base pages. */
+	hpt_fakeroot_smaps_real();
+	pid = hpt_fork();
+	cr_assert_neq(pid, -1);
+	if (pid == 0) {
+		hpshm_segment *child = NULL;
+		hpshm_error cerr;
+
+		if (munmap(hpshm_segment_address(seg), r.mapped_size) != 0 || unmap_companions() != 0)
+			_exit(100);
+		rc = hpshm_segment_attach(&child, token, NULL, &cerr);
+		if (rc == 0)
+			_exit(101);
+		if (strcmp(cerr.call, "verify") != 0)
+			_exit(102);
+		_exit(-rc);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status), "status %#x", status);
+	cr_assert_neq(WEXITSTATUS(status), 101, "a segment on other pages than the creator's was attached");
+	cr_assert_neq(WEXITSTATUS(status), 102, "the refusal was not verification's");
+	cr_assert_eq(-WEXITSTATUS(status), HPSHM_ENOHUGE, "exit %d", WEXITSTATUS(status));
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
 }
