@@ -15,7 +15,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -201,6 +204,53 @@ static int inj_ftruncate(int fd, off_t len)
 	return real.ftruncate(fd, len);
 }
 
+/* A directory that statfs() and fstatfs() report as a 2 MiB hugetlbfs mount. */
+static char fake_mount[64];
+
+static int on_fake_mount(int fd)
+{
+	struct stat a, b;
+
+	return fake_mount[0] && fstat(fd, &a) == 0 && stat(fake_mount, &b) == 0 && a.st_dev == b.st_dev;
+}
+
+static int inj_statfs(const char *path, struct statfs *buf)
+{
+	int rc = real_linux.statfs(path, buf);
+
+	if (rc == 0 && fake_mount[0] && strcmp(path, fake_mount) == 0) {
+		buf->f_type = (__typeof__(buf->f_type))HUGETLBFS_MAGIC;
+		buf->f_bsize = (long)(2 * MIB);
+	}
+	return rc;
+}
+
+static int inj_fstatfs(int fd, struct statfs *buf)
+{
+	int rc = real_linux.fstatfs(fd, buf);
+
+	if (rc == 0 && on_fake_mount(fd)) {
+		buf->f_type = (__typeof__(buf->f_type))HUGETLBFS_MAGIC;
+		buf->f_bsize = (long)(2 * MIB);
+	}
+	return rc;
+}
+
+/* Entries in dir other than . and .. */
+static int dir_entries(const char *dir)
+{
+	struct dirent *e;
+	DIR *d = opendir(dir);
+	int n = 0;
+
+	cr_assert_not_null(d, "%s: %s", dir, strerror(errno));
+	while ((e = readdir(d)) != NULL)
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+			n++;
+	closedir(d);
+	return n;
+}
+
 /* ---- suite ---- */
 
 static hpshm_config *cfg;
@@ -234,6 +284,10 @@ static void create_init(void)
 	hpshm__sys.close = inj_close;
 	hpshm__sys.ftruncate = inj_ftruncate;
 	hpshm__linux_sys.memfd_create = inj_memfd_create;
+	hpshm__linux_sys.statfs = inj_statfs;
+	hpshm__linux_sys.fstatfs = inj_fstatfs;
+	snprintf(fake_mount, sizeof fake_mount, "/tmp/hpt-mnt.XXXXXX");
+	cr_assert_not_null(mkdtemp(fake_mount));
 }
 
 static void create_fini(void)
@@ -243,6 +297,7 @@ static void create_fini(void)
 	if (held)
 		(void)munmap(held, held_len);
 	hpshm_config_free(cfg);
+	(void)rmdir(fake_mount);
 	hpt_fakeroot_destroy();
 	hpt_fixture_fini();
 }
@@ -421,6 +476,51 @@ Test(paths_create, a_named_plain_create_unlinks_its_object_when_mmap_fails)
 	cr_assert_neq(access(path, F_OK), 0, "%s was left behind", path);
 }
 
+Test(paths_create, hugetlbfs_closes_and_unlinks_its_file_when_mmap_fails)
+{
+	char kv[160];
+
+	inj.fd_mmap_errno = ENOMEM;
+	snprintf(kv, sizeof kv, "provider=hugetlbfs,huge_pages=on,hugetlbfs_path=%s", fake_mount);
+	expect_failure(kv, 4 * MIB, HPSHM_ENOHUGE, "mmap", ENOMEM);
+	cr_assert_eq(dir_entries(fake_mount), 0, "a file was left in the mount");
+}
+
+Test(paths_create, a_named_hugetlbfs_create_unlinks_its_file_when_mmap_fails)
+{
+	char kv[192];
+
+	inj.fd_mmap_errno = ENOMEM;
+	snprintf(kv, sizeof kv, "provider=hugetlbfs,huge_pages=on,hugetlbfs_path=%s,name=hpt-paths-htlb", fake_mount);
+	expect_failure(kv, 4 * MIB, HPSHM_ENOHUGE, "mmap", ENOMEM);
+	cr_assert_eq(dir_entries(fake_mount), 0, "the named file was left in the mount");
+}
+
+Test(paths_create, hugetlbfs_closes_and_unlinks_its_file_when_ftruncate_fails)
+{
+	char kv[160];
+
+	inj.ftruncate_errno = EFBIG;
+	snprintf(kv, sizeof kv, "provider=hugetlbfs,huge_pages=on,hugetlbfs_path=%s,name=hpt-paths-htlb-t", fake_mount);
+	expect_failure(kv, 4 * MIB, HPSHM_ENOHUGE, "ftruncate", EFBIG);
+	cr_assert_eq(dir_entries(fake_mount), 0, "the named file was left in the mount");
+}
+
+Test(paths_create, hugetlbfs_leaves_no_file_when_the_pool_was_taken_between_probe_and_create)
+{
+	const char *mnt = hpt_test_hugetlbfs(2 * MIB);
+	char kv[256];
+	int before;
+
+	if (mnt == NULL)
+		HPT_UNAVAILABLE("hugetlbfs", "2MiB", "HPSHM_TEST_HUGETLBFS names no 2 MiB hugetlbfs mount");
+	before = dir_entries(mnt);
+	hold_the_real_pool();
+	snprintf(kv, sizeof kv, "provider=hugetlbfs,huge_pages=on,hugetlbfs_path=%s,name=hpt-paths-htlb-pool", mnt);
+	expect_failure(kv, 4 * MIB, HPSHM_ENOHUGE, "mmap", ENOMEM);
+	cr_assert_eq(dir_entries(mnt), before, "a file was left in %s", mnt);
+}
+
 /* ---- base_address: misaligned, taken ---- */
 
 /* An address range of len bytes that nothing maps now, aligned to align. */
@@ -435,20 +535,32 @@ static uintptr_t free_range(size_t len, size_t align)
 	return a;
 }
 
-Test(paths_create, a_base_address_not_aligned_to_the_page_is_a_base_address_error)
+Test(paths_create, a_base_address_off_the_address_granule_is_refused_by_the_config)
+{
+	hpshm_error err;
+	char kv[96];
+	uintptr_t a = free_range(8 * MIB, 2 * MIB) + 4096;
+
+	snprintf(kv, sizeof kv, "base_address=%#lx", (unsigned long)a);
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm_config_parse(cfg, kv, &err), HPSHM_EVALUE, "%s", err.message);
+	cr_assert_str_eq(err.key, "base_address");
+}
+
+Test(paths_create, a_base_address_not_aligned_to_the_huge_page_is_a_base_address_error)
 {
 	hpshm_segment *seg = NULL;
 	hpshm_report r;
 	hpshm_error err;
 	char kv[128];
-	uintptr_t a = free_range(8 * MIB, 2 * MIB) + 4096;
+	uintptr_t a = free_range(8 * MIB, 2 * MIB) + 65536;   /* on the granule, off the 2 MiB page */
 	int rc;
 
-	snprintf(kv, sizeof kv, "provider=mmap_hugetlb,huge_pages=on,reattach=off,base_address=%#lx", (unsigned long)a);
+	snprintf(kv, sizeof kv, "provider=mmap_hugetlb,huge_pages=on,base_address=%#lx", (unsigned long)a);
 	set(kv);
 	memset(&err, 0, sizeof err);
 	rc = hpshm_segment_create_ex(&seg, 4 * MIB, cfg, &r, &err);
-	cr_assert_neq(rc, 0, "a 4 KiB-aligned base_address was taken for 2 MiB pages");
+	cr_assert_neq(rc, 0, "a base_address off the 2 MiB page was taken for 2 MiB pages");
 	cr_assert_null(seg);
 	cr_assert_str_eq(r.attempts[0].provider, "mmap_hugetlb");
 	cr_assert(hpt_contains(r.attempts[0].reason, "not aligned"), "%s", r.attempts[0].reason);
