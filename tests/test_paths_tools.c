@@ -187,10 +187,12 @@ Test(paths_tools, bench_svg_to_an_unwritable_path_is_an_error)
 	cr_assert(hpt_contains(r->err, "chart.svg"), "%s", r->err);
 }
 
-Test(paths_tools, bench_reserve_puts_the_pool_back, .timeout = 180)
+Test(paths_tools, bench_reserve_raises_the_pool_for_the_run_and_puts_it_back, .timeout = 180)
 {
 	struct hpt_pool before, after;
+	unsigned long from = 0, to = 0;
 	struct hpt_run *r;
+	const char *note;
 
 	HPT_SKIP_UNDER_EMULATOR("the bench execs itself");
 	if (geteuid() != 0)
@@ -198,11 +200,17 @@ Test(paths_tools, bench_reserve_puts_the_pool_back, .timeout = 180)
 	if (hpt_pool_read(2 * MIB, &before) < 0)
 		cr_skip_test("the kernel has no 2 MiB pages");
 	r = hpt_tool(HPSHM_TOOL_PATH, "bench", "--size", "8MiB", "--page-size", "2MiB", "--providers", "mmap_hugetlb",
-		     "--rounds", "1", "--phase-seconds", "0.05", "--quiet", "--reserve", NULL);
+		     "--rounds", "1", "--phase-seconds", "0.05", "--quiet", "--json", "--reserve", NULL);
 	cr_assert_eq(hpt_pool_read(2 * MIB, &after), 0);
 	cr_assert_eq(after.total, before.total, "nr_hugepages %lu before, %lu after --reserve", before.total,
 		     after.total);
 	cr_assert_eq(r->status, 0, "status %d: %s", r->status, r->err);
+	cr_assert(hpt_json_ok(r->out), "not one JSON value:\n%s", r->out);
+	note = strstr(r->out, "\"pool\": \"2048 KiB pool ");
+	cr_assert_not_null(note, "no note of the reservation in:\n%s", r->out);
+	cr_assert_eq(sscanf(note, "\"pool\": \"2048 KiB pool %lu -> %lu pages", &from, &to), 2, "%.120s", note);
+	cr_assert_eq(from, before.total, "the pool was %lu, the bench saw %lu", before.total, from);
+	cr_assert_gt(to, from, "--reserve added no page: %.120s", note);
 }
 
 /* ---- logging ---- */
