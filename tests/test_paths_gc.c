@@ -16,7 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/ipc.h>
 #include <sys/mman.h>
+#include <sys/shm.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -285,4 +287,184 @@ Test(paths_gc, remove_through_the_api_refuses_an_object_that_vanished_after_ls)
 	cr_assert_eq(shm_unlink(shm_path), 0);
 	cr_assert_eq(hpshm_objects_remove(&o, 0, &err), HPSHM_EINVAL, "%s", err.message);
 	cr_assert(hpt_contains(err.message, "gone"), "%s", err.message);
+}
+
+/* ---- the same races on SysV segments (needs a pool) ---- */
+
+static int sysv_id = -1;          /* the dead segment's id */
+static int sysv_attached_at_look; /* attach it ourselves when remove() looks */
+static int sysv_rmid_at_look;     /* remove it ourselves when remove() looks */
+static int sysv_stat_errno;       /* fail remove()'s IPC_STAT with this */
+static int sysv_rmid_errno;       /* fail remove()'s IPC_RMID with this */
+static int sysv_foreign_key;      /* IPC_STAT shows a key outside hpshm's range: the id was reused */
+static void *sysv_ours = (void *)-1; /* our own attachment */
+
+static int hook_shmctl(int id, int cmd, struct shmid_ds *buf)
+{
+	int rc;
+
+	if (id == sysv_id && cmd == IPC_STAT) {
+		if (sysv_stat_errno) {
+			errno = sysv_stat_errno;
+			return -1;
+		}
+		if (sysv_rmid_at_look) {
+			sysv_rmid_at_look = 0;
+			(void)real.shmctl(id, IPC_RMID, NULL);
+		}
+		if (sysv_attached_at_look) {
+			sysv_attached_at_look = 0;
+			sysv_ours = real.shmat(id, NULL, SHM_RDONLY);
+		}
+		rc = real.shmctl(id, cmd, buf);
+		if (rc == 0 && sysv_foreign_key)
+			buf->shm_perm.__key = 0x12345678;
+		return rc;
+	}
+	if (id == sysv_id && cmd == IPC_RMID && sysv_rmid_errno) {
+		errno = sysv_rmid_errno;
+		return -1;
+	}
+	return real.shmctl(id, cmd, buf);
+}
+
+static void sysv_gc_init(void)
+{
+	gc_init();
+	sysv_id = -1;
+	sysv_attached_at_look = sysv_rmid_at_look = sysv_stat_errno = sysv_rmid_errno = sysv_foreign_key = 0;
+	sysv_ours = (void *)-1;
+}
+
+static void sysv_gc_fini(void)
+{
+	hpshm__sys_reset();
+	if (sysv_ours != (void *)-1)
+		(void)shmdt(sysv_ours);
+	if (sysv_id >= 0)
+		(void)shmctl(sysv_id, IPC_RMID, NULL);
+	gc_fini();
+}
+
+TestSuite(paths_gc_sysv, .init = sysv_gc_init, .fini = sysv_gc_fini, .timeout = 60);
+
+/* A named SysV segment whose creator was killed; its entry as sysv_hugetlb's scan() lists it. */
+static struct look sysv_dead(struct hpshm_instance *inst)
+{
+	struct hpt_pool p;
+	struct look l;
+	hpshm_config *cfg;
+	hpshm_error err;
+	char kv[160], c;
+	int fds[2], status;
+	pid_t pid;
+
+	if (hpt_pool_read(2 * MIB, &p) < 0 || hpt_pool_available(&p) < 3) {
+		hpshm__sys_reset();
+		HPT_UNAVAILABLE_PAGES("sysv_hugetlb", "2MiB", 3, "needs 3 free 2MiB pages for a named SysV segment");
+	}
+	cr_assert_eq(hpshm_config_new(&cfg), 0);
+	snprintf(kv, sizeof kv, "provider=sysv_hugetlb,huge_pages=on,name=%s", shm_name);
+	cr_assert_eq(hpshm_config_parse(cfg, kv, &err), 0, "%s", err.message);
+	cr_assert_eq(pipe(fds), 0);
+	pid = hpt_fork();
+	cr_assert_neq(pid, -1);
+	if (pid == 0) {
+		hpshm_segment *seg;
+
+		close(fds[0]);
+		if (hpshm_segment_create(&seg, 4 * MIB, cfg, &err) != 0 || write(fds[1], "k", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(fds[1]);
+	cr_assert_eq(read(fds[0], &c, 1), 1, "the creator could not create its SysV segment");
+	close(fds[0]);
+	cr_assert_eq(kill(pid, SIGKILL), 0);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	hpshm_config_free(cfg);
+
+	memset(&l, 0, sizeof l);
+	cr_assert_eq(hpshm__provider_find("sysv_hugetlb", inst), 0);
+	cr_assert_geq(inst->ops->scan(inst, look_one, &l), 0);
+	cr_assert(l.hit, "sysv_hugetlb's scan did not list %s", shm_name);
+	cr_assert_eq(sscanf(l.found.id, "shm=%d", &sysv_id), 1, "%s", l.found.id);
+	cr_assert_eq(l.found.has_header, HPSHM_FOUND_HEADER);
+	hpshm__sys.shmctl = hook_shmctl;
+	return l;
+}
+
+static int sysv_exists(void)
+{
+	struct shmid_ds ds;
+
+	return real.shmctl(sysv_id, IPC_STAT, &ds) == 0;
+}
+
+Test(paths_gc_sysv, remove_of_a_sysv_segment_removed_meanwhile_is_done)
+{
+	struct hpshm_instance inst;
+	struct look l = sysv_dead(&inst);
+	hpshm_error err;
+
+	sysv_rmid_at_look = 1;
+	cr_assert_eq(inst.ops->remove(&inst, &l.found, &err), 0, "%s", err.message);
+	cr_assert(!sysv_exists());
+}
+
+Test(paths_gc_sysv, remove_of_a_sysv_segment_attached_again_is_eexist_and_keeps_it)
+{
+	struct hpshm_instance inst;
+	struct look l = sysv_dead(&inst);
+	hpshm_error err;
+
+	sysv_attached_at_look = 1;
+	cr_assert_eq(inst.ops->remove(&inst, &l.found, &err), HPSHM_EEXIST, "%s", err.message);
+	cr_assert_neq(sysv_ours, (void *)-1, "the hook could not attach the segment");
+	cr_assert(sysv_exists(), "a segment a process has attached was removed");
+	cr_assert_eq(shmdt(sysv_ours), 0);
+	sysv_ours = (void *)-1;
+	cr_assert_eq(inst.ops->remove(&inst, &l.found, &err), 0, "%s", err.message);
+	cr_assert(!sysv_exists());
+}
+
+Test(paths_gc_sysv, remove_of_a_sysv_id_now_holding_another_segment_is_einval)
+{
+	struct hpshm_instance inst;
+	struct look l = sysv_dead(&inst);
+	hpshm_error err;
+
+	sysv_foreign_key = 1;
+	cr_assert_eq(inst.ops->remove(&inst, &l.found, &err), HPSHM_EINVAL, "%s", err.message);
+	cr_assert(hpt_contains(err.message, "no longer"), "%s", err.message);
+	cr_assert(sysv_exists());
+}
+
+Test(paths_gc_sysv, remove_that_may_not_look_at_a_sysv_segment_is_esys_eacces_with_a_hint)
+{
+	struct hpshm_instance inst;
+	struct look l = sysv_dead(&inst);
+	hpshm_error err;
+
+	sysv_stat_errno = EACCES;
+	cr_assert_eq(inst.ops->remove(&inst, &l.found, &err), HPSHM_ESYS, "%s", err.message);
+	cr_assert_eq(err.sys_errno, EACCES);
+	cr_assert_str_eq(err.call, "shmctl");
+	cr_assert(hpt_contains(err.hint, "owner or root"), "hint: %s", err.hint);
+	cr_assert(sysv_exists());
+}
+
+Test(paths_gc_sysv, remove_that_may_not_remove_a_sysv_segment_is_esys_eperm_with_a_hint)
+{
+	struct hpshm_instance inst;
+	struct look l = sysv_dead(&inst);
+	hpshm_error err;
+
+	sysv_rmid_errno = EPERM;
+	cr_assert_eq(inst.ops->remove(&inst, &l.found, &err), HPSHM_ESYS, "%s", err.message);
+	cr_assert_eq(err.sys_errno, EPERM);
+	cr_assert_str_eq(err.call, "shmctl");
+	cr_assert(hpt_contains(err.hint, "gc as"), "hint: %s", err.hint);
+	cr_assert(sysv_exists(), "IPC_RMID failed, yet the segment is gone");
 }
