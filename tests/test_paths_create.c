@@ -404,13 +404,6 @@ Test(paths_create, sysv_hugetlb_leaves_no_id_when_the_pool_was_taken_between_pro
 	expect_failure("provider=sysv_hugetlb,huge_pages=on", 4 * MIB, HPSHM_ENOHUGE, "shmget", ENOMEM);
 }
 
-Test(paths_create, a_named_memfd_create_leaves_nothing_when_the_pool_was_taken)
-{
-	hold_the_real_pool();
-	expect_failure("provider=memfd_hugetlb,huge_pages=on,name=hpt-paths-memfd-taken", 4 * MIB, HPSHM_ENOHUGE,
-		       "mmap", ENOMEM);
-}
-
 /* ---- a later call fails: injected ---- */
 
 Test(paths_create, sysv_hugetlb_removes_its_segment_when_shmat_fails)
