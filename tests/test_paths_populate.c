@@ -504,3 +504,89 @@ Test(paths_populate, populate_of_nothing_is_a_no_op)
 	cr_assert_eq(methods, (unsigned)HPSHM_POPULATE_NONE);
 	cr_assert_eq(inj.madvise_calls + inj.fallocate_calls, 0u);
 }
+
+/*
+ * A SIGBUS another thread is sent (kill, pthread_kill: not a fault) while a touch runs: the
+ * touch's handler must act as the program's action would.  Under the default action the
+ * process ends with SIGBUS; returning from the handler would swallow a signal that is not
+ * raised again, as a fault is.
+ */
+struct sent_run {
+	struct short_map m;   /* what the touching thread touches */
+};
+
+static void *sent_other(void *arg)
+{
+	struct sigaction cur;
+
+	(void)arg;
+	for (;;) {
+		if (sigaction(SIGBUS, NULL, &cur) == 0 && cur.sa_handler != SIG_DFL && cur.sa_handler != SIG_IGN) {
+			pthread_kill(pthread_self(), SIGBUS);
+			return NULL;
+		}
+	}
+}
+
+Test(paths_populate, populate_touch_does_not_swallow_a_sent_sigbus_under_the_default_action, .timeout = 60)
+{
+	int status = 0;
+	pid_t pid = hpt_fork();
+
+	cr_assert_neq(pid, -1);
+	if (pid == 0) {
+		struct short_map m;
+		pthread_t b;
+		size_t bad;
+		int i;
+
+		signal(SIGBUS, SIG_DFL);
+		m.len = 64u << 20;
+		m.addr = mmap(NULL, m.len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m.addr == MAP_FAILED || pthread_create(&b, NULL, sent_other, NULL) != 0)
+			_exit(3);
+		for (i = 0; i < 20; i++)
+			(void)hpshm__posix_touch(m.addr, m.len, 1, &bad);
+		_exit(4);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert_neq(status, 3 << 8, "the child could not set up");
+	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS,
+		  "a SIGBUS sent under the default action must end the process; status %#x%s", status,
+		  WIFEXITED(status) && WEXITSTATUS(status) == 4 ? " (the signal was swallowed)" : "");
+}
+
+/*
+ * The same signal under SIG_IGN is ignored, and the touch that was running keeps its guard: a
+ * page past the end of its file later in the same touch is still reported, not fatal.
+ */
+Test(paths_populate, populate_touch_keeps_its_guard_when_a_sent_sigbus_is_ignored, .timeout = 60)
+{
+	int status = 0;
+	pid_t pid = hpt_fork();
+
+	cr_assert_neq(pid, -1);
+	if (pid == 0) {
+		struct short_map m;
+		pthread_t b;
+		size_t bad = 0;
+		int rc;
+
+		signal(SIGBUS, SIG_IGN);
+		m.page = (size_t)sysconf(_SC_PAGESIZE);
+		m.len = 64u << 20;
+		m.fd = memfd_create("hpshm-test-ign", MFD_CLOEXEC);
+		if (m.fd < 0 || ftruncate(m.fd, (off_t)(m.len - m.page)) != 0)
+			_exit(3);
+		m.addr = mmap(NULL, m.len, PROT_READ | PROT_WRITE, MAP_SHARED, m.fd, 0);
+		if (m.addr == MAP_FAILED || pthread_create(&b, NULL, sent_other, NULL) != 0)
+			_exit(3);
+		rc = hpshm__posix_touch(m.addr, m.len, 1, &bad);
+		pthread_join(b, NULL);
+		_exit(rc == 1 && bad == m.len - m.page ? 0 : 5);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status), "the child died (status %#x): the touch lost its guard", status);
+	cr_assert_eq(WEXITSTATUS(status), 0, "exit %d (3 setup, 5 the touch did not report the missing page)",
+		     WEXITSTATUS(status));
+}
