@@ -1,0 +1,237 @@
+/*
+ * tests/test_paths_sysinfo.c -- the machine facts the operator's hints are built from, read from
+ * a fake sysroot (fakes.h): the huge page pools of every size, the setting an operator raises,
+ * the hint after a failed reservation, transparent huge pages, and the readers under them.
+ *
+ * A hint that names the wrong sysctl or the wrong number of pages sends an operator the wrong
+ * way, so each test checks the numbers and names the hint is built from.  The fake tree links
+ * some files to the real ones (the SysV limits, transparent_hugepage): a test that writes such
+ * a file first removes the link from the tree, never writing through it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#include "fakes.h"
+#include "fixture.h"
+#include "hpshm.h"
+#include "ports/linux/linux.h"
+
+#define MIB HPT_MIB
+#define GIB ((size_t)1 << 30)
+
+static void sysinfo_init(void)
+{
+	hpt_fixture_init();
+	hpt_fakeroot_create(10, 4);
+}
+
+static void sysinfo_fini(void)
+{
+	hpt_fakeroot_destroy();
+	hpt_fixture_fini();
+}
+
+TestSuite(paths_sysinfo, .init = sysinfo_init, .fini = sysinfo_fini);
+
+/* Add a pool of 1 GiB pages to the fake tree. */
+static void giant_pool(const char *nr, const char *free_pages, const char *resv, const char *over, const char *surplus)
+{
+	const char *d = "sys/kernel/mm/hugepages/hugepages-1048576kB/";
+	char rel[128];
+
+	snprintf(rel, sizeof rel, "%snr_hugepages", d);
+	hpt_fakeroot_write(rel, nr);
+	snprintf(rel, sizeof rel, "%sfree_hugepages", d);
+	hpt_fakeroot_write(rel, free_pages);
+	snprintf(rel, sizeof rel, "%sresv_hugepages", d);
+	hpt_fakeroot_write(rel, resv);
+	snprintf(rel, sizeof rel, "%snr_overcommit_hugepages", d);
+	hpt_fakeroot_write(rel, over);
+	snprintf(rel, sizeof rel, "%ssurplus_hugepages", d);
+	hpt_fakeroot_write(rel, surplus);
+}
+
+/* Write a file the fake tree may hold as a link to the real one: the link goes first. */
+static void replace(const char *rel, const char *content)
+{
+	char path[512];
+
+	snprintf(path, sizeof path, "%s/%s", hpt_fakeroot_dir(), rel);
+	(void)unlink(path);
+	hpt_fakeroot_write(rel, content);
+}
+
+Test(paths_sysinfo, pools_of_every_size_are_listed_smallest_first_with_their_counters)
+{
+	struct hpshm__pool p[4];
+	int n;
+
+	giant_pool("3\n", "2\n", "1\n", "5\n", "1\n");
+	n = hpshm__pools(p, 4);
+	cr_assert_eq(n, 2);
+	cr_assert_eq(p[0].page_size, 2 * MIB);
+	cr_assert_eq(p[0].total, 10ul);
+	cr_assert_eq(p[0].free, 4ul);
+	cr_assert_eq(p[1].page_size, GIB);
+	cr_assert_eq(p[1].total, 3ul);
+	cr_assert_eq(p[1].resv, 1ul);
+	/* free 2 - resv 1 + (overcommit 5 - surplus 1) */
+	cr_assert_eq(hpshm__pool_available(&p[1]), 5ul);
+	cr_assert_eq(hpshm__pools(p, 1), 1, "room for one pool: one listed");
+}
+
+Test(paths_sysinfo, directories_that_are_not_pools_are_not_listed)
+{
+	struct hpshm__pool p[4];
+
+	hpt_fakeroot_write("sys/kernel/mm/hugepages/hugepages-abckB/nr_hugepages", "1\n");
+	hpt_fakeroot_write("sys/kernel/mm/hugepages/hugepages-4096MB/nr_hugepages", "1\n");
+	hpt_fakeroot_write("sys/kernel/mm/hugepages/other/nr_hugepages", "1\n");
+	cr_assert_eq(hpshm__pools(p, 4), 1);
+	cr_assert_eq(p[0].page_size, 2 * MIB);
+}
+
+Test(paths_sysinfo, a_size_without_a_pool_is_unavailable)
+{
+	struct hpshm__pool p;
+
+	cr_assert_eq(hpshm__pool_get(GIB, &p), HPSHM_EUNAVAILABLE);
+	cr_assert_eq(hpshm__pool_get(1000, &p), HPSHM_EUNAVAILABLE, "not a whole number of KiB");
+	cr_assert_eq(hpshm__pool_get(2 * MIB, NULL), HPSHM_EINVAL);
+}
+
+Test(paths_sysinfo, the_default_size_is_raised_by_sysctl_and_others_by_their_sysfs_file)
+{
+	char buf[128];
+
+	cr_assert_str_eq(hpshm__pool_knob(2 * MIB, buf, sizeof buf), "vm.nr_hugepages");
+	cr_assert_str_eq(hpshm__pool_knob(GIB, buf, sizeof buf),
+			 "/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages");
+}
+
+Test(paths_sysinfo, a_short_pool_hint_names_the_sysctl_and_the_total_to_reach)
+{
+	char buf[HPSHM_TEXT_MAX];
+
+	/* 10 pages, 4 free: 16 MiB needs 8, so 4 more: at least 14 */
+	hpshm__hugetlb_hint(16 * MIB, 2 * MIB, buf, sizeof buf);
+	cr_assert(strstr(buf, "raise vm.nr_hugepages to at least 14"), "%s", buf);
+	cr_assert(strstr(buf, "needs 4 more 2MiB pages"), "%s", buf);
+}
+
+Test(paths_sysinfo, a_hint_for_a_pool_that_looks_big_enough_counts_the_whole_segment_on_top)
+{
+	char buf[HPSHM_TEXT_MAX];
+
+	hpshm__hugetlb_hint(4 * MIB, 2 * MIB, buf, sizeof buf);
+	cr_assert(strstr(buf, "at least 12"), "10 pages plus the 2 needed: %s", buf);
+	cr_assert(strstr(buf, "taken meanwhile"), "%s", buf);
+}
+
+Test(paths_sysinfo, a_hint_for_an_unoffered_size_lists_the_sizes_offered)
+{
+	char buf[HPSHM_TEXT_MAX];
+
+	hpshm__hugetlb_hint(4 * MIB, 16 * MIB, buf, sizeof buf);
+	cr_assert(strstr(buf, "huge_page_size"), "%s", buf);
+	cr_assert(strstr(buf, "2MiB"), "the size offered is not named: %s", buf);
+}
+
+Test(paths_sysinfo, a_hint_for_a_non_default_size_names_its_sysfs_file)
+{
+	char buf[HPSHM_TEXT_MAX];
+
+	giant_pool("0\n", "0\n", "0\n", "0\n", "0\n");
+	hpshm__hugetlb_hint(2 * GIB, GIB, buf, sizeof buf);
+	cr_assert(strstr(buf, "hugepages-1048576kB/nr_hugepages to at least 2"), "%s", buf);
+}
+
+Test(paths_sysinfo, the_default_huge_page_size_comes_from_meminfo)
+{
+	cr_assert_eq(hpshm__default_huge_page_size(), 2 * MIB);
+	replace("proc/meminfo", "MemTotal: 100 kB\n");
+	cr_assert_eq(hpshm__default_huge_page_size(), 0u, "no Hugepagesize line: no default");
+}
+
+Test(paths_sysinfo, transparent_huge_pages_settings_are_the_bracketed_words)
+{
+	struct hpshm__thp t;
+
+	{
+		char path[512];
+
+		/* the tree's link to the real directory goes: never write through it */
+		snprintf(path, sizeof path, "%s/sys/kernel/mm/transparent_hugepage", hpt_fakeroot_dir());
+		cr_assert_eq(unlink(path), 0, "%s: %s", path, strerror(errno));
+	}
+	hpt_fakeroot_write("sys/kernel/mm/transparent_hugepage/enabled", "always [madvise] never\n");
+	hpt_fakeroot_write("sys/kernel/mm/transparent_hugepage/defrag", "[always] defer madvise never\n");
+	cr_assert_eq(hpshm__thp(&t), 0);
+	cr_assert_str_eq(t.enabled, "madvise");
+	cr_assert_str_eq(t.defrag, "always");
+	cr_assert_str_eq(t.shmem_enabled, "", "a missing file is empty");
+}
+
+Test(paths_sysinfo, the_hugetlb_shm_group_that_is_not_a_number_is_unreadable)
+{
+	replace("proc/sys/vm/hugetlb_shm_group", "staff\n");
+	cr_assert_eq(hpshm__hugetlb_shm_group(), -1L);
+	replace("proc/sys/vm/hugetlb_shm_group", "1234\n");
+	cr_assert_eq(hpshm__hugetlb_shm_group(), 1234L);
+}
+
+Test(paths_sysinfo, a_field_is_read_in_the_base_asked_for)
+{
+	unsigned long long v = 0;
+
+	replace("proc/test_status", "Name:\tx\nCapEff:\t0000000000004000\nVmRSS:\t  123 kB\n");
+	cr_assert_eq(hpshm__read_field("/proc/test_status", "CapEff", 16, &v), 0);
+	cr_assert_eq(v, 0x4000ull);
+	cr_assert_eq(hpshm__read_field("/proc/test_status", "VmRSS", 10, &v), 0);
+	cr_assert_eq(v, 123ull);
+	cr_assert_eq(hpshm__read_field("/proc/test_status", "Missing", 10, &v), HPSHM_EIO);
+	cr_assert_eq(hpshm__read_field("/proc/nonexistent", "X", 10, &v), HPSHM_EIO);
+}
+
+Test(paths_sysinfo, a_line_longer_than_the_buffer_is_cut_marked_and_read_past)
+{
+	char big[300], buf[16];
+	FILE *f;
+	int cut = 0;
+
+	memset(big, 'a', sizeof big - 2);
+	big[sizeof big - 2] = '\n';
+	big[sizeof big - 1] = '\0';
+	{
+		char text[400];
+
+		snprintf(text, sizeof text, "%snext\n", big);
+		replace("proc/test_lines", text);
+	}
+	f = hpshm__sysfile_open("/proc/test_lines");
+	cr_assert_not_null(f);
+	cr_assert_eq(hpshm__getline(f, buf, sizeof buf, &cut), 1);
+	cr_assert_eq(cut, 1, "the long line was not marked as cut");
+	cr_assert_eq(strlen(buf), sizeof buf - 1);
+	cr_assert_eq(hpshm__getline(f, buf, sizeof buf, &cut), 1);
+	cr_assert_eq(cut, 0);
+	cr_assert_str_eq(buf, "next", "the rest of the long line was not read past");
+	cr_assert_eq(hpshm__getline(f, buf, sizeof buf, &cut), 0);
+	fclose(f);
+}
+
+Test(paths_sysinfo, hugetlb_cgroup_file_names_use_the_kernels_units)
+{
+	char buf[16];
+
+	cr_assert_str_eq(hpshm__hugetlb_cgroup_size(64 * 1024, buf, sizeof buf), "64KB");
+	cr_assert_str_eq(hpshm__hugetlb_cgroup_size(2 * MIB, buf, sizeof buf), "2MB");
+	cr_assert_str_eq(hpshm__hugetlb_cgroup_size(32 * MIB, buf, sizeof buf), "32MB");
+	cr_assert_str_eq(hpshm__hugetlb_cgroup_size(GIB, buf, sizeof buf), "1GB");
+	cr_assert_str_eq(hpshm__hugetlb_cgroup_size(16 * GIB, buf, sizeof buf), "16GB");
+}
