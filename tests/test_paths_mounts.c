@@ -32,6 +32,7 @@
 static struct hpshm__linux_syscalls real_linux;
 static char fake_mount[64];       /* a directory statfs() reports as hugetlbfs */
 static long fake_mount_bsize;     /* with this page size */
+static int  fake_mount_on;        /* 0: statfs() tells the truth about it */
 static hpshm_config *cfg;
 
 /* fstatfs() of a file on the fake mount's file system says hugetlbfs too. */
@@ -40,7 +41,7 @@ static int inj_fstatfs(int fd, struct statfs *buf)
 	struct stat a, b;
 	int rc = real_linux.fstatfs(fd, buf);
 
-	if (rc == 0 && fake_mount[0] && fstat(fd, &a) == 0 && stat(fake_mount, &b) == 0 && a.st_dev == b.st_dev) {
+	if (rc == 0 && fake_mount_on && fstat(fd, &a) == 0 && stat(fake_mount, &b) == 0 && a.st_dev == b.st_dev) {
 		buf->f_type = (__typeof__(buf->f_type))HUGETLBFS_MAGIC;
 		buf->f_bsize = fake_mount_bsize;
 	}
@@ -51,7 +52,7 @@ static int inj_statfs(const char *path, struct statfs *buf)
 {
 	int rc = real_linux.statfs(path, buf);
 
-	if (rc == 0 && fake_mount[0] && strcmp(path, fake_mount) == 0) {
+	if (rc == 0 && fake_mount_on && strcmp(path, fake_mount) == 0) {
 		buf->f_type = (__typeof__(buf->f_type))HUGETLBFS_MAGIC;
 		buf->f_bsize = fake_mount_bsize;
 	}
@@ -69,6 +70,7 @@ static void mounts_init(void)
 	snprintf(fake_mount, sizeof fake_mount, "/tmp/hpt-mnt.XXXXXX");
 	cr_assert_not_null(mkdtemp(fake_mount));
 	fake_mount_bsize = (long)(2 * MIB);
+	fake_mount_on = 1;
 	cr_assert_eq(hpshm_config_new(&cfg), 0);
 }
 
@@ -200,7 +202,7 @@ Test(paths_mounts, hugetlbfs_path_that_is_not_hugetlbfs_is_refused)
 	char kv[128];
 	hpshm_attempt a;
 
-	fake_mount[0] = '\0';   /* the directory is what it is: not hugetlbfs */
+	fake_mount_on = 0;   /* the directory is what it is: not hugetlbfs */
 	snprintf(kv, sizeof kv, "hugetlbfs_path=/tmp");
 	a = hugetlbfs_refusal(kv);
 	cr_assert_eq(a.result, HPSHM_EUNAVAILABLE);
