@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -285,4 +287,162 @@ Test(paths_tools, built_in_sink_writes_to_stderr_at_the_level_of_log_level)
 		     "provider=hugetlbfs,plain,huge_pages=try,hugetlbfs_path=/nonexistent,log_level=off", NULL);
 	cr_assert_eq(r->status, 0, "status %d: %s", r->status, r->err);
 	cr_assert(!hpt_contains(r->err, "warning"), "log_level=off still wrote: %s", r->err);
+}
+
+/* ---- ls and gc on a dead segment ---- */
+
+/* A named plain segment whose creator was killed; its name. */
+static const char *dead_segment(char *name, size_t len)
+{
+	hpshm_config *cfg;
+	hpshm_error err;
+	char kv[128], c;
+	int fds[2], status;
+	pid_t pid;
+
+	snprintf(name, len, "hpt-paths-dead-%ld", (long)getpid());
+	cr_assert_eq(hpshm_config_new(&cfg), 0);
+	snprintf(kv, sizeof kv, "provider=plain,name=%s", name);
+	cr_assert_eq(hpshm_config_parse(cfg, kv, &err), 0, "%s", err.message);
+	cr_assert_eq(pipe(fds), 0);
+	pid = hpt_fork();
+	cr_assert_neq(pid, -1);
+	if (pid == 0) {
+		hpshm_segment *seg;
+
+		close(fds[0]);
+		if (hpshm_segment_create(&seg, 4 * MIB, cfg, &err) != 0 || write(fds[1], "k", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(fds[1]);
+	cr_assert_eq(read(fds[0], &c, 1), 1, "the creator could not create its segment");
+	close(fds[0]);
+	cr_assert_eq(kill(pid, SIGKILL), 0);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	hpshm_config_free(cfg);
+	return name;
+}
+
+static void unlink_dead(const char *name)
+{
+	char path[128];
+
+	snprintf(path, sizeof path, "/hpshm.%s", name);
+	(void)shm_unlink(path);
+}
+
+Test(paths_tools, ls_lists_a_dead_segment_as_dead_with_its_creator)
+{
+	char name[64], want[128];
+	struct hpt_run *r;
+
+	dead_segment(name, sizeof name);
+	r = hpt_tool(HPSHM_TOOL_PATH, "ls", NULL);
+	unlink_dead(name);
+	cr_assert_eq(r->status, 0, "status %d: %s", r->status, r->err);
+	snprintf(want, sizeof want, " %s ", name);
+	{
+		const char *row = strstr(r->out, want);
+		const char *eol;
+
+		cr_assert_not_null(row, "%s is not listed:\n%s", name, r->out);
+		eol = strchr(row, '\n');
+		cr_assert(eol && memmem(row, (size_t)(eol - row), "dead", 4), "its row does not say dead: %.200s", row);
+	}
+}
+
+Test(paths_tools, gc_dry_run_would_remove_a_dead_segment_and_removes_nothing)
+{
+	char name[64], path[128];
+	struct hpt_run *r;
+	const char *obj, *action;
+
+	dead_segment(name, sizeof name);
+	snprintf(path, sizeof path, "/dev/shm/hpshm.%s", name);
+	r = hpt_tool(HPSHM_TOOL_PATH, "gc", "--dry-run", "--json", NULL);
+	cr_assert_eq(access(path, F_OK), 0, "gc --dry-run removed %s", path);
+	unlink_dead(name);
+	cr_assert_eq(r->status, 0, "status %d: %s", r->status, r->err);
+	cr_assert(hpt_json_ok(r->out), "not one JSON value:\n%s", r->out);
+	cr_assert(strstr(r->out, "\"dry_run\": true"), "%s", r->out);
+	obj = strstr(r->out, name);
+	cr_assert_not_null(obj, "%s is not in gc's list:\n%s", name, r->out);
+	action = strstr(obj, "\"action\": ");
+	cr_assert_not_null(action);
+	cr_assert_eq(strncmp(action, "\"action\": \"would remove\"", 24), 0, "%.60s", action);
+}
+
+Test(paths_tools, gc_text_dry_run_counts_what_it_would_remove)
+{
+	char name[64];
+	struct hpt_run *r;
+	unsigned would = 0;
+	const char *sum;
+
+	dead_segment(name, sizeof name);
+	r = hpt_tool(HPSHM_TOOL_PATH, "gc", "--dry-run", NULL);
+	unlink_dead(name);
+	cr_assert_eq(r->status, 0, "status %d: %s", r->status, r->err);
+	cr_assert(strstr(r->out, name), "%s", r->out);
+	sum = strstr(r->out, " would be removed");
+	cr_assert_not_null(sum, "%s", r->out);
+	while (sum > r->out && sum[-1] >= '0' && sum[-1] <= '9')
+		sum--;
+	cr_assert_eq(sscanf(sum, "%u would be removed", &would), 1);
+	cr_assert_geq(would, 1u, "%s", r->out);
+}
+
+Test(paths_tools, ls_and_gc_refuse_unexpected_arguments)
+{
+	cr_assert_eq(hpt_tool(HPSHM_TOOL_PATH, "ls", "--bogus", NULL)->status, 2);
+	cr_assert_eq(hpt_tool(HPSHM_TOOL_PATH, "gc", "--bogus", NULL)->status, 2);
+}
+
+/* ---- the tool's own help ---- */
+
+Test(paths_tools, help_and_version_exit_0_and_name_the_commands)
+{
+	struct hpt_run *r = hpt_tool(HPSHM_TOOL_PATH, "--help", NULL);
+	static const char *const cmds[] = { "probe", "plan", "check", "run", "ls", "gc", "bench" };
+
+	cr_assert_eq(r->status, 0, "%s", r->err);
+	for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+		cr_assert(strstr(r->out, cmds[i]) || strstr(r->err, cmds[i]), "--help does not name %s", cmds[i]);
+	r = hpt_tool(HPSHM_TOOL_PATH, "--version", NULL);
+	cr_assert_eq(r->status, 0, "%s", r->err);
+	cr_assert_neq(r->out[0], '\0');
+}
+
+Test(paths_tools, help_of_each_command_exits_0)
+{
+	static const char *const cmds[] = { "probe", "plan", "check", "run", "ls", "gc", "bench", "providers" };
+
+	for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+		struct hpt_run *r = hpt_tool(HPSHM_TOOL_PATH, cmds[i], "--help", NULL);
+
+		cr_assert_eq(r->status, 0, "%s --help: %d %s", cmds[i], r->status, r->err);
+		cr_assert(strstr(r->out, cmds[i]) || strstr(r->err, cmds[i]), "%s --help does not name it", cmds[i]);
+	}
+}
+
+/* ---- probe and check in text ---- */
+
+Test(paths_tools, probe_text_names_every_provider_and_plain_is_usable)
+{
+	static const char *const names[] = { "memfd_hugetlb", "mmap_hugetlb", "sysv_hugetlb", "hugetlbfs", "plain" };
+	struct hpt_run *r = hpt_tool(HPSHM_TOOL_PATH, "probe", "--size", "4MiB", NULL);
+
+	cr_assert_eq(r->status, 0, "status %d: %s", r->status, r->err);
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		cr_assert(strstr(r->out, names[i]), "probe does not name %s:\n%s", names[i], r->out);
+}
+
+Test(paths_tools, check_text_reports_the_provider_it_used)
+{
+	struct hpt_run *r = hpt_tool(HPSHM_TOOL_PATH, "check", "--size", "4MiB", "--config", "provider=plain", NULL);
+
+	cr_assert_eq(r->status, 0, "status %d: %s", r->status, r->err);
+	cr_assert(strstr(r->out, "plain"), "%s", r->out);
 }
