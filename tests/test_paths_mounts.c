@@ -480,3 +480,28 @@ Test(paths_mounts, attach_refuses_a_segment_backed_by_other_pages_than_the_creat
 	cr_assert_eq(-WEXITSTATUS(status), HPSHM_ENOHUGE, "exit %d", WEXITSTATUS(status));
 	cr_assert_eq(hpshm_segment_destroy(seg), 0);
 }
+
+Test(paths_mounts, cgroup_reservation_limit_that_binds_is_the_one_the_reason_names)
+{
+	char buf[HPSHM_TEXT_MAX];
+
+	cgroup_v2("/a", "/");
+	hpt_fakeroot_write("sys/fs/cgroup/a/hugetlb.2MB.max", "16777216\n");
+	hpt_fakeroot_write("sys/fs/cgroup/a/hugetlb.2MB.rsvd.max", "4194304\n");
+	hpt_fakeroot_write("sys/fs/cgroup/a/hugetlb.2MB.rsvd.current", "2097152\n");
+	cr_assert_eq(hpshm__hugetlb_cgroup_short(8 * MIB, 2 * MIB, 0, buf, sizeof buf), 1);
+	cr_assert(strstr(buf, "hugetlb.2MB.rsvd.max to at least 10MiB"), "%s", buf);
+	cr_assert(strstr(buf, "reserved"), "%s", buf);
+}
+
+Test(paths_mounts, cgroup_v1_limit_that_binds_names_limit_in_bytes)
+{
+	char buf[HPSHM_TEXT_MAX];
+
+	hpt_fakeroot_write("proc/self/cgroup", "7:hugetlb:/g\n");
+	hpt_fakeroot_write("proc/self/mountinfo", "31 1 0:27 / /sys/fs/cgroup/hugetlb rw - cgroup cgroup rw,hugetlb\n");
+	hpt_fakeroot_write("sys/fs/cgroup/hugetlb/g/hugetlb.2MB.limit_in_bytes", "2097152\n");
+	hpt_fakeroot_write("sys/fs/cgroup/hugetlb/g/hugetlb.2MB.usage_in_bytes", "0\n");
+	cr_assert_eq(hpshm__hugetlb_cgroup_short(4 * MIB, 2 * MIB, 1, buf, sizeof buf), 1);
+	cr_assert(strstr(buf, "hugetlb.2MB.limit_in_bytes to at least 4MiB"), "%s", buf);
+}
