@@ -20,6 +20,7 @@
 #include "fixture.h"
 #include "hpshm.h"
 #include "ports/linux/linux.h"
+#include "ports/port.h"
 
 #define MIB HPT_MIB
 #define GIB ((size_t)1 << 30)
@@ -234,4 +235,65 @@ Test(paths_sysinfo, hugetlb_cgroup_file_names_use_the_kernels_units)
 	cr_assert_str_eq(hpshm__hugetlb_cgroup_size(32 * MIB, buf, sizeof buf), "32MB");
 	cr_assert_str_eq(hpshm__hugetlb_cgroup_size(GIB, buf, sizeof buf), "1GB");
 	cr_assert_str_eq(hpshm__hugetlb_cgroup_size(16 * GIB, buf, sizeof buf), "16GB");
+}
+
+/* ---- what backs a range: /proc/self/smaps as the kernel writes it ---- */
+
+#define VMA(range, kps, flags)                                                                    \
+	range " rw-s 00000000 00:10 42                         /x\n"                               \
+	"Size:               2048 kB\nKernelPageSize:  " kps " kB\nMMUPageSize:     " kps " kB\n"  \
+	"Rss:                   0 kB\nVmFlags: " flags "\n"
+
+Test(paths_sysinfo, a_range_split_into_vmas_reports_the_smallest_page_and_huge_only_if_all_are)
+{
+	struct hpshm__backing b;
+
+	replace("proc/self/smaps",
+		VMA("600000000000-600000200000", "2048", "rd wr sh mr mw me ms de ht sd")
+		VMA("600000200000-600000400000", "4", "rd wr sh mr mw me ms sd")
+		VMA("600000400000-600000600000", "2048", "rd wr sh mr mw me ms de ht sd"));
+	cr_assert_eq(hpshm__verify_backing((void *)0x600000000000, 6 * MIB, -1, &b), 0);
+	cr_assert_eq(b.page_size, (size_t)4096);
+	cr_assert_eq(b.huge, 0);
+	cr_assert_str_eq(b.source, "smaps");
+	/* the first VMA alone is huge */
+	cr_assert_eq(hpshm__verify_backing((void *)0x600000000000, 2 * MIB, -1, &b), 0);
+	cr_assert_eq(b.page_size, 2 * MIB);
+	cr_assert_eq(b.huge, 1);
+	/* the last VMA of the file, reached at its end */
+	cr_assert_eq(hpshm__verify_backing((void *)0x600000400000, 2 * MIB, -1, &b), 0);
+	cr_assert_eq(b.huge, 1);
+}
+
+Test(paths_sysinfo, a_range_no_vma_holds_is_unverified)
+{
+	struct hpshm__backing b;
+
+	replace("proc/self/smaps", VMA("600000000000-600000200000", "2048", "rd wr ht"));
+	cr_assert_eq(hpshm__verify_backing((void *)0x500000000000, 2 * MIB, -1, &b), HPSHM_EUNAVAILABLE);
+	cr_assert_str_eq(b.source, "unverified");
+	cr_assert_eq(hpshm__verify_backing(NULL, 0, -1, &b), HPSHM_EUNAVAILABLE);
+	cr_assert_eq(hpshm__verify_backing((void *)0x600000000000, 2 * MIB, -1, NULL), HPSHM_EINVAL);
+}
+
+Test(paths_sysinfo, a_vma_without_kernel_page_size_is_unverified)
+{
+	struct hpshm__backing b;
+
+	replace("proc/self/smaps", "600000000000-600000200000 rw-s 00000000 00:10 42 /x\nVmFlags: rd wr ht\n");
+	cr_assert_eq(hpshm__verify_backing((void *)0x600000000000, 2 * MIB, -1, &b), HPSHM_EUNAVAILABLE);
+}
+
+Test(paths_sysinfo, maps_line_names_the_first_mapping_overlapping_a_range)
+{
+	char buf[256];
+
+	replace("proc/self/maps", "600000000000-600000200000 rw-s 00000000 00:10 42 /first\n"
+				  "600000400000-600000600000 rw-s 00000000 00:10 43 /second\n");
+	cr_assert_eq(hpshm__maps_line((void *)0x600000300000, 4 * MIB, buf, sizeof buf), 0);
+	cr_assert(strstr(buf, "/second"), "%s", buf);
+	cr_assert_eq(hpshm__maps_line((void *)0x600000100000, 0, buf, sizeof buf), 0);
+	cr_assert(strstr(buf, "/first"), "%s", buf);
+	cr_assert_eq(hpshm__maps_line((void *)0x600000200000, 2 * MIB, buf, sizeof buf), HPSHM_EUNAVAILABLE);
+	cr_assert_eq(hpshm__maps_line((void *)0x600000200000, 2 * MIB, NULL, 0), HPSHM_EINVAL);
 }
