@@ -4,6 +4,7 @@
  * plan`, `hpshm bench --svg` and `--reserve`, and the log callback and built-in sink.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -445,4 +446,44 @@ Test(paths_tools, check_text_reports_the_provider_it_used)
 
 	cr_assert_eq(r->status, 0, "status %d: %s", r->status, r->err);
 	cr_assert(strstr(r->out, "plain"), "%s", r->out);
+}
+
+/* ---- hpshm run forwards the signals that would otherwise leave the segment behind ---- */
+
+Test(paths_tools, run_forwards_sigterm_to_the_child_and_still_destroys_the_segment, .timeout = 60)
+{
+	char name[64], kv[128], script[256], flag[] = "/tmp/hpt-paths-runflag.XXXXXX", path[128];
+	int fd = mkstemp(flag), status, i;
+	pid_t pid;
+
+	cr_assert_geq(fd, 0);
+	close(fd);
+	unlink(flag);
+	snprintf(name, sizeof name, "hpt-paths-runsig-%ld", (long)getpid());
+	snprintf(path, sizeof path, "/dev/shm/hpshm.%s", name);
+	snprintf(kv, sizeof kv, "provider=plain,name=%s", name);
+	snprintf(script, sizeof script, "trap 'exit 9' TERM; touch %s; while :; do sleep 0.05; done", flag);
+	pid = hpt_fork();
+	cr_assert_neq(pid, -1);
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		if (null >= 0) {
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		execl(HPSHM_TOOL_PATH, "hpshm", "run", "--size", "4MiB", "--config", kv, "--", "/bin/sh", "-c", script,
+		      (char *)NULL);
+		_exit(126);
+	}
+	for (i = 0; i < 200 && access(flag, F_OK) != 0; i++)
+		usleep(50000);
+	cr_assert_eq(access(flag, F_OK), 0, "the child never started");
+	unlink(flag);
+	cr_assert_eq(access(path, F_OK), 0, "the named segment is not there while the child runs");
+	cr_assert_eq(kill(pid, SIGTERM), 0);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status), "hpshm run died of the signal (status %#x) instead of forwarding it", status);
+	cr_assert_eq(WEXITSTATUS(status), 9, "run's status is not the child's");
+	cr_assert_neq(access(path, F_OK), 0, "%s outlived hpshm run", path);
 }
