@@ -9,6 +9,7 @@
  * a file first removes the link from the tree, never writing through it.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include "fixture.h"
 #include "hpshm.h"
 #include "ports/linux/linux.h"
+#include "ports/introspect.h"
 #include "ports/port.h"
 
 #define MIB HPT_MIB
@@ -296,4 +298,97 @@ Test(paths_sysinfo, maps_line_names_the_first_mapping_overlapping_a_range)
 	cr_assert(strstr(buf, "/first"), "%s", buf);
 	cr_assert_eq(hpshm__maps_line((void *)0x600000200000, 2 * MIB, buf, sizeof buf), HPSHM_EUNAVAILABLE);
 	cr_assert_eq(hpshm__maps_line((void *)0x600000200000, 2 * MIB, NULL, 0), HPSHM_EINVAL);
+}
+
+/* ---- the introspection the tool and the bench read (ports/introspect.h) ---- */
+
+Test(paths_sysinfo, pool_resize_writes_the_pool_file_under_the_sysroot)
+{
+	char why[256] = "", buf[64];
+	uint64_t v = 0;
+
+	cr_assert_eq(hpshm__os_pool_resize(2 * MIB, 42, why, sizeof why), 0, "%s", why);
+	cr_assert_eq(hpshm__read_u64("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages", &v), 0);
+	cr_assert_eq(v, 42u);
+	/* a size without a pool has no file to write: the reason names it */
+	cr_assert_eq(hpshm__os_pool_resize(16 * MIB, 1, why, sizeof why), -1);
+	cr_assert(strstr(why, "hugepages-16384kB"), "%s", why);
+	(void)buf;
+}
+
+Test(paths_sysinfo, thp_pages_of_a_mapping_add_anonymous_and_shmem_pmd_pages)
+{
+	replace("proc/self/smaps",
+		"600000000000-600000400000 rw-p 00000000 00:00 0\nAnonHugePages:      2048 kB\nShmemPmdMapped:     2048 kB\n"
+		"600000400000-600000600000 rw-p 00000000 00:00 0\nAnonHugePages:      8192 kB\n");
+	cr_assert_eq(hpshm__os_thp_kib((void *)0x600000100000), 4096L);
+	cr_assert_eq(hpshm__os_thp_kib((void *)0x600000500000), 8192L);
+	cr_assert_eq(hpshm__os_thp_kib((void *)0x700000000000), -1L, "no VMA there");
+}
+
+Test(paths_sysinfo, thp_page_size_is_the_pmd_size_the_kernel_states)
+{
+	char path[512];
+
+	snprintf(path, sizeof path, "%s/sys/kernel/mm/transparent_hugepage", hpt_fakeroot_dir());
+	cr_assert_eq(unlink(path), 0, "%s: %s", path, strerror(errno));   /* never write through the link */
+	cr_assert_eq(hpshm__os_thp_page_size(), 0u, "no file: no THP size");
+	hpt_fakeroot_write("sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "2097152\n");
+	cr_assert_eq(hpshm__os_thp_page_size(), 2 * MIB);
+}
+
+Test(paths_sysinfo, mapping_len_is_the_length_of_the_vma_holding_the_address)
+{
+	replace("proc/self/maps", "600000000000-600000300000 rw-s 00000000 00:10 42 /x\n");
+	cr_assert_eq(hpshm__os_mapping_len((void *)0x600000100000), 3 * MIB);
+	cr_assert_eq(hpshm__os_mapping_len((void *)0x600000300000), 0u);
+}
+
+Test(paths_sysinfo, mem_available_comes_from_meminfo_in_bytes)
+{
+	replace("proc/meminfo", "MemTotal: 100 kB\nMemAvailable:   2048 kB\n");
+	cr_assert_eq(hpshm__os_mem_available(), (uint64_t)2 * MIB);
+	replace("proc/meminfo", "MemTotal: 100 kB\n");
+	cr_assert_eq(hpshm__os_mem_available(), 0u);
+}
+
+Test(paths_sysinfo, page_table_size_comes_from_vmpte)
+{
+	replace("proc/self/status", "Name:\tx\nVmPTE:\t     56 kB\n");
+	cr_assert_eq(hpshm__os_page_table_kib(), 56L);
+	replace("proc/self/status", "Name:\tx\n");
+	cr_assert_eq(hpshm__os_page_table_kib(), -1L);
+}
+
+Test(paths_sysinfo, program_path_refuses_a_buffer_it_would_cut)
+{
+	char buf[4096], tiny[4];
+
+	cr_assert_eq(hpshm__os_program_path(buf, sizeof buf), 0);
+	cr_assert(strstr(buf, "test_paths_sysinfo"), "%s", buf);
+	cr_assert_eq(hpshm__os_program_path(tiny, sizeof tiny), HPSHM_EUNAVAILABLE);
+	cr_assert_eq(hpshm__os_program_path(tiny, 1), HPSHM_EINVAL);
+}
+
+/* ---- nonces without getrandom() ---- */
+
+static ssize_t no_getrandom(void *buf, size_t len, unsigned flags)
+{
+	(void)buf;
+	(void)len;
+	(void)flags;
+	errno = ENOSYS;
+	return -1;
+}
+
+Test(paths_sysinfo, nonces_still_differ_when_getrandom_is_missing)
+{
+	uint64_t a, b;
+
+	hpshm__linux_sys.getrandom = no_getrandom;
+	a = hpshm__random64();
+	b = hpshm__random64();
+	hpshm__linux_sys_reset();
+	cr_assert_neq(a, b, "two nonces from /dev/urandom are the same");
+	cr_assert(a != 0 || b != 0);
 }
