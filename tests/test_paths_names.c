@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -406,4 +407,80 @@ Test(paths_names, wait_for_a_child_already_reaped_is_a_waitpid_error)
 	child.pid = 0;
 	cr_assert_eq(hpshm_child_wait(&child, &status, &err), HPSHM_EINVAL);
 	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+}
+
+/* A directory of its own with one file, name, of the given mode and text. */
+static void one_file_dir(char *dir, const char *name, mode_t mode, const char *text)
+{
+	char path[256];
+	FILE *f;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs(text, f);
+	fclose(f);
+	cr_assert_eq(chmod(path, mode), 0);
+}
+
+static void one_file_dir_remove(const char *dir, const char *name)
+{
+	char path[256];
+
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	(void)unlink(path);
+	(void)rmdir(dir);
+}
+
+Test(paths_names, spawn_searches_path_past_a_file_that_cannot_run_as_execvp_does)
+{
+	char a[] = "/tmp/hpt-paths-pathA.XXXXXX", b[] = "/tmp/hpt-paths-pathB.XXXXXX", path[128], prog[] = "hpt-prog";
+	char *argv[] = { prog, NULL };
+	hpshm_segment *seg = NULL;
+	hpshm_child child;
+	hpshm_error err;
+	int status = -1, rc;
+	char *old = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
+
+	one_file_dir(a, prog, 0644, "not runnable\n");
+	one_file_dir(b, prog, 0755, "#!/bin/sh\nexit 5\n");
+	set("provider=plain,reattach=exec");
+	cr_assert_eq(hpshm_segment_create(&seg, 4 * MIB, cfg, &err), 0, "%s", err.message);
+
+	/* A's file cannot run, the empty entry (this directory) has none, B's runs. */
+	snprintf(path, sizeof path, "%s::%s", a, b);
+	setenv("PATH", path, 1);
+	rc = hpshm_child_spawn(seg, prog, argv, NULL, &child, &err);
+	if (rc == 0)
+		rc = hpshm_child_wait(&child, &status, &err);
+	cr_assert_eq(rc, 0, "%s", err.message);
+	cr_assert_eq(status, 5, "B's program did not run (status %d)", status);
+
+	/* Only A: found, but not runnable, is EACCES rather than ENOENT. */
+	setenv("PATH", a, 1);
+	memset(&err, 0, sizeof err);
+	rc = hpshm_child_spawn(seg, prog, argv, NULL, &child, &err);
+	cr_assert_lt(rc, 0);
+	cr_assert_eq(err.sys_errno, EACCES, "errno %d: %s", err.sys_errno, err.message);
+
+	/* No PATH at all: the system's default path finds sh. */
+	unsetenv("PATH");
+	{
+		char sh[] = "sh", c[] = "-c", code[] = "exit 3";
+		char *sh_argv[] = { sh, c, code, NULL };
+
+		rc = hpshm_child_spawn(seg, "sh", sh_argv, NULL, &child, &err);
+		if (rc == 0)
+			rc = hpshm_child_wait(&child, &status, &err);
+	}
+	if (old) {
+		setenv("PATH", old, 1);
+		free(old);
+	}
+	cr_assert_eq(rc, 0, "%s", err.message);
+	cr_assert_eq(status, 3);
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	one_file_dir_remove(a, prog);
+	one_file_dir_remove(b, prog);
 }
