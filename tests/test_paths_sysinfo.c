@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -33,9 +35,16 @@ static void sysinfo_init(void)
 	hpt_fakeroot_create(10, 4);
 }
 
+/* What .fini undoes; also before a skip, after which Criterion 2.4.1 runs no .fini. */
+static void sysinfo_fini_work(void)
+{
+	hpshm__linux_sys_reset();
+	hpt_fakeroot_destroy();
+}
+
 static void sysinfo_fini(void)
 {
-	hpt_fakeroot_destroy();
+	sysinfo_fini_work();
 	hpt_fixture_fini();
 }
 
@@ -391,4 +400,114 @@ Test(paths_sysinfo, nonces_still_differ_when_getrandom_is_missing)
 	hpshm__linux_sys_reset();
 	cr_assert_neq(a, b, "two nonces from /dev/urandom are the same");
 	cr_assert(a != 0 || b != 0);
+}
+
+/* ---- what SysV hugetlb needs: the privilege and the limits ---- */
+
+/* Probe sysv_hugetlb for size bytes: the code, with the reason in reason. */
+static int sysv_probe(size_t size, char *reason, size_t len)
+{
+	size_t ps = 0;
+
+	reason[0] = '\0';
+	return hpshm_provider_probe("sysv_hugetlb", size, NULL, &ps, reason, len);
+}
+
+Test(paths_sysinfo, sysv_probe_names_a_kernel_shmmax_below_the_segment)
+{
+	char reason[HPSHM_TEXT_MAX];
+
+	replace("proc/sys/kernel/shmmax", "1048576\n");
+	cr_assert_eq(sysv_probe(4 * MIB, reason, sizeof reason), HPSHM_EUNAVAILABLE);
+	cr_assert(strstr(reason, "kernel.shmmax is 1MiB"), "%s", reason);
+}
+
+Test(paths_sysinfo, sysv_probe_names_a_kernel_shmall_below_the_segment)
+{
+	char reason[HPSHM_TEXT_MAX];
+
+	replace("proc/sys/kernel/shmmax", "18446744073692774399\n");
+	replace("proc/sys/kernel/shmall", "16\n");
+	cr_assert_eq(sysv_probe(4 * MIB, reason, sizeof reason), HPSHM_EUNAVAILABLE);
+	cr_assert(strstr(reason, "kernel.shmall allows 16 pages"), "%s", reason);
+}
+
+struct needs {
+	int  sysv_limits_short;   /* a sysv_limits need that is not met */
+	int  privilege_met;       /* the sysv_privilege need, as reported */
+	char now[HPSHM_REQUIREMENT_TEXT]; /* its first command */
+};
+
+static int needs_keep(void *user, const char *provider, const hpshm_requirement *r)
+{
+	struct needs *n = user;
+
+	if (strcmp(provider, "sysv_hugetlb") != 0)
+		return 0;
+	if (strcmp(r->what, "sysv_limits") == 0 && !r->met) {
+		n->sysv_limits_short++;
+		snprintf(n->now, sizeof n->now, "%s", r->now[0]);
+	}
+	if (strcmp(r->what, "sysv_privilege") == 0)
+		n->privilege_met = r->met;
+	return 0;
+}
+
+Test(paths_sysinfo, sysv_requirements_give_the_sysctl_for_each_limit_that_is_short)
+{
+	struct needs n;
+	hpshm_error err;
+
+	memset(&n, 0, sizeof n);
+	replace("proc/sys/kernel/shmmax", "1048576\n");
+	replace("proc/sys/kernel/shmall", "16\n");
+	cr_assert_geq(hpshm_requirements(4 * MIB, 2 * MIB, NULL, needs_keep, &n, &err), 1, "%s", err.message);
+	cr_assert_eq(n.sysv_limits_short, 2, "shmmax and shmall are both short");
+	cr_assert(strstr(n.now, "sysctl -w kernel.shmall="), "%s", n.now);
+}
+
+/* In a child that became nobody (no CAP_IPC_LOCK): probe sysv_hugetlb; 0 if the reason says want. */
+static void sysv_probe_as_nobody(const char *group_file, const char *want)
+{
+	int status;
+	pid_t pid;
+
+	if (geteuid() != 0) {
+		sysinfo_fini_work();
+		cr_skip_test("needs root to become another user");
+	}
+	replace("proc/sys/vm/hugetlb_shm_group", group_file);
+	pid = hpt_fork();
+	cr_assert_neq(pid, -1);
+	if (pid == 0) {
+		char reason[HPSHM_TEXT_MAX];
+		struct needs n;
+		hpshm_error err;
+
+		if (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0)
+			_exit(10);
+		if (sysv_probe(4 * MIB, reason, sizeof reason) != HPSHM_EUNAVAILABLE)
+			_exit(11);
+		if (!strstr(reason, want))
+			_exit(12);
+		memset(&n, 0, sizeof n);
+		n.privilege_met = -1;
+		if (hpshm_requirements(4 * MIB, 2 * MIB, NULL, needs_keep, &n, &err) < 1 || n.privilege_met != 0)
+			_exit(13);
+		_exit(0);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status), "status %#x", status);
+	cr_assert_eq(WEXITSTATUS(status), 0, "check %d failed (10 setuid, 11 probe passed, 12 reason, 13 requirement)",
+		     WEXITSTATUS(status));
+}
+
+Test(paths_sysinfo, sysv_probe_without_the_privilege_names_the_group_to_join, .timeout = 30)
+{
+	sysv_probe_as_nobody("0\n", "not in vm.hugetlb_shm_group (gid 0)");
+}
+
+Test(paths_sysinfo, sysv_probe_without_the_privilege_and_no_group_asks_for_cap_ipc_lock, .timeout = 30)
+{
+	sysv_probe_as_nobody("staff\n", "cannot read vm.hugetlb_shm_group");
 }
