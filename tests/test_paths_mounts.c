@@ -505,3 +505,115 @@ Test(paths_mounts, cgroup_v1_limit_that_binds_names_limit_in_bytes)
 	cr_assert_eq(hpshm__hugetlb_cgroup_short(4 * MIB, 2 * MIB, 1, buf, sizeof buf), 1);
 	cr_assert(strstr(buf, "hugetlb.2MB.limit_in_bytes to at least 4MiB"), "%s", buf);
 }
+
+/* ---- what the plan tells an operator to mount ---- */
+
+struct mount_need {
+	int  seen;                          /* the hugetlbfs "mount" need was reported */
+	int  met;                           /* and met */
+	char now[HPSHM_REQUIREMENT_TEXT];   /* its first command */
+	char note[HPSHM_REQUIREMENT_TEXT];  /* its note */
+};
+
+static int mount_need_keep(void *user, const char *provider, const hpshm_requirement *r)
+{
+	struct mount_need *n = user;
+
+	if (strcmp(provider, "hugetlbfs") == 0 && strcmp(r->what, "mount") == 0) {
+		n->seen = 1;
+		n->met = r->met;
+		snprintf(n->now, sizeof n->now, "%s", r->now[0]);
+		snprintf(n->note, sizeof n->note, "%s", r->note);
+	}
+	return 0;
+}
+
+static struct mount_need mount_need(const char *extra)
+{
+	struct mount_need n;
+	hpshm_error err;
+	char kv[256];
+
+	memset(&n, 0, sizeof n);
+	snprintf(kv, sizeof kv, "provider=hugetlbfs%s%s", extra[0] ? "," : "", extra);
+	set(kv);
+	cr_assert_geq(hpshm_requirements(4 * MIB, 2 * MIB, cfg, mount_need_keep, &n, &err), 1, "%s", err.message);
+	cr_assert(n.seen, "no mount need was reported");
+	return n;
+}
+
+Test(paths_mounts, plan_mounts_hugetlbfs_on_a_configured_directory_that_is_not_one)
+{
+	struct mount_need n;
+
+	fake_mount_on = 0;
+	n = mount_need("hugetlbfs_path=/tmp");
+	cr_assert_eq(n.met, 0);
+	cr_assert(strstr(n.now, "mount -t hugetlbfs -o pagesize=2M") && strstr(n.now, " /tmp"), "%s", n.now);
+}
+
+Test(paths_mounts, plan_points_a_configured_mount_of_another_size_at_the_fix)
+{
+	struct mount_need n;
+	char kv[128];
+
+	fake_mount_bsize = 1L << 30;
+	snprintf(kv, sizeof kv, "hugetlbfs_path=%s", fake_mount);
+	n = mount_need(kv);
+	cr_assert_eq(n.met, 0);
+	cr_assert(strstr(n.note, "pagesize=2M"), "note: %s", n.note);
+}
+
+Test(paths_mounts, plan_gives_an_unwritable_mount_to_this_group)
+{
+	struct mount_need n;
+	char line[256];
+
+	snprintf(line, sizeof line, "36 25 0:40 / /proc/hpt-unwritable rw - hugetlbfs none rw,pagesize=2M\n");
+	hpt_fakeroot_write("proc/self/mountinfo", line);
+	n = mount_need("");
+	cr_assert_eq(n.met, 0);
+	cr_assert(strstr(n.now, "chgrp") && strstr(n.now, "/proc/hpt-unwritable"), "%s", n.now);
+}
+
+Test(paths_mounts, plan_without_a_mount_mounts_the_default_size_at_dev_hugepages)
+{
+	struct mount_need n = mount_need("");
+
+	cr_assert_eq(n.met, 0);
+	cr_assert(strstr(n.now, "/dev/hugepages") && strstr(n.now, "pagesize=2M"), "%s", n.now);
+}
+
+Test(paths_mounts, plan_is_content_with_a_writable_mount_of_the_size)
+{
+	struct mount_need n;
+	char line[256];
+
+	snprintf(line, sizeof line, "36 25 0:40 / %s rw - hugetlbfs none rw,pagesize=2M\n", fake_mount);
+	hpt_fakeroot_write("proc/self/mountinfo", line);
+	n = mount_need("");
+	cr_assert_eq(n.met, 1, "%s", n.now);
+}
+
+Test(paths_mounts, hugetlbfs_path_longer_than_a_path_is_refused)
+{
+	char kv[HPSHM_PATH_MAX + 64], path[HPSHM_PATH_MAX + 16];
+	hpshm_attempt a;
+
+	memset(path, 'x', sizeof path - 1);
+	path[0] = '/';
+	path[sizeof path - 1] = '\0';
+	snprintf(kv, sizeof kv, "hugetlbfs_path=%s", path);
+	{
+		hpshm_error err;
+
+		memset(&err, 0, sizeof err);
+		if (hpshm_config_parse(cfg, kv, &err) != 0) {
+			/* the key itself refuses it: the same protection, one layer up */
+			cr_assert_str_eq(err.key, "hugetlbfs_path");
+			return;
+		}
+	}
+	a = hugetlbfs_refusal("");
+	cr_assert_eq(a.result, HPSHM_EUNAVAILABLE);
+}
