@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -38,6 +39,10 @@ static struct {
 	int      unlink_at_lock; /* unlink the name at the first LOCK_SH of a new object */
 	int      lock_busy;      /* LOCK_SH|LOCK_NB answers EWOULDBLOCK this many times (-1: always) */
 	int      link_eexist;    /* linkat answers EEXIST this many times */
+	int      link_errno;     /* linkat fails with this */
+	int      excl_errno;     /* shm_open(O_CREAT|O_EXCL) fails with this */
+	int      look_errno;     /* shm_open(O_RDONLY) of the name fails with this */
+	int      fchmod_errno;   /* fchmod fails with this */
 	unsigned excl_calls;     /* shm_open(O_CREAT|O_EXCL) calls seen */
 	unsigned lock_calls;     /* LOCK_SH calls seen */
 	unsigned link_calls;     /* linkat calls seen */
@@ -56,8 +61,16 @@ static int hook_open(const char *path, int flags, mode_t mode)
 
 static int hook_shm_open(const char *name, int flags, mode_t mode)
 {
+	if (inj.look_errno && (flags & O_ACCMODE) == O_RDONLY && strcmp(name, shm_path) == 0) {
+		errno = inj.look_errno;
+		return -1;
+	}
 	if ((flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL) && strcmp(name, shm_path) == 0) {
 		inj.excl_calls++;
+		if (inj.excl_errno) {
+			errno = inj.excl_errno;
+			return -1;
+		}
 		if (inj.excl_eexist != 0) {
 			if (inj.excl_eexist > 0)
 				inj.excl_eexist--;
@@ -89,12 +102,25 @@ static int hook_flock(int fd, int op)
 static int hook_linkat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, int flags)
 {
 	inj.link_calls++;
+	if (inj.link_errno) {
+		errno = inj.link_errno;
+		return -1;
+	}
 	if (inj.link_eexist > 0) {
 		inj.link_eexist--;
 		errno = EEXIST;
 		return -1;
 	}
 	return real.linkat(olddirfd, oldpath, newdirfd, newpath, flags);
+}
+
+static int hook_fchmod(int fd, mode_t mode)
+{
+	if (inj.fchmod_errno) {
+		errno = inj.fchmod_errno;
+		return -1;
+	}
+	return real.fchmod(fd, mode);
 }
 
 static void compete_init(void)
@@ -116,6 +142,7 @@ static void compete_init(void)
 	hpshm__sys.shm_open = hook_shm_open;
 	hpshm__sys.flock = hook_flock;
 	hpshm__sys.linkat = hook_linkat;
+	hpshm__sys.fchmod = hook_fchmod;
 }
 
 static void compete_fini(void)
@@ -253,4 +280,99 @@ Test(paths_compete, a_dead_file_without_a_header_makes_create_eexist_pointing_at
 	err = create_fails(HPSHM_EEXIST);
 	cr_assert(hpt_contains(err.hint, "--force"), "hint: %s", err.hint);
 	cr_assert(exists(), "a file nothing proves is hpshm's was removed");
+}
+
+/* ---- what create says when the name cannot be made ---- */
+
+Test(paths_compete, create_that_may_not_make_the_object_is_esys_with_the_call)
+{
+	hpshm_error err;
+
+	inj.no_tmpfile = 1;
+	inj.excl_errno = EACCES;
+	err = create_fails(HPSHM_ESYS);
+	cr_assert_str_eq(err.call, "shm_open");
+	cr_assert_eq(err.sys_errno, EACCES);
+	cr_assert(!exists());
+}
+
+Test(paths_compete, create_that_cannot_set_the_mode_unlinks_what_it_made)
+{
+	hpshm_error err;
+
+	inj.no_tmpfile = 1;
+	inj.fchmod_errno = EPERM;
+	err = create_fails(HPSHM_ESYS);
+	cr_assert_str_eq(err.call, "fchmod");
+	cr_assert(!exists(), "the object whose mode could not be set was left under the name");
+}
+
+Test(paths_compete, create_that_cannot_name_its_unnamed_object_says_linkat)
+{
+	hpshm_error err;
+
+	inj.link_errno = ENOENT;
+	err = create_fails(HPSHM_ESYS);
+	if (inj.link_calls == 0) {
+		hpshm__sys_reset();
+		hpshm_config_free(cfg);
+		cr_skip_test("no O_TMPFILE here: nothing is linked");
+	}
+	cr_assert_str_eq(err.call, "linkat");
+	cr_assert(hpt_contains(err.hint, "/proc"), "hint: %s", err.hint);
+	cr_assert(!exists());
+}
+
+Test(paths_compete, create_over_a_name_this_user_cannot_open_is_eexist_naming_the_owner)
+{
+	hpshm_error err;
+	int fd = shm_open(shm_path, O_RDWR | O_CREAT | O_EXCL, 0600);
+
+	cr_assert_geq(fd, 0);
+	close(fd);
+	inj.look_errno = EACCES;
+	err = create_fails(HPSHM_EEXIST);
+	cr_assert(hpt_contains(err.message, "cannot open"), "%s", err.message);
+	cr_assert(hpt_contains(err.hint, "root"), "hint: %s", err.hint);
+	cr_assert(exists(), "the other user's object was removed");
+}
+
+Test(paths_compete, create_over_a_fifo_or_a_link_is_eexist_and_keeps_it)
+{
+	char path[128];
+	hpshm_error err;
+
+	snprintf(path, sizeof path, "/dev/shm%s", shm_path);
+	cr_assert_eq(mkfifo(path, 0600), 0);
+	err = create_fails(HPSHM_EEXIST);
+	cr_assert(hpt_contains(err.message, "not an hpshm segment"), "%s", err.message);
+	cr_assert(exists());
+	cr_assert_eq(unlink(path), 0);
+	cr_assert_eq(symlink("/dev/null", path), 0);
+	err = create_fails(HPSHM_EEXIST);
+	cr_assert(hpt_contains(err.message, "symbolic link"), "%s", err.message);
+	cr_assert_eq(unlink(path), 0);
+}
+
+Test(paths_compete, attach_after_the_creator_removed_the_segment_is_einval)
+{
+	hpshm_segment *seg = NULL, *other = NULL;
+	char token[HPSHM_TOKEN_MAX], kv[160];
+	hpshm_error err;
+	void *addr;
+	size_t len;
+
+	snprintf(kv, sizeof kv, "provider=plain,name=%s,reattach=exec", shm_name);
+	cr_assert_eq(hpshm_config_parse(cfg, kv, &err), 0, "%s", err.message);
+	cr_assert_eq(hpshm_segment_create(&seg, 4 * MIB, cfg, &err), 0, "%s", err.message);
+	cr_assert_gt(hpshm_segment_token(seg, token, sizeof token, &err), 0);
+	addr = hpshm_segment_address(seg);
+	len = hpshm_segment_report(seg)->mapped_size;
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	cr_assert_eq(hpt_is_mapped(addr, len), 0);
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm_segment_attach(&other, token, NULL, &err), HPSHM_EINVAL, "%s", err.message);
+	cr_assert_eq(err.sys_errno, ENOENT);
+	cr_assert(hpt_contains(err.message, "does not exist"), "%s", err.message);
+	cr_assert_eq(hpt_fd_count(), fds_before);
 }
