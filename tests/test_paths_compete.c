@@ -15,12 +15,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <signal.h>
+#include <sys/ipc.h>
 #include <sys/mman.h>
+#include <sys/shm.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
 
+#include "fakes.h"
 #include "fixture.h"
 #include "hpshm.h"
 #include "ports/posix/sys.h"
@@ -375,4 +380,179 @@ Test(paths_compete, attach_after_the_creator_removed_the_segment_is_einval)
 	cr_assert_eq(err.sys_errno, ENOENT);
 	cr_assert(hpt_contains(err.message, "does not exist"), "%s", err.message);
 	cr_assert_eq(hpt_fd_count(), fds_before);
+}
+
+/* ---- the same on SysV names (the first two need a pool) ---- */
+
+static struct {
+	int excl_eexist;   /* shmget(IPC_CREAT|IPC_EXCL) of a named key answers EEXIST */
+	int look_errno;    /* shmget(key, 0, 0) fails with this */
+	int rmid_errno;    /* shmctl(IPC_RMID) fails with this */
+} sinj;
+
+static int shook_shmget(key_t key, size_t size, int flags)
+{
+	if (key != IPC_PRIVATE && (flags & IPC_EXCL) && sinj.excl_eexist) {
+		errno = EEXIST;
+		return -1;
+	}
+	if (key != IPC_PRIVATE && !(flags & IPC_CREAT) && sinj.look_errno) {
+		errno = sinj.look_errno;
+		return -1;
+	}
+	return real.shmget(key, size, flags);
+}
+
+static int shook_shmctl(int id, int cmd, struct shmid_ds *buf)
+{
+	if (cmd == IPC_RMID && sinj.rmid_errno) {
+		errno = sinj.rmid_errno;
+		return -1;
+	}
+	return real.shmctl(id, cmd, buf);
+}
+
+static void sysv_compete_init(void)
+{
+	char kv[160];
+	hpshm_error err;
+
+	compete_init();
+	memset(&sinj, 0, sizeof sinj);
+	/* The probe sees a pool of its own; shmget() still asks the real one. */
+	hpt_fakeroot_create(64, 64);
+	snprintf(kv, sizeof kv, "provider=sysv_hugetlb,huge_pages=on,name=%s", shm_name);
+	cr_assert_eq(hpshm_config_parse(cfg, kv, &err), 0, "%s", err.message);
+	hpshm__sys.shmget = shook_shmget;
+	hpshm__sys.shmctl = shook_shmctl;
+}
+
+static void sysv_compete_fini(void)
+{
+	hpt_fakeroot_destroy();
+	compete_fini();
+}
+
+TestSuite(paths_compete_sysv, .init = sysv_compete_init, .fini = sysv_compete_fini, .timeout = 60);
+
+/* Skip (or fail where required) without 3 free 2 MiB pages, undoing the setup first. */
+static void sysv_need_pool(void)
+{
+	struct hpt_pool p;
+
+	if (hpt_pool_read(2 * MIB, &p) < 0 || hpt_pool_available(&p) < 3) {
+		hpshm__sys_reset();
+		hpshm_config_free(cfg);
+		hpt_fakeroot_destroy();
+		HPT_UNAVAILABLE_PAGES("sysv_hugetlb", "2MiB", 3, "needs 3 free 2MiB pages for a named SysV segment");
+	}
+}
+
+Test(paths_compete_sysv, a_sysv_name_longer_than_sysv_allows_is_einval_before_anything_is_made)
+{
+	hpshm_error err;
+	char kv[300], name[200];
+
+	memset(name, 'n', sizeof name - 1);
+	name[sizeof name - 1] = '\0';
+	snprintf(kv, sizeof kv, "name=%s", name);
+	if (hpshm_config_parse(cfg, kv, &err) != 0) {
+		cr_assert_str_eq(err.key, "name");
+		return;
+	}
+	err = create_fails(HPSHM_ENOHUGE);
+	cr_assert(hpt_contains(err.message, "too long"), "%s", err.message);
+}
+
+Test(paths_compete_sysv, a_sysv_create_gives_up_on_a_key_that_keeps_being_recreated)
+{
+	hpshm_error err;
+
+	sinj.excl_eexist = 1;
+	sinj.look_errno = ENOENT;   /* gone again each time it is looked at */
+	err = create_fails(HPSHM_EEXIST);
+	cr_assert(hpt_contains(err.message, "keeps being re-created"), "%s", err.message);
+}
+
+Test(paths_compete_sysv, a_sysv_key_held_by_a_segment_this_user_cannot_open_is_eexist)
+{
+	hpshm_error err;
+
+	sinj.excl_eexist = 1;
+	sinj.look_errno = EACCES;
+	err = create_fails(HPSHM_EEXIST);
+	cr_assert_str_eq(err.call, "shmget");
+	cr_assert_eq(err.sys_errno, EACCES);
+}
+
+Test(paths_compete_sysv, a_second_sysv_create_of_a_live_name_is_eexist_naming_the_creator)
+{
+	hpshm_segment *seg = NULL;
+	hpshm_error err;
+	char pid[32];
+
+	sysv_need_pool();
+	cr_assert_eq(hpshm_segment_create(&seg, 4 * MIB, cfg, &err), 0, "%s", err.message);
+	fds_before = hpt_fd_count();
+	err = create_fails(HPSHM_EEXIST);
+	snprintf(pid, sizeof pid, "pid %ld", (long)getpid());
+	cr_assert(hpt_contains(err.message, "in use") && hpt_contains(err.message, pid), "%s", err.message);
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+}
+
+/* A named SysV segment whose creator was killed. */
+static void sysv_dead_named(void)
+{
+	hpshm_error err;
+	char c;
+	int fds[2], status;
+	pid_t pid;
+
+	cr_assert_eq(pipe(fds), 0);
+	pid = hpt_fork();
+	cr_assert_neq(pid, -1);
+	if (pid == 0) {
+		hpshm_segment *seg;
+
+		hpshm__sys_reset();
+		close(fds[0]);
+		if (hpshm_segment_create(&seg, 4 * MIB, cfg, &err) != 0 || write(fds[1], "k", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(fds[1]);
+	cr_assert_eq(read(fds[0], &c, 1), 1, "the creator could not create its SysV segment");
+	close(fds[0]);
+	cr_assert_eq(kill(pid, SIGKILL), 0);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+}
+
+Test(paths_compete_sysv, a_sysv_create_recycles_the_name_of_a_dead_creator)
+{
+	hpshm_segment *seg = NULL;
+	hpshm_error err;
+
+	sysv_need_pool();
+	sysv_dead_named();
+	cr_assert_eq(hpshm_segment_create(&seg, 4 * MIB, cfg, &err), 0, "%s", err.message);
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+}
+
+Test(paths_compete_sysv, a_dead_sysv_segment_this_user_may_not_remove_is_eexist_with_the_owner)
+{
+	hpshm_segment *seg = NULL;
+	hpshm_error err;
+
+	sysv_need_pool();
+	sysv_dead_named();
+	sinj.rmid_errno = EPERM;
+	err = create_fails(HPSHM_EEXIST);
+	cr_assert_str_eq(err.call, "shmctl");
+	cr_assert_eq(err.sys_errno, EPERM);
+	cr_assert(hpt_contains(err.hint, "gc"), "hint: %s", err.hint);
+	/* let it go: the next create recycles it */
+	sinj.rmid_errno = 0;
+	cr_assert_eq(hpshm_segment_create(&seg, 4 * MIB, cfg, &err), 0, "%s", err.message);
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
 }
