@@ -617,3 +617,74 @@ Test(paths_mounts, hugetlbfs_path_longer_than_a_path_is_refused)
 	a = hugetlbfs_refusal("");
 	cr_assert_eq(a.result, HPSHM_EUNAVAILABLE);
 }
+
+/* ---- what the plan says about the hugetlb cgroup ---- */
+
+struct cg_needs {
+	int  n;                                /* "cgroup" needs reported for mmap_hugetlb */
+	int  short_n;                          /* of them not met */
+	char now[2][HPSHM_REQUIREMENT_TEXT];   /* the first command of each */
+	char note[HPSHM_REQUIREMENT_TEXT];     /* the note of the first */
+};
+
+static int cg_keep(void *user, const char *provider, const hpshm_requirement *r)
+{
+	struct cg_needs *c = user;
+
+	if (strcmp(provider, "mmap_hugetlb") != 0 || strcmp(r->what, "cgroup") != 0)
+		return 0;
+	if (c->n < 2) {
+		snprintf(c->now[c->n], sizeof c->now[0], "%s", r->now[0]);
+		if (c->n == 0)
+			snprintf(c->note, sizeof c->note, "%s", r->note);
+	}
+	c->n++;
+	c->short_n += !r->met;
+	return 0;
+}
+
+static struct cg_needs cg_needs(void)
+{
+	struct cg_needs c;
+	hpshm_error err;
+
+	memset(&c, 0, sizeof c);
+	set("provider=mmap_hugetlb");
+	cr_assert_geq(hpshm_requirements(8 * MIB, 2 * MIB, cfg, cg_keep, &c, &err), 1, "%s", err.message);
+	return c;
+}
+
+Test(paths_mounts, plan_raises_a_fault_time_limit_and_warns_of_sigbus_without_a_reservation_limit)
+{
+	struct cg_needs c;
+
+	cgroup_v2("/a", "/");
+	hpt_fakeroot_write("sys/fs/cgroup/a/hugetlb.2MB.max", "4194304\n");
+	hpt_fakeroot_write("sys/fs/cgroup/a/hugetlb.2MB.current", "2097152\n");
+	c = cg_needs();
+	cr_assert_eq(c.n, 1);
+	cr_assert_eq(c.short_n, 1);
+	/* 2 MiB used + 8 MiB needed */
+	cr_assert(strstr(c.now[0], "echo 10485760 > /sys/fs/cgroup/a/hugetlb.2MB.max"), "%s", c.now[0]);
+	cr_assert(strstr(c.note, "SIGBUS"), "note: %s", c.note);
+}
+
+Test(paths_mounts, plan_raises_a_reservation_limit_that_is_short)
+{
+	struct cg_needs c;
+
+	cgroup_v2("/a", "/");
+	hpt_fakeroot_write("sys/fs/cgroup/a/hugetlb.2MB.max", "max\n");
+	hpt_fakeroot_write("sys/fs/cgroup/a/hugetlb.2MB.rsvd.max", "2097152\n");
+	c = cg_needs();
+	cr_assert_eq(c.n, 2, "the fault limit is met and the reservation one is not: two needs");
+	cr_assert_eq(c.short_n, 1);
+	cr_assert(strstr(c.now[1], "hugetlb.2MB.rsvd.max"), "%s", c.now[1]);
+}
+
+Test(paths_mounts, plan_has_no_cgroup_need_without_a_hugetlb_cgroup)
+{
+	struct cg_needs c = cg_needs();
+
+	cr_assert_eq(c.n, 0);
+}
