@@ -12,6 +12,7 @@
  * /dev/shm are as before.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,8 @@ static struct {
 	int shmat_errno;     /* fail shmat() of a segment for writing with this */
 	int rmid_errno;      /* fail the first shmctl(IPC_RMID) with this */
 	int ftruncate_errno; /* fail ftruncate with this */
+	int tmpfile_errno;   /* fail open(O_TMPFILE) with this */
+	int creat_errno;     /* fail open(O_CREAT) with this */
 } inj;
 
 /* What the library holds through the tables. */
@@ -164,7 +167,19 @@ static int inj_memfd_create(const char *name, unsigned flags)
 
 static int inj_open(const char *path, int flags, mode_t mode)
 {
-	int fd = real.open(path, flags, mode);
+	int fd;
+
+#ifdef O_TMPFILE
+	if (inj.tmpfile_errno && (flags & O_TMPFILE) == O_TMPFILE) {
+		errno = inj.tmpfile_errno;
+		return -1;
+	}
+#endif
+	if (inj.creat_errno && (flags & O_CREAT)) {
+		errno = inj.creat_errno;
+		return -1;
+	}
+	fd = real.open(path, flags, mode);
 
 	if (fd >= 0) {
 		cr_assert_lt(track.nfds, TRACK_MAX);
@@ -520,6 +535,96 @@ Test(paths_create, hugetlbfs_leaves_no_file_when_the_pool_was_taken_between_prob
 	snprintf(kv, sizeof kv, "provider=hugetlbfs,huge_pages=on,hugetlbfs_path=%s,name=hpt-paths-htlb-pool", mnt);
 	expect_failure(kv, 4 * MIB, HPSHM_ENOHUGE, "mmap", ENOMEM);
 	cr_assert_eq(dir_entries(mnt), before, "a file was left in %s", mnt);
+}
+
+Test(paths_create, hugetlbfs_removes_its_file_when_the_kernel_shows_no_huge_pages)
+{
+	char kv[160];
+
+	/* The fake mount's files are base pages, as smaps says: verification refuses them. */
+	inj.tmpfile_errno = EOPNOTSUPP;   /* the named-then-unlinked path of older kernels */
+	snprintf(kv, sizeof kv, "provider=hugetlbfs,huge_pages=on,hugetlbfs_path=%s", fake_mount);
+	set(kv);
+	{
+		hpshm_segment *seg = NULL;
+		hpshm_report r;
+		hpshm_error err;
+		int rc = hpshm_segment_create_ex(&seg, 4 * MIB, cfg, &r, &err);
+
+		cr_assert_eq(rc, HPSHM_ENOHUGE, "%s: %s", hpshm_errname(rc), err.message);
+		cr_assert_null(seg);
+	}
+	assert_nothing_leaked();
+	cr_assert_eq(dir_entries(fake_mount), 0, "a file was left in the mount");
+}
+
+Test(paths_create, hugetlbfs_name_dot_dot_never_names_a_file_outside_the_mount)
+{
+	hpshm_segment *seg = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	char kv[160];
+
+	snprintf(kv, sizeof kv, "provider=hugetlbfs,huge_pages=on,hugetlbfs_path=%s", fake_mount);
+	set(kv);
+	memset(&err, 0, sizeof err);
+	if (hpshm_config_parse(cfg, "name=..", &err) != 0) {
+		cr_assert_str_eq(err.key, "name", "the config refused it, but not as a name: %s", err.message);
+		return;
+	}
+	cr_assert_neq(hpshm_segment_create_ex(&seg, 4 * MIB, cfg, &r, &err), 0, "a segment named .. was made");
+	cr_assert_eq(r.attempts[0].result, HPSHM_EINVAL, "%s", r.attempts[0].reason);
+	cr_assert(hpt_contains(r.attempts[0].reason, "file name"), "%s", r.attempts[0].reason);
+	cr_assert_eq(dir_entries(fake_mount), 0);
+}
+
+/* An unnamed hugetlbfs create whose open(O_CREAT) fails with e: the attempt. */
+static hpshm_attempt hugetlbfs_open_fails(int e)
+{
+	hpshm_segment *seg = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	char kv[160];
+
+	inj.tmpfile_errno = EOPNOTSUPP;
+	inj.creat_errno = e;
+	snprintf(kv, sizeof kv, "provider=hugetlbfs,huge_pages=on,hugetlbfs_path=%s", fake_mount);
+	set(kv);
+	cr_assert_neq(hpshm_segment_create_ex(&seg, 4 * MIB, cfg, &r, &err), 0);
+	cr_assert_str_eq(r.attempts[0].call, "open");
+	cr_assert_eq(r.attempts[0].sys_errno, e);
+	assert_nothing_leaked();
+	return r.attempts[0];
+}
+
+Test(paths_create, hugetlbfs_that_may_not_create_its_file_is_unavailable_with_the_mount_hint)
+{
+	hpshm_attempt a = hugetlbfs_open_fails(EACCES);
+
+	cr_assert_eq(a.result, HPSHM_EUNAVAILABLE);
+}
+
+Test(paths_create, hugetlbfs_out_of_inodes_is_unavailable)
+{
+	hpshm_attempt a = hugetlbfs_open_fails(ENOSPC);
+
+	cr_assert_eq(a.result, HPSHM_EUNAVAILABLE);
+	cr_assert(hpt_contains(a.reason, "inode"), "%s", a.reason);
+}
+
+Test(paths_create, hugetlbfs_whose_directory_vanished_is_unavailable)
+{
+	hpshm_attempt a = hugetlbfs_open_fails(ENOENT);
+
+	cr_assert_eq(a.result, HPSHM_EUNAVAILABLE);
+	cr_assert(hpt_contains(a.reason, "gone"), "%s", a.reason);
+}
+
+Test(paths_create, hugetlbfs_open_failing_otherwise_is_esys)
+{
+	hpshm_attempt a = hugetlbfs_open_fails(EIO);
+
+	cr_assert_eq(a.result, HPSHM_ESYS);
 }
 
 /* ---- base_address: misaligned, taken ---- */
