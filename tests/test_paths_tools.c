@@ -487,3 +487,42 @@ Test(paths_tools, run_forwards_sigterm_to_the_child_and_still_destroys_the_segme
 	cr_assert_eq(WEXITSTATUS(status), 9, "run's status is not the child's");
 	cr_assert_neq(access(path, F_OK), 0, "%s outlived hpshm run", path);
 }
+
+/* ---- hpshm plan when something is missing ---- */
+
+Test(paths_tools, plan_text_for_more_than_the_pool_lists_what_is_missing_and_the_commands)
+{
+	struct hpt_run *r;
+
+	if (hpt_default_huge_page_size() == 0)
+		cr_skip_test("the kernel offers no huge page size");
+	r = hpt_tool(HPSHM_TOOL_PATH, "plan", "64GiB", NULL);
+	cr_assert(r->status == 0 || r->status == 1, "status %d: %s", r->status, r->err);
+	cr_assert(strstr(r->out, "missing now:"), "%s", r->out);
+	cr_assert(strstr(r->out, "run now, as root:"), "%s", r->out);
+	cr_assert(strstr(r->out, "vm.nr_hugepages"), "%s", r->out);
+	cr_assert(strstr(r->out, "to keep it across reboots:"), "%s", r->out);
+}
+
+Test(paths_tools, plan_json_for_more_than_the_pool_is_not_ready_and_has_commands)
+{
+	struct hpt_run *r;
+
+	if (hpt_default_huge_page_size() == 0)
+		cr_skip_test("the kernel offers no huge page size");
+	r = hpt_tool(HPSHM_TOOL_PATH, "plan", "64GiB", "--json", NULL);
+	cr_assert(hpt_json_ok(r->out), "not one JSON value:\n%s", r->out);
+	cr_assert(strstr(r->out, "\"ready\": false"), "%s", r->out);
+	cr_assert(strstr(r->out, "\"what\": \"pool\""), "%s", r->out);
+	cr_assert(strstr(r->out, "sysctl -w vm.nr_hugepages="), "%s", r->out);
+}
+
+Test(paths_tools, plan_under_huge_pages_off_has_nothing_to_set_up)
+{
+	struct hpt_run *r = hpt_tool(HPSHM_TOOL_PATH, "plan", "64MiB", "--config", "huge_pages=off", NULL);
+
+	if (hpt_default_huge_page_size() == 0)
+		cr_skip_test("the kernel offers no huge page size");
+	cr_assert_eq(r->status, 0, "status %d: %s%s", r->status, r->out, r->err);
+	cr_assert(strstr(r->out, "nothing to set up"), "%s", r->out);
+}
