@@ -526,3 +526,18 @@ Test(paths_tools, plan_under_huge_pages_off_has_nothing_to_set_up)
 	cr_assert_eq(r->status, 0, "status %d: %s%s", r->status, r->out, r->err);
 	cr_assert(strstr(r->out, "nothing to set up"), "%s", r->out);
 }
+
+Test(paths_tools, the_help_command_explains_one_command_and_refuses_unknown_ones)
+{
+	struct hpt_run *r;
+
+	cr_assert_eq(hpt_tool(HPSHM_TOOL_PATH, NULL)->status, 2, "no command is a usage error");
+	cr_assert_eq(hpt_tool(HPSHM_TOOL_PATH, "help", NULL)->status, 0);
+	r = hpt_tool(HPSHM_TOOL_PATH, "help", "gc", NULL);
+	cr_assert_eq(r->status, 0, "%s", r->err);
+	cr_assert(strstr(r->out, "--dry-run") || strstr(r->err, "--dry-run"), "help gc does not name --dry-run");
+	r = hpt_tool(HPSHM_TOOL_PATH, "help", "nosuch", NULL);
+	cr_assert_eq(r->status, 2);
+	cr_assert(strstr(r->err, "nosuch"), "%s", r->err);
+	cr_assert_eq(hpt_tool(HPSHM_TOOL_PATH, "help", "gc", "ls", NULL)->status, 2);
+}
