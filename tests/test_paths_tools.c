@@ -541,3 +541,14 @@ Test(paths_tools, the_help_command_explains_one_command_and_refuses_unknown_ones
 	cr_assert(strstr(r->err, "nosuch"), "%s", r->err);
 	cr_assert_eq(hpt_tool(HPSHM_TOOL_PATH, "help", "gc", "ls", NULL)->status, 2);
 }
+
+Test(paths_tools, run_that_cannot_create_names_every_provider_it_tried)
+{
+	struct hpt_run *r;
+
+	r = hpt_tool(HPSHM_TOOL_PATH, "run", "--size", "4MiB", "--config",
+		     "provider=hugetlbfs,huge_pages=on,hugetlbfs_path=/nonexistent/hpt-paths", "--", "/bin/true", NULL);
+	cr_assert_eq(r->status, 1, "status %d: %s", r->status, r->err);
+	cr_assert(strstr(r->err, "tried hugetlbfs"), "%s", r->err);
+	cr_assert(strstr(r->err, "/nonexistent/hpt-paths"), "%s", r->err);
+}
