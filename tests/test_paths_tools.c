@@ -552,3 +552,39 @@ Test(paths_tools, run_that_cannot_create_names_every_provider_it_tried)
 	cr_assert(strstr(r->err, "tried hugetlbfs"), "%s", r->err);
 	cr_assert(strstr(r->err, "/nonexistent/hpt-paths"), "%s", r->err);
 }
+
+/* ---- hpshm exec refuses what an interposed program cannot honour ---- */
+
+Test(paths_tools, exec_refuses_keys_an_anonymous_region_cannot_honour)
+{
+	static const char *const kvs[] = { "name=x", "reattach=exec", "base_address=0x600000000000" };
+
+	for (size_t i = 0; i < sizeof kvs / sizeof kvs[0]; i++) {
+		struct hpt_run *r = hpt_tool(HPSHM_TOOL_PATH, "exec", "--config", kvs[i], "--", "/bin/true", NULL);
+		char key[32];
+
+		snprintf(key, sizeof key, "%.*s", (int)strcspn(kvs[i], "="), kvs[i]);
+		cr_assert_eq(r->status, 2, "%s: status %d: %s", kvs[i], r->status, r->err);
+		cr_assert(strstr(r->err, key), "%s: %s", kvs[i], r->err);
+	}
+}
+
+Test(paths_tools, exec_takes_one_preload_min_size)
+{
+	struct hpt_run *r = hpt_tool(HPSHM_TOOL_PATH, "exec", "--config", "preload_min_size=1MiB,2MiB", "--", "/bin/true",
+				     NULL);
+
+	cr_assert_eq(r->status, 2, "status %d: %s", r->status, r->err);
+	cr_assert(strstr(r->err, "one size"), "%s", r->err);
+}
+
+Test(paths_tools, exec_report_that_cannot_be_opened_is_named)
+{
+	struct hpt_run *r = hpt_tool(HPSHM_TOOL_PATH, "exec", "--report", "/nonexistent/dir/report.txt", "--",
+				     "/bin/true", NULL);
+
+	cr_assert_neq(r->status, 0);
+	cr_assert(strstr(r->err, "/nonexistent/dir/report.txt"), "%s", r->err);
+	r = hpt_tool(HPSHM_TOOL_PATH, "exec", "--report", "", "--", "/bin/true", NULL);
+	cr_assert_eq(r->status, 2, "an empty report name: %d %s", r->status, r->err);
+}
