@@ -556,3 +556,83 @@ Test(paths_compete_sysv, a_dead_sysv_segment_this_user_may_not_remove_is_eexist_
 	cr_assert_eq(hpshm_segment_create(&seg, 4 * MIB, cfg, &err), 0, "%s", err.message);
 	cr_assert_eq(hpshm_segment_destroy(seg), 0);
 }
+
+/* ---- what create finds under the name, classified ---- */
+
+/* Put a file of len bytes under the name, its last 4 KiB filled with fill. */
+static void put_file(off_t len, int fill)
+{
+	char tail[4096];
+	int fd = shm_open(shm_path, O_RDWR | O_CREAT | O_EXCL, 0600);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(ftruncate(fd, len), 0);
+	if (len >= (off_t)sizeof tail && fill) {
+		memset(tail, fill, sizeof tail);
+		cr_assert_eq(pwrite(fd, tail, sizeof tail, len - (off_t)sizeof tail), (ssize_t)sizeof tail);
+	}
+	close(fd);
+}
+
+Test(paths_compete, create_over_a_file_of_a_size_hpshm_never_makes_is_eexist_and_keeps_it)
+{
+	hpshm_error err;
+
+	put_file(12345, 0);
+	err = create_fails(HPSHM_EEXIST);
+	cr_assert(hpt_contains(err.message, "size hpshm never makes"), "%s", err.message);
+	cr_assert(exists());
+}
+
+Test(paths_compete, create_over_a_file_whose_tail_is_not_hpshms_header_is_eexist_and_keeps_it)
+{
+	hpshm_error err;
+
+	put_file((off_t)(4 * MIB + 4096), 0x5a);
+	err = create_fails(HPSHM_EEXIST);
+	cr_assert(hpt_contains(err.message, "tail is not hpshm's header"), "%s", err.message);
+	cr_assert(exists());
+}
+
+Test(paths_compete, create_over_an_empty_file_nobody_holds_is_eexist_pointing_at_gc_force)
+{
+	hpshm_error err;
+
+	put_file(0, 0);
+	err = create_fails(HPSHM_EEXIST);
+	cr_assert(hpt_contains(err.hint, "--force"), "hint: %s", err.hint);
+	cr_assert(exists());
+}
+
+Test(paths_compete, create_over_a_directory_names_it)
+{
+	char path[128];
+	hpshm_error err;
+
+	snprintf(path, sizeof path, "/dev/shm%s", shm_path);
+	cr_assert_eq(mkdir(path, 0700), 0);
+	err = create_fails(HPSHM_EEXIST);
+	rmdir(path);
+	cr_assert(hpt_contains(err.message, "a directory"), "%s", err.message);
+}
+
+static ssize_t failing_pread(int fd, void *buf, size_t len, off_t off)
+{
+	(void)fd;
+	(void)buf;
+	(void)len;
+	(void)off;
+	errno = EIO;
+	return -1;
+}
+
+Test(paths_compete, create_over_a_file_it_cannot_read_never_takes_it_for_its_own)
+{
+	hpshm_error err;
+
+	put_file((off_t)(4 * MIB + 4096), 0);
+	hpshm__sys.pread = failing_pread;
+	err = create_fails(HPSHM_EEXIST);
+	cr_assert(hpt_contains(err.message, "not an hpshm segment"), "%s", err.message);
+	cr_assert(exists());
+}
