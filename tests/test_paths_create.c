@@ -43,6 +43,7 @@ static struct {
 	int ftruncate_errno; /* fail ftruncate with this */
 	int tmpfile_errno;   /* fail open(O_TMPFILE) with this */
 	int creat_errno;     /* fail open(O_CREAT) with this */
+	int memfd_errno;     /* fail memfd_create() of base pages with this */
 } inj;
 
 /* What the library holds through the tables. */
@@ -156,7 +157,13 @@ static int inj_shmctl(int id, int cmd, struct shmid_ds *buf)
 
 static int inj_memfd_create(const char *name, unsigned flags)
 {
-	int fd = real_linux.memfd_create(name, flags);
+	int fd;
+
+	if (inj.memfd_errno && !(flags & MFD_HUGETLB)) {
+		errno = inj.memfd_errno;
+		return -1;
+	}
+	fd = real_linux.memfd_create(name, flags);
 
 	if (fd >= 0) {
 		cr_assert_lt(track.nfds, TRACK_MAX);
@@ -625,6 +632,38 @@ Test(paths_create, hugetlbfs_open_failing_otherwise_is_esys)
 	hpshm_attempt a = hugetlbfs_open_fails(EIO);
 
 	cr_assert_eq(a.result, HPSHM_ESYS);
+}
+
+/* ---- plain without a memfd ---- */
+
+Test(paths_create, plain_without_memfd_falls_back_to_anonymous_memory_that_cannot_be_reattached)
+{
+	hpshm_segment *seg = NULL;
+	char token[HPSHM_TOKEN_MAX];
+	hpshm_report r;
+	hpshm_error err;
+	int rc;
+
+	inj.memfd_errno = ENOSYS;   /* a kernel before 3.17, or a sandbox */
+	set("provider=plain");
+	rc = hpshm_segment_create_ex(&seg, 4 * MIB, cfg, &r, &err);
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	memset(hpshm_segment_address(seg), 7, hpshm_segment_size(seg));
+	cr_assert_lt(hpshm_segment_token(seg, token, sizeof token, &err), 0, "anonymous memory got a token");
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	assert_nothing_leaked();
+}
+
+Test(paths_create, plain_out_of_descriptors_is_esys_with_the_ulimit_hint)
+{
+	inj.memfd_errno = EMFILE;
+	expect_failure("provider=plain", 4 * MIB, HPSHM_ESYS, "memfd_create", EMFILE);
+}
+
+Test(paths_create, plain_that_cannot_size_its_memfd_is_enomem_and_closes_it)
+{
+	inj.ftruncate_errno = EFBIG;
+	expect_failure("provider=plain", 4 * MIB, HPSHM_ENOMEM, "ftruncate", EFBIG);
 }
 
 /* ---- base_address: misaligned, taken ---- */
