@@ -24,8 +24,8 @@
 # returns normally, so the suites themselves lose nothing.
 #
 # The floors.  The project's acceptance floors are lines >= 85 % and branches >= 70 % in
-# backends/ and ports/, lines >= 75 % in tools/, lines >= 90 % in core/.  core/ meets its
-# floor and is held to it.  backends/, ports/ and tools/ do not yet: their floors below are
+# backends/ and ports/, lines >= 75 % in tools/, lines >= 90 % in core/.  core/ and tools/
+# meet theirs and are held to them.  backends/ and ports/ do not yet: their floors below are
 # regression guards, the figures this tree measured with a pool (gcc 12, Linux 6.18, every
 # suite, rounded down), not the goals.  Raise them as tests are added, never lower them to
 # let a change through.
@@ -37,10 +37,10 @@ build=${HPSHM_BUILD_DIR:-build-coverage}
 
 # directory  lines%  branches%   (0: no floor)
 floors=(
-	"backends 70 59" # regression guard; the goal is 85 70
-	"ports    80 63" # regression guard; the goal is 85 70
-	"core     90 0"  # the acceptance floor
-	"tools    74 0"  # regression guard; the goal is 75
+	"backends 81 66" # regression guard (measured 81.3 % / 66.4 %); the goal is 85 70
+	"ports    84 66" # regression guard (measured 84.4 % / 66.9 %); the goal is 85 70
+	"core     90 0"  # the acceptance floor (measured 93.2 %)
+	"tools    75 0"  # the acceptance floor (measured 80.9 %)
 )
 
 if [[ ${HPSHM_COVERAGE_ONLY:-} != report ]]; then

@@ -549,8 +549,7 @@ Test(paths_tools, run_that_cannot_create_names_every_provider_it_tried)
 	r = hpt_tool(HPSHM_TOOL_PATH, "run", "--size", "4MiB", "--config",
 		     "provider=hugetlbfs,huge_pages=on,hugetlbfs_path=/nonexistent/hpt-paths", "--", "/bin/true", NULL);
 	cr_assert_eq(r->status, 1, "status %d: %s", r->status, r->err);
-	cr_assert(strstr(r->err, "tried hugetlbfs"), "%s", r->err);
-	cr_assert(strstr(r->err, "/nonexistent/hpt-paths"), "%s", r->err);
+	cr_assert(strstr(r->err, "tried hugetlbfs: HPSHM_EUNAVAILABLE"), "%s", r->err);
 }
 
 /* ---- hpshm exec refuses what an interposed program cannot honour ---- */
