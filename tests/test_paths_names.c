@@ -489,28 +489,6 @@ Test(paths_names, spawn_searches_path_past_a_file_that_cannot_run_as_execvp_does
 
 /* ---- attach to a SysV segment: what it refuses (needs a pool) ---- */
 
-static struct hpshm__syscalls real_sys;
-static int attach_stat_errno;   /* fail attach's IPC_STAT with this */
-static int attach_shmat_errno;  /* fail attach's shmat with this */
-
-static int ahook_shmctl(int id, int cmd, struct shmid_ds *buf)
-{
-	if (cmd == IPC_STAT && attach_stat_errno) {
-		errno = attach_stat_errno;
-		return -1;
-	}
-	return real_sys.shmctl(id, cmd, buf);
-}
-
-static void *ahook_shmat(int id, const void *addr, int flags)
-{
-	if (attach_shmat_errno) {
-		errno = attach_shmat_errno;
-		return (void *)-1;
-	}
-	return real_sys.shmat(id, addr, flags);
-}
-
 /* A re-attachable SysV segment and its token, or a skip without a pool. */
 static hpshm_segment *sysv_with_token(char *token, size_t len)
 {
@@ -526,53 +504,6 @@ static hpshm_segment *sysv_with_token(char *token, size_t len)
 	cr_assert_eq(hpshm_segment_create(&seg, 4 * MIB, cfg, &err), 0, "%s", err.message);
 	cr_assert_gt(hpshm_segment_token(seg, token, len, &err), 0, "%s", err.message);
 	return seg;
-}
-
-/* In a child that detached the creator's attachment: attach with the hooks set; its code. */
-static int sysv_attach_in_child(hpshm_segment *seg, const char *token, int stat_errno, int shmat_errno)
-{
-	int status;
-	pid_t pid = hpt_fork();
-
-	cr_assert_neq(pid, -1);
-	if (pid == 0) {
-		hpshm_segment *child = NULL;
-		hpshm_error err;
-		int rc;
-
-		if (shmdt(hpshm_segment_address(seg)) != 0)
-			_exit(100);
-		real_sys = hpshm__sys;
-		attach_stat_errno = stat_errno;
-		attach_shmat_errno = shmat_errno;
-		hpshm__sys.shmctl = ahook_shmctl;
-		hpshm__sys.shmat = ahook_shmat;
-		rc = hpshm_segment_attach(&child, token, NULL, &err);
-		if (rc == 0)
-			_exit(hpshm_segment_destroy(child) == 0 ? 0 : 101);
-		_exit(-rc);
-	}
-	cr_assert_eq(waitpid(pid, &status, 0), pid);
-	cr_assert(WIFEXITED(status), "status %#x", status);
-	cr_assert_neq(WEXITSTATUS(status), 100, "the child could not detach");
-	cr_assert_neq(WEXITSTATUS(status), 101, "the attached segment could not be detached");
-	return -WEXITSTATUS(status);
-}
-
-Test(paths_names, sysv_attach_works_in_a_child_and_refuses_what_it_may_not_read_or_attach)
-{
-	char token[HPSHM_TOKEN_MAX];
-	hpshm_segment *seg = sysv_with_token(token, sizeof token);
-	int rc;
-
-	cr_assert_eq(sysv_attach_in_child(seg, token, 0, 0), 0, "a plain attach failed");
-	rc = sysv_attach_in_child(seg, token, EACCES, 0);
-	cr_assert_eq(rc, HPSHM_ESYS, "IPC_STAT refused: %s", hpshm_errname(rc));
-	rc = sysv_attach_in_child(seg, token, 0, EACCES);
-	cr_assert_eq(rc, HPSHM_ESYS, "shmat refused: %s", hpshm_errname(rc));
-	rc = sysv_attach_in_child(seg, token, 0, ENOMEM);
-	cr_assert_eq(rc, HPSHM_ENOMEM, "shmat out of memory: %s", hpshm_errname(rc));
-	cr_assert_eq(hpshm_segment_destroy(seg), 0);
 }
 
 Test(paths_names, sysv_attach_after_the_creator_destroyed_it_is_einval)
