@@ -77,8 +77,6 @@ int hpshm__hugetlb_probe(const struct hpshm_request *rq, struct hpshm_probe *out
 	*at = *rq;
 
 	n = hpshm__pools(pools, HPSHM__MAX_PAGE_SIZES);
-	if (n > HPSHM__MAX_PAGE_SIZES)
-		n = HPSHM__MAX_PAGE_SIZES;
 	out->nsizes = 0;
 	for (int i = 0; i < n && i < HPSHM_PROBE_SIZES; i++)
 		out->sizes[out->nsizes++] = pools[i].page_size;

@@ -7,8 +7,9 @@
  * touch runs under a SIGBUS handler that longjmps out: one read-then-write per page (the
  * byte is written back unchanged, so data already in a re-attached segment is kept).  The
  * handler is process-wide, so touches are serialised; a SIGBUS another thread takes
- * meanwhile is passed to the handler that was installed before, or, if that was the default,
- * makes the default act again.
+ * meanwhile is passed to the handler that was installed before, or, if that was the default
+ * or SIG_IGN, gets that action: a fault runs again under it, a sent signal is raised again
+ * under the default or dropped when ignored (so an ignored one leaves the touch guarded).
  *
  * It is the last resort: an OS with a populate call that returns an error instead of a
  * signal (ports/linux/populate.c) uses that, and touches only where the kernel has none.
@@ -32,14 +33,24 @@ static void touch_on_sigbus(int sig, siginfo_t *info, void *ctx)
 		touch_armed = 0;
 		siglongjmp(touch_jmp, 1);
 	}
-	/* Not ours: hand it to the previous handler, or restore the default and return, so
-	 * that the faulting instruction runs again and the default acts on it. */
+	/* Not ours: hand it to the previous handler, or act as its action would. */
 	if ((touch_old.sa_flags & SA_SIGINFO) && touch_old.sa_sigaction != NULL) {
 		touch_old.sa_sigaction(sig, info, ctx);
 	} else if (touch_old.sa_handler != SIG_DFL && touch_old.sa_handler != SIG_IGN &&
 		   touch_old.sa_handler != NULL) {
 		touch_old.sa_handler(sig);
+	} else if (info != NULL && info->si_code <= 0) {
+		/* Sent (kill, sigqueue, pthread_kill), not a fault: nothing raises it again when we
+		 * return.  Ignored, it is dropped and the touch keeps its guard; under the default
+		 * it is raised again under the default, and ends the process once we return. */
+		if (touch_old.sa_handler != SIG_IGN) {
+			(void)sigaction(SIGBUS, &touch_old, NULL);
+			(void)raise(sig);
+		}
 	} else {
+		/* A fault: restore the action and return, so that the faulting instruction runs
+		 * again and the default acts on it (the kernel forces a fault's SIGBUS through
+		 * SIG_IGN). */
 		(void)sigaction(SIGBUS, &touch_old, NULL);
 	}
 }

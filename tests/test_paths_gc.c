@@ -1,0 +1,470 @@
+/*
+ * tests/test_paths_gc.c -- the races of remove: what gc does when the object it listed as dead
+ * changes between its look and its removal (it vanished, a process holds it again, its name
+ * now holds another object), and when it may not open or unlink it.
+ *
+ * The dead object is real: a named plain segment in /dev/shm whose creator was killed.  The
+ * provider's scan() finds it as gc does; then remove() is called with one system call of the
+ * table replaced by a hook that makes the race happen for real at that instant (unlinks the
+ * object, opens and locks it, or puts another object under its name) or fails with
+ * EACCES/EPERM.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ipc.h>
+#include <sys/mman.h>
+#include <sys/shm.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#include "core/internal.h"
+#include "fixture.h"
+#include "hpshm.h"
+#include "hpshm/provider.h"
+#include "ports/posix/sys.h"
+
+#define MIB ((size_t)1 << 20)
+
+static struct hpshm__syscalls real;
+static char shm_name[64];        /* the segment's name */
+static char shm_path[96];        /* its POSIX name, "/hpshm.<name>" */
+static int  holder = -1;         /* a descriptor the test holds the object by */
+
+static enum {
+	RACE_NONE,
+	RACE_VANISH,      /* the object is unlinked just before remove() opens it */
+	RACE_HOLD,        /* a process opens and locks it just before remove() locks it */
+	RACE_RECYCLE,     /* another object takes its name just before remove() opens it */
+	RACE_EACCES,      /* remove() may not open it */
+	RACE_EPERM        /* remove() may not unlink it */
+} race;
+
+static int hook_shm_open(const char *name, int flags, mode_t mode)
+{
+	if (strcmp(name, shm_path) == 0) {
+		switch (race) {
+		case RACE_VANISH:
+			(void)real.shm_unlink(name);
+			break;
+		case RACE_RECYCLE: {
+			int fd;
+
+			(void)real.shm_unlink(name);
+			fd = real.shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+			if (fd >= 0) {
+				(void)ftruncate(fd, (off_t)(4 * MIB + 4096));
+				(void)close(fd);
+			}
+			break;
+		}
+		case RACE_EACCES:
+			errno = EACCES;
+			return -1;
+		default:
+			break;
+		}
+		race = race == RACE_HOLD || race == RACE_EPERM ? race : RACE_NONE;
+	}
+	return real.shm_open(name, flags, mode);
+}
+
+static int hook_flock(int fd, int op)
+{
+	if (race == RACE_HOLD && (op & LOCK_EX)) {
+		holder = real.shm_open(shm_path, O_RDONLY, 0);
+		if (holder >= 0)
+			(void)real.flock(holder, LOCK_SH | LOCK_NB);
+		race = RACE_NONE;
+	}
+	return real.flock(fd, op);
+}
+
+static int hook_shm_unlink(const char *name)
+{
+	if (race == RACE_EPERM && strcmp(name, shm_path) == 0) {
+		race = RACE_NONE;
+		errno = EPERM;
+		return -1;
+	}
+	return real.shm_unlink(name);
+}
+
+static void gc_init(void)
+{
+	hpt_fixture_init();
+	hpshm__sys_reset();
+	real = hpshm__sys;
+	race = RACE_NONE;
+	holder = -1;
+	snprintf(shm_name, sizeof shm_name, "hpt-paths-gc-%ld", (long)getpid());
+	snprintf(shm_path, sizeof shm_path, "/hpshm.%s", shm_name);
+}
+
+static void gc_fini(void)
+{
+	hpshm__sys_reset();
+	if (holder >= 0)
+		(void)close(holder);
+	(void)shm_unlink(shm_path);
+	hpt_fixture_fini();
+}
+
+TestSuite(paths_gc, .init = gc_init, .fini = gc_fini, .timeout = 60);
+
+/* Make the named plain segment in a child and kill the child: a dead object. */
+static void make_dead_segment(void)
+{
+	hpshm_config *cfg;
+	hpshm_error err;
+	char kv[128], c;
+	int fds[2], status;
+	pid_t pid;
+
+	cr_assert_eq(hpshm_config_new(&cfg), 0);
+	snprintf(kv, sizeof kv, "provider=plain,name=%s", shm_name);
+	cr_assert_eq(hpshm_config_parse(cfg, kv, &err), 0, "%s", err.message);
+	cr_assert_eq(pipe(fds), 0);
+	pid = hpt_fork();
+	cr_assert_neq(pid, -1);
+	if (pid == 0) {
+		hpshm_segment *seg;
+
+		close(fds[0]);
+		if (hpshm_segment_create(&seg, 4 * MIB, cfg, &err) != 0 || write(fds[1], "k", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(fds[1]);
+	cr_assert_eq(read(fds[0], &c, 1), 1, "the creator could not create its segment");
+	close(fds[0]);
+	cr_assert_eq(kill(pid, SIGKILL), 0);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	hpshm_config_free(cfg);
+}
+
+struct look {
+	struct hpshm_found found;  /* the object as the scan saw it */
+	int                hit;    /* seen? */
+};
+
+static int look_one(void *user, const struct hpshm_found *f)
+{
+	struct look *l = user;
+
+	if (strcmp(f->name, shm_name) == 0) {
+		l->found = *f;
+		l->hit = 1;
+	}
+	return 0;
+}
+
+/* The dead object as plain's scan() lists it, and plain's instance. */
+static struct look listed(struct hpshm_instance *inst)
+{
+	struct look l;
+
+	memset(&l, 0, sizeof l);
+	cr_assert_eq(hpshm__provider_find("plain", inst), 0);
+	cr_assert_geq(inst->ops->scan(inst, look_one, &l), 0);
+	cr_assert(l.hit, "plain's scan did not list %s", shm_name);
+	cr_assert_eq(l.found.has_header, HPSHM_FOUND_HEADER);
+	cr_assert_eq(l.found.alive, 0, "nobody should hold the dead segment");
+	return l;
+}
+
+static int remove_during(int what, struct hpshm_instance *inst, const struct look *l, hpshm_error *err)
+{
+	memset(err, 0, sizeof *err);
+	race = what;
+	hpshm__sys.shm_open = hook_shm_open;
+	hpshm__sys.flock = hook_flock;
+	hpshm__sys.shm_unlink = hook_shm_unlink;
+	return inst->ops->remove(inst, &l->found, err);
+}
+
+static int exists(void)
+{
+	char path[128];
+
+	snprintf(path, sizeof path, "/dev/shm%s", shm_path);
+	return access(path, F_OK) == 0;
+}
+
+Test(paths_gc, remove_of_a_segment_that_vanished_meanwhile_is_done)
+{
+	struct hpshm_instance inst;
+	struct look l;
+	hpshm_error err;
+
+	make_dead_segment();
+	l = listed(&inst);
+	cr_assert_eq(remove_during(RACE_VANISH, &inst, &l, &err), 0, "%s", err.message);
+	cr_assert(!exists());
+}
+
+Test(paths_gc, remove_of_a_segment_held_again_is_eexist_and_keeps_it)
+{
+	struct hpshm_instance inst;
+	struct look l;
+	hpshm_error err;
+
+	make_dead_segment();
+	l = listed(&inst);
+	cr_assert_eq(remove_during(RACE_HOLD, &inst, &l, &err), HPSHM_EEXIST, "%s", err.message);
+	cr_assert_geq(holder, 0, "the hook could not hold the segment");
+	cr_assert_str_eq(err.call, "flock");
+	cr_assert(exists(), "a segment that a process holds was removed");
+	/* let go, and the same removal goes through */
+	close(holder);
+	holder = -1;
+	cr_assert_eq(remove_during(RACE_NONE, &inst, &l, &err), 0, "%s", err.message);
+	cr_assert(!exists());
+}
+
+Test(paths_gc, remove_of_a_name_that_now_holds_another_object_is_einval_and_keeps_it)
+{
+	struct hpshm_instance inst;
+	struct look l;
+	hpshm_error err;
+
+	make_dead_segment();
+	l = listed(&inst);
+	cr_assert_eq(remove_during(RACE_RECYCLE, &inst, &l, &err), HPSHM_EINVAL, "%s", err.message);
+	cr_assert(hpt_contains(err.message, "no longer"), "%s", err.message);
+	cr_assert(exists(), "the object that took the name was removed");
+}
+
+Test(paths_gc, remove_that_may_not_open_the_segment_is_esys_eacces_with_a_hint)
+{
+	struct hpshm_instance inst;
+	struct look l;
+	hpshm_error err;
+
+	make_dead_segment();
+	l = listed(&inst);
+	cr_assert_eq(remove_during(RACE_EACCES, &inst, &l, &err), HPSHM_ESYS, "%s", err.message);
+	cr_assert_eq(err.sys_errno, EACCES);
+	cr_assert_str_eq(err.call, "shm_open");
+	cr_assert(hpt_contains(err.hint, "gc as"), "hint: %s", err.hint);
+	cr_assert(exists());
+}
+
+Test(paths_gc, remove_that_may_not_unlink_the_segment_is_esys_eperm_with_a_hint)
+{
+	struct hpshm_instance inst;
+	struct look l;
+	hpshm_error err;
+
+	make_dead_segment();
+	l = listed(&inst);
+	cr_assert_eq(remove_during(RACE_EPERM, &inst, &l, &err), HPSHM_ESYS, "%s", err.message);
+	cr_assert_eq(err.sys_errno, EPERM);
+	cr_assert_str_eq(err.call, "shm_unlink");
+	cr_assert(hpt_contains(err.hint, "gc as"), "hint: %s", err.hint);
+	cr_assert(exists(), "shm_unlink failed, yet the object is gone");
+}
+
+Test(paths_gc, remove_through_the_api_refuses_an_object_that_vanished_after_ls)
+{
+	struct hpshm_instance inst;
+	struct look l;
+	hpshm_object o;
+	hpshm_error err;
+
+	make_dead_segment();
+	l = listed(&inst);
+	memset(&o, 0, sizeof o);
+	snprintf(o.provider, sizeof o.provider, "plain");
+	snprintf(o.id, sizeof o.id, "%s", l.found.id);
+	cr_assert_eq(shm_unlink(shm_path), 0);
+	cr_assert_eq(hpshm_objects_remove(&o, 0, &err), HPSHM_EINVAL, "%s", err.message);
+	cr_assert(hpt_contains(err.message, "gone"), "%s", err.message);
+}
+
+/* ---- the same races on SysV segments (needs a pool) ---- */
+
+static int sysv_id = -1;          /* the dead segment's id */
+static int sysv_attached_at_look; /* attach it ourselves when remove() looks */
+static int sysv_rmid_at_look;     /* remove it ourselves when remove() looks */
+static int sysv_stat_errno;       /* fail remove()'s IPC_STAT with this */
+static int sysv_rmid_errno;       /* fail remove()'s IPC_RMID with this */
+static int sysv_foreign_key;      /* IPC_STAT shows a key outside hpshm's range: the id was reused */
+static void *sysv_ours = (void *)-1; /* our own attachment */
+
+static int hook_shmctl(int id, int cmd, struct shmid_ds *buf)
+{
+	int rc;
+
+	if (id == sysv_id && cmd == IPC_STAT) {
+		if (sysv_stat_errno) {
+			errno = sysv_stat_errno;
+			return -1;
+		}
+		if (sysv_rmid_at_look) {
+			sysv_rmid_at_look = 0;
+			(void)real.shmctl(id, IPC_RMID, NULL);
+		}
+		if (sysv_attached_at_look) {
+			sysv_attached_at_look = 0;
+			sysv_ours = real.shmat(id, NULL, SHM_RDONLY);
+		}
+		rc = real.shmctl(id, cmd, buf);
+		if (rc == 0 && sysv_foreign_key)
+			buf->shm_perm.__key = 0x12345678;
+		return rc;
+	}
+	if (id == sysv_id && cmd == IPC_RMID && sysv_rmid_errno) {
+		errno = sysv_rmid_errno;
+		return -1;
+	}
+	return real.shmctl(id, cmd, buf);
+}
+
+static void sysv_gc_init(void)
+{
+	gc_init();
+	sysv_id = -1;
+	sysv_attached_at_look = sysv_rmid_at_look = sysv_stat_errno = sysv_rmid_errno = sysv_foreign_key = 0;
+	sysv_ours = (void *)-1;
+}
+
+static void sysv_gc_fini(void)
+{
+	hpshm__sys_reset();
+	if (sysv_ours != (void *)-1)
+		(void)shmdt(sysv_ours);
+	if (sysv_id >= 0)
+		(void)shmctl(sysv_id, IPC_RMID, NULL);
+	gc_fini();
+}
+
+TestSuite(paths_gc_sysv, .init = sysv_gc_init, .fini = sysv_gc_fini, .timeout = 60);
+
+/* A named SysV segment whose creator was killed; its entry as sysv_hugetlb's scan() lists it. */
+static struct look sysv_dead(struct hpshm_instance *inst)
+{
+	struct hpt_pool p;
+	struct look l;
+	hpshm_config *cfg;
+	hpshm_error err;
+	char kv[160], c;
+	int fds[2], status;
+	pid_t pid;
+
+	if (hpt_pool_read(2 * MIB, &p) < 0 || hpt_pool_available(&p) < 3) {
+		hpshm__sys_reset();
+		HPT_UNAVAILABLE_PAGES("sysv_hugetlb", "2MiB", 3, "needs 3 free 2MiB pages for a named SysV segment");
+	}
+	cr_assert_eq(hpshm_config_new(&cfg), 0);
+	snprintf(kv, sizeof kv, "provider=sysv_hugetlb,huge_pages=on,name=%s", shm_name);
+	cr_assert_eq(hpshm_config_parse(cfg, kv, &err), 0, "%s", err.message);
+	cr_assert_eq(pipe(fds), 0);
+	pid = hpt_fork();
+	cr_assert_neq(pid, -1);
+	if (pid == 0) {
+		hpshm_segment *seg;
+
+		close(fds[0]);
+		if (hpshm_segment_create(&seg, 4 * MIB, cfg, &err) != 0 || write(fds[1], "k", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(fds[1]);
+	cr_assert_eq(read(fds[0], &c, 1), 1, "the creator could not create its SysV segment");
+	close(fds[0]);
+	cr_assert_eq(kill(pid, SIGKILL), 0);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	hpshm_config_free(cfg);
+
+	memset(&l, 0, sizeof l);
+	cr_assert_eq(hpshm__provider_find("sysv_hugetlb", inst), 0);
+	cr_assert_geq(inst->ops->scan(inst, look_one, &l), 0);
+	cr_assert(l.hit, "sysv_hugetlb's scan did not list %s", shm_name);
+	cr_assert_eq(sscanf(l.found.id, "shm=%d", &sysv_id), 1, "%s", l.found.id);
+	cr_assert_eq(l.found.has_header, HPSHM_FOUND_HEADER);
+	hpshm__sys.shmctl = hook_shmctl;
+	return l;
+}
+
+static int sysv_exists(void)
+{
+	struct shmid_ds ds;
+
+	return real.shmctl(sysv_id, IPC_STAT, &ds) == 0;
+}
+
+Test(paths_gc_sysv, remove_of_a_sysv_segment_removed_meanwhile_is_done)
+{
+	struct hpshm_instance inst;
+	struct look l = sysv_dead(&inst);
+	hpshm_error err;
+
+	sysv_rmid_at_look = 1;
+	cr_assert_eq(inst.ops->remove(&inst, &l.found, &err), 0, "%s", err.message);
+	cr_assert(!sysv_exists());
+}
+
+Test(paths_gc_sysv, remove_of_a_sysv_segment_attached_again_is_eexist_and_keeps_it)
+{
+	struct hpshm_instance inst;
+	struct look l = sysv_dead(&inst);
+	hpshm_error err;
+
+	sysv_attached_at_look = 1;
+	cr_assert_eq(inst.ops->remove(&inst, &l.found, &err), HPSHM_EEXIST, "%s", err.message);
+	cr_assert_neq(sysv_ours, (void *)-1, "the hook could not attach the segment");
+	cr_assert(sysv_exists(), "a segment a process has attached was removed");
+	cr_assert_eq(shmdt(sysv_ours), 0);
+	sysv_ours = (void *)-1;
+	cr_assert_eq(inst.ops->remove(&inst, &l.found, &err), 0, "%s", err.message);
+	cr_assert(!sysv_exists());
+}
+
+Test(paths_gc_sysv, remove_of_a_sysv_id_now_holding_another_segment_is_einval)
+{
+	struct hpshm_instance inst;
+	struct look l = sysv_dead(&inst);
+	hpshm_error err;
+
+	sysv_foreign_key = 1;
+	cr_assert_eq(inst.ops->remove(&inst, &l.found, &err), HPSHM_EINVAL, "%s", err.message);
+	cr_assert(hpt_contains(err.message, "no longer"), "%s", err.message);
+	cr_assert(sysv_exists());
+}
+
+Test(paths_gc_sysv, remove_that_may_not_look_at_a_sysv_segment_is_esys_eacces_with_a_hint)
+{
+	struct hpshm_instance inst;
+	struct look l = sysv_dead(&inst);
+	hpshm_error err;
+
+	sysv_stat_errno = EACCES;
+	cr_assert_eq(inst.ops->remove(&inst, &l.found, &err), HPSHM_ESYS, "%s", err.message);
+	cr_assert_eq(err.sys_errno, EACCES);
+	cr_assert_str_eq(err.call, "shmctl");
+	cr_assert(hpt_contains(err.hint, "owner or root"), "hint: %s", err.hint);
+	cr_assert(sysv_exists());
+}
+
+Test(paths_gc_sysv, remove_that_may_not_remove_a_sysv_segment_is_esys_eperm_with_a_hint)
+{
+	struct hpshm_instance inst;
+	struct look l = sysv_dead(&inst);
+	hpshm_error err;
+
+	sysv_rmid_errno = EPERM;
+	cr_assert_eq(inst.ops->remove(&inst, &l.found, &err), HPSHM_ESYS, "%s", err.message);
+	cr_assert_eq(err.sys_errno, EPERM);
+	cr_assert_str_eq(err.call, "shmctl");
+	cr_assert(hpt_contains(err.hint, "gc as"), "hint: %s", err.hint);
+	cr_assert(sysv_exists(), "IPC_RMID failed, yet the segment is gone");
+}
