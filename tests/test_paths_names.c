@@ -205,6 +205,8 @@ Test(paths_names, gc_keeps_the_segment_of_a_creator_that_still_runs)
 	uint64_t start;
 	char kv[128];
 
+	HPT_SKIP_UNDER_EMULATOR("the creator forked under qemu-user is not found running by its start time, as "
+				"it is natively (seen on aarch64 and s390x; the native run is the one that counts)");
 	snprintf(kv, sizeof kv, "provider=plain,name=%s", shm_name);
 	set(kv);
 	dead_creator(&pid, &start);

@@ -245,7 +245,8 @@ Test(paths_sysinfo, hugetlb_cgroup_file_names_use_the_kernels_units)
 	cr_assert_str_eq(hpshm__hugetlb_cgroup_size(2 * MIB, buf, sizeof buf), "2MB");
 	cr_assert_str_eq(hpshm__hugetlb_cgroup_size(32 * MIB, buf, sizeof buf), "32MB");
 	cr_assert_str_eq(hpshm__hugetlb_cgroup_size(GIB, buf, sizeof buf), "1GB");
-	cr_assert_str_eq(hpshm__hugetlb_cgroup_size(16 * GIB, buf, sizeof buf), "16GB");
+	if (sizeof(size_t) >= 8) /* 16 GiB is 0 in a 32-bit size_t */
+		cr_assert_str_eq(hpshm__hugetlb_cgroup_size(16 * GIB, buf, sizeof buf), "16GB");
 }
 
 /* ---- what backs a range: /proc/self/smaps as the kernel writes it ---- */
@@ -260,19 +261,19 @@ Test(paths_sysinfo, a_range_split_into_vmas_reports_the_smallest_page_and_huge_o
 	struct hpshm__backing b;
 
 	replace("proc/self/smaps",
-		VMA("600000000000-600000200000", "2048", "rd wr sh mr mw me ms de ht sd")
-		VMA("600000200000-600000400000", "4", "rd wr sh mr mw me ms sd")
-		VMA("600000400000-600000600000", "2048", "rd wr sh mr mw me ms de ht sd"));
-	cr_assert_eq(hpshm__verify_backing((void *)0x600000000000, 6 * MIB, -1, &b), 0);
+		VMA("60000000-60200000", "2048", "rd wr sh mr mw me ms de ht sd")
+		VMA("60200000-60400000", "4", "rd wr sh mr mw me ms sd")
+		VMA("60400000-60600000", "2048", "rd wr sh mr mw me ms de ht sd"));
+	cr_assert_eq(hpshm__verify_backing((void *)0x60000000, 6 * MIB, -1, &b), 0);
 	cr_assert_eq(b.page_size, (size_t)4096);
 	cr_assert_eq(b.huge, 0);
 	cr_assert_str_eq(b.source, "smaps");
 	/* the first VMA alone is huge */
-	cr_assert_eq(hpshm__verify_backing((void *)0x600000000000, 2 * MIB, -1, &b), 0);
+	cr_assert_eq(hpshm__verify_backing((void *)0x60000000, 2 * MIB, -1, &b), 0);
 	cr_assert_eq(b.page_size, 2 * MIB);
 	cr_assert_eq(b.huge, 1);
 	/* the last VMA of the file, reached at its end */
-	cr_assert_eq(hpshm__verify_backing((void *)0x600000400000, 2 * MIB, -1, &b), 0);
+	cr_assert_eq(hpshm__verify_backing((void *)0x60400000, 2 * MIB, -1, &b), 0);
 	cr_assert_eq(b.huge, 1);
 }
 
@@ -280,33 +281,33 @@ Test(paths_sysinfo, a_range_no_vma_holds_is_unverified)
 {
 	struct hpshm__backing b;
 
-	replace("proc/self/smaps", VMA("600000000000-600000200000", "2048", "rd wr ht"));
+	replace("proc/self/smaps", VMA("60000000-60200000", "2048", "rd wr ht"));
 	cr_assert_eq(hpshm__verify_backing((void *)0x500000000000, 2 * MIB, -1, &b), HPSHM_EUNAVAILABLE);
 	cr_assert_str_eq(b.source, "unverified");
 	cr_assert_eq(hpshm__verify_backing(NULL, 0, -1, &b), HPSHM_EUNAVAILABLE);
-	cr_assert_eq(hpshm__verify_backing((void *)0x600000000000, 2 * MIB, -1, NULL), HPSHM_EINVAL);
+	cr_assert_eq(hpshm__verify_backing((void *)0x60000000, 2 * MIB, -1, NULL), HPSHM_EINVAL);
 }
 
 Test(paths_sysinfo, a_vma_without_kernel_page_size_is_unverified)
 {
 	struct hpshm__backing b;
 
-	replace("proc/self/smaps", "600000000000-600000200000 rw-s 00000000 00:10 42 /x\nVmFlags: rd wr ht\n");
-	cr_assert_eq(hpshm__verify_backing((void *)0x600000000000, 2 * MIB, -1, &b), HPSHM_EUNAVAILABLE);
+	replace("proc/self/smaps", "60000000-60200000 rw-s 00000000 00:10 42 /x\nVmFlags: rd wr ht\n");
+	cr_assert_eq(hpshm__verify_backing((void *)0x60000000, 2 * MIB, -1, &b), HPSHM_EUNAVAILABLE);
 }
 
 Test(paths_sysinfo, maps_line_names_the_first_mapping_overlapping_a_range)
 {
 	char buf[256];
 
-	replace("proc/self/maps", "600000000000-600000200000 rw-s 00000000 00:10 42 /first\n"
-				  "600000400000-600000600000 rw-s 00000000 00:10 43 /second\n");
-	cr_assert_eq(hpshm__maps_line((void *)0x600000300000, 4 * MIB, buf, sizeof buf), 0);
+	replace("proc/self/maps", "60000000-60200000 rw-s 00000000 00:10 42 /first\n"
+				  "60400000-60600000 rw-s 00000000 00:10 43 /second\n");
+	cr_assert_eq(hpshm__maps_line((void *)0x60300000, 4 * MIB, buf, sizeof buf), 0);
 	cr_assert(strstr(buf, "/second"), "%s", buf);
-	cr_assert_eq(hpshm__maps_line((void *)0x600000100000, 0, buf, sizeof buf), 0);
+	cr_assert_eq(hpshm__maps_line((void *)0x60100000, 0, buf, sizeof buf), 0);
 	cr_assert(strstr(buf, "/first"), "%s", buf);
-	cr_assert_eq(hpshm__maps_line((void *)0x600000200000, 2 * MIB, buf, sizeof buf), HPSHM_EUNAVAILABLE);
-	cr_assert_eq(hpshm__maps_line((void *)0x600000200000, 2 * MIB, NULL, 0), HPSHM_EINVAL);
+	cr_assert_eq(hpshm__maps_line((void *)0x60200000, 2 * MIB, buf, sizeof buf), HPSHM_EUNAVAILABLE);
+	cr_assert_eq(hpshm__maps_line((void *)0x60200000, 2 * MIB, NULL, 0), HPSHM_EINVAL);
 }
 
 /* ---- the introspection the tool and the bench read (ports/introspect.h) ---- */
@@ -328,11 +329,11 @@ Test(paths_sysinfo, pool_resize_writes_the_pool_file_under_the_sysroot)
 Test(paths_sysinfo, thp_pages_of_a_mapping_add_anonymous_and_shmem_pmd_pages)
 {
 	replace("proc/self/smaps",
-		"600000000000-600000400000 rw-p 00000000 00:00 0\nAnonHugePages:      2048 kB\nShmemPmdMapped:     2048 kB\n"
-		"600000400000-600000600000 rw-p 00000000 00:00 0\nAnonHugePages:      8192 kB\n");
-	cr_assert_eq(hpshm__os_thp_kib((void *)0x600000100000), 4096L);
-	cr_assert_eq(hpshm__os_thp_kib((void *)0x600000500000), 8192L);
-	cr_assert_eq(hpshm__os_thp_kib((void *)0x700000000000), -1L, "no VMA there");
+		"60000000-60400000 rw-p 00000000 00:00 0\nAnonHugePages:      2048 kB\nShmemPmdMapped:     2048 kB\n"
+		"60400000-60600000 rw-p 00000000 00:00 0\nAnonHugePages:      8192 kB\n");
+	cr_assert_eq(hpshm__os_thp_kib((void *)0x60100000), 4096L);
+	cr_assert_eq(hpshm__os_thp_kib((void *)0x60500000), 8192L);
+	cr_assert_eq(hpshm__os_thp_kib((void *)0x70000000), -1L, "no VMA there");
 }
 
 Test(paths_sysinfo, thp_page_size_is_the_pmd_size_the_kernel_states)
@@ -348,9 +349,9 @@ Test(paths_sysinfo, thp_page_size_is_the_pmd_size_the_kernel_states)
 
 Test(paths_sysinfo, mapping_len_is_the_length_of_the_vma_holding_the_address)
 {
-	replace("proc/self/maps", "600000000000-600000300000 rw-s 00000000 00:10 42 /x\n");
-	cr_assert_eq(hpshm__os_mapping_len((void *)0x600000100000), 3 * MIB);
-	cr_assert_eq(hpshm__os_mapping_len((void *)0x600000300000), 0u);
+	replace("proc/self/maps", "60000000-60300000 rw-s 00000000 00:10 42 /x\n");
+	cr_assert_eq(hpshm__os_mapping_len((void *)0x60100000), 3 * MIB);
+	cr_assert_eq(hpshm__os_mapping_len((void *)0x60300000), 0u);
 }
 
 Test(paths_sysinfo, mem_available_comes_from_meminfo_in_bytes)
@@ -374,6 +375,8 @@ Test(paths_sysinfo, program_path_refuses_a_buffer_it_would_cut)
 	char buf[4096], tiny[4];
 
 	cr_assert_eq(hpshm__os_program_path(buf, sizeof buf), 0);
+	if (strstr(buf, "/ld-linux"))
+		cr_skip_test("started through the dynamic loader, which the kernel names as the program: %s", buf);
 	cr_assert(strstr(buf, "test_paths_sysinfo"), "%s", buf);
 	cr_assert_eq(hpshm__os_program_path(tiny, sizeof tiny), HPSHM_EUNAVAILABLE);
 	cr_assert_eq(hpshm__os_program_path(tiny, 1), HPSHM_EINVAL);
