@@ -53,6 +53,7 @@
 #define BENCH_MAX_SAMPLES   512  /* per configuration and workload: rounds x the groups it is in */
 #define BENCH_GROUP_MAX     8    /* members of one group, the reference included */
 #define BENCH_MAX_SIZES     4    /* huge page sizes in one run */
+#define BENCH_SETUP_CYCLES  5    /* fresh create, attach, teardown of every member, per group */
 #define BENCH_LINE          64   /* the chase and rmw work on cache-line slots */
 #define BENCH_WHY_MAX       512  /* why a configuration could not run */
 #define BENCH_WORKER_CMD    "__bench-worker" /* the hidden subcommand a spawned worker runs */
@@ -145,6 +146,8 @@ struct bench_region {
 	size_t         page_size;   /* verified: read back from the kernel */
 	int            huge;        /* 1 if the kernel reports huge pages */
 	char           verified_by[HPSHM_NAME_MAX]; /* "smaps", "fstatfs", "AnonHugePages" ... */
+	double         populate_s;  /* wall s of the create spent faulting in (fallocate + madvise), NAN unknown */
+	double         rest_s;      /* wall s of the rest of the create (map, probe, verify, header), NAN unknown */
 };
 
 struct bench_config;
@@ -231,8 +234,12 @@ void bench_summarize(const double *v, unsigned n, struct bench_summary *s);
 
 /* ---- run.c: configurations, rounds, samples ---------------------------------------------- */
 
+/*
+ * BENCH_W_POPULATE and BENCH_W_SETUP_REST split a create (BENCH_W_SETUP) in two by wall time:
+ * faulting the memory in, and everything else the create does (map, probe, verify, header).
+ */
 enum bench_workload { BENCH_W_CHASE, BENCH_W_RMW, BENCH_W_SETUP, BENCH_W_ATTACH, BENCH_W_TEARDOWN,
-		      BENCH_W_PAGETABLES, BENCH_NW };
+		      BENCH_W_PAGETABLES, BENCH_W_POPULATE, BENCH_W_SETUP_REST, BENCH_NW };
 
 struct bench_options {
 	size_t       size;                      /* --size */

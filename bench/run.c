@@ -334,13 +334,25 @@ static void plan(struct run *run)
 		for (unsigned i = 0; (name = hpshm_provider_name(i, &caps)) != NULL; i++)
 			if ((caps & HPSHM_CAP_HUGE) && list_has(list, name))
 				add_named(run, name, ps, start);
-		/* One raw peer per page size, shaped like the first hpshm provider of that size. */
+		/*
+		 * A raw peer for every set of system calls the providers of this size use (memfd
+		 * and anonymous MAP_HUGETLB), so each hpshm row is judged against its own calls;
+		 * providers with the same calls share one peer, and one group holds them all.
+		 */
 		if (want_raw && res->ncfg > first) {
 			unsigned n = res->ncfg;
 
-			add_raw(run, first, start);
-			for (unsigned i = first + 1; i < n; i++)
-				res->cfg[i].raw_ref = res->cfg[first].raw_ref;
+			for (unsigned i = first; i < n; i++) {
+				enum bench_kind kind;
+				char label[64];
+
+				(void)bench_os_raw_peer(res->cfg[i].provider, start, &kind, label, sizeof(label));
+				for (unsigned j = n; j < res->ncfg && res->cfg[i].raw_ref < 0; j++)
+					if (res->cfg[j].kind == kind)
+						res->cfg[i].raw_ref = (int)j;
+				if (res->cfg[i].raw_ref < 0)
+					add_raw(run, i, start);
+			}
 		}
 	}
 	/* plain is every ratio's reference: always measured. */
@@ -546,9 +558,12 @@ static int group_fits(struct run *run, const int *m, unsigned n, char *why, size
 			continue;
 		need = k * region_pages(run, size);
 		if (hpshm__os_pool(size, &p) == 0 && hpshm__os_pool_available(&p) < need) {
-			snprintf(why, len, "the %s pool can give %lu pages, %u region%s alive at once need %llu",
-				 hpshm_size_format(size, ps, sizeof(ps)), hpshm__os_pool_available(&p), k, k == 1 ? "" : "s",
-				 (unsigned long long)need);
+			unsigned long have = hpshm__os_pool_available(&p);
+
+			snprintf(why, len, "the %s pool can give %lu pages, %u region%s alive at once need %llu: %llu "
+				 "pages short (add them to the pool, or run with --reserve)",
+				 hpshm_size_format(size, ps, sizeof(ps)), have, k, k == 1 ? "" : "s",
+				 (unsigned long long)need, (unsigned long long)(need - have));
 			return -1;
 		}
 	}
@@ -670,8 +685,8 @@ static double elapsed(const struct run *run)
 	return (double)(bench_wall_ns() - run->t0) / 1e9;
 }
 
-/* Create member i's memory at slot i: the setup sample.  0, or -1 when stopping. */
-static int member_create(struct run *run, struct member *m, unsigned i, unsigned gi)
+/* Create member i's memory at slot i: a setup sample when timed.  0, or -1 when stopping. */
+static int member_create(struct run *run, struct member *m, unsigned i, unsigned gi, int timed)
 {
 	const struct bench_options *opt = run->opt;
 	struct bench_config *c = m->c;
@@ -693,7 +708,15 @@ static int member_create(struct run *run, struct member *m, unsigned i, unsigned
 		return bench_stop ? -1 : 0;
 	}
 	m->created = 1;
-	sample(m, BENCH_W_SETUP, (double)(bench_cpu_ns() - cpu0) / 1e9 / gib, (double)(bench_wall_ns() - wall0) / 1e9 / gib);
+	if (timed) {
+		sample(m, BENCH_W_SETUP, (double)(bench_cpu_ns() - cpu0) / 1e9 / gib,
+		       (double)(bench_wall_ns() - wall0) / 1e9 / gib);
+		/* The create's two parts, where the mechanism says (by wall time, as hpshm's report). */
+		if (!bench_isnan(m->reg.populate_s) && !bench_isnan(m->reg.rest_s)) {
+			sample(m, BENCH_W_POPULATE, m->reg.populate_s / gib, m->reg.populate_s / gib);
+			sample(m, BENCH_W_SETUP_REST, m->reg.rest_s / gib, m->reg.rest_s / gib);
+		}
+	}
 	m->pte_kib = pte0 < 0 || hpshm__os_page_table_kib() < 0 ? -1 : hpshm__os_page_table_kib() - pte0;
 	m->faults = flt0 == 0 ? BENCH_FAULTS_UNKNOWN : bench_minflt() - flt0;
 	if (!c->verified_by[0]) {
@@ -711,14 +734,15 @@ static int member_create(struct run *run, struct member *m, unsigned i, unsigned
 		return 0;
 	}
 	m->live = 1;
-	bench_progress(opt, "[%6.1fs] group %u: created %-14s %-6s at %p: setup %.3f s/GiB (%s)", elapsed(run), gi,
-		       c->label, short_size(m->reg.page_size, ps, sizeof(ps)), m->reg.addr, m->cur[BENCH_W_SETUP],
-		       m->reg.verified_by);
+	if (timed)
+		bench_progress(opt, "[%6.1fs] group %u: created %-14s %-6s at %p: setup %.3f s/GiB (%s)", elapsed(run), gi,
+			       c->label, short_size(m->reg.page_size, ps, sizeof(ps)), m->reg.addr, m->cur[BENCH_W_SETUP],
+			       m->reg.verified_by);
 	return 0;
 }
 
-/* Start the member's workers and attach them: the attach sample, and page tables once. */
-static void member_attach(struct run *run, struct member *m)
+/* Start the member's workers and attach them: an attach sample when timed, and page tables once. */
+static void member_attach(struct run *run, struct member *m, int timed)
 {
 	const struct bench_options *opt = run->opt;
 	struct bench_config *c = m->c;
@@ -736,7 +760,8 @@ static void member_attach(struct run *run, struct member *m)
 		sum += (double)att[i].t.cpu_ns / 1e9;
 		wsum += (double)att[i].t.wall_ns / 1e9;
 	}
-	sample(m, BENCH_W_ATTACH, sum / m->nw, wsum / m->nw);
+	if (timed)
+		sample(m, BENCH_W_ATTACH, sum / m->nw, wsum / m->nw);
 	if (c->pt_done)
 		return;
 	if (c->start == BENCH_START_THREAD) {
@@ -838,6 +863,80 @@ static void progress_round(struct run *run, struct member *mem, unsigned n, unsi
 	}
 }
 
+/* Release the member's memory, its workers gone first: a teardown sample when timed. */
+static void member_release(struct run *run, struct member *m, unsigned i, int timed)
+{
+	uint64_t cpu0, wall0;
+	int rc;
+
+	bench_workers_stop(m->w, m->nw);
+	m->nw = 0;
+	if (!m->created)
+		return;
+	cpu0 = bench_cpu_ns();
+	wall0 = bench_wall_ns();
+	rc = bench_region_destroy(&m->reg);
+	if (rc < 0 && m->live)
+		member_fail(m, "releasing the memory failed");
+	if (timed && m->live && !bench_stop)
+		sample(m, BENCH_W_TEARDOWN, (double)(bench_cpu_ns() - cpu0) / 1e9, (double)(bench_wall_ns() - wall0) / 1e9);
+	m->created = 0;
+	slot_close(run, i);
+}
+
+/*
+ * The setup cycles of a group: BENCH_SETUP_CYCLES times, every member in turn is created
+ * and populated afresh, attached by its workers and torn down again (the order reversed on
+ * odd cycles, hpshm before its raw peer on the first, which then maps as many bytes), so
+ * setup, attach and teardown get as many samples as a workload gets rounds, and their gains
+ * are taken between members of one cycle, seconds apart.  One member lives at a time here:
+ * the group's memory check covers it.  0, or -1 when stopping.
+ */
+static int group_cycles(struct run *run, unsigned n, unsigned gi)
+{
+	unsigned order[BENCH_GROUP_MAX], k = 0;
+	char line[BENCH_WHY_MAX];
+
+	for (int pass = 0; pass < 2; pass++)
+		for (unsigned i = 0; i < n; i++)
+			if ((members[i].c->kind == BENCH_HPSHM) == (pass == 0))
+				order[k++] = i;
+	for (unsigned r = 0; r < BENCH_SETUP_CYCLES && !bench_stop; r++) {
+		line[0] = '\0';
+		for (unsigned i = 0; i < n; i++)
+			for (enum bench_workload w = BENCH_W_SETUP; w < BENCH_NW; w++)
+				members[i].have[w] = 0;
+		for (unsigned j = 0; j < n && !bench_stop; j++) {
+			unsigned i = order[r % 2 ? n - 1 - j : j];
+			struct member *m = &members[i];
+
+			if (!m->c->usable)
+				continue;
+			if (member_create(run, m, i, gi, 1) < 0)
+				break;
+			if (m->live)
+				member_attach(run, m, 1);
+			member_release(run, m, i, 1);
+			if (m->have[BENCH_W_TEARDOWN])
+				note_add(line, sizeof(line), "%s%s %.3f/%.4f/%.4f", line[0] ? ", " : "", m->c->label,
+					 m->cur[BENCH_W_SETUP], m->cur[BENCH_W_ATTACH], m->cur[BENCH_W_TEARDOWN]);
+		}
+		if (bench_stop)
+			break;
+		gains(members, n, BENCH_W_SETUP);
+		gains(members, n, BENCH_W_ATTACH);
+		gains(members, n, BENCH_W_TEARDOWN);
+		gains(members, n, BENCH_W_POPULATE);
+		gains(members, n, BENCH_W_SETUP_REST);
+		bench_progress(run->opt, "[%6.1fs] group %u setup cycle %u/%u (create s/GiB / attach s / teardown s): %s",
+			       elapsed(run), gi, r + 1, BENCH_SETUP_CYCLES, line);
+	}
+	for (unsigned i = 0; i < n; i++)
+		if (members[i].c->usable)
+			members[i].live = 0;   /* the rounds' create makes them live again */
+	return bench_stop ? -1 : 0;
+}
+
 /*
  * Run members g[0..n) alive at the same time: create all, build the chase in each, start
  * and attach all workers, then the rounds (every member's chase, then every member's rmw,
@@ -867,10 +966,12 @@ static int run_group(struct run *run, const int *g, unsigned n, unsigned gi)
 	note_add(res->groups_note, sizeof(res->groups_note), "%s{%s}", res->groups_note[0] ? " " : "", line);
 	bench_progress(opt, "[%6.1fs] group %u: %s, alive at the same time", elapsed(run), gi, line);
 
+	(void)group_cycles(run, n, gi);
 	/* hpshm first: its raw peer then maps exactly as many bytes (see memory.c). */
 	for (int pass = 0; pass < 2 && !bench_stop; pass++)
 		for (unsigned i = 0; i < n && !bench_stop; i++)
-			if ((members[i].c->kind == BENCH_HPSHM) == (pass == 0) && member_create(run, &members[i], i, gi) < 0)
+			if (members[i].c->usable && (members[i].c->kind == BENCH_HPSHM) == (pass == 0) &&
+			    member_create(run, &members[i], i, gi, 0) < 0)
 				break;
 	for (unsigned i = 0; i < n && !bench_stop; i++)
 		if (members[i].live)
@@ -880,10 +981,10 @@ static int run_group(struct run *run, const int *g, unsigned n, unsigned gi)
 
 		if (!m->live)
 			continue;
-		member_attach(run, m);
+		member_attach(run, m, 0);
 		if (m->live)
-			bench_progress(opt, "[%6.1fs] group %u: %-14s %u workers attached: %.4f s/worker, page tables %.0f KiB/worker",
-				       elapsed(run), gi, m->c->label, m->nw, m->cur[BENCH_W_ATTACH], m->c->pt_kib[0]);
+			bench_progress(opt, "[%6.1fs] group %u: %-14s %u workers attached, page tables %.0f KiB/worker",
+				       elapsed(run), gi, m->c->label, m->nw, m->c->pt_kib[0]);
 	}
 	for (unsigned i = 0; i < n; i++)
 		live += members[i].live;
@@ -923,41 +1024,21 @@ static int run_group(struct run *run, const int *g, unsigned n, unsigned gi)
 		done = r + 1;
 	}
 
-	/* Every worker goes first: the controller's release is then the last reference. */
+	/* Every worker goes first: the controller's release is then the last reference.  The
+	 * setup cycles sampled teardown already, on memory just populated like this. */
 	for (unsigned i = 0; i < n; i++) {
 		bench_workers_stop(members[i].w, members[i].nw);
 		members[i].nw = 0;
 	}
-	line[0] = '\0';
-	for (unsigned i = 0; i < n; i++) {
-		struct member *m = &members[i];
-		uint64_t cpu0, wall0;
-		int rc;
-
-		if (!m->created)
-			continue;
-		cpu0 = bench_cpu_ns();
-		wall0 = bench_wall_ns();
-		rc = bench_region_destroy(&m->reg);
-		if (rc < 0 && m->live)
-			member_fail(m, "releasing the memory failed");
-		if (m->live && !bench_stop) {
-			sample(m, BENCH_W_TEARDOWN, (double)(bench_cpu_ns() - cpu0) / 1e9, (double)(bench_wall_ns() - wall0) / 1e9);
-			note_add(line, sizeof(line), "%s%s %.4f s", line[0] ? ", " : "", m->c->label, m->cur[BENCH_W_TEARDOWN]);
-		}
-		m->created = 0;
-		slot_close(run, i);
-	}
+	for (unsigned i = 0; i < n; i++)
+		member_release(run, &members[i], i, 0);
 	if (ran && (run->groups_ran++ == 0 || done < res->rounds_done))
 		res->rounds_done = done;
 	if (bench_stop)
 		return -1;
-	gains(members, n, BENCH_W_SETUP);
-	gains(members, n, BENCH_W_ATTACH);
-	gains(members, n, BENCH_W_TEARDOWN);
 	if (!ran)
 		return -2;
-	bench_progress(opt, "[%6.1fs] group %u: torn down: %s", elapsed(run), gi, line);
+	bench_progress(opt, "[%6.1fs] group %u: torn down", elapsed(run), gi);
 	return (int)done;
 }
 
@@ -1069,11 +1150,17 @@ static unsigned huge_regions(const struct bench_options *opt)
 {
 	const char *list = opt->providers ? opt->providers : "auto,plain," PEERS;
 	const char *name;
-	unsigned caps, n = (unsigned)list_has(list, "auto") + (unsigned)list_has(list, "raw");
+	unsigned caps, n = (unsigned)list_has(list, "auto");
+	int anon = 0, fd = list_has(list, "auto");
 
 	for (unsigned i = 0; (name = hpshm_provider_name(i, &caps)) != NULL; i++)
-		if ((caps & HPSHM_CAP_HUGE) && list_has(list, name))
+		if ((caps & HPSHM_CAP_HUGE) && list_has(list, name)) {
 			n++;
+			*(strcmp(name, "mmap_hugetlb") == 0 ? &anon : &fd) = 1;
+		}
+	/* One raw peer per set of calls (plan()): anonymous MAP_HUGETLB, and the descriptor kind. */
+	if (list_has(list, "raw"))
+		n += (unsigned)(anon + fd);
 	return n;
 }
 
