@@ -295,6 +295,23 @@ struct bench_config {
 	unsigned         pt_sampled;           /* bit k: the count k was sampled (its figures may be NAN) */
 };
 
+#define BENCH_LAT_RUNS      15   /* create + destroy (or probe) repetitions per latency figure */
+#define BENCH_MAX_LAT       16   /* latency figures in one run */
+
+/*
+ * One latency figure: the wall time of a whole create + verify + destroy of a segment (or of
+ * a probe), median over BENCH_LAT_RUNS, alternated with the raw calls' when there are any.
+ */
+struct bench_latency {
+	char                 label[64];        /* "memfd_hugetlb", or "probe memfd_hugetlb" */
+	char                 raw_label[64];    /* the raw peer timed beside it, "" if none */
+	size_t               page_size;        /* huge page size asked for */
+	size_t               size;             /* segment size */
+	struct bench_summary us;               /* microseconds */
+	struct bench_summary raw_us;           /* the raw peer's, n = 0 if none */
+	struct bench_summary vs_raw;           /* gain over the raw peer per repetition: > 1 is better */
+};
+
 struct bench_result {
 	struct bench_options opt;              /* as run */
 	struct bench_config  cfg[BENCH_MAX_CONFIGS]; /* every configuration, usable or not */
@@ -309,6 +326,8 @@ struct bench_result {
 	char                 pool_note[BENCH_WHY_MAX]; /* what --reserve did */
 	const char          *left_out;         /* what this system cannot run at all, "" if nothing */
 	const char          *pt_absent;        /* why page tables are not measured here, "" if they are */
+	struct bench_latency lat[BENCH_MAX_LAT]; /* create and probe latencies */
+	unsigned             nlat;             /* entries in lat */
 };
 
 /*

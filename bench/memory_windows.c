@@ -147,3 +147,21 @@ int bench_os_region_release(struct bench_region *r)
 		rc = -1;
 	return rc;
 }
+
+/* Windows has no THP to switch on (bench_os_left_out() says so): nothing to change. */
+int bench_os_thp_advise(char *prev, size_t prev_len, char *why, size_t len)
+{
+	(void)prev_len;
+	(void)why;
+	(void)len;
+	prev[0] = '\0';
+	return 0;
+}
+
+int bench_os_thp_restore(const char *prev, char *why, size_t len)
+{
+	(void)prev;
+	(void)why;
+	(void)len;
+	return 0;
+}

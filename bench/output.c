@@ -275,7 +275,7 @@ void bench_print_text(FILE *out, const struct bench_result *res)
 		"%.0f s\n", hpshm_size_format(res->opt.size, size, sizeof(size)), res->opt.workers,
 		res->opt.workers == 1 ? "" : "s", run_start(&res->opt), res->rounds_done, res->opt.rounds,
 		res->groups, res->groups == 1 ? "" : "s", res->opt.phase_seconds, res->seconds);
-	fprintf(out, "figures: median [min-max] by thread CPU time, over rounds (chase, rmw) or groups (setup, teardown);\n"
+	fprintf(out, "figures: median [min-max] by thread CPU time, over rounds (chase, rmw) or fresh setup cycles (setup, teardown);\n"
 		"wall: median by wall clock; vs plain / vs raw: median [min-max] of the gains taken within one group\n"
 		"and round, > 1 is better\n");
 	if (res->groups_note[0])
@@ -315,6 +315,20 @@ void bench_print_text(FILE *out, const struct bench_result *res)
 			ratio_text(row->has_raw, &row->vs_raw, row->deterministic, rr, sizeof(rr)));
 		if (row->deterministic && bench_isnan(row->v.median) && res->pt_absent && res->pt_absent[0])
 			fprintf(out, "  %-14s page tables %s\n", "", res->pt_absent);
+	}
+	if (res->nlat)
+		fprintf(out, "\nlatency (us, wall, median [min-max] of %d runs; create + populate + verify + destroy, "
+			"or one probe)\n", BENCH_LAT_RUNS);
+	for (unsigned i = 0; i < res->nlat; i++) {
+		const struct bench_latency *l = &res->lat[i];
+
+		fprintf(out, "  %-24s %-6s %-8s %s [%s-%s]", l->label, hpshm_size_format(l->page_size, ps, sizeof(ps)),
+			hpshm_size_format(l->size, size, sizeof(size)), num(l->us.median, a, sizeof(a)),
+			num(l->us.min, b, sizeof(b)), num(l->us.max, c, sizeof(c)));
+		if (l->vs_raw.n)
+			fprintf(out, "   %s %s: vs raw %.3gx [%.3g-%.3g]", l->raw_label, num(l->raw_us.median, w, sizeof(w)),
+				l->vs_raw.median, l->vs_raw.min, l->vs_raw.max);
+		fputc('\n', out);
 	}
 	if (n == 0)
 		fprintf(out, "\nno configuration completed a round\n");
@@ -474,6 +488,31 @@ int bench_print_json(FILE *out, const struct bench_result *res)
 			json_kv_string(&j, "reason", res->pt_absent && res->pt_absent[0] ? res->pt_absent : "not measured");
 		if (r->c->note[0])
 			json_kv_string(&j, "note", r->c->note);
+		json_object_close(&j);
+	}
+	json_array_close(&j);
+	json_key(&j, "latency");
+	json_array_open(&j);
+	for (unsigned i = 0; i < res->nlat; i++) {
+		const struct bench_latency *l = &res->lat[i];
+
+		json_object_open(&j);
+		json_kv_string(&j, "what", l->label);
+		json_kv_uint(&j, "page_size", l->page_size);
+		json_kv_uint(&j, "size", l->size);
+		json_kv_string(&j, "unit", "us");
+		json_kv_double(&j, "median", l->us.median, 1);
+		json_kv_double(&j, "min", l->us.min, 1);
+		json_kv_double(&j, "max", l->us.max, 1);
+		json_kv_uint(&j, "samples", l->us.n);
+		if (l->vs_raw.n) {
+			json_kv_string(&j, "raw", l->raw_label);
+			json_kv_double(&j, "raw_median", l->raw_us.median, 1);
+		} else {
+			json_kv_null(&j, "raw");
+			json_kv_null(&j, "raw_median");
+		}
+		json_ratio(&j, "ratio_vs_raw", l->vs_raw.n > 0, &l->vs_raw);
 		json_object_close(&j);
 	}
 	json_array_close(&j);

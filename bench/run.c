@@ -506,7 +506,8 @@ static unsigned plan_groups(struct run *run, struct group *want, unsigned max)
 
 static uint64_t region_pages(const struct run *run, size_t ps)
 {
-	return (run->opt->size + 2 * ps - 1) / ps;   /* the size and a header page, in pages */
+	/* An unnamed segment keeps its header in a companion of base pages: the size alone. */
+	return (run->opt->size + ps - 1) / ps;
 }
 
 /*
@@ -1121,6 +1122,111 @@ static int run_wanted(struct run *run, const struct group *want)
 	return bench_stop ? -1 : 0;
 }
 
+/* ---- latency ------------------------------------------------------------------------------ */
+
+/* Wall microseconds of one create + destroy of c's memory of size bytes, or NAN if it failed. */
+static double latency_once(const struct bench_config *c, size_t size)
+{
+	struct bench_region reg;
+	char why[BENCH_WHY_MAX];
+	uint64_t t0 = bench_wall_ns();
+
+	if (bench_region_create(c, NULL, size, &reg, why, sizeof(why)) < 0)
+		return NAN;
+	(void)bench_region_destroy(&reg);
+	return (double)(bench_wall_ns() - t0) / 1e3;
+}
+
+/*
+ * What a server waits for at start: the create + verify + destroy of a small segment (one
+ * huge page) and of a large one (1 GiB, populated), for each hpshm configuration with huge
+ * pages and its raw peer, alternated, BENCH_LAT_RUNS times; and the probe of each provider
+ * (what `hpshm probe` and provider=auto ask first).  Only where the pool has the pages now.
+ */
+static void latency(struct run *run)
+{
+	struct bench_result *res = run->res;
+	double a[BENCH_LAT_RUNS], b[BENCH_LAT_RUNS], g[BENCH_LAT_RUNS];
+	char reason[HPSHM_TEXT_MAX];
+
+	for (unsigned i = 0; i < res->ncfg && !bench_stop; i++) {
+		struct bench_config h = res->cfg[i], raw;
+		int has_raw = h.raw_ref >= 0 && res->cfg[h.raw_ref].usable;
+		size_t sizes[2] = { h.page_size, GIB };
+
+		if (h.kind != BENCH_HPSHM || !h.usable || !h.huge)
+			continue;
+		if (has_raw) {
+			raw = res->cfg[h.raw_ref];
+			raw.map_len = 0;   /* rounded to whole pages of its own, as hpshm rounds */
+		}
+		h.map_len = 0;
+		for (unsigned z = 0; z < 2 && res->nlat < BENCH_MAX_LAT && !bench_stop; z++) {
+			struct bench_latency *l = &res->lat[res->nlat];
+			struct hpshm__os_pool p;
+			unsigned n = 0, ng = 0;
+
+			if (z == 1 && sizes[1] == sizes[0])
+				continue;
+			if (hpshm__os_pool(h.page_size, &p) == 0 &&
+			    hpshm__os_pool_available(&p) < (sizes[z] + h.page_size - 1) / h.page_size)
+				continue;
+			for (unsigned r = 0; r < BENCH_LAT_RUNS && !bench_stop; r++) {
+				double x, y = NAN;
+
+				if (has_raw && r % 2)
+					y = latency_once(&raw, sizes[z]);
+				x = latency_once(&h, sizes[z]);
+				if (has_raw && !(r % 2))
+					y = latency_once(&raw, sizes[z]);
+				if (bench_isnan(x))
+					break;
+				a[n] = x;
+				b[n++] = y;
+				if (!bench_isnan(y) && x > 0)
+					g[ng++] = y / x;
+			}
+			if (n == 0)
+				continue;
+			memset(l, 0, sizeof(*l));
+			snprintf(l->label, sizeof(l->label), "%s", h.label);
+			if (ng)
+				snprintf(l->raw_label, sizeof(l->raw_label), "%s", raw.label);
+			l->page_size = h.page_size;
+			l->size = sizes[z];
+			bench_summarize(a, n, &l->us);
+			if (ng) {
+				bench_summarize(b, n, &l->raw_us);
+				bench_summarize(g, ng, &l->vs_raw);
+			}
+			res->nlat++;
+			bench_progress(run->opt, "[%6.1fs] latency %s %zu MiB: %.0f us%s", elapsed(run), l->label,
+				       l->size >> 20, l->us.median, ng ? " (and its raw peer)" : "");
+		}
+	}
+	/* The probes, as provider=auto makes them, at the default page size. */
+	for (unsigned i = 0; i < res->ncfg && res->nlat < BENCH_MAX_LAT && !bench_stop; i++) {
+		const struct bench_config *c = &res->cfg[i];
+		struct bench_latency *l = &res->lat[res->nlat];
+		unsigned n = 0;
+
+		if (c->kind != BENCH_HPSHM || !c->usable || !c->huge || c->page_size != run->opt->page_sizes[0])
+			continue;
+		for (unsigned r = 0; r < BENCH_LAT_RUNS; r++) {
+			uint64_t t0 = bench_wall_ns();
+
+			(void)hpshm_provider_probe(c->provider, run->opt->size, NULL, NULL, reason, sizeof(reason));
+			a[n++] = (double)(bench_wall_ns() - t0) / 1e3;
+		}
+		memset(l, 0, sizeof(*l));
+		snprintf(l->label, sizeof(l->label), "probe %s", c->provider);
+		l->page_size = c->page_size;
+		l->size = run->opt->size;
+		bench_summarize(a, n, &l->us);
+		res->nlat++;
+	}
+}
+
 /* ---- the run ------------------------------------------------------------------------------ */
 
 /*
@@ -1217,7 +1323,7 @@ int bench_run(const struct bench_options *opt, struct bench_result *res, char *w
 	struct run run;
 	unsigned nwant, nslots = 1;
 	int rc = BENCH_OK;
-	char pwhy[BENCH_WHY_MAX];
+	char pwhy[BENCH_WHY_MAX], thp_prev[32] = "";
 
 	memset(res, 0, sizeof(*res));
 	memset(pools, 0, sizeof(pools));
@@ -1237,6 +1343,14 @@ int bench_run(const struct bench_options *opt, struct bench_result *res, char *w
 	if (opt->reserve && reserve(&run, pools, why, len) < 0) {
 		rc = BENCH_FAIL;
 		goto out;
+	}
+	/* Shared THP is the peer a user would pick instead of hugetlb: --reserve lets it run. */
+	if (opt->reserve && (!opt->providers || list_has(opt->providers, "thp"))) {
+		if (bench_os_thp_advise(thp_prev, sizeof(thp_prev), pwhy, sizeof(pwhy)) < 0)
+			bench_progress(opt, "--reserve: shared THP stays off: %s", pwhy);
+		else if (thp_prev[0])
+			note_add(res->pool_note, sizeof(res->pool_note), "%sshmem THP %s -> advise", res->pool_note[0] ? "; " : "",
+				 thp_prev);
 	}
 
 	plan(&run);
@@ -1260,6 +1374,8 @@ int bench_run(const struct bench_options *opt, struct bench_result *res, char *w
 	for (unsigned k = 0; k < nwant && !bench_stop; k++)
 		if (run_wanted(&run, &want[k]) < 0)
 			break;
+	if (!bench_stop)
+		latency(&run);
 	if (bench_stop) {
 		snprintf(why, len, "interrupted in group %u: workers killed, memory released%s", res->groups,
 			 opt->reserve ? ", pool restored" : "");
@@ -1273,6 +1389,11 @@ out:
 			if (rc == BENCH_OK)
 				rc = BENCH_FAIL;
 		}
+	}
+	if (bench_os_thp_restore(thp_prev, pwhy, sizeof(pwhy)) < 0) {
+		fprintf(stderr, "hpshm bench: could not put shmem THP back to %s: %s\n", thp_prev, pwhy);
+		if (rc == BENCH_OK)
+			rc = BENCH_FAIL;
 	}
 	bench_os_stop_release();
 	res->seconds = (double)(bench_wall_ns() - run.t0) / 1e9;
