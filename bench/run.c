@@ -1149,18 +1149,21 @@ static void latency(struct run *run)
 	double a[BENCH_LAT_RUNS], b[BENCH_LAT_RUNS], g[BENCH_LAT_RUNS];
 	char reason[HPSHM_TEXT_MAX];
 
-	for (unsigned i = 0; i < res->ncfg && !bench_stop; i++) {
-		struct bench_config h = res->cfg[i], raw;
-		int has_raw = h.raw_ref >= 0 && res->cfg[h.raw_ref].usable;
-		size_t sizes[2] = { h.page_size, GIB };
+	/* Copies, each with its own sizes; static, as a configuration carries every sample. */
+	static struct bench_config h, raw;
 
-		if (h.kind != BENCH_HPSHM || !h.usable || !h.huge)
+	for (unsigned i = 0; i < res->ncfg && !bench_stop; i++) {
+		int has_raw = res->cfg[i].raw_ref >= 0 && res->cfg[res->cfg[i].raw_ref].usable;
+		size_t sizes[2] = { res->cfg[i].page_size, GIB };
+
+		if (res->cfg[i].kind != BENCH_HPSHM || !res->cfg[i].usable || !res->cfg[i].huge)
 			continue;
+		h = res->cfg[i];
+		h.map_len = 0;
 		if (has_raw) {
 			raw = res->cfg[h.raw_ref];
 			raw.map_len = 0;   /* rounded to whole pages of its own, as hpshm rounds */
 		}
-		h.map_len = 0;
 		for (unsigned z = 0; z < 2 && res->nlat < BENCH_MAX_LAT && !bench_stop; z++) {
 			struct bench_latency *l = &res->lat[res->nlat];
 			struct hpshm__os_pool p;
