@@ -60,6 +60,17 @@ static size_t hugetlb_choose(const struct hpshm_request *rq, const struct hpshm_
 	return 0;
 }
 
+/* Copy the pool of page_size among pools[0..n) to out: 0, or -1 if it is not there. */
+static int hugetlb_pool_pick(const struct hpshm__pool *pools, int n, size_t page_size, struct hpshm__pool *out)
+{
+	for (int i = 0; i < n; i++)
+		if (pools[i].page_size == page_size) {
+			*out = pools[i];
+			return 0;
+		}
+	return -1;
+}
+
 int hpshm__hugetlb_probe(const struct hpshm_request *rq, struct hpshm_probe *out, struct hpshm_request *at)
 {
 	struct hpshm__pool pools[HPSHM__MAX_PAGE_SIZES], pool;
@@ -101,7 +112,13 @@ int hpshm__hugetlb_probe(const struct hpshm_request *rq, struct hpshm_probe *out
 	if (hpshm__round_up(rq->size, at->page_size, &at->size) < 0)
 		at->size = rq->size;
 	hpshm_size_format(at->page_size, psz, sizeof(psz));
-	if (hpshm__pool_get(at->page_size, &pool) < 0) {
+	/*
+	 * The chosen pool was read a moment ago with all the others: reading its five sysfs
+	 * files again cost every create (whose probe this is) about a fifth of its fixed cost
+	 * and told nothing new, since probe is advice anyway and create handles a pool that
+	 * emptied since.
+	 */
+	if (hugetlb_pool_pick(pools, n, at->page_size, &pool) < 0 && hpshm__pool_get(at->page_size, &pool) < 0) {
 		snprintf(out->reason, sizeof(out->reason), "cannot read the pool of %s huge pages", psz);
 		return HPSHM_EUNAVAILABLE;
 	}
