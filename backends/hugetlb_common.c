@@ -75,9 +75,10 @@ int hpshm__hugetlb_probe(const struct hpshm_request *rq, struct hpshm_probe *out
 {
 	struct hpshm__pool pools[HPSHM__MAX_PAGE_SIZES], pool;
 	char psz[32], sizes[128], knob[72]; /* the longest sysfs knob is 70 bytes */
+	char cg_why[sizeof(out->reason)];
 	unsigned long need, avail, target;
 	size_t pages;
-	int n;
+	int n, risk, short_cg;
 
 	out->sys_errno = 0;
 	out->reason[0] = '\0';
@@ -124,7 +125,9 @@ int hpshm__hugetlb_probe(const struct hpshm_request *rq, struct hpshm_probe *out
 	}
 	avail = hpshm__pool_available(&pool);
 	out->available = avail;
-	if (hpshm__hugetlb_fault_risk(at->size, at->page_size) > 0)
+	/* The cgroup is read once for both of its questions; a short pool is named first. */
+	short_cg = hpshm__hugetlb_cgroup_probe(at->size, at->page_size, &risk, cg_why, sizeof(cg_why));
+	if (risk > 0)
 		out->advice |= HPSHM_ADVISE_POPULATE;
 
 	/* At least one page, so "any size" still needs a page. */
@@ -144,8 +147,10 @@ int hpshm__hugetlb_probe(const struct hpshm_request *rq, struct hpshm_probe *out
 		return HPSHM_EUNAVAILABLE;
 	}
 
-	if (hpshm__hugetlb_cgroup_short(at->size, at->page_size, 0, out->reason, sizeof(out->reason)))
+	if (short_cg) {
+		snprintf(out->reason, sizeof(out->reason), "%s", cg_why);
 		return HPSHM_EUNAVAILABLE;
+	}
 	return 0;
 }
 
