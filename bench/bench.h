@@ -6,10 +6,10 @@
  * groups whose members are alive at the same time: every ratio the output reports is taken
  * between members of one group, within one round, on memory that stayed put between the
  * rounds (reference/performance-anchor.md: create both regions once, fault them in, then
- * alternate short phases on the live regions).  A group is created once (setup samples),
- * gets its chase and its workers once (attach and page-table samples), runs the rounds
- * (chase, then rmw, in every member, the order reversed every other round), and is torn
- * down once (teardown samples).  A group holds as many regions as it has members, so its
+ * alternate short phases on the live regions).  A group first cycles each member through a
+ * fresh create, attach and teardown BENCH_SETUP_CYCLES times (the setup samples, and page
+ * tables once), then creates all of them again, alive together, runs the rounds (chase,
+ * then rmw, in every member, the order reversed every other round), and tears them down.  A group holds as many regions as it has members, so its
  * memory is checked against MemAvailable and the huge page pools before it is created.
  *
  * Files, one concern each:
@@ -257,8 +257,8 @@ struct bench_options {
 };
 
 /*
- * The samples of one workload: one per round for chase and rmw, one per group the
- * configuration ran in for setup, attach and teardown.  The gains are taken when the
+ * The samples of one workload: one per round for chase and rmw, one per setup cycle for
+ * setup, attach and teardown.  The gains are taken when the
  * sample is, against the reference alive in the same group at the same time; a gain over
  * a reference that never shared a group with this configuration is not measured.
  */

@@ -6,20 +6,22 @@
  * is taken between regions that stayed put, seconds apart, under the same load: per huge
  * page size {the hpshm providers, their raw peer, plain}, then {raw 4 KiB, plain},
  * {thp, plain}, {apr, plain}.  A group goes through:
- *   setup     create and populate every member (controller's thread CPU time, per GiB),
- *             hpshm members before their raw peer, which maps as many bytes;
+ *   cycles    BENCH_SETUP_CYCLES times, each member in turn (order reversed on odd cycles):
+ *             create and populate (controller's thread CPU time, per GiB; hpshm before its
+ *             raw peer on the first, which then maps as many bytes), attach by its N workers
+ *             (map and touch every base page, per worker), teardown (workers first, then the
+ *             release); the gains of a cycle are taken between its members.  Page tables the
+ *             first time a configuration runs, since they are exact: VmPTE and minor faults
+ *             per worker with 1, 2 and 4 workers attached;
+ *   create    every member again, now all alive at once (untimed), and its workers;
  *   build     the chase is written in each (untimed: the same sequential pass everywhere);
- *   attach    each member's N workers map the memory and touch every base page (per worker);
- *   pagetables  the first time a configuration runs, since it is exact: VmPTE and minor
- *             faults per worker with 1, 2 and 4 workers attached;
  *   warm-up   one untimed chase and rmw phase per member;
  *   rounds    every member's chase, then every member's rmw, the member order reversed on
  *             odd rounds (A B C, C B A, ...) so a slow drift favours no one; the gains of a
  *             round are taken right away, between members of the group;
- *   teardown  every worker exits, then the controller releases each member's memory, the
- *             last reference, so the figure includes freeing it.
- * Setup, attach and teardown are so one sample per group: a 4 GiB run would otherwise
- * spend most of its time faulting memory in.
+ *   end       every worker exits, then the controller releases each member's memory.
+ * Then, once per run, the latencies: create + destroy of one huge page and of 1 GiB against
+ * the raw calls, and the probes.
  *
  * A group holds all its regions at once: before creating one, its 4 KiB memory is checked
  * against 60 % of MemAvailable and its huge pages against what each pool can give, and
