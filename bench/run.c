@@ -1057,7 +1057,7 @@ static int run_wanted(struct run *run, const struct group *want)
 	struct bench_result *res = run->res;
 	int pending[BENCH_GROUP_MAX], rest[BENCH_GROUP_MAX], g[BENCH_GROUP_MAX];
 	unsigned np = 0, nr, ng;
-	int ref = -1;
+	int ref = -1, ran_ref = 0;
 	char why[BENCH_WHY_MAX], ps[32];
 
 	for (unsigned i = 0; i < want->n; i++) {
@@ -1074,6 +1074,7 @@ static int run_wanted(struct run *run, const struct group *want)
 	}
 	while (np > 0 && !bench_stop) {
 		int rc;
+
 
 		ng = nr = 0;
 		for (unsigned i = 0; i < np; i++) {
@@ -1115,12 +1116,17 @@ static int run_wanted(struct run *run, const struct group *want)
 		} else if (ref >= 0) {
 			g[ng++] = ref;
 		}
+		for (unsigned i = 0; i < ng; i++)
+			ran_ref |= g[i] == ref;
 		rc = run_group(run, g, ng, ++res->groups);
 		if (rc == -1)
 			return -1;
 		memcpy(pending, rest, nr * sizeof(rest[0]));
 		np = nr;
 	}
+	/* Every other member turned out not to fit: the reference is still measured, alone. */
+	if (ref >= 0 && !ran_ref && !bench_stop && res->cfg[ref].usable && run_group(run, &ref, 1, ++res->groups) == -1)
+		return -1;
 	return bench_stop ? -1 : 0;
 }
 
