@@ -159,7 +159,8 @@ static unsigned headlines(const struct bench_result *res, const struct bench_row
 			if (h->c->raw_ref >= 0 && rows[j].c == &res->cfg[h->c->raw_ref] &&
 			    strcmp(rows[j].workload, h->workload) == 0)
 				out[k].r = &rows[j];
-		out[k].kept = out[k].r && h->has_plain && out[k].r->has_plain && out[k].r->vs_plain.median > 0 ?
+		/* Only when hpshm and raw shared a group (has_raw): gains from two groups are not one comparison. */
+		out[k].kept = out[k].r && h->has_raw && h->has_plain && out[k].r->has_plain && out[k].r->vs_plain.median > 0 ?
 			      h->vs_plain.median / out[k].r->vs_plain.median : NAN;
 		k++;
 	}
