@@ -60,13 +60,25 @@ static size_t hugetlb_choose(const struct hpshm_request *rq, const struct hpshm_
 	return 0;
 }
 
+/* Copy the pool of page_size among pools[0..n) to out: 0, or -1 if it is not there. */
+static int hugetlb_pool_pick(const struct hpshm__pool *pools, int n, size_t page_size, struct hpshm__pool *out)
+{
+	for (int i = 0; i < n; i++)
+		if (pools[i].page_size == page_size) {
+			*out = pools[i];
+			return 0;
+		}
+	return -1;
+}
+
 int hpshm__hugetlb_probe(const struct hpshm_request *rq, struct hpshm_probe *out, struct hpshm_request *at)
 {
 	struct hpshm__pool pools[HPSHM__MAX_PAGE_SIZES], pool;
 	char psz[32], sizes[128], knob[72]; /* the longest sysfs knob is 70 bytes */
+	char cg_why[sizeof(out->reason)];
 	unsigned long need, avail, target;
 	size_t pages;
-	int n;
+	int n, risk, short_cg;
 
 	out->sys_errno = 0;
 	out->reason[0] = '\0';
@@ -99,13 +111,21 @@ int hpshm__hugetlb_probe(const struct hpshm_request *rq, struct hpshm_probe *out
 	if (hpshm__round_up(rq->size, at->page_size, &at->size) < 0)
 		at->size = rq->size;
 	hpshm_size_format(at->page_size, psz, sizeof(psz));
-	if (hpshm__pool_get(at->page_size, &pool) < 0) {
+	/*
+	 * The chosen pool was read a moment ago with all the others: reading its five sysfs
+	 * files again cost every create (whose probe this is) about a fifth of its fixed cost
+	 * and told nothing new, since probe is advice anyway and create handles a pool that
+	 * emptied since.
+	 */
+	if (hugetlb_pool_pick(pools, n, at->page_size, &pool) < 0 && hpshm__pool_get(at->page_size, &pool) < 0) {
 		snprintf(out->reason, sizeof(out->reason), "cannot read the pool of %s huge pages", psz);
 		return HPSHM_EUNAVAILABLE;
 	}
 	avail = hpshm__pool_available(&pool);
 	out->available = avail;
-	if (hpshm__hugetlb_fault_risk(at->size, at->page_size) > 0)
+	/* The cgroup is read once for both of its questions; a short pool is named first. */
+	short_cg = hpshm__hugetlb_cgroup_probe(at->size, at->page_size, &risk, cg_why, sizeof(cg_why));
+	if (risk > 0)
 		out->advice |= HPSHM_ADVISE_POPULATE;
 
 	/* At least one page, so "any size" still needs a page. */
@@ -125,8 +145,10 @@ int hpshm__hugetlb_probe(const struct hpshm_request *rq, struct hpshm_probe *out
 		return HPSHM_EUNAVAILABLE;
 	}
 
-	if (hpshm__hugetlb_cgroup_short(at->size, at->page_size, 0, out->reason, sizeof(out->reason)))
+	if (short_cg) {
+		snprintf(out->reason, sizeof(out->reason), "%s", cg_why);
 		return HPSHM_EUNAVAILABLE;
+	}
 	return 0;
 }
 

@@ -6,10 +6,10 @@
  * groups whose members are alive at the same time: every ratio the output reports is taken
  * between members of one group, within one round, on memory that stayed put between the
  * rounds (reference/performance-anchor.md: create both regions once, fault them in, then
- * alternate short phases on the live regions).  A group is created once (setup samples),
- * gets its chase and its workers once (attach and page-table samples), runs the rounds
- * (chase, then rmw, in every member, the order reversed every other round), and is torn
- * down once (teardown samples).  A group holds as many regions as it has members, so its
+ * alternate short phases on the live regions).  A group first cycles each member through a
+ * fresh create, attach and teardown BENCH_SETUP_CYCLES times (the setup samples, and page
+ * tables once), then creates all of them again, alive together, runs the rounds (chase,
+ * then rmw, in every member, the order reversed every other round), and tears them down.  A group holds as many regions as it has members, so its
  * memory is checked against MemAvailable and the huge page pools before it is created.
  *
  * Files, one concern each:
@@ -53,6 +53,7 @@
 #define BENCH_MAX_SAMPLES   512  /* per configuration and workload: rounds x the groups it is in */
 #define BENCH_GROUP_MAX     8    /* members of one group, the reference included */
 #define BENCH_MAX_SIZES     4    /* huge page sizes in one run */
+#define BENCH_SETUP_CYCLES  5    /* fresh create, attach, teardown of every member, per group */
 #define BENCH_LINE          64   /* the chase and rmw work on cache-line slots */
 #define BENCH_WHY_MAX       512  /* why a configuration could not run */
 #define BENCH_WORKER_CMD    "__bench-worker" /* the hidden subcommand a spawned worker runs */
@@ -145,6 +146,8 @@ struct bench_region {
 	size_t         page_size;   /* verified: read back from the kernel */
 	int            huge;        /* 1 if the kernel reports huge pages */
 	char           verified_by[HPSHM_NAME_MAX]; /* "smaps", "fstatfs", "AnonHugePages" ... */
+	double         populate_s;  /* wall s of the create spent faulting in (fallocate + madvise), NAN unknown */
+	double         rest_s;      /* wall s of the rest of the create (map, probe, verify, header), NAN unknown */
 };
 
 struct bench_config;
@@ -231,8 +234,12 @@ void bench_summarize(const double *v, unsigned n, struct bench_summary *s);
 
 /* ---- run.c: configurations, rounds, samples ---------------------------------------------- */
 
+/*
+ * BENCH_W_POPULATE and BENCH_W_SETUP_REST split a create (BENCH_W_SETUP) in two by wall time:
+ * faulting the memory in, and everything else the create does (map, probe, verify, header).
+ */
 enum bench_workload { BENCH_W_CHASE, BENCH_W_RMW, BENCH_W_SETUP, BENCH_W_ATTACH, BENCH_W_TEARDOWN,
-		      BENCH_W_PAGETABLES, BENCH_NW };
+		      BENCH_W_PAGETABLES, BENCH_W_POPULATE, BENCH_W_SETUP_REST, BENCH_NW };
 
 struct bench_options {
 	size_t       size;                      /* --size */
@@ -250,8 +257,8 @@ struct bench_options {
 };
 
 /*
- * The samples of one workload: one per round for chase and rmw, one per group the
- * configuration ran in for setup, attach and teardown.  The gains are taken when the
+ * The samples of one workload: one per round for chase and rmw, one per setup cycle for
+ * setup, attach and teardown.  The gains are taken when the
  * sample is, against the reference alive in the same group at the same time; a gain over
  * a reference that never shared a group with this configuration is not measured.
  */
@@ -288,6 +295,23 @@ struct bench_config {
 	unsigned         pt_sampled;           /* bit k: the count k was sampled (its figures may be NAN) */
 };
 
+#define BENCH_LAT_RUNS      15   /* create + destroy (or probe) repetitions per latency figure */
+#define BENCH_MAX_LAT       16   /* latency figures in one run */
+
+/*
+ * One latency figure: the wall time of a whole create + verify + destroy of a segment (or of
+ * a probe), median over BENCH_LAT_RUNS, alternated with the raw calls' when there are any.
+ */
+struct bench_latency {
+	char                 label[64];        /* "memfd_hugetlb", or "probe memfd_hugetlb" */
+	char                 raw_label[64];    /* the raw peer timed beside it, "" if none */
+	size_t               page_size;        /* huge page size asked for */
+	size_t               size;             /* segment size */
+	struct bench_summary us;               /* microseconds */
+	struct bench_summary raw_us;           /* the raw peer's, n = 0 if none */
+	struct bench_summary vs_raw;           /* gain over the raw peer per repetition: > 1 is better */
+};
+
 struct bench_result {
 	struct bench_options opt;              /* as run */
 	struct bench_config  cfg[BENCH_MAX_CONFIGS]; /* every configuration, usable or not */
@@ -302,6 +326,8 @@ struct bench_result {
 	char                 pool_note[BENCH_WHY_MAX]; /* what --reserve did */
 	const char          *left_out;         /* what this system cannot run at all, "" if nothing */
 	const char          *pt_absent;        /* why page tables are not measured here, "" if they are */
+	struct bench_latency lat[BENCH_MAX_LAT]; /* create and probe latencies */
+	unsigned             nlat;             /* entries in lat */
 };
 
 /*

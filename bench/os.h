@@ -110,6 +110,13 @@ int  bench_os_raw_create(const struct bench_config *c, void *addr, size_t size, 
 /* THP's memory: 0, or -1 with why (never called where bench_thp_mode() said no). */
 int  bench_os_thp_create(const struct bench_config *c, void *addr, size_t size, struct bench_region *r, char *why,
 			 size_t len);
+/*
+ * --reserve: make shared THP usable for the run (shmem_enabled "advise") where the system
+ * has it switched off.  0 with prev holding what to put back ("" when nothing changed), or
+ * -1 with why.  bench_os_thp_restore() puts prev back; 0, or -1 with why.
+ */
+int  bench_os_thp_advise(char *prev, size_t prev_len, char *why, size_t len);
+int  bench_os_thp_restore(const char *prev, char *why, size_t len);
 /* Release a raw or THP region: 0, or -1 if the system refused. */
 int  bench_os_region_release(struct bench_region *r);
 

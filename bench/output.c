@@ -34,6 +34,8 @@ static const struct {
 	{ BENCH_W_SETUP,    "setup",    "create",   "s/GiB"      },
 	{ BENCH_W_ATTACH,   "setup",    "attach",   "s/worker"   },
 	{ BENCH_W_TEARDOWN, "teardown", "teardown", "s"          },
+	{ BENCH_W_POPULATE, "setup",    "populate", "s/GiB"      },
+	{ BENCH_W_SETUP_REST, "setup",  "rest",     "s/GiB"      },
 };
 
 /* The gains of c over its reference for series w, taken per round in their group, summarized. */
@@ -77,8 +79,7 @@ unsigned bench_rows(const struct bench_result *res, struct bench_row *rows, unsi
 			row->unit = bench_kinds[k].unit;
 			row->higher_is_better = bench_higher_is_better(bench_kinds[k].w);
 			row->per_group = bench_kinds[k].w != BENCH_W_CHASE && bench_kinds[k].w != BENCH_W_RMW;
-			row->workers = bench_kinds[k].w == BENCH_W_SETUP || bench_kinds[k].w == BENCH_W_TEARDOWN ? 1 :
-				       c->workers;
+			row->workers = bench_kinds[k].w == BENCH_W_ATTACH || !row->per_group ? c->workers : 1;
 			bench_summarize(s->cpu, s->n, &row->v);
 			bench_summarize(s->wall, s->n, &ws);
 			row->wall_median = ws.median;
@@ -125,6 +126,73 @@ unsigned bench_rows(const struct bench_result *res, struct bench_row *rows, unsi
 		}
 	}
 	return n;
+}
+
+/* ---- the headline ------------------------------------------------------------------------ */
+
+/*
+ * What hpshm keeps of what the hardware gives, per workload and huge page size: an hpshm
+ * row's gain over plain next to the gain of its raw peer (the same system calls, the same
+ * page size, in the same group) over plain.  The page size gain is the host's and swings
+ * from day to day; the part hpshm owns is the share of it that it keeps.
+ */
+struct headline {
+	const struct bench_row *h;   /* the hpshm row */
+	const struct bench_row *r;   /* its raw peer's row of the same workload, NULL if none ran */
+	double kept;                 /* h's gain over plain / r's, NAN when either is missing */
+};
+
+static unsigned headlines(const struct bench_result *res, const struct bench_row *rows, unsigned n,
+			  struct headline *out, unsigned max)
+{
+	unsigned k = 0;
+
+	for (unsigned i = 0; i < n && k < max; i++) {
+		const struct bench_row *h = &rows[i];
+
+		if ((strcmp(h->workload, "chase") != 0 && strcmp(h->workload, "rmw") != 0) || h->c->kind != BENCH_HPSHM ||
+		    !h->c->huge)
+			continue;
+		out[k].h = h;
+		out[k].r = NULL;
+		for (unsigned j = 0; j < n; j++)
+			if (h->c->raw_ref >= 0 && rows[j].c == &res->cfg[h->c->raw_ref] &&
+			    strcmp(rows[j].workload, h->workload) == 0)
+				out[k].r = &rows[j];
+		/* Only when hpshm and raw shared a group (has_raw): gains from two groups are not one comparison. */
+		out[k].kept = out[k].r && h->has_raw && h->has_plain && out[k].r->has_plain && out[k].r->vs_plain.median > 0 ?
+			      h->vs_plain.median / out[k].r->vs_plain.median : NAN;
+		k++;
+	}
+	return k;
+}
+
+static void print_headlines(FILE *out, const struct bench_result *res, const struct bench_row *rows, unsigned n)
+{
+	struct headline hl[BENCH_MAX_CONFIGS * 2];
+	unsigned k = headlines(res, rows, n, hl, sizeof(hl) / sizeof(hl[0]));
+	char ps[32];
+
+	for (unsigned i = 0; i < k; i++) {
+		const struct headline *x = &hl[i];
+
+		fprintf(out, "headline: %s %s: %s ", x->h->workload, hpshm_size_format(x->h->c->verified_page_size, ps,
+			sizeof(ps)), x->h->c->label);
+		if (x->h->has_plain)
+			fprintf(out, "%.3gx plain", x->h->vs_plain.median);
+		else
+			fprintf(out, "- plain");
+		if (bench_isnan(x->kept)) {
+			fprintf(out, ", %s: not measured in one group with it\n", x->r ? x->r->c->label : "raw");
+			continue;
+		}
+		fprintf(out, ", %s %.3gx plain: hpshm keeps %.0f %% of what the hardware gives", x->r->c->label,
+			x->r->vs_plain.median, 100 * x->kept);
+		if (x->h->has_raw)
+			fprintf(out, " (hpshm/raw by round %.3gx [%.3g-%.3g])", x->h->vs_raw.median, x->h->vs_raw.min,
+				x->h->vs_raw.max);
+		fputc('\n', out);
+	}
 }
 
 static const char *start_name(enum bench_start s)
@@ -208,7 +276,7 @@ void bench_print_text(FILE *out, const struct bench_result *res)
 		"%.0f s\n", hpshm_size_format(res->opt.size, size, sizeof(size)), res->opt.workers,
 		res->opt.workers == 1 ? "" : "s", run_start(&res->opt), res->rounds_done, res->opt.rounds,
 		res->groups, res->groups == 1 ? "" : "s", res->opt.phase_seconds, res->seconds);
-	fprintf(out, "figures: median [min-max] by thread CPU time, over rounds (chase, rmw) or groups (setup, teardown);\n"
+	fprintf(out, "figures: median [min-max] by thread CPU time, over rounds (chase, rmw) or fresh setup cycles (setup, teardown);\n"
 		"wall: median by wall clock; vs plain / vs raw: median [min-max] of the gains taken within one group\n"
 		"and round, > 1 is better\n");
 	if (res->groups_note[0])
@@ -219,14 +287,17 @@ void bench_print_text(FILE *out, const struct bench_result *res)
 		fprintf(out, "pool: %s\n", res->pool_note);
 	if (res->left_out && res->left_out[0])
 		fprintf(out, "left out: %s\n", res->left_out);
+	print_headlines(out, res, rows, n);
 	for (unsigned i = 0; i < n; i++) {
 		const struct bench_row *row = &rows[i];
 		const char *title = strcmp(row->workload, "setup") == 0 ? row->metric : row->workload;
 
 		if (strcmp(title, last) != 0) {
 			fprintf(out, "\n%s (%s%s)\n", strcmp(title, "create") == 0 ? "setup: create + populate" :
-				strcmp(title, "attach") == 0 ? "setup: attach = map + touch, per worker" : title, row->unit,
-				row->deterministic ? ", exact" : row->per_group ? ", once per group" : "");
+				strcmp(title, "attach") == 0 ? "setup: attach = map + touch, per worker" :
+				strcmp(title, "populate") == 0 ? "setup, part 1: populate (fallocate + madvise), wall" :
+				strcmp(title, "rest") == 0 ? "setup, part 2: the rest of the create (map, probe, verify, header), wall" :
+				title, row->unit, row->deterministic ? ", exact" : row->per_group ? ", fresh setup cycles" : "");
 			fprintf(out, "  %-14s %-6s %-20s %3s  %-30s %-9s %-24s %s\n", "provider", "page", "verified by", "wk",
 				"median [min-max]", "wall", "vs plain", "vs raw");
 			last = title;
@@ -245,6 +316,20 @@ void bench_print_text(FILE *out, const struct bench_result *res)
 			ratio_text(row->has_raw, &row->vs_raw, row->deterministic, rr, sizeof(rr)));
 		if (row->deterministic && bench_isnan(row->v.median) && res->pt_absent && res->pt_absent[0])
 			fprintf(out, "  %-14s page tables %s\n", "", res->pt_absent);
+	}
+	if (res->nlat)
+		fprintf(out, "\nlatency (us, wall, median [min-max] of %d runs; create + populate + verify + destroy, "
+			"or one probe)\n", BENCH_LAT_RUNS);
+	for (unsigned i = 0; i < res->nlat; i++) {
+		const struct bench_latency *l = &res->lat[i];
+
+		fprintf(out, "  %-24s %-6s %-8s %s [%s-%s]", l->label, hpshm_size_format(l->page_size, ps, sizeof(ps)),
+			hpshm_size_format(l->size, size, sizeof(size)), num(l->us.median, a, sizeof(a)),
+			num(l->us.min, b, sizeof(b)), num(l->us.max, c, sizeof(c)));
+		if (l->vs_raw.n)
+			fprintf(out, "   %s %s: vs raw %.3gx [%.3g-%.3g]", l->raw_label, num(l->raw_us.median, w, sizeof(w)),
+				l->vs_raw.median, l->vs_raw.min, l->vs_raw.max);
+		fputc('\n', out);
 	}
 	if (n == 0)
 		fprintf(out, "\nno configuration completed a round\n");
@@ -344,6 +429,34 @@ int bench_print_json(FILE *out, const struct bench_result *res)
 		json_kv_string(&j, "left_out", res->left_out);
 	else
 		json_kv_null(&j, "left_out");
+	json_key(&j, "headline");
+	json_array_open(&j);
+	{
+		static struct headline hl[BENCH_MAX_CONFIGS * 2];
+		unsigned k = headlines(res, rows, n, hl, sizeof(hl) / sizeof(hl[0]));
+
+		for (unsigned i = 0; i < k; i++) {
+			const struct headline *x = &hl[i];
+
+			json_object_open(&j);
+			json_kv_string(&j, "workload", x->h->workload);
+			json_kv_uint(&j, "page_size", x->h->c->verified_page_size);
+			json_kv_string(&j, "hpshm", x->h->c->label);
+			if (x->r)
+				json_kv_string(&j, "raw", x->r->c->label);
+			else
+				json_kv_null(&j, "raw");
+			json_ratio(&j, "hpshm_vs_plain", x->h->has_plain, &x->h->vs_plain);
+			json_ratio(&j, "raw_vs_plain", x->r && x->r->has_plain, x->r ? &x->r->vs_plain : NULL);
+			json_ratio(&j, "hpshm_vs_raw", x->h->has_raw, &x->h->vs_raw);
+			if (bench_isnan(x->kept))
+				json_kv_null(&j, "kept");
+			else
+				json_kv_double(&j, "kept", x->kept, 4);
+			json_object_close(&j);
+		}
+	}
+	json_array_close(&j);
 	json_key(&j, "results");
 	json_array_open(&j);
 	for (unsigned i = 0; i < n; i++) {
@@ -366,7 +479,7 @@ int bench_print_json(FILE *out, const struct bench_result *res)
 		json_kv_double(&j, "min", r->v.min, 6);
 		json_kv_double(&j, "max", r->v.max, 6);
 		json_kv_uint(&j, "samples", r->v.n);
-		json_kv_string(&j, "sampled", r->deterministic ? "once" : r->per_group ? "per group" : "per round");
+		json_kv_string(&j, "sampled", r->deterministic ? "once" : r->per_group ? "per setup cycle" : "per round");
 		json_kv_double(&j, "wall_median", r->wall_median, 6);
 		json_ratio(&j, "ratio_vs_plain", r->has_plain, &r->vs_plain);
 		json_ratio(&j, "ratio_vs_raw", r->has_raw, &r->vs_raw);
@@ -376,6 +489,31 @@ int bench_print_json(FILE *out, const struct bench_result *res)
 			json_kv_string(&j, "reason", res->pt_absent && res->pt_absent[0] ? res->pt_absent : "not measured");
 		if (r->c->note[0])
 			json_kv_string(&j, "note", r->c->note);
+		json_object_close(&j);
+	}
+	json_array_close(&j);
+	json_key(&j, "latency");
+	json_array_open(&j);
+	for (unsigned i = 0; i < res->nlat; i++) {
+		const struct bench_latency *l = &res->lat[i];
+
+		json_object_open(&j);
+		json_kv_string(&j, "what", l->label);
+		json_kv_uint(&j, "page_size", l->page_size);
+		json_kv_uint(&j, "size", l->size);
+		json_kv_string(&j, "unit", "us");
+		json_kv_double(&j, "median", l->us.median, 1);
+		json_kv_double(&j, "min", l->us.min, 1);
+		json_kv_double(&j, "max", l->us.max, 1);
+		json_kv_uint(&j, "samples", l->us.n);
+		if (l->vs_raw.n) {
+			json_kv_string(&j, "raw", l->raw_label);
+			json_kv_double(&j, "raw_median", l->raw_us.median, 1);
+		} else {
+			json_kv_null(&j, "raw");
+			json_kv_null(&j, "raw_median");
+		}
+		json_ratio(&j, "ratio_vs_raw", l->vs_raw.n > 0, &l->vs_raw);
 		json_object_close(&j);
 	}
 	json_array_close(&j);

@@ -6,20 +6,22 @@
  * is taken between regions that stayed put, seconds apart, under the same load: per huge
  * page size {the hpshm providers, their raw peer, plain}, then {raw 4 KiB, plain},
  * {thp, plain}, {apr, plain}.  A group goes through:
- *   setup     create and populate every member (controller's thread CPU time, per GiB),
- *             hpshm members before their raw peer, which maps as many bytes;
+ *   cycles    BENCH_SETUP_CYCLES times, each member in turn (order reversed on odd cycles):
+ *             create and populate (controller's thread CPU time, per GiB; hpshm before its
+ *             raw peer on the first, which then maps as many bytes), attach by its N workers
+ *             (map and touch every base page, per worker), teardown (workers first, then the
+ *             release); the gains of a cycle are taken between its members.  Page tables the
+ *             first time a configuration runs, since they are exact: VmPTE and minor faults
+ *             per worker with 1, 2 and 4 workers attached;
+ *   create    every member again, now all alive at once (untimed), and its workers;
  *   build     the chase is written in each (untimed: the same sequential pass everywhere);
- *   attach    each member's N workers map the memory and touch every base page (per worker);
- *   pagetables  the first time a configuration runs, since it is exact: VmPTE and minor
- *             faults per worker with 1, 2 and 4 workers attached;
  *   warm-up   one untimed chase and rmw phase per member;
  *   rounds    every member's chase, then every member's rmw, the member order reversed on
  *             odd rounds (A B C, C B A, ...) so a slow drift favours no one; the gains of a
  *             round are taken right away, between members of the group;
- *   teardown  every worker exits, then the controller releases each member's memory, the
- *             last reference, so the figure includes freeing it.
- * Setup, attach and teardown are so one sample per group: a 4 GiB run would otherwise
- * spend most of its time faulting memory in.
+ *   end       every worker exits, then the controller releases each member's memory.
+ * Then, once per run, the latencies: create + destroy of one huge page and of 1 GiB against
+ * the raw calls, and the probes.
  *
  * A group holds all its regions at once: before creating one, its 4 KiB memory is checked
  * against 60 % of MemAvailable and its huge pages against what each pool can give, and
@@ -334,13 +336,25 @@ static void plan(struct run *run)
 		for (unsigned i = 0; (name = hpshm_provider_name(i, &caps)) != NULL; i++)
 			if ((caps & HPSHM_CAP_HUGE) && list_has(list, name))
 				add_named(run, name, ps, start);
-		/* One raw peer per page size, shaped like the first hpshm provider of that size. */
+		/*
+		 * A raw peer for every set of system calls the providers of this size use (memfd
+		 * and anonymous MAP_HUGETLB), so each hpshm row is judged against its own calls;
+		 * providers with the same calls share one peer, and one group holds them all.
+		 */
 		if (want_raw && res->ncfg > first) {
 			unsigned n = res->ncfg;
 
-			add_raw(run, first, start);
-			for (unsigned i = first + 1; i < n; i++)
-				res->cfg[i].raw_ref = res->cfg[first].raw_ref;
+			for (unsigned i = first; i < n; i++) {
+				enum bench_kind kind;
+				char label[64];
+
+				(void)bench_os_raw_peer(res->cfg[i].provider, start, &kind, label, sizeof(label));
+				for (unsigned j = n; j < res->ncfg && res->cfg[i].raw_ref < 0; j++)
+					if (res->cfg[j].kind == kind)
+						res->cfg[i].raw_ref = (int)j;
+				if (res->cfg[i].raw_ref < 0)
+					add_raw(run, i, start);
+			}
 		}
 	}
 	/* plain is every ratio's reference: always measured. */
@@ -494,7 +508,8 @@ static unsigned plan_groups(struct run *run, struct group *want, unsigned max)
 
 static uint64_t region_pages(const struct run *run, size_t ps)
 {
-	return (run->opt->size + 2 * ps - 1) / ps;   /* the size and a header page, in pages */
+	/* An unnamed segment keeps its header in a companion of base pages: the size alone. */
+	return (run->opt->size + ps - 1) / ps;
 }
 
 /*
@@ -546,9 +561,12 @@ static int group_fits(struct run *run, const int *m, unsigned n, char *why, size
 			continue;
 		need = k * region_pages(run, size);
 		if (hpshm__os_pool(size, &p) == 0 && hpshm__os_pool_available(&p) < need) {
-			snprintf(why, len, "the %s pool can give %lu pages, %u region%s alive at once need %llu",
-				 hpshm_size_format(size, ps, sizeof(ps)), hpshm__os_pool_available(&p), k, k == 1 ? "" : "s",
-				 (unsigned long long)need);
+			unsigned long have = hpshm__os_pool_available(&p);
+
+			snprintf(why, len, "the %s pool can give %lu pages, %u region%s alive at once need %llu: %llu "
+				 "pages short (add them to the pool, or run with --reserve)",
+				 hpshm_size_format(size, ps, sizeof(ps)), have, k, k == 1 ? "" : "s",
+				 (unsigned long long)need, (unsigned long long)(need - have));
 			return -1;
 		}
 	}
@@ -670,8 +688,8 @@ static double elapsed(const struct run *run)
 	return (double)(bench_wall_ns() - run->t0) / 1e9;
 }
 
-/* Create member i's memory at slot i: the setup sample.  0, or -1 when stopping. */
-static int member_create(struct run *run, struct member *m, unsigned i, unsigned gi)
+/* Create member i's memory at slot i: a setup sample when timed.  0, or -1 when stopping. */
+static int member_create(struct run *run, struct member *m, unsigned i, unsigned gi, int timed)
 {
 	const struct bench_options *opt = run->opt;
 	struct bench_config *c = m->c;
@@ -693,7 +711,15 @@ static int member_create(struct run *run, struct member *m, unsigned i, unsigned
 		return bench_stop ? -1 : 0;
 	}
 	m->created = 1;
-	sample(m, BENCH_W_SETUP, (double)(bench_cpu_ns() - cpu0) / 1e9 / gib, (double)(bench_wall_ns() - wall0) / 1e9 / gib);
+	if (timed) {
+		sample(m, BENCH_W_SETUP, (double)(bench_cpu_ns() - cpu0) / 1e9 / gib,
+		       (double)(bench_wall_ns() - wall0) / 1e9 / gib);
+		/* The create's two parts, where the mechanism says (by wall time, as hpshm's report). */
+		if (!bench_isnan(m->reg.populate_s) && !bench_isnan(m->reg.rest_s)) {
+			sample(m, BENCH_W_POPULATE, m->reg.populate_s / gib, m->reg.populate_s / gib);
+			sample(m, BENCH_W_SETUP_REST, m->reg.rest_s / gib, m->reg.rest_s / gib);
+		}
+	}
 	m->pte_kib = pte0 < 0 || hpshm__os_page_table_kib() < 0 ? -1 : hpshm__os_page_table_kib() - pte0;
 	m->faults = flt0 == 0 ? BENCH_FAULTS_UNKNOWN : bench_minflt() - flt0;
 	if (!c->verified_by[0]) {
@@ -711,14 +737,15 @@ static int member_create(struct run *run, struct member *m, unsigned i, unsigned
 		return 0;
 	}
 	m->live = 1;
-	bench_progress(opt, "[%6.1fs] group %u: created %-14s %-6s at %p: setup %.3f s/GiB (%s)", elapsed(run), gi,
-		       c->label, short_size(m->reg.page_size, ps, sizeof(ps)), m->reg.addr, m->cur[BENCH_W_SETUP],
-		       m->reg.verified_by);
+	if (timed)
+		bench_progress(opt, "[%6.1fs] group %u: created %-14s %-6s at %p: setup %.3f s/GiB (%s)", elapsed(run), gi,
+			       c->label, short_size(m->reg.page_size, ps, sizeof(ps)), m->reg.addr, m->cur[BENCH_W_SETUP],
+			       m->reg.verified_by);
 	return 0;
 }
 
-/* Start the member's workers and attach them: the attach sample, and page tables once. */
-static void member_attach(struct run *run, struct member *m)
+/* Start the member's workers and attach them: an attach sample when timed, and page tables once. */
+static void member_attach(struct run *run, struct member *m, int timed)
 {
 	const struct bench_options *opt = run->opt;
 	struct bench_config *c = m->c;
@@ -736,7 +763,8 @@ static void member_attach(struct run *run, struct member *m)
 		sum += (double)att[i].t.cpu_ns / 1e9;
 		wsum += (double)att[i].t.wall_ns / 1e9;
 	}
-	sample(m, BENCH_W_ATTACH, sum / m->nw, wsum / m->nw);
+	if (timed)
+		sample(m, BENCH_W_ATTACH, sum / m->nw, wsum / m->nw);
 	if (c->pt_done)
 		return;
 	if (c->start == BENCH_START_THREAD) {
@@ -838,6 +866,80 @@ static void progress_round(struct run *run, struct member *mem, unsigned n, unsi
 	}
 }
 
+/* Release the member's memory, its workers gone first: a teardown sample when timed. */
+static void member_release(struct run *run, struct member *m, unsigned i, int timed)
+{
+	uint64_t cpu0, wall0;
+	int rc;
+
+	bench_workers_stop(m->w, m->nw);
+	m->nw = 0;
+	if (!m->created)
+		return;
+	cpu0 = bench_cpu_ns();
+	wall0 = bench_wall_ns();
+	rc = bench_region_destroy(&m->reg);
+	if (rc < 0 && m->live)
+		member_fail(m, "releasing the memory failed");
+	if (timed && m->live && !bench_stop)
+		sample(m, BENCH_W_TEARDOWN, (double)(bench_cpu_ns() - cpu0) / 1e9, (double)(bench_wall_ns() - wall0) / 1e9);
+	m->created = 0;
+	slot_close(run, i);
+}
+
+/*
+ * The setup cycles of a group: BENCH_SETUP_CYCLES times, every member in turn is created
+ * and populated afresh, attached by its workers and torn down again (the order reversed on
+ * odd cycles, hpshm before its raw peer on the first, which then maps as many bytes), so
+ * setup, attach and teardown get as many samples as a workload gets rounds, and their gains
+ * are taken between members of one cycle, seconds apart.  One member lives at a time here:
+ * the group's memory check covers it.  0, or -1 when stopping.
+ */
+static int group_cycles(struct run *run, unsigned n, unsigned gi)
+{
+	unsigned order[BENCH_GROUP_MAX], k = 0;
+	char line[BENCH_WHY_MAX];
+
+	for (int pass = 0; pass < 2; pass++)
+		for (unsigned i = 0; i < n; i++)
+			if ((members[i].c->kind == BENCH_HPSHM) == (pass == 0))
+				order[k++] = i;
+	for (unsigned r = 0; r < BENCH_SETUP_CYCLES && !bench_stop; r++) {
+		line[0] = '\0';
+		for (unsigned i = 0; i < n; i++)
+			for (enum bench_workload w = BENCH_W_SETUP; w < BENCH_NW; w++)
+				members[i].have[w] = 0;
+		for (unsigned j = 0; j < n && !bench_stop; j++) {
+			unsigned i = order[r % 2 ? n - 1 - j : j];
+			struct member *m = &members[i];
+
+			if (!m->c->usable)
+				continue;
+			if (member_create(run, m, i, gi, 1) < 0)
+				break;
+			if (m->live)
+				member_attach(run, m, 1);
+			member_release(run, m, i, 1);
+			if (m->have[BENCH_W_TEARDOWN])
+				note_add(line, sizeof(line), "%s%s %.3f/%.4f/%.4f", line[0] ? ", " : "", m->c->label,
+					 m->cur[BENCH_W_SETUP], m->cur[BENCH_W_ATTACH], m->cur[BENCH_W_TEARDOWN]);
+		}
+		if (bench_stop)
+			break;
+		gains(members, n, BENCH_W_SETUP);
+		gains(members, n, BENCH_W_ATTACH);
+		gains(members, n, BENCH_W_TEARDOWN);
+		gains(members, n, BENCH_W_POPULATE);
+		gains(members, n, BENCH_W_SETUP_REST);
+		bench_progress(run->opt, "[%6.1fs] group %u setup cycle %u/%u (create s/GiB / attach s / teardown s): %s",
+			       elapsed(run), gi, r + 1, BENCH_SETUP_CYCLES, line);
+	}
+	for (unsigned i = 0; i < n; i++)
+		if (members[i].c->usable)
+			members[i].live = 0;   /* the rounds' create makes them live again */
+	return bench_stop ? -1 : 0;
+}
+
 /*
  * Run members g[0..n) alive at the same time: create all, build the chase in each, start
  * and attach all workers, then the rounds (every member's chase, then every member's rmw,
@@ -867,10 +969,12 @@ static int run_group(struct run *run, const int *g, unsigned n, unsigned gi)
 	note_add(res->groups_note, sizeof(res->groups_note), "%s{%s}", res->groups_note[0] ? " " : "", line);
 	bench_progress(opt, "[%6.1fs] group %u: %s, alive at the same time", elapsed(run), gi, line);
 
+	(void)group_cycles(run, n, gi);
 	/* hpshm first: its raw peer then maps exactly as many bytes (see memory.c). */
 	for (int pass = 0; pass < 2 && !bench_stop; pass++)
 		for (unsigned i = 0; i < n && !bench_stop; i++)
-			if ((members[i].c->kind == BENCH_HPSHM) == (pass == 0) && member_create(run, &members[i], i, gi) < 0)
+			if (members[i].c->usable && (members[i].c->kind == BENCH_HPSHM) == (pass == 0) &&
+			    member_create(run, &members[i], i, gi, 0) < 0)
 				break;
 	for (unsigned i = 0; i < n && !bench_stop; i++)
 		if (members[i].live)
@@ -880,10 +984,10 @@ static int run_group(struct run *run, const int *g, unsigned n, unsigned gi)
 
 		if (!m->live)
 			continue;
-		member_attach(run, m);
+		member_attach(run, m, 0);
 		if (m->live)
-			bench_progress(opt, "[%6.1fs] group %u: %-14s %u workers attached: %.4f s/worker, page tables %.0f KiB/worker",
-				       elapsed(run), gi, m->c->label, m->nw, m->cur[BENCH_W_ATTACH], m->c->pt_kib[0]);
+			bench_progress(opt, "[%6.1fs] group %u: %-14s %u workers attached, page tables %.0f KiB/worker",
+				       elapsed(run), gi, m->c->label, m->nw, m->c->pt_kib[0]);
 	}
 	for (unsigned i = 0; i < n; i++)
 		live += members[i].live;
@@ -923,41 +1027,21 @@ static int run_group(struct run *run, const int *g, unsigned n, unsigned gi)
 		done = r + 1;
 	}
 
-	/* Every worker goes first: the controller's release is then the last reference. */
+	/* Every worker goes first: the controller's release is then the last reference.  The
+	 * setup cycles sampled teardown already, on memory just populated like this. */
 	for (unsigned i = 0; i < n; i++) {
 		bench_workers_stop(members[i].w, members[i].nw);
 		members[i].nw = 0;
 	}
-	line[0] = '\0';
-	for (unsigned i = 0; i < n; i++) {
-		struct member *m = &members[i];
-		uint64_t cpu0, wall0;
-		int rc;
-
-		if (!m->created)
-			continue;
-		cpu0 = bench_cpu_ns();
-		wall0 = bench_wall_ns();
-		rc = bench_region_destroy(&m->reg);
-		if (rc < 0 && m->live)
-			member_fail(m, "releasing the memory failed");
-		if (m->live && !bench_stop) {
-			sample(m, BENCH_W_TEARDOWN, (double)(bench_cpu_ns() - cpu0) / 1e9, (double)(bench_wall_ns() - wall0) / 1e9);
-			note_add(line, sizeof(line), "%s%s %.4f s", line[0] ? ", " : "", m->c->label, m->cur[BENCH_W_TEARDOWN]);
-		}
-		m->created = 0;
-		slot_close(run, i);
-	}
+	for (unsigned i = 0; i < n; i++)
+		member_release(run, &members[i], i, 0);
 	if (ran && (run->groups_ran++ == 0 || done < res->rounds_done))
 		res->rounds_done = done;
 	if (bench_stop)
 		return -1;
-	gains(members, n, BENCH_W_SETUP);
-	gains(members, n, BENCH_W_ATTACH);
-	gains(members, n, BENCH_W_TEARDOWN);
 	if (!ran)
 		return -2;
-	bench_progress(opt, "[%6.1fs] group %u: torn down: %s", elapsed(run), gi, line);
+	bench_progress(opt, "[%6.1fs] group %u: torn down", elapsed(run), gi);
 	return (int)done;
 }
 
@@ -973,7 +1057,7 @@ static int run_wanted(struct run *run, const struct group *want)
 	struct bench_result *res = run->res;
 	int pending[BENCH_GROUP_MAX], rest[BENCH_GROUP_MAX], g[BENCH_GROUP_MAX];
 	unsigned np = 0, nr, ng;
-	int ref = -1;
+	int ref = -1, ran_ref = 0;
 	char why[BENCH_WHY_MAX], ps[32];
 
 	for (unsigned i = 0; i < want->n; i++) {
@@ -990,6 +1074,7 @@ static int run_wanted(struct run *run, const struct group *want)
 	}
 	while (np > 0 && !bench_stop) {
 		int rc;
+
 
 		ng = nr = 0;
 		for (unsigned i = 0; i < np; i++) {
@@ -1031,13 +1116,126 @@ static int run_wanted(struct run *run, const struct group *want)
 		} else if (ref >= 0) {
 			g[ng++] = ref;
 		}
+		for (unsigned i = 0; i < ng; i++)
+			ran_ref |= g[i] == ref;
 		rc = run_group(run, g, ng, ++res->groups);
 		if (rc == -1)
 			return -1;
 		memcpy(pending, rest, nr * sizeof(rest[0]));
 		np = nr;
 	}
+	/* Every other member turned out not to fit: the reference is still measured, alone. */
+	if (ref >= 0 && !ran_ref && !bench_stop && res->cfg[ref].usable && run_group(run, &ref, 1, ++res->groups) == -1)
+		return -1;
 	return bench_stop ? -1 : 0;
+}
+
+/* ---- latency ------------------------------------------------------------------------------ */
+
+/* Wall microseconds of one create + destroy of c's memory of size bytes, or NAN if it failed. */
+static double latency_once(const struct bench_config *c, size_t size)
+{
+	struct bench_region reg;
+	char why[BENCH_WHY_MAX];
+	uint64_t t0 = bench_wall_ns();
+
+	if (bench_region_create(c, NULL, size, &reg, why, sizeof(why)) < 0)
+		return NAN;
+	(void)bench_region_destroy(&reg);
+	return (double)(bench_wall_ns() - t0) / 1e3;
+}
+
+/*
+ * What a server waits for at start: the create + verify + destroy of a small segment (one
+ * huge page) and of a large one (1 GiB, populated), for each hpshm configuration with huge
+ * pages and its raw peer, alternated, BENCH_LAT_RUNS times; and the probe of each provider
+ * (what `hpshm probe` and provider=auto ask first).  Only where the pool has the pages now.
+ */
+static void latency(struct run *run)
+{
+	struct bench_result *res = run->res;
+	double a[BENCH_LAT_RUNS], b[BENCH_LAT_RUNS], g[BENCH_LAT_RUNS];
+	char reason[HPSHM_TEXT_MAX];
+
+	/* Copies, each with its own sizes; static, as a configuration carries every sample. */
+	static struct bench_config h, raw;
+
+	for (unsigned i = 0; i < res->ncfg && !bench_stop; i++) {
+		int has_raw = res->cfg[i].raw_ref >= 0 && res->cfg[res->cfg[i].raw_ref].usable;
+		size_t sizes[2] = { res->cfg[i].page_size, GIB };
+
+		if (res->cfg[i].kind != BENCH_HPSHM || !res->cfg[i].usable || !res->cfg[i].huge)
+			continue;
+		h = res->cfg[i];
+		h.map_len = 0;
+		if (has_raw) {
+			raw = res->cfg[h.raw_ref];
+			raw.map_len = 0;   /* rounded to whole pages of its own, as hpshm rounds */
+		}
+		for (unsigned z = 0; z < 2 && res->nlat < BENCH_MAX_LAT && !bench_stop; z++) {
+			struct bench_latency *l = &res->lat[res->nlat];
+			struct hpshm__os_pool p;
+			unsigned n = 0, ng = 0;
+
+			if (z == 1 && sizes[1] == sizes[0])
+				continue;
+			if (hpshm__os_pool(h.page_size, &p) == 0 &&
+			    hpshm__os_pool_available(&p) < (sizes[z] + h.page_size - 1) / h.page_size)
+				continue;
+			for (unsigned r = 0; r < BENCH_LAT_RUNS && !bench_stop; r++) {
+				double x, y = NAN;
+
+				if (has_raw && r % 2)
+					y = latency_once(&raw, sizes[z]);
+				x = latency_once(&h, sizes[z]);
+				if (has_raw && !(r % 2))
+					y = latency_once(&raw, sizes[z]);
+				if (bench_isnan(x))
+					break;
+				a[n] = x;
+				b[n++] = y;
+				if (!bench_isnan(y) && x > 0)
+					g[ng++] = y / x;
+			}
+			if (n == 0)
+				continue;
+			memset(l, 0, sizeof(*l));
+			snprintf(l->label, sizeof(l->label), "%s", h.label);
+			if (ng)
+				snprintf(l->raw_label, sizeof(l->raw_label), "%s", raw.label);
+			l->page_size = h.page_size;
+			l->size = sizes[z];
+			bench_summarize(a, n, &l->us);
+			if (ng) {
+				bench_summarize(b, n, &l->raw_us);
+				bench_summarize(g, ng, &l->vs_raw);
+			}
+			res->nlat++;
+			bench_progress(run->opt, "[%6.1fs] latency %s %zu MiB: %.0f us%s", elapsed(run), l->label,
+				       l->size >> 20, l->us.median, ng ? " (and its raw peer)" : "");
+		}
+	}
+	/* The probes, as provider=auto makes them, at the default page size. */
+	for (unsigned i = 0; i < res->ncfg && res->nlat < BENCH_MAX_LAT && !bench_stop; i++) {
+		const struct bench_config *c = &res->cfg[i];
+		struct bench_latency *l = &res->lat[res->nlat];
+		unsigned n = 0;
+
+		if (c->kind != BENCH_HPSHM || !c->usable || !c->huge || c->page_size != run->opt->page_sizes[0])
+			continue;
+		for (unsigned r = 0; r < BENCH_LAT_RUNS; r++) {
+			uint64_t t0 = bench_wall_ns();
+
+			(void)hpshm_provider_probe(c->provider, run->opt->size, NULL, NULL, reason, sizeof(reason));
+			a[n++] = (double)(bench_wall_ns() - t0) / 1e3;
+		}
+		memset(l, 0, sizeof(*l));
+		snprintf(l->label, sizeof(l->label), "probe %s", c->provider);
+		l->page_size = c->page_size;
+		l->size = run->opt->size;
+		bench_summarize(a, n, &l->us);
+		res->nlat++;
+	}
 }
 
 /* ---- the run ------------------------------------------------------------------------------ */
@@ -1069,11 +1267,17 @@ static unsigned huge_regions(const struct bench_options *opt)
 {
 	const char *list = opt->providers ? opt->providers : "auto,plain," PEERS;
 	const char *name;
-	unsigned caps, n = (unsigned)list_has(list, "auto") + (unsigned)list_has(list, "raw");
+	unsigned caps, n = (unsigned)list_has(list, "auto");
+	int anon = 0, fd = list_has(list, "auto");
 
 	for (unsigned i = 0; (name = hpshm_provider_name(i, &caps)) != NULL; i++)
-		if ((caps & HPSHM_CAP_HUGE) && list_has(list, name))
+		if ((caps & HPSHM_CAP_HUGE) && list_has(list, name)) {
 			n++;
+			*(strcmp(name, "mmap_hugetlb") == 0 ? &anon : &fd) = 1;
+		}
+	/* One raw peer per set of calls (plan()): anonymous MAP_HUGETLB, and the descriptor kind. */
+	if (list_has(list, "raw"))
+		n += (unsigned)(anon + fd);
 	return n;
 }
 
@@ -1130,7 +1334,7 @@ int bench_run(const struct bench_options *opt, struct bench_result *res, char *w
 	struct run run;
 	unsigned nwant, nslots = 1;
 	int rc = BENCH_OK;
-	char pwhy[BENCH_WHY_MAX];
+	char pwhy[BENCH_WHY_MAX], thp_prev[32] = "";
 
 	memset(res, 0, sizeof(*res));
 	memset(pools, 0, sizeof(pools));
@@ -1150,6 +1354,14 @@ int bench_run(const struct bench_options *opt, struct bench_result *res, char *w
 	if (opt->reserve && reserve(&run, pools, why, len) < 0) {
 		rc = BENCH_FAIL;
 		goto out;
+	}
+	/* Shared THP is the peer a user would pick instead of hugetlb: --reserve lets it run. */
+	if (opt->reserve && (!opt->providers || list_has(opt->providers, "thp"))) {
+		if (bench_os_thp_advise(thp_prev, sizeof(thp_prev), pwhy, sizeof(pwhy)) < 0)
+			bench_progress(opt, "--reserve: shared THP stays off: %s", pwhy);
+		else if (thp_prev[0])
+			note_add(res->pool_note, sizeof(res->pool_note), "%sshmem THP %s -> advise", res->pool_note[0] ? "; " : "",
+				 thp_prev);
 	}
 
 	plan(&run);
@@ -1173,6 +1385,8 @@ int bench_run(const struct bench_options *opt, struct bench_result *res, char *w
 	for (unsigned k = 0; k < nwant && !bench_stop; k++)
 		if (run_wanted(&run, &want[k]) < 0)
 			break;
+	if (!bench_stop)
+		latency(&run);
 	if (bench_stop) {
 		snprintf(why, len, "interrupted in group %u: workers killed, memory released%s", res->groups,
 			 opt->reserve ? ", pool restored" : "");
@@ -1186,6 +1400,11 @@ out:
 			if (rc == BENCH_OK)
 				rc = BENCH_FAIL;
 		}
+	}
+	if (bench_os_thp_restore(thp_prev, pwhy, sizeof(pwhy)) < 0) {
+		fprintf(stderr, "hpshm bench: could not put shmem THP back to %s: %s\n", thp_prev, pwhy);
+		if (rc == BENCH_OK)
+			rc = BENCH_FAIL;
 	}
 	bench_os_stop_release();
 	res->seconds = (double)(bench_wall_ns() - run.t0) / 1e9;

@@ -93,18 +93,34 @@ Test(bench, json_has_every_workload_with_verified_page_sizes)
 				seen[i] = 1;
 		if (strcmp(provider, "plain") == 0 && strcmp(workload, "pagetables") == 0 && workers <= 4)
 			plain_pt[(int)workers] = 1;
+		/* Setup and teardown come from fresh cycles, as many as a workload has rounds. */
+		if (strcmp(workload, "setup") == 0 || strcmp(workload, "teardown") == 0) {
+			double samples;
+
+			cr_expect(hpt_row_num(&row, "samples", &samples) && samples >= 5, "%s %s: %.0f samples, want >= 5",
+				  provider, workload, samples);
+		}
 		/* Each row is compared with at least one reference: plain's with raw, raw's with plain. */
 		cr_expect(strstr(row.start, "\"ratio_vs_plain\"") && strstr(row.start, "\"ratio_vs_raw\""),
 			  "%s %s lacks ratio fields", provider, workload);
 	}
 	cr_assert_gt(rows, 0, "no result rows:\n%s", r->out);
+	cr_expect(strstr(r->out, "\"headline\": ["), "no headline list:\n%s", r->out);
 	for (int i = 0; i < 5; i++)
 		cr_expect(seen[i], "no %s row", workloads[i]);
 	cr_expect(plain_pt[1] && plain_pt[2] && plain_pt[4], "page tables not measured with 1, 2 and 4 workers");
 }
 
-/* Free pages of the default huge page pool, from sysfs. */
+/* Pages of the default huge page pool from its sysfs file (free_hugepages, nr_hugepages). */
+static long pool_count(size_t *page_size, const char *file);
+
+/* Free pages of the default huge page pool. */
 static long pool_free(size_t *page_size)
+{
+	return pool_count(page_size, "free_hugepages");
+}
+
+static long pool_count(size_t *page_size, const char *file)
 {
 	char path[128], buf[64];
 	long kb = 0, n = -1;
@@ -118,7 +134,7 @@ static long pool_free(size_t *page_size)
 	if (kb <= 0)
 		return -1;
 	*page_size = (size_t)kb << 10;
-	snprintf(path, sizeof path, "/sys/kernel/mm/hugepages/hugepages-%ldkB/free_hugepages", kb);
+	snprintf(path, sizeof path, "/sys/kernel/mm/hugepages/hugepages-%ldkB/%s", kb, file);
 	f = fopen(path, "r");
 	if (f) {
 		if (fscanf(f, "%ld", &n) != 1)
@@ -130,14 +146,15 @@ static long pool_free(size_t *page_size)
 
 /*
  * More than the pool holds: every huge provider must be reported unusable with its reason,
- * and the run must still compare what it can.  Sized from the pool, so it holds with an empty
- * pool and with CI's reserved one alike.
+ * and the run must still compare what it can.  Sized from the pool's total, not its free
+ * pages, which the suite's other tests (run in parallel) take for a moment: so it holds with
+ * an empty pool and with CI's reserved one alike.
  */
 Test(bench, runs_without_huge_pages_and_says_why)
 {
-	char size[32];
+	char size[32], psz[32];
 	size_t ps = 0;
-	long free_pages = pool_free(&ps);
+	long free_pages = pool_count(&ps, "nr_hugepages");
 	struct hpt_run *r;
 
 	HPT_SKIP_UNDER_EMULATOR(BENCH_EXEC_SELF);
@@ -145,8 +162,9 @@ Test(bench, runs_without_huge_pages_and_says_why)
 	if (free_pages < 0)
 		cr_skip_test("the kernel offers no huge pages: nothing to be unavailable");
 	snprintf(size, sizeof size, "%ldMiB", (long)(((size_t)free_pages + 8) * (ps >> 20)) + 8);
-	r = bench("--size", size, "--providers", "auto,plain", "--rounds", "1", "--phase-seconds", "0.02",
-		  "--quiet", "--json", NULL);
+	snprintf(psz, sizeof psz, "%zuKiB", ps >> 10);
+	r = bench("--size", size, "--page-size", psz, "--providers", "auto,plain", "--rounds", "1", "--phase-seconds",
+		  "0.02", "--quiet", "--json", NULL);
 	cr_assert_eq(r->status, 0, "bench must run without huge pages: %s", r->err);
 	cr_assert(hpt_json_ok(r->out), "not one JSON value:\n%s", r->out);
 	cr_assert(strstr(r->out, "\"unavailable\""), "no unavailable list:\n%s", r->out);
@@ -167,6 +185,7 @@ Test(bench, huge_rows_are_verified_and_page_tables_shrink)
 	struct hpt_row row;
 	double huge_pt = -1, plain_pt = -1;
 	int huge_rows = 0;
+	char psz[32];
 	struct hpt_run *r;
 
 	HPT_SKIP_UNDER_EMULATOR(BENCH_EXEC_SELF);
@@ -175,7 +194,8 @@ Test(bench, huge_rows_are_verified_and_page_tables_shrink)
 		HPT_UNAVAILABLE("memfd_hugetlb", "2MiB",
 				"needs 40 free huge pages, %ld are (reserve a pool: echo 64 > /proc/sys/vm/nr_hugepages)",
 				free_pages);
-	r = bench("--size", "64MiB", "--providers", "memfd_hugetlb,plain", SMALL, NULL);
+	snprintf(psz, sizeof psz, "%zuKiB", ps >> 10);
+	r = bench("--size", "64MiB", "--page-size", psz, "--providers", "memfd_hugetlb,plain", SMALL, NULL);
 	cr_assert_eq(r->status, 0, "bench failed: %s", r->err);
 	cr_assert(hpt_json_ok(r->out), "not one JSON value:\n%s", r->out);
 	for (cur = r->out; hpt_row_next(&cur, &row);) {
@@ -205,13 +225,81 @@ Test(bench, huge_rows_are_verified_and_page_tables_shrink)
 	cr_expect_geq(plain_pt - huge_pt, 0.9 * 128.0, "huge page tables %f KiB, plain %f KiB", huge_pt, plain_pt);
 }
 
-/* Processes still running that came from the bench: its workers re-exec the tool. */
-static int bench_workers_alive(void)
+/*
+ * hpshm and the raw system calls at the same huge page size share one group, so every
+ * hpshm/raw ratio of chase, rmw, setup and teardown is measured, and the headline puts
+ * hpshm's gain over plain next to raw's.  Sized so a small pool holds both regions at once.
+ */
+Test(bench, hpshm_and_raw_share_a_group_at_the_huge_page_size)
 {
+	size_t ps = 0;
+	long free_pages = pool_free(&ps);
+	const char *cur, *hl;
+	struct hpt_row row;
+	int paired = 0;
+	char psz[32];
+	struct hpt_run *r;
+
+	HPT_SKIP_UNDER_EMULATOR(BENCH_EXEC_SELF);
+
+	if (free_pages < 20)
+		HPT_UNAVAILABLE_PAGES("memfd_hugetlb", "2MiB", 20,
+				      "needs 20 free huge pages for two 16 MiB regions at once, %ld are (echo 64 > "
+				      "/proc/sys/vm/nr_hugepages)", free_pages);
+	snprintf(psz, sizeof psz, "%zuKiB", ps >> 10);
+	r = bench("--size", "16MiB", "--page-size", psz, "--providers", "memfd_hugetlb,raw,plain", "--rounds", "1",
+		  "--phase-seconds", "0.02", "--quiet", "--json", NULL);
+	cr_assert_eq(r->status, 0, "bench failed: %s", r->err);
+	cr_assert(hpt_json_ok(r->out), "not one JSON value:\n%s", r->out);
+	cr_expect(strstr(r->out, "\"kept_apart\": null"), "memory split the group:\n%s", r->out);
+	for (cur = r->out; hpt_row_next(&cur, &row);) {
+		char provider[64], workload[32], metric[32];
+		double ratio, samples;
+
+		if (!hpt_row_str(&row, "workload", workload, sizeof workload) ||
+		    !hpt_row_str(&row, "provider", provider, sizeof provider) ||
+		    !hpt_row_str(&row, "metric", metric, sizeof metric) || strcmp(provider, "memfd_hugetlb") != 0 ||
+		    strcmp(workload, "pagetables") == 0)
+			continue;
+		cr_expect(hpt_row_num(&row, "ratio_vs_raw", &ratio) && ratio > 0, "memfd_hugetlb %s %s: no ratio_vs_raw",
+			  workload, metric);
+		if (strcmp(workload, "setup") == 0 || strcmp(workload, "teardown") == 0)
+			cr_expect(hpt_row_num(&row, "samples", &samples) && samples >= 5,
+				  "memfd_hugetlb %s %s: %.0f samples, want >= 5", workload, metric, samples);
+		paired += strcmp(workload, "chase") == 0 || strcmp(workload, "rmw") == 0;
+	}
+	cr_expect_eq(paired, 2, "want a chase and an rmw row of memfd_hugetlb:\n%s", r->out);
+	hl = strstr(r->out, "\"headline\": [");
+	cr_assert(hl, "no headline:\n%s", r->out);
+	for (int k = 0; k < 2; k++) {
+		const char *w = k ? "\"workload\": \"rmw\"" : "\"workload\": \"chase\"", *e = strstr(hl, w);
+		const char *res = strstr(hl, "\"results\"");
+
+		cr_expect(e && res && e < res, "no %s headline:\n%.2000s", w, hl);
+		if (e && res && e < res) {
+			const char *kept = strstr(e, "\"kept\": ");
+
+			cr_expect(kept && kept < res && strncmp(kept + 8, "null", 4) != 0, "%s headline has no kept share", w);
+			cr_expect(strstr(e, "\"raw\": \"raw memfd\"") && strstr(e, "\"raw\": \"raw memfd\"") < res,
+				  "%s headline does not name its raw peer", w);
+		}
+	}
+}
+
+/*
+ * Processes still running that came from the bench whose pid is parent: its workers re-exec
+ * the tool with "--parent <pid>".  Only that bench's: the suite's other tests run benches of
+ * their own at the same time.
+ */
+static int bench_workers_alive(pid_t parent)
+{
+	char mark[48];
+
 	DIR *d = opendir("/proc");
 	struct dirent *e;
 	int n = 0;
 
+	snprintf(mark, sizeof mark, " --parent %ld ", (long)parent);
 	while (d && (e = readdir(d)) != NULL) {
 		char path[300], cmd[512];
 		size_t len;
@@ -229,7 +317,7 @@ static int bench_workers_alive(void)
 			if (cmd[i] == '\0')
 				cmd[i] = ' ';
 		cmd[len] = '\0';
-		if (strstr(cmd, "__bench-worker"))
+		if (strstr(cmd, "__bench-worker") && strstr(cmd, mark))
 			n++;
 	}
 	if (d)
@@ -290,6 +378,6 @@ Test(bench, ctrl_c_stops_cleanly_and_leaves_nothing)
 	cr_assert_eq(waitpid(pid, &st, 0), pid);
 	cr_assert(WIFEXITED(st), "the bench died of signal %d", WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 	cr_expect_eq(WEXITSTATUS(st), 130, "exit %d after SIGINT, want 130", WEXITSTATUS(st));
-	cr_expect_eq(bench_workers_alive(), 0, "bench workers outlived the bench");
+	cr_expect_eq(bench_workers_alive(pid), 0, "bench workers outlived the bench");
 	/* The fixture checks the pool, SysV segments, /dev/shm and hugetlbfs files. */
 }

@@ -85,13 +85,17 @@ Test(bench_windows, plain_and_the_raw_section_run_at_the_base_page_size_and_comp
 		/* The thread CPU clock moves in ticks: a short setup may read 0, never less. */
 		if (strcmp(workload, "setup") == 0 || strcmp(workload, "teardown") == 0) {
 			cr_assert(hpt_row_num(&row, "median", &median) && median >= 0, "%s %s: no median", provider, workload);
+			double samples;
+
+			cr_expect(hpt_row_num(&row, "samples", &samples) && samples >= 5, "%s %s: %.0f samples, want >= 5",
+				  provider, workload, samples);
 			setup += strcmp(workload, "setup") == 0;
 			teardown += strcmp(workload, "teardown") == 0;
 		}
 	}
 	cr_expect_eq(chase, 2, "chase rows for plain and the raw section: %d", chase);
 	cr_expect_eq(rmw, 2, "rmw rows for plain and the raw section: %d", rmw);
-	cr_expect_eq(setup, 4, "setup rows (create and attach, plain and raw): %d", setup);
+	cr_expect_eq(setup, 8, "setup rows (create, attach, populate and rest; plain and raw): %d", setup);
 	cr_expect_eq(teardown, 2, "teardown rows: %d", teardown);
 }
 

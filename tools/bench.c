@@ -148,7 +148,18 @@ int cmd_bench(int argc, char **argv)
 		if ((rc = bench_parse_page_sizes(ps_text, &o)) != 0)
 			return rc;
 	} else if (hpshm__os_default_page_size()) {
+		/*
+		 * Every size the kernel offers, the default first: 1 GiB pages are what a user
+		 * would pick instead of 2 MiB ones, so they belong in the same tables.  A size
+		 * whose pool is empty costs one line under "could not use".
+		 */
+		size_t offered[HPSHM__OS_MAX_SIZES];
+		int k = hpshm_huge_page_sizes(offered, HPSHM__OS_MAX_SIZES);
+
 		o.page_sizes[o.npage_sizes++] = hpshm__os_default_page_size();
+		for (int i = 0; i < k && i < HPSHM__OS_MAX_SIZES && o.npage_sizes < BENCH_MAX_SIZES; i++)
+			if (offered[i] != hpshm__os_default_page_size())
+				o.page_sizes[o.npage_sizes++] = offered[i];
 	}
 	if (hpshm__os_program_path(exe, sizeof(exe)) < 0) {
 		if (!o.fork_mode && !o.thread_mode)

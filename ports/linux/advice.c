@@ -37,16 +37,16 @@ static unsigned long advice_pages(size_t size, size_t page_size)
 	return n > ULONG_MAX ? ULONG_MAX : (unsigned long)n;
 }
 
-int hpshm__hugetlb_cgroup_short(size_t size, size_t page_size, int advice, char *buf, size_t len)
+/* hpshm__hugetlb_cgroup_short() on a cgroup already read (cg->version != 0). */
+static int advice_cgroup_short(const struct hpshm__cgroup *c, size_t size, size_t page_size, int advice, char *buf,
+			       size_t len)
 {
-	struct hpshm__cgroup cg;
+	const struct hpshm__cgroup cg = *c;
 	char psz[32], lim[32], used[32], need[32], target[32], sname[16];
 	uint64_t froom, rroom, limit, usage;
 	const char *file;
 	int rsvd, n;
 
-	if (hpshm__cgroup_get(page_size, &cg) < 0 || cg.version == 0)
-		return 0;
 	froom = advice_room(cg.limit, cg.usage);
 	rroom = advice_room(cg.rsvd_limit, cg.rsvd_usage);
 	if ((froom < rroom ? froom : rroom) >= size)
@@ -121,6 +121,21 @@ char *hpshm__hugetlb_hint(size_t size, size_t page_size, char *buf, size_t len)
 	return buf;
 }
 
+int hpshm__hugetlb_cgroup_short(size_t size, size_t page_size, int advice, char *buf, size_t len)
+{
+	struct hpshm__cgroup cg;
+
+	if (hpshm__cgroup_get(page_size, &cg) < 0 || cg.version == 0)
+		return 0;
+	return advice_cgroup_short(&cg, size, page_size, advice, buf, len);
+}
+
+/* A fault-time limit with no reservation limit: reservations then do not protect faults. */
+static int advice_fault_risk(const struct hpshm__cgroup *cg)
+{
+	return cg->version != 0 && cg->limit != HPSHM__UNLIMITED && cg->rsvd_limit == HPSHM__UNLIMITED;
+}
+
 int hpshm__hugetlb_fault_risk(size_t size, size_t page_size)
 {
 	struct hpshm__cgroup cg;
@@ -130,5 +145,16 @@ int hpshm__hugetlb_fault_risk(size_t size, size_t page_size)
 	(void)size;
 	if (page_size == 0 || hpshm__cgroup_get(page_size, &cg) < 0)
 		return 0;
-	return cg.version != 0 && cg.limit != HPSHM__UNLIMITED && cg.rsvd_limit == HPSHM__UNLIMITED;
+	return advice_fault_risk(&cg);
+}
+
+int hpshm__hugetlb_cgroup_probe(size_t size, size_t page_size, int *fault_risk, char *buf, size_t len)
+{
+	struct hpshm__cgroup cg;
+
+	*fault_risk = 0;
+	if (page_size == 0 || hpshm__cgroup_get(page_size, &cg) < 0)
+		return 0;
+	*fault_risk = advice_fault_risk(&cg);
+	return cg.version != 0 && advice_cgroup_short(&cg, size, page_size, 0, buf, len);
 }

@@ -235,4 +235,12 @@ char *hpshm__hugetlb_hint(size_t size, size_t page_size, char *buf, size_t len);
  */
 int hpshm__hugetlb_fault_risk(size_t size, size_t page_size);
 
+/*
+ * Both of the above from one reading of the cgroup (a probe asks both, and each reading
+ * parses /proc/self/cgroup and /proc/self/mountinfo): *fault_risk as
+ * hpshm__hugetlb_fault_risk(), the result and buf as hpshm__hugetlb_cgroup_short() with
+ * advice 0.
+ */
+int hpshm__hugetlb_cgroup_probe(size_t size, size_t page_size, int *fault_risk, char *buf, size_t len);
+
 #endif /* HPSHM_PORTS_LINUX_LINUX_H */
