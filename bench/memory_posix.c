@@ -189,22 +189,6 @@ const char *bench_thp_mode(char *why, size_t len)
 	return NULL;
 }
 
-#define THP_SHMEM_KNOB "/sys/kernel/mm/transparent_hugepage/shmem_enabled"
-
-static int thp_write(const char *value, char *why, size_t len)
-{
-	FILE *f = fopen(THP_SHMEM_KNOB, "w");
-	int e;
-
-	if (f && fputs(value, f) >= 0 && fclose(f) == 0)
-		return 0;
-	e = errno;
-	if (f)
-		fclose(f);
-	snprintf(why, len, "writing %s to " THP_SHMEM_KNOB ": %s", value, strerror(e));
-	return -1;
-}
-
 int bench_os_thp_advise(char *prev, size_t prev_len, char *why, size_t len)
 {
 	struct hpshm__os_thp t;
@@ -214,7 +198,7 @@ int bench_os_thp_advise(char *prev, size_t prev_len, char *why, size_t len)
 	if (hpshm__os_thp(&t) < 0 || t.shmem_enabled[0] == '\0' ||
 	    (strcmp(t.shmem_enabled, "never") != 0 && strcmp(t.shmem_enabled, "deny") != 0))
 		return 0;
-	if (thp_write("advise", why, len) < 0)
+	if (hpshm__os_thp_shmem_set("advise", why, len) < 0)
 		return -1;
 	snprintf(prev, prev_len, "%s", t.shmem_enabled);
 	return 0;
@@ -222,7 +206,7 @@ int bench_os_thp_advise(char *prev, size_t prev_len, char *why, size_t len)
 
 int bench_os_thp_restore(const char *prev, char *why, size_t len)
 {
-	return prev[0] ? thp_write(prev, why, len) : 0;
+	return prev[0] ? hpshm__os_thp_shmem_set(prev, why, len) : 0;
 }
 
 static size_t thp_pmd_size(void)

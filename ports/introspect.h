@@ -132,6 +132,9 @@ int hpshm__os_thp(struct hpshm__os_thp *out);
 size_t hpshm__os_thp_page_size(void);
 /* KiB of the mapping that holds addr backed by transparent huge pages, -1 if unknown. */
 long hpshm__os_thp_kib(const void *addr);
+/* Set the mode of transparent huge pages for shared memory (root only): 0, or -1 with why
+ * filled (no such setting here, or the write was refused). */
+int hpshm__os_thp_shmem_set(const char *mode, char *why, size_t len);
 
 /* ---- this process's memory ---- */
 

@@ -221,6 +221,32 @@ int hpshm__os_fault_risk(size_t size, size_t page_size)
 
 /* ---- transparent huge pages ---- */
 
+int hpshm__os_thp_shmem_set(const char *mode, char *why, size_t len)
+{
+	static const char knob[] = "/sys/kernel/mm/transparent_hugepage/shmem_enabled";
+	char path[PATH_MAX];
+	FILE *f;
+	int bad, n;
+
+	n = snprintf(path, sizeof(path), "%s%s", hpshm__sysroot(), knob);
+	if (n < 0 || (size_t)n >= sizeof(path)) {
+		snprintf(why, len, "the path of %s is too long under the sysroot", knob);
+		return -1;
+	}
+	f = hpshm__fopen(path, "w");
+	if (f == NULL) {
+		snprintf(why, len, "cannot open %s: %s", path, strerror(errno));
+		return -1;
+	}
+	bad = fputs(mode, f) < 0;
+	bad |= fclose(f) != 0;
+	if (bad) {
+		snprintf(why, len, "cannot write %s to %s: %s", mode, path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 int hpshm__os_thp(struct hpshm__os_thp *out)
 {
 	struct hpshm__thp thp;

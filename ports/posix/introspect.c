@@ -134,6 +134,14 @@ int hpshm__os_fault_risk(size_t size, size_t page_size)
 	return 0;
 }
 
+int hpshm__os_thp_shmem_set(const char *mode, char *why, size_t len)
+{
+	(void)mode;
+	if (why != NULL && len > 0)
+		hpshm__strlcpy(why, "this system has no transparent huge pages to set", len);
+	return -1;
+}
+
 int hpshm__os_thp(struct hpshm__os_thp *out)
 {
 	if (out != NULL)
