@@ -21,6 +21,7 @@
 #ifndef _WIN32
 #include <dirent.h>
 #include <strings.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #endif
 #ifdef __linux__
@@ -569,6 +570,32 @@ pid_t hpt_fork(void)
 			_exit(127);
 	}
 	return pid;
+}
+
+void hpt_crashed_creator(const hpshm_config *cfg, size_t size, const char *what)
+{
+	int fds[2], status;
+	pid_t pid;
+	char c;
+
+	cr_assert_eq(pipe(fds), 0);
+	pid = hpt_fork();
+	cr_assert_neq(pid, -1);
+	if (pid == 0) {
+		hpshm_segment *seg;
+		hpshm_error err;
+
+		close(fds[0]);
+		if (hpshm_segment_create(&seg, size, cfg, &err) != 0 || write(fds[1], "k", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(fds[1]);
+	cr_assert_eq(read(fds[0], &c, 1), 1, "the creator could not create its %s", what);
+	close(fds[0]);
+	cr_assert_eq(kill(pid, SIGKILL), 0);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
 }
 #endif
 

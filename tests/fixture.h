@@ -119,6 +119,13 @@ const char *hpt_test_hugetlbfs(size_t page_size);
  */
 #ifndef _WIN32
 pid_t hpt_fork(void);
+
+/*
+ * Leave a segment as a crash does: a child made by hpt_fork() creates a segment of size bytes
+ * under cfg and is killed with SIGKILL once it has.  what names the segment in the failure
+ * message when the child could not create it.
+ */
+void hpt_crashed_creator(const hpshm_config *cfg, size_t size, const char *what);
 #endif
 
 /* One real pool, read from /sys (not the library's sysroot). */

@@ -297,31 +297,13 @@ static const char *dead_segment(char *name, size_t len)
 {
 	hpshm_config *cfg;
 	hpshm_error err;
-	char kv[128], c;
-	int fds[2], status;
-	pid_t pid;
+	char kv[128];
 
 	snprintf(name, len, "hpt-paths-dead-%ld", (long)getpid());
 	cr_assert_eq(hpshm_config_new(&cfg), 0);
 	snprintf(kv, sizeof kv, "provider=plain,name=%s", name);
 	cr_assert_eq(hpshm_config_parse(cfg, kv, &err), 0, "%s", err.message);
-	cr_assert_eq(pipe(fds), 0);
-	pid = hpt_fork();
-	cr_assert_neq(pid, -1);
-	if (pid == 0) {
-		hpshm_segment *seg;
-
-		close(fds[0]);
-		if (hpshm_segment_create(&seg, 4 * MIB, cfg, &err) != 0 || write(fds[1], "k", 1) != 1)
-			_exit(1);
-		pause();
-		_exit(0);
-	}
-	close(fds[1]);
-	cr_assert_eq(read(fds[0], &c, 1), 1, "the creator could not create its segment");
-	close(fds[0]);
-	cr_assert_eq(kill(pid, SIGKILL), 0);
-	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	hpt_crashed_creator(cfg, 4 * MIB, "segment");
 	hpshm_config_free(cfg);
 	return name;
 }
