@@ -105,12 +105,28 @@ int bench_os_pool_writable(char *why, size_t len)
 
 /* ---- slots --------------------------------------------------------------------------------- */
 
+/*
+ * Workers are fresh execs of this program, each with its own randomized layout: slots where
+ * the kernel puts mappings by default (just below the controller's libraries) now and then
+ * hold a worker's loader or C library, and that worker cannot attach its member.  So the
+ * slots go where hpshm puts a re-attachable segment, and only then anywhere.
+ */
 int bench_os_slots_reserve(unsigned char **slot, unsigned n, size_t slot_len, size_t align, char *why, size_t len)
 {
+	const int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
 	size_t total = n * slot_len + align;
-	unsigned char *p = mmap(NULL, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	unsigned char *first, *end;
+	unsigned char *p = MAP_FAILED, *first, *end;
+	void *hint;
 
+	if (hpshm__os_far_address(total, align, &hint) == 0) {
+		p = mmap(hint, total, PROT_NONE, flags | MAP_FIXED_NOREPLACE, -1, 0);
+		if (p != MAP_FAILED && p != hint) {   /* a kernel before 4.17 takes the flag as a hint */
+			(void)munmap(p, total);
+			p = MAP_FAILED;
+		}
+	}
+	if (p == MAP_FAILED)
+		p = mmap(NULL, total, PROT_NONE, flags, -1, 0);
 	if (p == MAP_FAILED) {
 		snprintf(why, len, "cannot reserve %zu bytes of address space: %s", total, strerror(errno));
 		return -1;

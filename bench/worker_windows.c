@@ -45,6 +45,7 @@
 
 #include "bench.h"
 #include "os.h"
+#include "ports/introspect.h"
 
 #define PIPE_BUF_BYTES 4096 /* the pipe's buffer each way: a command or reply fits many times */
 #define PIPE_NAME_MAX  96   /* \\.\pipe\hpshm-bench-<pid>-<n> */
@@ -140,11 +141,18 @@ int bench_os_pool_writable(char *why, size_t len)
 
 /* ---- slots --------------------------------------------------------------------------------- */
 
+/* Where hpshm puts a re-attachable section, away from a worker's randomized images (see
+ * worker_posix.c), and only then anywhere. */
 int bench_os_slots_reserve(unsigned char **slot, unsigned n, size_t slot_len, size_t align, char *why, size_t len)
 {
 	size_t total = n * slot_len + align;
-	unsigned char *p = VirtualAlloc(NULL, total, MEM_RESERVE, PAGE_NOACCESS);
-	unsigned char *first;
+	unsigned char *p = NULL, *first;
+	void *hint;
+
+	if (hpshm__os_far_address(total, align, &hint) == 0)
+		p = VirtualAlloc(hint, total, MEM_RESERVE, PAGE_NOACCESS);
+	if (p == NULL)
+		p = VirtualAlloc(NULL, total, MEM_RESERVE, PAGE_NOACCESS);
 
 	if (p == NULL) {
 		snprintf(why, len, "cannot reserve %zu bytes of address space: VirtualAlloc error %lu", total,

@@ -168,5 +168,13 @@ uint64_t hpshm__os_mem_available(void);
 int hpshm__os_program_path(char *buf, size_t len);
 /* Have the OS kill this process when its parent dies: 0, or HPSHM_ENOTSUP. */
 int hpshm__os_die_with_parent(void);
+/*
+ * Where hpshm would put a re-attachable segment of len bytes aligned to align: free in this
+ * process now and far from where the OS puts libraries, heaps and stacks (port.h's
+ * hpshm__pick_address()), so a program that starts copies of itself by exec can place
+ * memory they map at the same address where their own loader is unlikely to be.  Nothing
+ * is reserved.  0, or an error code.
+ */
+int hpshm__os_far_address(size_t len, size_t align, void **out);
 
 #endif /* HPSHM_PORTS_INTROSPECT_H */

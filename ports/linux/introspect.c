@@ -376,3 +376,8 @@ int hpshm__os_die_with_parent(void)
 {
 	return prctl(PR_SET_PDEATHSIG, SIGKILL) == 0 ? 0 : HPSHM_ENOTSUP;
 }
+
+int hpshm__os_far_address(size_t len, size_t align, void **out)
+{
+	return hpshm__pick_address(len, align, out);
+}
