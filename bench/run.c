@@ -404,10 +404,11 @@ static void plan(struct run *run)
  * its teardown.  A slot is as large as the biggest region rounded up to whole GiB, so every
  * region starts on a 1 GiB boundary and has the same page-table layout as its peers.
  */
-static int place_init(struct run *run, unsigned nslots, char *why, size_t len)
+static void place_init(struct run *run, unsigned nslots)
 {
 	const struct bench_options *opt = run->opt;
 	size_t largest = GIB, span;
+	char why[BENCH_WHY_MAX] = "";
 
 	for (unsigned s = 0; s < opt->npage_sizes; s++)
 		if (opt->page_sizes[s] > largest)
@@ -415,10 +416,21 @@ static int place_init(struct run *run, unsigned nslots, char *why, size_t len)
 	/* The size, a header page a re-attachable segment may carry, rounded to the largest page. */
 	span = (opt->size + 2 * largest) / largest * largest;
 	run->slot_len = (span + GIB - 1) / GIB * GIB;
-	if (bench_os_slots_reserve(run->slot, nslots, run->slot_len, GIB, why, len) < 0)
-		return -1;
 	run->nslots = nslots;
-	return 0;
+	/*
+	 * Without slots every region goes where the system puts it: the ratios stay right, only
+	 * page tables may differ by a page between peers.  So a reservation that cannot be had
+	 * (four 2 GiB slots are more than a 32-bit process has) is said, not fatal.
+	 */
+	if (run->slot_len > (SIZE_MAX / 2 - GIB) / nslots) {
+		snprintf(why, sizeof(why), "%u slots of %zu MiB do not fit this process's address space", nslots,
+			 run->slot_len >> 20);
+	} else if (bench_os_slots_reserve(run->slot, nslots, run->slot_len, GIB, why, sizeof(why)) == 0) {
+		return;
+	}
+	bench_progress(opt, "members are mapped where the system puts them: %s", why);
+	for (unsigned i = 0; i < nslots; i++)
+		run->slot[i] = NULL;
 }
 
 /* Open slot i for a region, or reserve it again after teardown. */
@@ -1408,10 +1420,7 @@ int bench_run(const struct bench_options *opt, struct bench_result *res, char *w
 	for (unsigned k = 0; k < nwant; k++)
 		if (want[k].n > nslots)
 			nslots = want[k].n;
-	if (place_init(&run, nslots, why, len) < 0) {
-		rc = BENCH_FAIL;
-		goto out;
-	}
+	place_init(&run, nslots);
 	for (unsigned k = 0; k < nwant && !bench_stop; k++)
 		if (run_wanted(&run, &want[k]) < 0)
 			break;
