@@ -61,6 +61,7 @@
 #define BENCH_PTE_UNKNOWN   INT64_MIN    /* a reply's vmpte_kib where the OS offers no figure */
 #define BENCH_FAULTS_UNKNOWN UINT64_MAX  /* a reply's minflt where the OS keeps no count */
 #define BENCH_RAW_LARGE     1u           /* a raw view is mapped with FILE_MAP_LARGE_PAGES */
+#define BENCH_RAW_SHMID     2u           /* the raw handle is a SysV shmid to shmat(), not a descriptor */
 
 /* Exit codes of bench_run(): the tool's, plus one for an interrupted run. */
 #define BENCH_OK            0
@@ -122,6 +123,8 @@ enum bench_kind {
 	BENCH_HPSHM,      /* hpshm_segment_create() with one named provider */
 	BENCH_RAW_MEMFD,  /* memfd_create([MFD_HUGETLB]) + ftruncate + mmap + the same populate */
 	BENCH_RAW_ANON,   /* mmap(MAP_SHARED | MAP_ANONYMOUS [| MAP_HUGETLB]): fork only */
+	BENCH_RAW_FILE,   /* open + unlink of a file on a hugetlbfs mount, then as memfd */
+	BENCH_RAW_SHM,    /* shmget(IPC_PRIVATE, SHM_HUGETLB) + shmat + IPC_RMID + the same populate */
 	BENCH_RAW_SECTION, /* Windows: CreateFileMappingW([SEC_LARGE_PAGES]) + MapViewOfFileEx */
 	BENCH_THP,        /* transparent huge pages: shared shmem, or private anonymous */
 	BENCH_APR         /* apr_shm_create(), anonymous: fork only */
@@ -140,7 +143,7 @@ struct bench_region {
 	size_t         size;        /* bytes the workloads use: the --size asked for */
 	size_t         len;         /* bytes mapped (touched by attach), >= size */
 	intptr_t       handle;      /* raw memfd or section to hand to workers, BENCH_OS_NONE if none */
-	unsigned       raw_flags;   /* how a worker maps the raw handle: BENCH_RAW_LARGE, or 0 */
+	unsigned       raw_flags;   /* how a worker maps the raw handle: BENCH_RAW_LARGE, BENCH_RAW_SHMID, or 0 */
 	hpshm_segment *seg;         /* hpshm's segment, or NULL */
 	void          *apr;         /* APR's pool and shm (apr.c), or NULL */
 	size_t         page_size;   /* verified: read back from the kernel */

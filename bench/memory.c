@@ -6,7 +6,7 @@
  * page size in the row is the one the segment's report read back from the kernel.
  *
  * raw: the same system calls without hpshm, as a server would write them by hand, to show
- * what hpshm itself costs: memfd or anonymous mmap on POSIX (memory_posix.c), a section on
+ * what hpshm itself costs: memfd, a hugetlbfs file, SysV shm or anonymous mmap on POSIX (memory_posix.c), a section on
  * Windows (memory_windows.c).  It maps as many bytes as the hpshm segment did (a
  * re-attachable segment carries a header page at its tail) and at the same address, so both
  * have the same page-table layout: a 2 MiB-page region's page tables are a handful of 4 KiB
@@ -113,6 +113,8 @@ int bench_region_create(const struct bench_config *c, void *addr, size_t size, s
 		return hpshm_region(c, addr, size, r, why, len);
 	case BENCH_RAW_MEMFD:
 	case BENCH_RAW_ANON:
+	case BENCH_RAW_FILE:
+	case BENCH_RAW_SHM:
 	case BENCH_RAW_SECTION:
 		return bench_os_raw_create(c, addr, size, r, why, len);
 	case BENCH_THP:

@@ -4,8 +4,10 @@
  *
  * raw: for a fair comparison the raw peer does what the hpshm provider does, call for call:
  * memfd_create([MFD_HUGETLB | size bits]), ftruncate, mmap MAP_SHARED, fallocate,
- * madvise(MADV_POPULATE_WRITE) -- or, for mmap_hugetlb, mmap(MAP_SHARED | MAP_ANONYMOUS |
- * MAP_HUGETLB) and the madvise.  The raw calls go straight to libc, not through hpshm's
+ * madvise(MADV_POPULATE_WRITE); for hugetlbfs the same with open + unlink of a file on a
+ * mount of the page size instead of memfd_create; for sysv_hugetlb shmget(IPC_PRIVATE,
+ * SHM_HUGETLB | size bits), shmat, IPC_RMID and the madvise; for mmap_hugetlb,
+ * mmap(MAP_SHARED | MAP_ANONYMOUS | MAP_HUGETLB) and the madvise.  The raw calls go straight to libc, not through hpshm's
  * system call table (the flags old libc headers lack are defined below, with the kernel's
  * values, the same ones ports/linux/linux.h falls back to).
  *
@@ -23,6 +25,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/shm.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -45,6 +48,9 @@
 #ifndef MFD_HUGETLB
 #define MFD_HUGETLB 0x0004U
 #endif
+#ifndef SHM_HUGETLB
+#define SHM_HUGETLB 04000
+#endif
 
 #define HUGE_SHIFT 26   /* log2(page size) << 26 selects the size in mmap and memfd_create */
 
@@ -61,11 +67,24 @@ static size_t round_up(size_t v, size_t to)
 const char *bench_os_raw_peer(const char *provider, enum bench_start start, enum bench_kind *kind, char *label,
 			      size_t label_len)
 {
-	int anon = strcmp(provider, "mmap_hugetlb") == 0;
+	static const struct {
+		const char     *provider;
+		enum bench_kind kind;
+		const char     *label;
+	} peers[] = {
+		{ "mmap_hugetlb", BENCH_RAW_ANON, "raw mmap" },
+		{ "hugetlbfs", BENCH_RAW_FILE, "raw file" },
+		{ "sysv_hugetlb", BENCH_RAW_SHM, "raw shm" },
+	};
 
-	*kind = anon ? BENCH_RAW_ANON : BENCH_RAW_MEMFD;
-	snprintf(label, label_len, "raw %s", anon ? "mmap" : "memfd");
-	if (anon && start == BENCH_START_SPAWN)
+	*kind = BENCH_RAW_MEMFD;   /* memfd_hugetlb's calls, and plain's */
+	snprintf(label, label_len, "raw memfd");
+	for (size_t i = 0; i < sizeof(peers) / sizeof(peers[0]); i++)
+		if (strcmp(provider, peers[i].provider) == 0) {
+			*kind = peers[i].kind;
+			snprintf(label, label_len, "%s", peers[i].label);
+		}
+	if (*kind == BENCH_RAW_ANON && start == BENCH_START_SPAWN)
 		return "anonymous MAP_HUGETLB memory is inherited by fork only: run with --fork";
 	return NULL;
 }
@@ -105,6 +124,58 @@ static int raw_memfd(const char *name, unsigned flags, size_t maplen, char *why,
 	return fd;
 }
 
+/* A file on a writable hugetlbfs mount of the page size, unlinked at once: hpshm's
+ * hugetlbfs provider for an unnamed segment, call for call.  The descriptor, or -1. */
+static int raw_file(size_t page_size, size_t maplen, char *why, size_t len)
+{
+	static unsigned seq;
+	struct hpshm__os_mount m[HPSHM__OS_MAX_MOUNTS];
+	int n = hpshm__os_mounts(m, HPSHM__OS_MAX_MOUNTS), fd, e;
+	char path[sizeof(m[0].path) + 48];
+
+	if (n > HPSHM__OS_MAX_MOUNTS)
+		n = HPSHM__OS_MAX_MOUNTS;
+	for (int i = 0; i < n; i++) {
+		if (m[i].page_size != page_size || !m[i].writable)
+			continue;
+		snprintf(path, sizeof(path), "%s/hpshm-bench.raw.%ld.%u", m[i].path, (long)getpid(), seq++);
+		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd < 0)
+			return raw_fail(why, len, "open on hugetlbfs", errno);
+		(void)unlink(path);
+		if (ftruncate(fd, (off_t)maplen) < 0) {
+			e = errno;
+			close(fd);
+			return raw_fail(why, len, "ftruncate", e);
+		}
+		return fd;
+	}
+	snprintf(why, len, "no writable hugetlbfs mount with %zu KiB pages", page_size >> 10);
+	return -1;
+}
+
+/* A SysV segment attached at addr and marked for removal at once, as sysv_hugetlb does
+ * (Linux lets the workers attach a marked segment by id while it is attached). */
+static void *raw_shm(size_t page_size, void *addr, size_t maplen, int *id, char *why, size_t len)
+{
+	void *p;
+	int e;
+
+	*id = shmget(IPC_PRIVATE, maplen, IPC_CREAT | IPC_EXCL | SHM_HUGETLB | (int)huge_bits(page_size) | 0600);
+	if (*id < 0) {
+		(void)raw_fail(why, len, "shmget", errno);
+		return MAP_FAILED;
+	}
+	p = shmat(*id, addr, 0);
+	e = errno;
+	(void)shmctl(*id, IPC_RMID, NULL);
+	if (p == (void *)-1) {
+		(void)raw_fail(why, len, "shmat", e);
+		return MAP_FAILED;
+	}
+	return p;
+}
+
 int bench_os_raw_create(const struct bench_config *c, void *addr, size_t size, struct bench_region *r, char *why,
 		      size_t len)
 {
@@ -112,23 +183,34 @@ int bench_os_raw_create(const struct bench_config *c, void *addr, size_t size, s
 	struct hpshm__os_backing b;
 	size_t maplen = c->map_len ? c->map_len : round_up(size, c->page_size);
 	uint64_t t0 = bench_wall_ns(), t1, t2;
-	int fd = -1, e, rc;
+	int fd = -1, id = -1, e, rc;
 	void *p;
 
-	if (c->kind == BENCH_RAW_MEMFD) {
-		fd = raw_memfd("hpshm-bench:raw", MFD_CLOEXEC | (c->page_size ? MFD_HUGETLB | huge_bits(c->page_size) : 0),
+	if (c->kind == BENCH_RAW_SHM && !c->page_size) {
+		snprintf(why, len, "the SysV peer is for huge pages only");
+		return -1;
+	}
+	if (c->kind == BENCH_RAW_MEMFD || c->kind == BENCH_RAW_FILE) {
+		fd = c->kind == BENCH_RAW_FILE ? raw_file(c->page_size, maplen, why, len) :
+		     raw_memfd("hpshm-bench:raw", MFD_CLOEXEC | (c->page_size ? MFD_HUGETLB | huge_bits(c->page_size) : 0),
 			       maplen, why, len);
 		if (fd < 0)
 			return -1;
-	} else {
+	} else if (c->kind == BENCH_RAW_ANON) {
 		flags |= MAP_ANONYMOUS | (c->page_size ? MAP_HUGETLB | (int)huge_bits(c->page_size) : 0);
 	}
-	p = mmap(addr, maplen, PROT_READ | PROT_WRITE, flags, fd, 0);
-	if (p == MAP_FAILED) {
-		e = errno;
-		if (fd >= 0)
-			close(fd);
-		return raw_fail(why, len, "mmap", e);
+	if (c->kind == BENCH_RAW_SHM) {
+		p = raw_shm(c->page_size, addr, maplen, &id, why, len);
+		if (p == MAP_FAILED)
+			return -1;
+	} else {
+		p = mmap(addr, maplen, PROT_READ | PROT_WRITE, flags, fd, 0);
+		if (p == MAP_FAILED) {
+			e = errno;
+			if (fd >= 0)
+				close(fd);
+			return raw_fail(why, len, "mmap", e);
+		}
 	}
 	/*
 	 * Verified before populate, as hpshm verifies: smaps then has no page tables to walk, and
@@ -153,16 +235,15 @@ int bench_os_raw_create(const struct bench_config *c, void *addr, size_t size, s
 	if (rc == 0)
 		rc = raw_populate(p, maplen);
 	t2 = bench_wall_ns();
-	if (rc < 0) {
-		e = errno;
-		munmap(p, maplen);
-		if (fd >= 0)
-			close(fd);
-		return raw_fail(why, len, fd >= 0 ? "fallocate/madvise" : "madvise", e);
-	}
 	r->addr = p;
 	r->len = maplen;
-	r->handle = fd >= 0 ? fd : BENCH_OS_NONE;
+	r->handle = fd >= 0 ? fd : id >= 0 ? id : BENCH_OS_NONE;
+	r->raw_flags = id >= 0 ? BENCH_RAW_SHMID : 0;
+	if (rc < 0) {
+		e = errno;
+		(void)bench_os_region_release(r);
+		return raw_fail(why, len, fd >= 0 ? "fallocate/madvise" : "madvise", e);
+	}
 	/* Split as hpshm's report splits its own create: faulting in, and the rest. */
 	r->populate_s = (double)(t2 - t1) / 1e9;
 	r->rest_s = (double)(bench_wall_ns() - t0 - (t2 - t1)) / 1e9;
@@ -278,6 +359,8 @@ int bench_os_region_release(struct bench_region *r)
 {
 	int rc = 0;
 
+	if (r->raw_flags & BENCH_RAW_SHMID)
+		return shmdt(r->addr) < 0 ? -1 : 0;   /* marked at create: the last detach frees it */
 	if (munmap(r->addr, r->len) < 0)
 		rc = -1;
 	if (r->handle != BENCH_OS_NONE && close((int)r->handle) < 0)

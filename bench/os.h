@@ -33,7 +33,7 @@ struct bench_view {
 	intptr_t       raw;        /* spawned raw worker: the memfd or section to map, else BENCH_OS_NONE */
 	int            use_hpshm;  /* spawned hpshm worker: attach by token */
 	hpshm_segment *seg;        /* the attached segment */
-	unsigned       raw_flags;  /* how to map raw: BENCH_RAW_LARGE for a large-page view */
+	unsigned       raw_flags;  /* how to map raw: BENCH_RAW_LARGE for a large-page view, BENCH_RAW_SHMID for shmat() */
 	void          *raw_view;   /* the raw mapping a spawned worker made, to let go at exit */
 };
 

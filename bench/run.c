@@ -488,9 +488,8 @@ static unsigned plan_groups(struct run *run, struct group *want, unsigned max)
 			if (res->cfg[i].usable && res->cfg[i].kind == BENCH_HPSHM && res->cfg[i].page_size == opt->page_sizes[s])
 				group_add(g, (int)i);
 		for (unsigned i = 0; i < res->ncfg; i++)
-			if (res->cfg[i].usable && (res->cfg[i].kind == BENCH_RAW_MEMFD || res->cfg[i].kind == BENCH_RAW_ANON ||
-			     res->cfg[i].kind == BENCH_RAW_SECTION) &&
-			    res->cfg[i].page_size == opt->page_sizes[s])
+			if (res->cfg[i].usable && res->cfg[i].kind != BENCH_HPSHM && res->cfg[i].kind != BENCH_THP &&
+			    res->cfg[i].kind != BENCH_APR && res->cfg[i].page_size == opt->page_sizes[s])
 				group_add(g, (int)i);
 		if (g->n)
 			n++;
@@ -1088,6 +1087,38 @@ static int run_group(struct run *run, const int *g, unsigned n, unsigned gi)
 }
 
 /*
+ * Order pending so that each hpshm member is followed by its raw peer when both are pending,
+ * and say in unit[] how many members go together from each place (2 for a pair, 1 alone, 0
+ * for the second of a pair): a group that memory splits then keeps pairs whole, and every
+ * hpshm/raw ratio is still taken within one group.
+ */
+static void pair_up(const struct bench_result *res, int *pending, unsigned np, unsigned *unit)
+{
+	int out[BENCH_GROUP_MAX];
+	unsigned char used[BENCH_GROUP_MAX] = { 0 };
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < np; i++) {
+		const struct bench_config *c = &res->cfg[pending[i]];
+
+		if (used[i])
+			continue;
+		used[i] = 1;
+		out[n] = pending[i];
+		unit[n++] = 1;
+		for (unsigned j = 0; j < np && c->kind == BENCH_HPSHM && c->raw_ref >= 0; j++)
+			if (!used[j] && pending[j] == c->raw_ref) {
+				used[j] = 1;
+				unit[n - 1] = 2;
+				out[n] = pending[j];
+				unit[n++] = 0;
+				break;
+			}
+	}
+	memcpy(pending, out, np * sizeof(pending[0]));
+}
+
+/*
  * Run the wanted group g, or as much of it as memory allows at once: members join while
  * they fit (with the reference), the others run in further groups with the reference.  A
  * member that does not fit even alone with it runs alone, and one that does not fit at all
@@ -1115,26 +1146,32 @@ static int run_wanted(struct run *run, const struct group *want)
 		ref = -1;
 	}
 	while (np > 0 && !bench_stop) {
+		unsigned unit[BENCH_GROUP_MAX];
 		int rc;
 
-
+		pair_up(res, pending, np, unit);
 		ng = nr = 0;
-		for (unsigned i = 0; i < np; i++) {
-			g[ng] = pending[i];
+		for (unsigned i = 0; i < np; i += unit[i]) {
+			unsigned k = unit[i];
+
+			memcpy(&g[ng], &pending[i], k * sizeof(g[0]));
 			if (ref >= 0)
-				g[ng + 1] = ref;
-			if (group_fits(run, g, ng + 1 + (ref >= 0), why, sizeof(why)) == 0) {
-				ng++;
+				g[ng + k] = ref;
+			if (group_fits(run, g, ng + k + (ref >= 0), why, sizeof(why)) == 0) {
+				ng += k;
 				continue;
 			}
-			rest[nr++] = pending[i];
+			memcpy(&rest[nr], &pending[i], k * sizeof(rest[0]));
+			nr += k;
 			if (ng == 0)
 				continue;   /* not even with the reference alone: handled below */
-			note_add(res->split_note, sizeof(res->split_note), "%s%s %s kept out of group %u: %s",
-				 res->split_note[0] ? "; " : "", res->cfg[pending[i]].label,
-				 short_size(res->cfg[pending[i]].page_size, ps, sizeof(ps)), res->groups + 1, why);
-			bench_progress(run->opt, "%s %s kept out of group %u: %s", res->cfg[pending[i]].label,
-				       short_size(res->cfg[pending[i]].page_size, ps, sizeof(ps)), res->groups + 1, why);
+			for (unsigned j = i; j < i + k; j++) {
+				note_add(res->split_note, sizeof(res->split_note), "%s%s %s kept out of group %u: %s",
+					 res->split_note[0] ? "; " : "", res->cfg[pending[j]].label,
+					 short_size(res->cfg[pending[j]].page_size, ps, sizeof(ps)), res->groups + 1, why);
+				bench_progress(run->opt, "%s %s kept out of group %u: %s", res->cfg[pending[j]].label,
+					       short_size(res->cfg[pending[j]].page_size, ps, sizeof(ps)), res->groups + 1, why);
+			}
 		}
 		if (ng == 0) {
 			/* Not even with the reference: alone, without a gain over plain, or not at all. */

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -218,10 +219,21 @@ int bench_os_worker_setup(long long parent)
 
 int bench_os_raw_map(struct bench_view *v, char *msg, size_t len)
 {
-	void *p = mmap(v->addr, v->len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, (int)v->raw, 0);
+	void *p;
 
+	if (v->raw_flags & BENCH_RAW_SHMID) {   /* shmat() never replaces a mapping: a clash fails */
+		p = shmat((int)v->raw, (void *)v->addr, 0);
+		if (p == (void *)-1) {
+			snprintf(msg, len, "shmat of SysV segment %lld at %p: %s", (long long)v->raw, (void *)v->addr,
+				 strerror(errno));
+			return -1;
+		}
+		v->raw = BENCH_OS_NONE;
+		return 0;
+	}
+	p = mmap(v->addr, v->len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, (int)v->raw, 0);
 	if (p == MAP_FAILED || p != (void *)v->addr) {
-		snprintf(msg, len, "mmap of the inherited memfd at %p: %s", (void *)v->addr,
+		snprintf(msg, len, "mmap of the inherited descriptor at %p: %s", (void *)v->addr,
 			 p == MAP_FAILED ? strerror(errno) : "mapped elsewhere");
 		return -1;
 	}
@@ -260,8 +272,9 @@ static int set_cloexec(int fd, int on)
 static int worker_spawn(struct bench_worker *w, const struct bench_region *r, const char *self_exe, int sock,
 			char *why, size_t len)
 {
-	int fd = r->handle == BENCH_OS_NONE ? -1 : (int)r->handle;
-	char **argv = bench_worker_argv(self_exe, r, sock, fd >= 0 ? fd : BENCH_OS_NONE, (long long)getpid());
+	/* A SysV id is no descriptor: nothing to inherit, the worker attaches it by id. */
+	int fd = r->handle == BENCH_OS_NONE || (r->raw_flags & BENCH_RAW_SHMID) ? -1 : (int)r->handle;
+	char **argv = bench_worker_argv(self_exe, r, sock, r->handle, (long long)getpid());
 	int rc = 0;
 	pid_t pid;
 

@@ -291,6 +291,77 @@ Test(bench, hpshm_and_raw_share_a_group_at_the_huge_page_size)
 }
 
 /*
+ * sysv_hugetlb and hugetlbfs are judged against their own calls (shmget + shmat, a file on a
+ * hugetlbfs mount), not against a memfd: each row's ratio_vs_raw comes from its own peer in
+ * one group, and the headline names that peer.  The peers leave nothing behind (the fixture
+ * checks SysV segments and hugetlbfs files).
+ */
+Test(bench, sysv_and_hugetlbfs_have_raw_peers_of_their_own_calls)
+{
+	static const struct {
+		const char *provider, *peer;
+	} want[] = { { "sysv_hugetlb", "\"raw\": \"raw shm\"" }, { "hugetlbfs", "\"raw\": \"raw file\"" } };
+	size_t ps = 0;
+	long free_pages = pool_free(&ps);
+	const char *cur, *hl, *un;
+	struct hpt_row row;
+	int rows[2] = { 0, 0 };
+	char psz[32];
+	struct hpt_run *r;
+
+	HPT_SKIP_UNDER_EMULATOR(BENCH_EXEC_SELF);
+
+	if (free_pages < 40)
+		HPT_UNAVAILABLE_PAGES("sysv_hugetlb", "2MiB", 40,
+				      "needs 40 free huge pages for four 16 MiB regions at once, %ld are (echo 64 > "
+				      "/proc/sys/vm/nr_hugepages)", free_pages);
+	snprintf(psz, sizeof psz, "%zuKiB", ps >> 10);
+	r = bench("--size", "16MiB", "--page-size", psz, "--providers", "sysv_hugetlb,hugetlbfs,raw,plain", "--rounds",
+		  "1", "--phase-seconds", "0.02", "--quiet", "--json", NULL);
+	cr_assert_eq(r->status, 0, "bench failed: %s", r->err);
+	cr_assert(hpt_json_ok(r->out), "not one JSON value:\n%s", r->out);
+	un = strstr(r->out, "\"unavailable\"");
+	cr_assert(un, "no unavailable list:\n%s", r->out);
+	for (int k = 0; k < 2; k++) {
+		char name[48];
+
+		snprintf(name, sizeof name, "\"%s\"", want[k].provider);
+		if (strstr(un, name))   /* no mount, or no SysV privilege: the bench says which */
+			HPT_UNAVAILABLE(want[k].provider, "2MiB", "%s is unavailable here: %.600s", want[k].provider, un);
+	}
+	cr_expect(strstr(r->out, "\"kept_apart\": null"), "memory split the group:\n%s", r->out);
+	for (cur = r->out; hpt_row_next(&cur, &row);) {
+		char provider[64], workload[32];
+		double ratio;
+
+		if (!hpt_row_str(&row, "workload", workload, sizeof workload) ||
+		    !hpt_row_str(&row, "provider", provider, sizeof provider) ||
+		    (strcmp(workload, "chase") != 0 && strcmp(workload, "rmw") != 0))
+			continue;
+		for (int k = 0; k < 2; k++)
+			if (strcmp(provider, want[k].provider) == 0) {
+				cr_expect(hpt_row_num(&row, "ratio_vs_raw", &ratio) && ratio > 0,
+					  "%s %s: no ratio_vs_raw", provider, workload);
+				rows[k]++;
+			}
+	}
+	hl = strstr(r->out, "\"headline\": [");
+	cr_assert(hl, "no headline:\n%s", r->out);
+	for (int k = 0; k < 2; k++) {
+		char h[64];
+		const char *e, *end = strstr(hl, "\"results\"");
+
+		cr_expect_eq(rows[k], 2, "want a chase and an rmw row of %s:\n%s", want[k].provider, r->out);
+		snprintf(h, sizeof h, "\"hpshm\": \"%s\"", want[k].provider);
+		e = strstr(hl, h);
+		cr_expect(e && end && e < end, "no %s headline:\n%.2000s", want[k].provider, hl);
+		if (e && end && e < end)
+			cr_expect(strstr(e, want[k].peer) && strstr(e, want[k].peer) < strstr(e, "}"),
+				  "the %s headline does not name %s:\n%.600s", want[k].provider, want[k].peer, e);
+	}
+}
+
+/*
  * Processes still running that came from the bench whose pid is parent: its workers re-exec
  * the tool with "--parent <pid>".  Only that bench's: the suite's other tests run benches of
  * their own at the same time.
