@@ -132,15 +132,13 @@ static int cgroup_find_mount(int version, const char *cgpath, struct cgroup_moun
 			continue;
 		if (version == 2 && strcmp(fstype, "cgroup2") != 0)
 			continue;
-		if (found && cgroup_root_prefix(m->root, cgpath) != SIZE_MAX)
-			continue;   /* we already have a mount that shows our cgroup */
 		if (cgroup_unescape(cand.point, sizeof(cand.point), point) < 0 ||
 		    cgroup_unescape(cand.root, sizeof(cand.root), root) < 0)
 			continue;   /* longer than a path: no mount we could read */
 		*m = cand;
 		found = 1;
 		if (cgroup_root_prefix(m->root, cgpath) != SIZE_MAX)
-			break;
+			break;   /* a mount that shows our cgroup: no later one replaces it */
 	}
 	fclose(f);
 	return found ? 0 : -1;

@@ -250,15 +250,15 @@ int hpshm__os_thp_shmem_set(const char *mode, char *why, size_t len)
 int hpshm__os_thp(struct hpshm__os_thp *out)
 {
 	struct hpshm__thp thp;
-	int rc;
 
 	if (out == NULL)
 		return HPSHM_EINVAL;
-	rc = hpshm__thp(&thp);
-	hpshm__strlcpy(out->enabled, rc == 0 ? thp.enabled : "", sizeof(out->enabled));
-	hpshm__strlcpy(out->defrag, rc == 0 ? thp.defrag : "", sizeof(out->defrag));
-	hpshm__strlcpy(out->shmem_enabled, rc == 0 ? thp.shmem_enabled : "", sizeof(out->shmem_enabled));
-	return rc;
+	/* hpshm__thp() fails only for a NULL out; each setting it cannot read is already "". */
+	(void)hpshm__thp(&thp);
+	hpshm__strlcpy(out->enabled, thp.enabled, sizeof(out->enabled));
+	hpshm__strlcpy(out->defrag, thp.defrag, sizeof(out->defrag));
+	hpshm__strlcpy(out->shmem_enabled, thp.shmem_enabled, sizeof(out->shmem_enabled));
+	return 0;
 }
 
 size_t hpshm__os_thp_page_size(void)
@@ -343,8 +343,9 @@ uint64_t hpshm__os_page_faults(void)
 {
 	struct rusage ru;
 
-	if (getrusage(RUSAGE_SELF, &ru) < 0)
-		return 0;
+	/* getrusage() fails only for an unknown who or a bad pointer (EINVAL, EFAULT). */
+	memset(&ru, 0, sizeof(ru));
+	(void)getrusage(RUSAGE_SELF, &ru);
 	return (uint64_t)ru.ru_minflt;
 }
 
