@@ -17,7 +17,10 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1155,6 +1158,61 @@ Test(paths_ports, nonces_fall_back_to_the_clock_when_no_file_can_be_opened)
 	cr_assert_neq(b, c);
 	cr_assert_neq(a, c);
 	cr_assert_eq(getrandom_calls, 2u);
+}
+
+/* ==== posix/touch.c: one guarded touch at a time ==== */
+
+struct long_touch {
+	char      *addr;    /* 64 MiB, touched byte by byte: long enough to be caught in */
+	size_t     len;
+	atomic_int rc;      /* what the touch returned */
+};
+
+static void *long_touch_run(void *arg)
+{
+	struct long_touch *t = arg;
+	size_t bad = 0;
+
+	atomic_store(&t->rc, hpshm__posix_touch(t->addr, t->len, 1, &bad));
+	return NULL;
+}
+
+Test(paths_ports, touches_in_two_threads_take_turns_and_leave_the_programs_sigbus_action, .timeout = 60)
+{
+	struct long_touch t = { .len = (size_t)64 << 20 };
+	struct sigaction cur;
+	char page[64] = "kept";
+	pthread_t th;
+	size_t bad = 1;
+	int seen = 0;
+
+	cr_assert_eq(sigaction(SIGBUS, NULL, &cur), 0);
+	cr_assert_eq(cur.sa_handler, SIG_DFL, "the test starts from the default action");
+	t.addr = mmap(NULL, t.len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	cr_assert_neq(t.addr, MAP_FAILED);
+	atomic_store(&t.rc, -2);
+	cr_assert_eq(pthread_create(&th, NULL, long_touch_run, &t), 0);
+	/* wait until the other thread's touch holds the guard (its handler is installed) */
+	for (int i = 0; i < 1000000 && !seen; i++) {
+		if (sigaction(SIGBUS, NULL, &cur) == 0 && cur.sa_handler != SIG_DFL)
+			seen = 1;
+		else
+			sched_yield();
+	}
+	/* a touch now waits its turn: were it to start at once, it would overwrite the action
+	 * the other saved with the other's handler, which the other then puts back when done */
+	cr_assert_eq(hpshm__posix_touch(page, sizeof page, sizeof page, &bad), 0);
+	cr_assert_eq(pthread_join(th, NULL), 0);
+	cr_assert_eq(atomic_load(&t.rc), 0);
+	cr_assert_eq(bad, sizeof page);
+	cr_assert_str_eq(page, "kept");
+	cr_assert_eq(sigaction(SIGBUS, NULL, &cur), 0);
+	cr_assert_eq(cur.sa_handler, SIG_DFL, "the program's action is back after both touches");
+	cr_assert_eq(munmap(t.addr, t.len), 0);
+	if (!seen) {
+		ports_fini_work();
+		cr_skip_test("the other thread's touch was over before this one started: nothing overlapped");
+	}
 }
 
 /* ==== posix/sys.c: the close-on-exec fopen ==== */
