@@ -270,6 +270,43 @@ Test(paths_ports, pools_without_the_hugepages_directory_or_room_are_none)
 	cr_assert_eq(hpshm__pools(p, 2), 1);
 }
 
+Test(paths_ports, pool_directories_without_a_number_or_a_counter_are_not_pools)
+{
+	struct hpshm__pool p[4];
+
+	hpt_fakeroot_write("sys/kernel/mm/hugepages/hugepages-kB/nr_hugepages", "1\n");
+	hpt_fakeroot_write("sys/kernel/mm/hugepages/hugepages-0kB/nr_hugepages", "1\n");
+	hpt_fakeroot_write("sys/kernel/mm/hugepages/hugepages-99999999999999999999kB/nr_hugepages", "1\n");
+	hpt_fakeroot_write("sys/kernel/mm/hugepages/hugepages-4096kB/free_hugepages", "1\n");
+	cr_assert_eq(hpshm__pools(p, 4), 1, "only the fake tree's 2 MiB pool");
+	cr_assert_eq(p[0].page_size, 2 * MIB);
+	cr_assert_eq(hpshm__pool_get(4 * MIB, p), HPSHM_EUNAVAILABLE, "no nr_hugepages: no such size");
+}
+
+Test(paths_ports, pool_available_saturates_rather_than_wraps)
+{
+	struct hpshm__pool p = { .page_size = 2 * MIB, .free = ULONG_MAX, .overcommit = ULONG_MAX };
+
+	cr_assert_eq(hpshm__pool_available(&p), ULONG_MAX);
+	p.free = 1;
+	p.resv = 3;
+	p.surplus = ULONG_MAX;
+	cr_assert_eq(hpshm__pool_available(&p), 0ul, "more reserved than free, more surplus than allowed");
+}
+
+Test(paths_ports, fields_match_their_whole_key_and_need_a_number)
+{
+	unsigned long long v = 0;
+
+	replace("proc/test_status", "VmPTEx:\t9 kB\nVmPTE:\t  12 kB\nVmRSS:\tlots\nLast:\t5");
+	cr_assert_eq(hpshm__read_field("/proc/test_status", "VmPTE", 10, &v), 0);
+	cr_assert_eq(v, 12ull, "a longer key with the same start is another field");
+	cr_assert_eq(hpshm__read_field("/proc/test_status", "VmRSS", 10, &v), HPSHM_EIO, "no number");
+	cr_assert_eq(hpshm__read_field("/proc/test_status", "Last", 10, &v), 0, "the last line without a newline");
+	cr_assert_eq(v, 5ull);
+	cr_assert_eq(hpshm__read_field("/proc/test_status", "Absent", 10, &v), HPSHM_EIO);
+}
+
 Test(paths_ports, pools_keep_the_smallest_sizes_when_the_kernel_offers_more_than_fit)
 {
 	/* created largest, then ascending, then the smallest: whatever order readdir gives, some
@@ -433,6 +470,21 @@ static size_t mount_size(const struct hpshm__mount *m, int n, const char *point)
 	return 0;
 }
 
+Test(paths_ports, getline_reads_past_an_overlong_line_without_a_cut_flag)
+{
+	char buf[8];
+	FILE *f;
+
+	replace("proc/test_lines", "0123456789abcdef\nnext\n");
+	f = hpshm__sysfile_open("/proc/test_lines");
+	cr_assert_not_null(f);
+	cr_assert_eq(hpshm__getline(f, buf, sizeof buf, NULL), 1);
+	cr_assert_str_eq(buf, "0123456");
+	cr_assert_eq(hpshm__getline(f, buf, sizeof buf, NULL), 1);
+	cr_assert_str_eq(buf, "next");
+	fclose(f);
+}
+
 Test(paths_ports, hugetlbfs_pagesize_options_in_every_spelling)
 {
 	struct hpshm__mount *m;
@@ -441,12 +493,13 @@ Test(paths_ports, hugetlbfs_pagesize_options_in_every_spelling)
 	hpt_fakeroot_write("proc/self/mountinfo",
 			   MI("/mnt/k", "rw,pagesize=64K") MI("/mnt/kb", "rw,pagesize=64kB")
 			   MI("/mnt/bytes", "rw,pagesize=2097152") MI("/mnt/g", "rw,pagesize=1G")
-			   MI("/mnt/mb", "rw,pagesize=2MB,size=4M") MI("/mnt/m", "rw,pagesize=1024m")
+			   MI("/mnt/mb", "rw,pagesize=2MB,size=4M") MI("/mnt/comma", "rw,size=4M,") MI("/mnt/m", "rw,pagesize=1024m")
 			   MI("/mnt/zero", "rw,pagesize=0") MI("/mnt/word", "rw,pagesize=x")
 			   MI("/mnt/junk", "rw,pagesize=2Mx") MI("/mnt/big", "rw,pagesize=99999999999999999G"));
 	m = hpshm__hugetlbfs_mount_list(&n);
 	cr_assert_not_null(m);
-	cr_assert_eq(n, 10, "every hugetlbfs line is a mount, beyond the first allocation of 8");
+	cr_assert_eq(n, 11, "every hugetlbfs line is a mount, beyond the first allocation of 8");
+	cr_assert_eq(mount_size(m, n, "/mnt/comma"), 2 * MIB, "options that end in a comma, no pagesize=");
 	cr_assert_eq(mount_size(m, n, "/mnt/k"), (size_t)64 * 1024);
 	cr_assert_eq(mount_size(m, n, "/mnt/kb"), (size_t)64 * 1024);
 	cr_assert_eq(mount_size(m, n, "/mnt/bytes"), 2 * MIB, "a size without a unit is in bytes");
@@ -524,6 +577,19 @@ static int inj_statfs(const char *path, struct statfs *buf)
 		buf->f_bsize = (__typeof__(buf->f_bsize))statfs_bsize;
 	}
 	return rc;
+}
+
+Test(paths_ports, os_mounts_copies_what_fits_and_counts_them_all)
+{
+	struct hpshm__os_mount o[2];
+
+	memset(o, 0, sizeof o);
+	hpt_fakeroot_write("proc/self/mountinfo", MI("/mnt/a", "rw,pagesize=2M") MI("/mnt/b", "rw,pagesize=1G")
+						  MI("/mnt/c", "rw,pagesize=2M"));
+	cr_assert_eq(hpshm__os_mounts(o, 1), 3);
+	cr_assert_str_eq(o[0].path, "/mnt/a");
+	cr_assert_eq(o[0].page_size, 2 * MIB);
+	cr_assert_str_eq(o[1].path, "", "nothing beyond max is written");
 }
 
 Test(paths_ports, hugetlbfs_dir_refuses_nothing_to_ask_and_names_other_file_systems)
@@ -772,6 +838,50 @@ Test(paths_ports, cgroup_deep_path_is_shown_by_its_end)
 	cr_assert_eq(strcmp(cg.path + n - 201, self + strlen(self) - 201), 0, "the end is kept: %s", cg.path);
 }
 
+Test(paths_ports, cgroup_root_that_only_starts_like_our_path_does_not_hold_it)
+{
+	struct hpshm__cgroup cg;
+
+	/* root /a is not an ancestor of /ab: the whole path is read under the point */
+	cgroup_v2_at("/ab", CG2("/a", "/sys/fs/cgroup"));
+	hpt_fakeroot_write("sys/fs/cgroup/ab/hugetlb.2MB.max", "2097152\n");
+	hpt_fakeroot_write("sys/fs/cgroup/b/hugetlb.2MB.max", "4194304\n");
+	cr_assert_eq(hpshm__cgroup_get(2 * MIB, &cg), 0);
+	cr_assert_str_eq(cg.path, "/sys/fs/cgroup/ab");
+	cr_assert_eq(cg.limit, (uint64_t)2 * MIB);
+}
+
+Test(paths_ports, cgroup_v1_mounts_without_the_hugetlb_controller_are_passed_over)
+{
+	struct hpshm__cgroup cg;
+
+	hpt_fakeroot_write("proc/self/cgroup", "4:hugetlb:/g\n");
+	hpt_fakeroot_write("proc/self/mountinfo",
+			   "31 1 0:27 / /sys/fs/cgroup/none rw - cgroup cgroup\n"
+			   "31 1 0:27 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu,hugetlbx\n"
+			   "31 1 0:27 / /sys/fs/cgroup/hugetlb rw - cgroup cgroup rw,hugetlb\n");
+	hpt_fakeroot_write("sys/fs/cgroup/none/g/hugetlb.2MB.limit_in_bytes", "2097152\n");
+	hpt_fakeroot_write("sys/fs/cgroup/cpu/g/hugetlb.2MB.limit_in_bytes", "2097152\n");
+	hpt_fakeroot_write("sys/fs/cgroup/hugetlb/g/hugetlb.2MB.limit_in_bytes", "8388608\n");
+	cr_assert_eq(hpshm__cgroup_get(2 * MIB, &cg), 0);
+	cr_assert_eq(cg.version, 1);
+	cr_assert_eq(cg.limit, (uint64_t)8 * MIB);
+	cr_assert_str_eq(cg.path, "/sys/fs/cgroup/hugetlb/g");
+}
+
+Test(paths_ports, cgroup_v1_reservation_limit_that_binds_is_the_file_named)
+{
+	char buf[HPSHM_TEXT_MAX];
+
+	hpt_fakeroot_write("proc/self/cgroup", "4:hugetlb:/g\n");
+	hpt_fakeroot_write("proc/self/mountinfo", "31 1 0:27 / /sys/fs/cgroup/hugetlb rw - cgroup cgroup rw,hugetlb\n");
+	hpt_fakeroot_write("sys/fs/cgroup/hugetlb/g/hugetlb.2MB.limit_in_bytes", "16777216\n");
+	hpt_fakeroot_write("sys/fs/cgroup/hugetlb/g/hugetlb.2MB.rsvd.limit_in_bytes", "4194304\n");
+	cr_assert_eq(hpshm__hugetlb_cgroup_short(8 * MIB, 2 * MIB, 1, buf, sizeof buf), 1);
+	cr_assert_str_eq(buf, "raise hugetlb.2MB.rsvd.limit_in_bytes to at least 8MiB in cgroup /sys/fs/cgroup/hugetlb/g");
+	cr_assert_eq(hpshm__hugetlb_cgroup_short(8 * MIB, 0, 1, buf, sizeof buf), 0, "no page size: no cgroup");
+}
+
 Test(paths_ports, cgroup_v1_reads_its_four_files)
 {
 	struct hpshm__cgroup cg;
@@ -818,6 +928,14 @@ Test(paths_ports, pool_hint_for_no_bytes_still_counts_one_page)
 	cr_assert_eq(hpshm__hugetlb_hint(4 * MIB, 2 * MIB, buf, 0), buf);
 	hpshm__hugetlb_hint(0, 2 * MIB, buf, sizeof buf);
 	cr_assert(strstr(buf, "at least 11 (the 1 2MiB page needed"), "%s", buf);
+}
+
+Test(paths_ports, pool_hint_without_a_page_size_lists_the_sizes_offered)
+{
+	char buf[HPSHM_TEXT_MAX];
+
+	hpshm__hugetlb_hint(4 * MIB, 0, buf, sizeof buf);
+	cr_assert_str_eq(buf, "set huge_page_size to a size the kernel offers (sizes: 2MiB)");
 }
 
 Test(paths_ports, pool_hint_names_the_cgroup_when_the_pool_has_room)
@@ -922,6 +1040,106 @@ Test(paths_ports, populate_hint_with_a_cgroup_path_too_long_names_this_processs_
 			 "raise hugetlb.2MB.limit_in_bytes (now 4MiB) by at least 2MiB in this process's cgroup");
 }
 
+static int eintr_fallocate, eintr_madvise;   /* calls of the hooks below that fail with EINTR first */
+
+static int inj_fallocate_eintr(int fd, int mode, off_t off, off_t len)
+{
+	if (eintr_fallocate > 0) {
+		eintr_fallocate--;
+		errno = EINTR;
+		return -1;
+	}
+	return inj_fallocate(fd, mode, off, len);
+}
+
+static int inj_madvise_eintr(void *addr, size_t len, int advice)
+{
+	if (advice == MADV_POPULATE_WRITE && eintr_madvise > 0) {
+		eintr_madvise--;
+		errno = EINTR;
+		return -1;
+	}
+	return inj_madvise(addr, len, advice);
+}
+
+Test(paths_ports, populate_calls_again_when_interrupted)
+{
+	static char page[64];
+	hpshm_error err;
+	unsigned methods = 0;
+
+	hpshm__linux_sys.fallocate = inj_fallocate_eintr;
+	hpshm__linux_sys.madvise = inj_madvise_eintr;
+	inj_errno_fallocate = EOPNOTSUPP;
+	inj_errno_madvise = EIO;
+	eintr_fallocate = 2;
+	eintr_madvise = 2;
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm__populate(page, sizeof page, 4096, 0, &methods, &err), HPSHM_EPOPULATE);
+	cr_assert_eq(eintr_fallocate + eintr_madvise, 0, "every interruption was retried");
+	cr_assert_str_eq(err.call, "madvise", "fallocate's EINTR was retried to its real answer");
+	cr_assert_eq(err.sys_errno, EIO, "madvise's EINTR was retried to its real answer");
+}
+
+Test(paths_ports, populate_of_no_bytes_does_nothing)
+{
+	static char page[64];
+	hpshm_error err;
+	unsigned methods = 9;
+
+	hpshm__linux_sys.fallocate = inj_fallocate;
+	hpshm__linux_sys.madvise = inj_madvise;
+	inj_errno_fallocate = EIO;
+	inj_errno_madvise = EIO;
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm__populate(page, 0, 4096, 0, &methods, &err), 0);
+	cr_assert_eq(methods, (unsigned)HPSHM_POPULATE_NONE);
+}
+
+Test(paths_ports, populate_efault_under_a_fault_time_cgroup_limit_says_so)
+{
+	static char page[64];
+	hpshm_error err;
+
+	cgroup_limit("/a", "4194304\n");
+	hpshm__linux_sys.madvise = inj_madvise;
+	inj_errno_madvise = EFAULT;
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm__populate(page, 8 * MIB, 2 * MIB, -1, NULL, &err), HPSHM_EPOPULATE);
+	cr_assert(strstr(err.message, "(a hugetlb cgroup limit applies at fault time)"), "%s", err.message);
+	cr_assert(strstr(err.hint, "hugetlb.2MB.max"), "%s", err.hint);
+}
+
+Test(paths_ports, populate_touch_past_the_end_under_a_cgroup_limit_says_so)
+{
+	const size_t base = hpshm__base_page_size(), step = 2 * base;
+	char self_limit[600];
+	hpshm_error err;
+	char *addr, name[16];
+	int fd;
+
+	/* a page size above the base page, whose pages the cgroup limits at fault time */
+	hpshm__hugetlb_cgroup_size(step, name, sizeof name);
+	cgroup_v2_at("/a", CG2("/", "/sys/fs/cgroup"));
+	snprintf(self_limit, sizeof self_limit, "sys/fs/cgroup/a/hugetlb.%s.max", name);
+	hpt_fakeroot_write(self_limit, "0\n");
+	fd = memfd_create("hpt-ports-past", MFD_CLOEXEC);
+	cr_assert_geq(fd, 0, "%s", strerror(errno));
+	cr_assert_eq(ftruncate(fd, (off_t)step), 0);
+	addr = mmap(NULL, 2 * step, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	cr_assert_neq(addr, MAP_FAILED);
+	hpshm__linux_sys.madvise = inj_madvise;
+	inj_errno_madvise = EINVAL;   /* a kernel before 5.14: the guarded touch */
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm__populate(addr, 2 * step, step, -1, NULL, &err), HPSHM_EPOPULATE);
+	cr_assert_str_eq(err.call, "touch");
+	cr_assert(strstr(err.message, "SIGBUS on touch); a hugetlb cgroup limit applies at fault time"), "%s",
+		  err.message);
+	cr_assert(strstr(err.hint, name), "the hint names the cgroup file: %s", err.hint);
+	munmap(addr, 2 * step);
+	close(fd);
+}
+
 Test(paths_ports, populate_without_a_page_size_counts_base_pages)
 {
 	static char page[64];
@@ -950,6 +1168,7 @@ Test(paths_ports, introspection_without_room_for_an_answer_gives_none)
 	cr_assert_eq(hpshm__os_pool(2 * MIB, NULL), HPSHM_EINVAL);
 	cr_assert_eq(hpshm__os_backing(&p, sizeof p, -1, NULL), HPSHM_EINVAL);
 	cr_assert_eq(hpshm__os_pool(GIB, &p), HPSHM_EUNAVAILABLE);
+	cr_assert_eq(hpshm__os_program_path(NULL, 64), HPSHM_EINVAL);
 }
 
 Test(paths_ports, introspection_hands_over_what_the_port_reads)
@@ -1047,6 +1266,64 @@ Test(paths_ports, maps_lines_out_of_format_are_not_ranges)
 	cr_assert_eq(hi, (uintptr_t)0x60200000);
 	replace("proc/self/maps", "garbage line\n60000000-60200000 rw-s 00000000 00:10 42 /x\n");
 	cr_assert_eq(hpshm__maps_line((void *)0x60000000, 0, buf, sizeof buf), 0);
+	cr_assert(strstr(buf, "/x"), "%s", buf);
+}
+
+Test(paths_ports, vmas_without_a_page_size_leave_it_to_the_others)
+{
+	struct hpshm__backing b;
+
+	replace("proc/self/smaps",
+		"60000000-60200000 rw-s 00000000 00:10 42 /x\nKernelPageSize: 0 kB\nVmFlags: rd ht\n"
+		"60200000-60400000 rw-s 00000000 00:10 42 /x\nKernelPageSize: 4 kB\nVmFlags: rd\n");
+	cr_assert_eq(hpshm__verify_backing((void *)0x60000000, 2 * MIB, -1, &b), HPSHM_EUNAVAILABLE,
+		     "a VMA of page size 0 says nothing");
+	cr_assert_eq(hpshm__verify_backing((void *)0x60000000, 4 * MIB, -1, &b), 0);
+	cr_assert_eq(b.page_size, (size_t)4096, "the VMA that states its size decides");
+	cr_assert_eq(b.huge, 0);
+}
+
+static long fstatfs_bsize;       /* what inj_fstatfs reports as hugetlbfs' page size */
+
+static int inj_fstatfs(int fd, struct statfs *buf)
+{
+	int rc = real_linux.fstatfs(fd, buf);
+
+	if (rc == 0) {
+		buf->f_type = (__typeof__(buf->f_type))HUGETLBFS_MAGIC;
+		buf->f_bsize = (__typeof__(buf->f_bsize))fstatfs_bsize;
+	}
+	return rc;
+}
+
+Test(paths_ports, backing_of_a_descriptor_is_its_file_systems_when_smaps_knows_nothing)
+{
+	struct hpshm__backing b;
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC), closed;
+
+	cr_assert_geq(fd, 0);
+	closed = dup(fd);
+	close(closed);
+	cr_assert_eq(hpshm__verify_backing(NULL, 0, fd, &b), HPSHM_EUNAVAILABLE, "not hugetlbfs: no size");
+	cr_assert_eq(hpshm__verify_backing(NULL, 0, closed, &b), HPSHM_EUNAVAILABLE, "fstatfs fails");
+	hpshm__linux_sys.fstatfs = inj_fstatfs;
+	fstatfs_bsize = 0;
+	cr_assert_eq(hpshm__verify_backing(NULL, 0, fd, &b), HPSHM_EUNAVAILABLE, "hugetlbfs without a size");
+	fstatfs_bsize = (long)(2 * MIB);
+	cr_assert_eq(hpshm__verify_backing(NULL, 0, fd, &b), 0);
+	cr_assert_str_eq(b.source, "fstatfs");
+	cr_assert_eq(b.page_size, 2 * MIB);
+	cr_assert_eq(b.huge, 1);
+	close(fd);
+}
+
+Test(paths_ports, maps_line_of_a_range_that_wraps_looks_at_its_first_byte)
+{
+	char buf[128];
+
+	replace("proc/self/maps", "60000000-60200000 rw-s 00000000 00:10 42 /x\n");
+	cr_assert_eq(hpshm__maps_line((void *)(UINTPTR_MAX - 10), 100, buf, sizeof buf), HPSHM_EUNAVAILABLE);
+	cr_assert_eq(hpshm__maps_line((void *)0x601fffff, SIZE_MAX, buf, sizeof buf), 0);
 	cr_assert(strstr(buf, "/x"), "%s", buf);
 }
 
@@ -1350,6 +1627,11 @@ Test(paths_ports, spawn_of_a_file_the_kernel_cannot_run_reports_the_exec_errno, 
 	char prog[128];
 	hpshm_error err;
 
+	static char env0[] = "HPT=1";
+	char *const envp[] = { env0, NULL };
+	intptr_t inherit[2];
+	int closed;
+
 	write_program(scratch_dir(), "garbage", "\x7f" "not a program\n");
 	snprintf(prog, sizeof prog, "%s/garbage", scratch);
 	memset(&err, 0, sizeof err);
@@ -1357,6 +1639,16 @@ Test(paths_ports, spawn_of_a_file_the_kernel_cannot_run_reports_the_exec_errno, 
 	cr_assert_str_eq(err.call, "execve");
 	cr_assert_eq(err.sys_errno, ENOEXEC, "errno %d: %s", err.sys_errno, err.message);
 	cr_assert(strstr(err.message, prog), "%s", err.message);
+	/* the same with an environment and descriptors to keep, one of them closed */
+	closed = dup(0);
+	cr_assert_geq(closed, 0);
+	close(closed);
+	inherit[0] = 0;
+	inherit[1] = closed;
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm__spawn(prog, true_argv, envp, inherit, 2, NULL, 0, &child, &err), HPSHM_ESYS);
+	cr_assert_eq(err.sys_errno, ENOEXEC, "errno %d: %s", err.sys_errno, err.message);
+	cr_assert(fcntl(0, F_GETFD) >= 0, "the parent's descriptor is untouched");
 }
 
 Test(paths_ports, spawn_without_a_free_descriptor_names_the_limit)
@@ -1454,6 +1746,20 @@ Test(paths_ports, wait_goes_on_after_a_signal_interrupts_it, .timeout = 30)
 	cr_assert_gt(alarms, 0, "no signal came while waiting");
 }
 
+Test(paths_ports, wait_reports_a_child_killed_by_a_signal_as_128_plus_the_signal, .timeout = 30)
+{
+	static char sh[] = "sh", c[] = "-c", cmd[] = "kill -9 $$";
+	static char *const argv[] = { sh, c, cmd, NULL };
+	struct hpshm__process child;
+	hpshm_error err;
+	int status = -1;
+
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm__spawn("/bin/sh", argv, NULL, NULL, 0, NULL, 0, &child, &err), 0, "%s", err.message);
+	cr_assert_eq(hpshm__wait(&child, &status, &err), 0, "%s", err.message);
+	cr_assert_eq(status, 128 + SIGKILL);
+}
+
 Test(paths_ports, wait_for_a_process_that_is_no_child_names_waitpid)
 {
 	struct hpshm__process other = { .pid = 1 };
@@ -1473,6 +1779,8 @@ Test(paths_ports, handle_inheritable_refuses_a_negative_or_closed_descriptor)
 	memset(&err, 0, sizeof err);
 	cr_assert_eq(hpshm__handle_inheritable(-1, &err), HPSHM_EINVAL);
 	cr_assert(strstr(err.message, "-1 is not a descriptor"), "%s", err.message);
+	if (sizeof(intptr_t) > sizeof(int))
+		cr_assert_eq(hpshm__handle_inheritable((intptr_t)INT_MAX + 1, &err), HPSHM_EINVAL, "beyond an int");
 	fd = dup(0);
 	cr_assert_geq(fd, 0);
 	close(fd);
