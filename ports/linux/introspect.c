@@ -318,9 +318,9 @@ size_t hpshm__os_mapping_len(const void *addr)
 	char line[INTROSPECT_LINE_MAX];
 	uintptr_t lo, hi;
 
-	/* The first mapping that holds the byte at addr is the one that contains it. */
-	if (hpshm__maps_line(addr, 0, line, sizeof(line)) < 0 || !hpshm__maps_range(line, &lo, &hi) ||
-	    (uintptr_t)addr < lo || (uintptr_t)addr >= hi)
+	/* hpshm__maps_line() of one byte gives the mapping that holds it, as a whole maps line:
+	 * lo <= addr < hi needs no second check. */
+	if (hpshm__maps_line(addr, 0, line, sizeof(line)) < 0 || !hpshm__maps_range(line, &lo, &hi))
 		return 0;
 	return (size_t)(hi - lo);
 }
