@@ -105,6 +105,7 @@ static int cgroup_find_mount(int version, const char *cgpath, struct cgroup_moun
 {
 	char line[CGROUP_LINE_MAX];
 	char *save, *root, *point, *tok, *fstype, *super;
+	struct cgroup_mount cand;   /* this line's mount: m keeps the last whole one */
 	int cut, found = 0, i;
 	FILE *f = hpshm__sysfile_open("/proc/self/mountinfo");
 
@@ -131,14 +132,13 @@ static int cgroup_find_mount(int version, const char *cgpath, struct cgroup_moun
 			continue;
 		if (version == 2 && strcmp(fstype, "cgroup2") != 0)
 			continue;
-		if (found && cgroup_root_prefix(m->root, cgpath) != SIZE_MAX)
-			continue;   /* we already have a mount that shows our cgroup */
-		if (cgroup_unescape(m->point, sizeof(m->point), point) < 0 ||
-		    cgroup_unescape(m->root, sizeof(m->root), root) < 0)
-			continue;
+		if (cgroup_unescape(cand.point, sizeof(cand.point), point) < 0 ||
+		    cgroup_unescape(cand.root, sizeof(cand.root), root) < 0)
+			continue;   /* longer than a path: no mount we could read */
+		*m = cand;
 		found = 1;
 		if (cgroup_root_prefix(m->root, cgpath) != SIZE_MAX)
-			break;
+			break;   /* a mount that shows our cgroup: no later one replaces it */
 	}
 	fclose(f);
 	return found ? 0 : -1;

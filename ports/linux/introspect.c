@@ -250,15 +250,15 @@ int hpshm__os_thp_shmem_set(const char *mode, char *why, size_t len)
 int hpshm__os_thp(struct hpshm__os_thp *out)
 {
 	struct hpshm__thp thp;
-	int rc;
 
 	if (out == NULL)
 		return HPSHM_EINVAL;
-	rc = hpshm__thp(&thp);
-	hpshm__strlcpy(out->enabled, rc == 0 ? thp.enabled : "", sizeof(out->enabled));
-	hpshm__strlcpy(out->defrag, rc == 0 ? thp.defrag : "", sizeof(out->defrag));
-	hpshm__strlcpy(out->shmem_enabled, rc == 0 ? thp.shmem_enabled : "", sizeof(out->shmem_enabled));
-	return rc;
+	/* hpshm__thp() fails only for a NULL out; each setting it cannot read is already "". */
+	(void)hpshm__thp(&thp);
+	hpshm__strlcpy(out->enabled, thp.enabled, sizeof(out->enabled));
+	hpshm__strlcpy(out->defrag, thp.defrag, sizeof(out->defrag));
+	hpshm__strlcpy(out->shmem_enabled, thp.shmem_enabled, sizeof(out->shmem_enabled));
+	return 0;
 }
 
 size_t hpshm__os_thp_page_size(void)
@@ -318,9 +318,9 @@ size_t hpshm__os_mapping_len(const void *addr)
 	char line[INTROSPECT_LINE_MAX];
 	uintptr_t lo, hi;
 
-	/* The first mapping that holds the byte at addr is the one that contains it. */
-	if (hpshm__maps_line(addr, 0, line, sizeof(line)) < 0 || !hpshm__maps_range(line, &lo, &hi) ||
-	    (uintptr_t)addr < lo || (uintptr_t)addr >= hi)
+	/* hpshm__maps_line() of one byte gives the mapping that holds it, as a whole maps line:
+	 * lo <= addr < hi needs no second check. */
+	if (hpshm__maps_line(addr, 0, line, sizeof(line)) < 0 || !hpshm__maps_range(line, &lo, &hi))
 		return 0;
 	return (size_t)(hi - lo);
 }
@@ -343,8 +343,9 @@ uint64_t hpshm__os_page_faults(void)
 {
 	struct rusage ru;
 
-	if (getrusage(RUSAGE_SELF, &ru) < 0)
-		return 0;
+	/* getrusage() fails only for an unknown who or a bad pointer (EINVAL, EFAULT). */
+	memset(&ru, 0, sizeof(ru));
+	(void)getrusage(RUSAGE_SELF, &ru);
 	return (uint64_t)ru.ru_minflt;
 }
 

@@ -4,14 +4,19 @@
  * The nonce in a segment's header tells a re-attaching child that the segment at the token's
  * address is the one the token was made for, not a successor that took the same id.  It needs
  * to be unlikely to repeat, not secret, so a clock-and-pid mix is an acceptable last resort
- * where /dev/urandom is missing (a bare chroot) or closed to us (a sandbox).
+ * where /dev/urandom is missing (a bare chroot) or closed to us (a sandbox).  A count of the
+ * calls goes into the mix as well: a coarse clock (jiffies, some VMs) reads the same for
+ * several calls in a row, and two segments created in one tick must not share a nonce.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "posix/posix.h"
+
+static atomic_uint random_clock_calls; /* calls that fell back to the clock */
 
 uint64_t hpshm__posix_random64(void)
 {
@@ -39,6 +44,7 @@ uint64_t hpshm__posix_random64(void)
 	}
 	clock_gettime(CLOCK_REALTIME, &ts);
 	v = ((uint64_t)ts.tv_sec * 1000000007u) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32);
+	v += (uint64_t)atomic_fetch_add_explicit(&random_clock_calls, 1u, memory_order_relaxed) * 0x9e3779b97f4a7c15ULL;
 	v ^= v >> 33;
 	v *= 0xff51afd7ed558ccdULL; /* the finaliser of MurmurHash3: spreads every bit */
 	v ^= v >> 33;
