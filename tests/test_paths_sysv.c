@@ -774,3 +774,129 @@ Test(paths_sysv, requirements_stop_when_the_callback_says_so_at_a_short_shmmax)
 	hpt_fakeroot_write("proc/sys/kernel/shmmax", v);
 	requirements_stop_at("sysv_limits");
 }
+
+/* ---- a name's key held by a hugetlb segment that proves nothing (these need the pool) ---- */
+
+/* Skip (or fail where required) without `pages` free 2 MiB pages, undoing the setup first. */
+#define NEED_POOL(pages)                                                                            \
+	do {                                                                                        \
+		struct hpt_pool p_;                                                                 \
+		if (hpt_pool_read(2 * MIB, &p_) < 0 || hpt_pool_available(&p_) < (pages)) {         \
+			sysv_undo();                                                                \
+			HPT_UNAVAILABLE_PAGES("sysv_hugetlb", "2MiB", (pages),                      \
+					      "needs %d free 2MiB pages for a SysV hugetlb segment", (pages)); \
+		}                                                                                   \
+	} while (0)
+
+/* A SysV segment of 2 MiB pages, size bytes, under the key of this test's name, made by this
+ * process (which so is its running creator); its tail holds tail (NULL: zeros). */
+static void hold_the_key_huge(size_t size, const void *tail, size_t tail_len)
+{
+	char *p;
+
+	made = shmget(key_of(name), size, IPC_CREAT | IPC_EXCL | SHM_HUGETLB | (21 << 26) | 0600);
+	cr_assert_geq(made, 0, "shmget(SHM_HUGETLB) under key %#x: %s", (unsigned)key_of(name), strerror(errno));
+	if (tail) {
+		p = shmat(made, NULL, 0);
+		cr_assert_neq(p, (void *)-1, "%s", strerror(errno));
+		memcpy(p + round_up(size, 2 * MIB) - HPSHM_HEADER_REGION, tail, tail_len);
+		cr_assert_eq(shmdt(p), 0);
+	}
+}
+
+static hpshm_attempt create_over_the_key(void)
+{
+	hpshm_attempt a;
+
+	set("provider=sysv_hugetlb,huge_pages=on,name=%s", name);
+	a = create_fails(4 * MIB, NULL);
+	cr_assert_eq(a.result, HPSHM_EEXIST, "%s: %s", hpshm_errname(a.result), a.reason);
+	cr_assert_str_eq(a.call, "shmget");
+	assert_still_there();
+	assert_nothing_left();
+	return a;
+}
+
+Test(paths_sysv, a_key_held_by_a_headerless_hugetlb_segment_nobody_holds_points_at_gc_force)
+{
+	hpshm_attempt a;
+
+	NEED_POOL(1);
+	hold_the_key_huge(2 * MIB, NULL, 0);
+	a = create_over_the_key();
+	cr_assert(hpt_contains(a.reason, "without hpshm's header or mark"), "%s", a.reason);
+}
+
+Test(paths_sysv, a_key_held_by_a_headerless_hugetlb_segment_someone_attaches_is_in_use)
+{
+	hpshm_attempt a;
+	void *other;
+
+	NEED_POOL(1);
+	hold_the_key_huge(2 * MIB, NULL, 0);
+	other = shmat(made, NULL, SHM_RDONLY);   /* another process of the program, say */
+	cr_assert_neq(other, (void *)-1);
+	a = create_over_the_key();
+	cr_assert(hpt_contains(a.reason, "in use") && hpt_contains(a.reason, "no hpshm header"), "%s", a.reason);
+	cr_assert_eq(shmdt(other), 0);
+}
+
+Test(paths_sysv, a_key_held_by_a_marked_segment_whose_creator_runs_is_being_created)
+{
+	hpshm_attempt a;
+	char pid[32];
+
+	NEED_POOL(1);
+	hold_the_key_huge(2 * MIB - MARK, NULL, 0);   /* a create of ours, before its header */
+	a = create_over_the_key();
+	snprintf(pid, sizeof pid, "pid %ld", (long)getpid());
+	cr_assert(hpt_contains(a.reason, "being created") && hpt_contains(a.reason, pid), "%s", a.reason);
+}
+
+Test(paths_sysv, a_key_held_by_a_segment_with_a_torn_header_whose_creator_runs_is_being_created)
+{
+	struct hpshm_header h;
+	hpshm_attempt a;
+
+	NEED_POOL(1);
+	memset(&h, 0, sizeof h);
+	h.version = HPSHM_HEADER_VERSION;
+	h.header_size = (uint32_t)sizeof h;
+	snprintf(h.provider, sizeof h.provider, "sysv_hugetlb");   /* all but the magic */
+	hold_the_key_huge(2 * MIB, &h, sizeof h);
+	a = create_over_the_key();
+	cr_assert(hpt_contains(a.reason, "being created"), "%s", a.reason);
+}
+
+Test(paths_sysv, a_key_held_by_a_hugetlb_segment_with_a_foreign_tail_is_eexist_and_kept)
+{
+	char junk[64];
+	hpshm_attempt a;
+
+	NEED_POOL(1);
+	memset(junk, 'x', sizeof junk);
+	hold_the_key_huge(2 * MIB, junk, sizeof junk);
+	a = create_over_the_key();
+	cr_assert(hpt_contains(a.reason, "not hpshm's") && hpt_contains(a.reason, "tail"), "%s", a.reason);
+}
+
+Test(paths_sysv, a_key_held_by_a_hugetlb_segment_of_a_size_hpshm_never_asks_is_foreign)
+{
+	hpshm_attempt a;
+
+	NEED_POOL(1);
+	hold_the_key_huge(1 * MIB, NULL, 0);   /* neither whole pages nor the mark */
+	a = create_over_the_key();
+	cr_assert(hpt_contains(a.reason, "not hpshm's") && hpt_contains(a.reason, "size"), "%s", a.reason);
+}
+
+Test(paths_sysv, a_segment_whose_tail_cannot_be_faulted_in_is_never_taken_for_debris)
+{
+	hpshm_attempt a;
+
+	NEED_POOL(1);
+	hold_the_key_huge(2 * MIB, NULL, 0);
+	inj.madvise_errno = EFAULT;   /* what an empty pool gives a SHM_NORESERVE segment */
+	a = create_over_the_key();
+	cr_assert(hpt_contains(a.reason, "not hpshm's"), "%s", a.reason);
+}
