@@ -684,9 +684,7 @@ static int sysv_identify(const struct hpshm_instance *self, const struct hpshm_m
 	int n;
 
 	(void)self;
-	if (m->handle < 0)
-		return HPSHM_EINVAL;
-	n = snprintf(id, len, "shm=%ld", (long)m->handle);
+	n = snprintf(id, len, "shm=%ld", (long)m->handle); /* the shmid: create() and attach() always set one */
 	return n < 0 || (size_t)n >= len ? HPSHM_EOVERFLOW : n;
 }
 
