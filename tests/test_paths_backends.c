@@ -23,6 +23,7 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
@@ -1190,4 +1191,110 @@ Test(paths_backends, hugetlbfs_create_over_a_file_whose_file_system_cannot_be_re
 	cr_assert_eq(a.result, HPSHM_EEXIST, "%s: %s", hpshm_errname(a.result), a.reason);
 	cr_assert(hpt_contains(a.reason, "not a hugetlbfs file"), "%s", a.reason);
 	cr_assert(exists(mnt_path), "the file was removed");
+}
+
+/* ---- more of what sits under a name, and more re-attach ---- */
+
+Test(paths_backends, attach_whose_lock_fails_otherwise_gives_up_at_once_with_esys_flock)
+{
+	hpshm_segment *seg = NULL;
+	char token[HPSHM_TOKEN_MAX];
+	hpshm_error err;
+
+	set("provider=plain,name=%s,reattach=exec", name);
+	cr_assert_eq(hpshm_segment_create(&seg, 4 * MIB, cfg, &err), 0, "%s", err.message);
+	cr_assert_gt(hpshm_segment_token(seg, token, sizeof token, &err), 0);
+	fds_before = hpt_fd_count();
+	inj.lock_sh_errno = ENOLCK;   /* no retry can help: not a busy lock */
+	err = attach_fails(token, HPSHM_ESYS);
+	cr_assert_str_eq(err.call, "flock");
+	cr_assert_eq(err.sys_errno, ENOLCK);
+	inj.lock_sh_errno = 0;
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+}
+
+/* Create over a node of type (mknod) under the name: EEXIST naming it as word, node kept. */
+static void create_over_a_node(mode_t type, const char *word)
+{
+	hpshm_error err;
+	struct stat st;
+
+	cr_assert_eq(mknod(dev_path, type | 0600, makedev(1, 3)), 0, "mknod %s: %s", dev_path, strerror(errno));
+	set("provider=plain,name=%s", name);
+	err = create_fails(4 * MIB, NULL);
+	cr_assert_eq(err.code, HPSHM_EEXIST, "%s: %s", hpshm_errname(err.code), err.message);
+	cr_assert(hpt_contains(err.message, word), "%s", err.message);
+	cr_assert_eq(lstat(dev_path, &st), 0, "the node was removed");
+	cr_assert_eq(st.st_mode & S_IFMT, type, "the node was replaced");
+}
+
+Test(paths_backends, create_over_a_character_device_names_it_and_never_opens_it)
+{
+	create_over_a_node(S_IFCHR, "a character device");
+}
+
+Test(paths_backends, create_over_a_block_device_names_it_and_never_opens_it)
+{
+	create_over_a_node(S_IFBLK, "a block device");
+}
+
+Test(paths_backends, create_over_a_socket_names_it)
+{
+	create_over_a_node(S_IFSOCK, "a socket");
+}
+
+Test(paths_backends, a_named_hugetlbfs_create_without_o_tmpfile_removes_its_file_when_refused)
+{
+	hpshm_attempt a;
+
+	/* The fake mount's files are base pages, as smaps says: verification refuses them. */
+	set_hugetlbfs("");
+	set("name=%s", name);
+	inj.tmpfile_errno = EOPNOTSUPP;   /* the named-then-published path of older kernels */
+	(void)create_fails(4 * MIB, &a);
+	cr_assert_eq(a.result, HPSHM_ENOHUGE, "%s: %s", hpshm_errname(a.result), a.reason);
+	cr_assert_eq(dir_entries(fake_mount), 0, "the named file was left");
+}
+
+/* ---- ls of hugetlbfs mounts ---- */
+
+static int h_stat_ok(const char *path, struct stat *st)
+{
+	/* Says a vanished mount point is there, so that only opendir() finds out. */
+	if (strcmp(path, "/nonexistent/hpt-mnt") == 0)
+		return real.stat("/proc", st);   /* a device of its own */
+	return real.stat(path, st);
+}
+
+static int count_mnt(void *user, const hpshm_object *o)
+{
+	size_t n = strlen(fake_mount);
+
+	/* the file under either mount point */
+	if (strncmp(o->id, fake_mount, n) == 0 && strstr(o->id, name) != NULL)
+		(*(int *)user)++;
+	return 0;
+}
+
+Test(paths_backends, ls_lists_a_file_system_mounted_twice_once_and_skips_mounts_that_are_gone)
+{
+	hpshm_error err;
+	char mi[640];
+	int fd, hits = 0;
+
+	fd = open(mnt_path, O_RDWR | O_CREAT | O_EXCL, 0600);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	snprintf(mi, sizeof mi,
+		 "36 25 0:40 / /nonexistent/hpt-gone rw - hugetlbfs none rw,pagesize=2M\n"
+		 "37 25 0:41 / /nonexistent/hpt-mnt rw - hugetlbfs none rw,pagesize=2M\n"
+		 "38 25 0:42 / %s rw - hugetlbfs none rw,pagesize=2M\n"
+		 "39 25 0:42 / %s/. rw - hugetlbfs none rw,pagesize=2M\n",   /* a bind mount of it */
+		 fake_mount, fake_mount);
+	hpt_fakeroot_write("proc/self/mountinfo", mi);
+	hpshm__sys.stat = h_stat_ok;
+	cr_assert_geq(hpshm_objects_list(count_mnt, &hits, &err), 0, "%s", err.message);
+	cr_assert_eq(hits, 1, "the file on the file system mounted twice was listed %d times", hits);
+	assert_fds_as_before();
+	cr_assert(exists(mnt_path), "ls removed something");
 }
