@@ -5,12 +5,14 @@
  *
  * The library sees a fake sysroot (fakes.h) with 64 free 2 MiB pages, so every hugetlb probe
  * passes on any machine; hugetlbfs is pointed at a temporary directory that statfs() and
- * fstatfs() report as a 2 MiB hugetlbfs mount (as in test_paths_create.c).  Named plain
+ * fstatfs() report as a 2 MiB hugetlbfs mount (as in test_paths_create.c), and the probe's
+ * pools, default size and plan are read from the fake tree.  Named plain
  * segments are real objects in /dev/shm.  One call is then failed, or made to answer as it
  * would in a race, through the system call tables.  Each test checks the code, the call and
  * errno the library reports, and that nothing is left: descriptors as before, no object under
  * the name unless the test says whose it is, and (the fixture) the pools, SysV ids, hugetlbfs
- * mounts and /dev/shm as before.  No test here needs a huge page pool.
+ * mounts and /dev/shm as before.  Only the two memfd_hugetlb destroys at the end need a huge
+ * page (from the real pool); they skip, with the reason, without one.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -326,7 +328,8 @@ static void backends_init(void)
 	fds_before = hpt_fd_count();
 }
 
-static void backends_fini(void)
+/* What .fini undoes; also before a skip, after which Criterion 2.4.1 runs no .fini. */
+static void backends_undo(void)
 {
 	hpshm__sys_reset();
 	hpshm__linux_sys_reset();
@@ -335,6 +338,11 @@ static void backends_fini(void)
 	(void)unlink(mnt_path);
 	(void)rmdir(fake_mount);
 	hpt_fakeroot_destroy();
+}
+
+static void backends_fini(void)
+{
+	backends_undo();
 	hpt_fixture_fini();
 }
 
@@ -1297,4 +1305,156 @@ Test(paths_backends, ls_lists_a_file_system_mounted_twice_once_and_skips_mounts_
 	cr_assert_eq(hits, 1, "the file on the file system mounted twice was listed %d times", hits);
 	assert_fds_as_before();
 	cr_assert(exists(mnt_path), "ls removed something");
+}
+
+/* ---- what the hugetlb probe and plan read (backends/hugetlb_common.c) ---- */
+
+/* Replace a file of the fake tree that may be a link to the real one: never write through it. */
+static void replace(const char *rel, const char *content)
+{
+	char path[512];
+
+	snprintf(path, sizeof path, "%s/%s", hpt_fakeroot_dir(), rel);
+	(void)unlink(path);
+	hpt_fakeroot_write(rel, content);
+}
+
+/* A pool of page_size pages in the fake tree, nr of them free. */
+static void fake_pool(size_t page_size, unsigned long nr)
+{
+	static const char *const files[] = { "nr_hugepages", "free_hugepages", "resv_hugepages", "surplus_hugepages",
+					     "nr_overcommit_hugepages" };
+	char rel[256], num[32];
+
+	for (unsigned i = 0; i < sizeof files / sizeof files[0]; i++) {
+		snprintf(rel, sizeof rel, "sys/kernel/mm/hugepages/hugepages-%zukB/%s", page_size >> 10, files[i]);
+		snprintf(num, sizeof num, "%lu\n", i < 2 ? nr : 0ul);
+		replace(rel, num);
+	}
+}
+
+/* Probe mmap_hugetlb for size bytes under cfg: the code, the page size and the reason. */
+static int probe(size_t size, size_t *ps, char *reason, size_t len)
+{
+	*ps = 0;
+	reason[0] = '\0';
+	return hpshm_provider_probe("mmap_hugetlb", size, cfg, ps, reason, len);
+}
+
+Test(paths_backends, a_probe_on_a_kernel_without_huge_pages_says_so)
+{
+	char dir[512], reason[HPSHM_TEXT_MAX];
+	size_t ps;
+
+	/* What a kernel without CONFIG_HUGETLBFS shows: no pool directory at all. */
+	snprintf(dir, sizeof dir, "rm -rf '%s/sys/kernel/mm/hugepages'", hpt_fakeroot_dir());
+	cr_assert_eq(system(dir), 0);
+	cr_assert_eq(probe(4 * MIB, &ps, reason, sizeof reason), HPSHM_EUNAVAILABLE);
+	cr_assert(hpt_contains(reason, "offers no huge pages"), "%s", reason);
+}
+
+Test(paths_backends, a_probe_whose_default_size_has_no_pool_in_sysfs_cannot_read_it)
+{
+	char meminfo[64], reason[HPSHM_TEXT_MAX];
+	size_t ps;
+
+	/* meminfo's default size hidden from sysfs (a container's partial /sys, say) */
+	snprintf(meminfo, sizeof meminfo, "Hugepagesize:    1048576 kB\n");
+	replace("proc/meminfo", meminfo);
+	cr_assert_eq(probe(4 * MIB, &ps, reason, sizeof reason), HPSHM_EUNAVAILABLE);
+	cr_assert(hpt_contains(reason, "cannot read the pool of 1GiB"), "%s", reason);
+}
+
+Test(paths_backends, largest_with_no_pool_that_holds_the_segment_picks_the_largest_offered)
+{
+	char reason[HPSHM_TEXT_MAX];
+	size_t ps;
+
+	fake_pool(1 << 30, 0);
+	hpt_fakeroot_set_pool(64, 0);   /* and no free 2 MiB page either */
+	set("huge_page_size=%s", "largest");
+	cr_assert_eq(probe(4 * MIB, &ps, reason, sizeof reason), HPSHM_EUNAVAILABLE);
+	cr_assert_eq(ps, (size_t)1 << 30, "picked %zu", ps);
+}
+
+struct pool_need {
+	int  seen;
+	char now[HPSHM_REQUIREMENT_TEXT];
+	char persist[HPSHM_REQUIREMENT_TEXT];
+	char note[HPSHM_REQUIREMENT_TEXT];
+};
+
+static int keep_pool_need(void *user, const char *provider, const hpshm_requirement *r)
+{
+	struct pool_need *n = user;
+
+	if (strcmp(provider, "mmap_hugetlb") == 0 && strcmp(r->what, "pool") == 0 && !r->met) {
+		n->seen++;
+		snprintf(n->now, sizeof n->now, "%s", r->now[0]);
+		snprintf(n->persist, sizeof n->persist, "%s", r->persist[0]);
+		snprintf(n->note, sizeof n->note, "%s", r->note);
+	}
+	return 0;
+}
+
+Test(paths_backends, the_plan_for_gigantic_pages_of_a_non_default_size_writes_sysfs_and_prefers_boot)
+{
+	struct pool_need n;
+	hpshm_error err;
+
+	fake_pool(1 << 30, 0);
+	memset(&n, 0, sizeof n);
+	set("provider=%s", "mmap_hugetlb");
+	cr_assert_geq(hpshm_requirements((size_t)2 << 30, (size_t)1 << 30, cfg, keep_pool_need, &n, &err), 1, "%s",
+		      err.message);
+	cr_assert_eq(n.seen, 1);
+	cr_assert(hpt_contains(n.now, "echo 2 > ") && hpt_contains(n.now, "hugepages-1048576kB/nr_hugepages"), "%s",
+		  n.now);
+	cr_assert(hpt_contains(n.persist, "hugepagesz=1G hugepages=2"), "%s", n.persist);
+	cr_assert(hpt_contains(n.note, "rarely allocate"), "%s", n.note);
+}
+
+/* ---- destroy of a real memfd_hugetlb segment (needs the pool) ---- */
+
+static hpshm_segment *memfd_hugetlb_segment(void)
+{
+	hpshm_segment *seg = NULL;
+	struct hpt_pool p;
+	hpshm_error err;
+	int rc;
+
+	if (hpt_pool_read(2 * MIB, &p) < 0 || hpt_pool_available(&p) < 1) {
+		backends_undo();
+		HPT_UNAVAILABLE_PAGES("memfd_hugetlb", "2MiB", 1, "needs a free 2MiB page for a memfd_hugetlb segment");
+	}
+	set("provider=%s,huge_pages=on", "memfd_hugetlb");
+	rc = hpshm_segment_create(&seg, 2 * MIB, cfg, &err);
+	if (rc != 0)
+		hpt_skip_emulated_refusal(rc, &err);
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	return seg;
+}
+
+Test(paths_backends, destroy_of_a_memfd_hugetlb_segment_that_cannot_unmap_still_closes_its_memfd)
+{
+	hpshm_segment *seg = memfd_hugetlb_segment();
+	void *addr = hpshm_segment_address(seg);
+	size_t len = hpshm_segment_report(seg)->mapped_size;
+
+	inj.munmap_errno = EINVAL;
+	cr_assert_eq(hpshm_segment_destroy(seg), HPSHM_ESYS);
+	assert_fds_as_before();
+	cr_assert_eq(munmap(addr, len), 0);   /* what the failed munmap left: the page goes with it */
+}
+
+Test(paths_backends, destroy_of_a_memfd_hugetlb_segment_whose_close_fails_is_esys_and_unmaps)
+{
+	hpshm_segment *seg = memfd_hugetlb_segment();
+	void *addr = hpshm_segment_address(seg);
+	size_t len = hpshm_segment_report(seg)->mapped_size;
+
+	inj.close_errno = EIO;   /* Linux frees the descriptor all the same */
+	cr_assert_eq(hpshm_segment_destroy(seg), HPSHM_ESYS);
+	cr_assert_eq(hpt_is_mapped(addr, len), 0);
+	assert_fds_as_before();
 }

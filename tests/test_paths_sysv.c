@@ -55,6 +55,7 @@ static struct {
 	void  *at;         /* its one attachment, NULL if none */
 	size_t len;        /* the attachment's length */
 	int    elsewhere;  /* shmat() with an address maps somewhere else */
+	int    cpid;       /* its creator per IPC_STAT: 0 this process, -1 pid 0 (unseen) */
 } fake;
 
 static struct {
@@ -124,7 +125,7 @@ static int h_shmctl(int id, int cmd, struct shmid_ds *buf)
 			buf->shm_perm.mode = 0600 | (fake.dest ? 01000 /* SHM_DEST */ : 0);
 			buf->shm_perm.uid = getuid();
 			buf->shm_nattch = fake.at ? 1 : 0;
-			buf->shm_cpid = getpid();
+			buf->shm_cpid = fake.cpid < 0 ? 0 : getpid();
 			return 0;
 		}
 		errno = EINVAL;
@@ -808,6 +809,18 @@ static void hold_the_key_huge(size_t size, const void *tail, size_t tail_len)
 	}
 }
 
+/* The fake tree's /proc/stat and /proc/<this pid>: links to the real ones. */
+static void link_real_proc(void)
+{
+	char path[512], target[64];
+
+	snprintf(path, sizeof path, "%s/proc/stat", hpt_fakeroot_dir());
+	cr_assert_eq(symlink("/proc/stat", path), 0, "%s: %s", path, strerror(errno));
+	snprintf(path, sizeof path, "%s/proc/%ld", hpt_fakeroot_dir(), (long)getpid());
+	snprintf(target, sizeof target, "/proc/%ld", (long)getpid());
+	cr_assert_eq(symlink(target, path), 0, "%s: %s", path, strerror(errno));
+}
+
 static hpshm_attempt create_over_the_key(void)
 {
 	hpshm_attempt a;
@@ -851,6 +864,7 @@ Test(paths_sysv, a_key_held_by_a_marked_segment_whose_creator_runs_is_being_crea
 	char pid[32];
 
 	NEED_POOL(1);
+	link_real_proc();   /* the creator's start time, against the segment's */
 	hold_the_key_huge(2 * MIB - MARK, NULL, 0);   /* a create of ours, before its header */
 	a = create_over_the_key();
 	snprintf(pid, sizeof pid, "pid %ld", (long)getpid());
@@ -903,4 +917,176 @@ Test(paths_sysv, a_segment_whose_tail_cannot_be_faulted_in_is_never_taken_for_de
 	inj.madvise_errno = EFAULT;   /* what an empty pool gives a SHM_NORESERVE segment */
 	a = create_over_the_key();
 	cr_assert(hpt_contains(a.reason, "not hpshm's"), "%s", a.reason);
+}
+
+/* ---- without CAP_IPC_LOCK, read from the (fake) /proc/self/status ---- */
+
+/* Replace a file of the fake tree that may be a link to the real one: never write through it. */
+static void replace(const char *rel, const char *content)
+{
+	char path[512];
+
+	snprintf(path, sizeof path, "%s/%s", hpt_fakeroot_dir(), rel);
+	(void)unlink(path);
+	hpt_fakeroot_write(rel, content);
+}
+
+static int sysv_probe(char *reason, size_t len)
+{
+	size_t ps = 0;
+
+	reason[0] = '\0';
+	return hpshm_provider_probe("sysv_hugetlb", 4 * MIB, NULL, &ps, reason, len);
+}
+
+struct privilege {
+	int  met;   /* the sysv_privilege need as reported, -1 if none */
+	int  limits; /* sysv_limits needs reported */
+	char now[HPSHM_REQUIREMENT_TEXT];
+};
+
+static int keep_privilege(void *user, const char *provider, const hpshm_requirement *r)
+{
+	struct privilege *p = user;
+
+	if (strcmp(provider, "sysv_hugetlb") != 0)
+		return 0;
+	if (strcmp(r->what, "sysv_privilege") == 0) {
+		p->met = r->met;
+		snprintf(p->now, sizeof p->now, "%s", r->now[0]);
+	}
+	if (strcmp(r->what, "sysv_limits") == 0)
+		p->limits++;
+	return 0;
+}
+
+Test(paths_sysv, without_cap_ipc_lock_and_outside_the_group_probe_and_plan_name_the_group)
+{
+	char reason[HPSHM_TEXT_MAX], cmd[64];
+	struct privilege p;
+	hpshm_error err;
+
+	replace("proc/self/status", "Name:\thpt\nCapEff:\t0000000000000000\n");
+	replace("proc/sys/vm/hugetlb_shm_group", "54321\n");   /* a group this process is not in */
+	cr_assert_eq(sysv_probe(reason, sizeof reason), HPSHM_EUNAVAILABLE);
+	cr_assert(hpt_contains(reason, "not in vm.hugetlb_shm_group (gid 54321)"), "%s", reason);
+	memset(&p, 0, sizeof p);
+	p.met = -1;
+	cr_assert_geq(hpshm_requirements(4 * MIB, 2 * MIB, NULL, keep_privilege, &p, &err), 1, "%s", err.message);
+	cr_assert_eq(p.met, 0, "the privilege was reported as met");
+	snprintf(cmd, sizeof cmd, "sysctl -w vm.hugetlb_shm_group=%ld", (long)getegid());
+	cr_assert_str_eq(p.now, cmd);
+}
+
+Test(paths_sysv, without_cap_ipc_lock_and_an_unreadable_group_probe_asks_for_the_capability)
+{
+	char reason[HPSHM_TEXT_MAX];
+
+	replace("proc/self/status", "Name:\thpt\nCapEff:\t0000000000000000\n");
+	replace("proc/sys/vm/hugetlb_shm_group", "staff\n");
+	cr_assert_eq(sysv_probe(reason, sizeof reason), HPSHM_EUNAVAILABLE);
+	cr_assert(hpt_contains(reason, "cannot read vm.hugetlb_shm_group"), "%s", reason);
+}
+
+Test(paths_sysv, limits_the_kernel_does_not_show_are_neither_checked_nor_planned)
+{
+	char reason[HPSHM_TEXT_MAX], path[512];
+	struct privilege p;
+	hpshm_error err;
+
+	/* An IPC namespace whose /proc/sys/kernel/shm* cannot be read */
+	snprintf(path, sizeof path, "%s/proc/sys/kernel/shmmax", hpt_fakeroot_dir());
+	cr_assert_eq(unlink(path), 0, "%s", strerror(errno));
+	snprintf(path, sizeof path, "%s/proc/sys/kernel/shmall", hpt_fakeroot_dir());
+	cr_assert_eq(unlink(path), 0, "%s", strerror(errno));
+	snprintf(path, sizeof path, "%s/proc/sys/kernel/shmmni", hpt_fakeroot_dir());
+	cr_assert_eq(unlink(path), 0, "%s", strerror(errno));
+	cr_assert_eq(sysv_probe(reason, sizeof reason), 0, "%s", reason);
+	memset(&p, 0, sizeof p);
+	cr_assert_geq(hpshm_requirements(4 * MIB, 2 * MIB, NULL, keep_privilege, &p, &err), 1, "%s", err.message);
+	cr_assert_eq(p.limits, 0, "limits nobody can read were planned");
+}
+
+/* ---- ls when /proc/sysvipc/shm cannot be read ---- */
+
+static FILE *h_fopen_eacces(const char *path, const char *mode)
+{
+	size_t n = strlen(path), k = strlen("/proc/sysvipc/shm");
+
+	if (n >= k && strcmp(path + n - k, "/proc/sysvipc/shm") == 0) {
+		errno = EACCES;
+		return NULL;
+	}
+	return real.fopen(path, mode);
+}
+
+static FILE *h_fopen_enoent(const char *path, const char *mode)
+{
+	size_t n = strlen(path), k = strlen("/proc/sysvipc/shm");
+
+	if (n >= k && strcmp(path + n - k, "/proc/sysvipc/shm") == 0) {
+		errno = ENOENT;
+		return NULL;
+	}
+	return real.fopen(path, mode);
+}
+
+static int count_sysv(void *user, const hpshm_object *o)
+{
+	if (strcmp(o->provider, "sysv_hugetlb") == 0)
+		(*(int *)user)++;
+	return 0;
+}
+
+Test(paths_sysv, ls_that_may_not_read_the_sysv_list_fails_naming_the_provider)
+{
+	hpshm_error err;
+	int n = 0;
+
+	hpshm__sys.fopen = h_fopen_eacces;
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm_objects_list(count_sysv, &n, &err), HPSHM_EIO, "%s", err.message);
+	cr_assert(hpt_contains(err.message, "sysv_hugetlb"), "%s", err.message);
+}
+
+Test(paths_sysv, ls_on_a_kernel_without_sysv_ipc_lists_no_sysv_segment)
+{
+	hpshm_error err;
+	int n = 0;
+
+	hold_the_key(2 * MIB);   /* there, but the kernel shows no list */
+	hpshm__sys.fopen = h_fopen_enoent;
+	cr_assert_geq(hpshm_objects_list(count_sysv, &n, &err), 0, "%s", err.message);
+	cr_assert_eq(n, 0);
+}
+
+/* ---- a fake segment under the name's key, without a pool ---- */
+
+static int h_shmget_taken(key_t key, size_t size, int flags)
+{
+	if (key == key_of(name) && (flags & IPC_CREAT) && (flags & IPC_EXCL)) {
+		errno = EEXIST;
+		return -1;
+	}
+	if (key == key_of(name) && !(flags & IPC_CREAT))
+		return FAKE_ID;
+	return real.shmget(key, size, flags);
+}
+
+Test(paths_sysv, a_marked_segment_whose_creator_is_in_another_pid_namespace_is_never_taken_for_debris)
+{
+	hpshm_attempt a;
+
+	fake.live = 1;
+	fake.segsz = 2 * MIB - MARK;   /* hpshm's mark, no header yet */
+	fake.cpid = -1;                /* IPC_STAT says shm_cpid 0: a creator we cannot see */
+	hpshm__sys.shmget = h_shmget_taken;
+	set("provider=sysv_hugetlb,huge_pages=on,name=%s", name);
+	a = create_fails(4 * MIB, NULL);
+	cr_assert_eq(a.result, HPSHM_EEXIST, "%s: %s", hpshm_errname(a.result), a.reason);
+	cr_assert(hpt_contains(a.reason, "being created by pid 0"), "%s", a.reason);
+	cr_assert(!fake.dest, "a segment whose creator may run was marked for removal");
+	cr_assert_null(fake.at, "the look was left attached");
+	fake.live = 0;
+	assert_nothing_left();
 }
