@@ -25,11 +25,11 @@
 #
 # The floors.  The project's acceptance floors are lines >= 85 % and branches >= 70 % in
 # backends/ and ports/, lines >= 75 % in tools/, lines >= 90 % in core/.  core/ and tools/
-# meet theirs and are held to them.  backends/ and ports/ do not yet: their floors below are
-# regression guards, a point or so below what CI measured on this tree with a pool (gcc 12,
-# Linux 6.18, every suite), since paths that depend on timing (lock retries, races) make the
-# figures move a little from run to run; they are not the goals.  Raise them as tests are
-# added, never lower them to let a change through.
+# meet theirs and are held to them.  backends/ is above its goal and ports/ not yet: their
+# floors below are regression guards, a point or so below what was measured on this tree with
+# a pool (gcc 12, Linux 6.18, every suite), since paths that depend on timing (lock retries,
+# races) make the figures move a little from run to run.  Raise them as tests are added,
+# never lower them to let a change through.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -38,7 +38,7 @@ build=${HPSHM_BUILD_DIR:-build-coverage}
 
 # directory  lines%  branches%   (0: no floor)
 floors=(
-	"backends 80 65" # regression guard (CI measured 81.5 % / 66.6 %); the goal is 85 70
+	"backends 94 79" # regression guard (measured 95.1 % / 80.9 %, above the goal of 85 70)
 	"ports    82 65" # regression guard (CI measured 83.6 % / 66.7 %); the goal is 85 70
 	"core     90 0"  # the acceptance floor (measured 93.2 %)
 	"tools    75 0"  # the acceptance floor (measured 80.9 %)
