@@ -364,7 +364,8 @@ static const char *named_where_text(const struct hpshm__names *ns, const char *p
 	return buf;
 }
 
-/* A file type in words, for messages about what sits where a segment should. */
+/* A file type in words, for messages about what sits where a segment should.  Never a
+ * symbolic link: hpshm__named_open() answers ELOOP for one, and the callers name it so. */
 static const char *named_type_word(mode_t type)
 {
 	switch (type & S_IFMT) {
@@ -378,8 +379,6 @@ static const char *named_type_word(mode_t type)
 		return "a block device";
 	case S_IFDIR:
 		return "a directory";
-	case S_IFLNK:
-		return "a symbolic link";
 	default:
 		return "not a regular file";
 	}

@@ -30,17 +30,15 @@
 #include "port.h"
 
 /*
- * The page size for the wish in rq->page_size among the pools the kernel has: the default
- * huge page size, the largest that holds the segment now (else the largest offered: a 1 GiB
- * pool is rarely filled at run time, and an operator who wrote "largest" wants the best that
- * works), or exactly the size asked for.  0 if the kernel offers no such size.
+ * The page size for the wish in rq->page_size among the n > 0 pools the kernel has: the
+ * default huge page size, the largest that holds the segment now (else the largest offered: a
+ * 1 GiB pool is rarely filled at run time, and an operator who wrote "largest" wants the best
+ * that works), or exactly the size asked for.  0 if the kernel offers no such size.
  */
 static size_t hugetlb_choose(const struct hpshm_request *rq, const struct hpshm__pool *pools, int n)
 {
 	size_t d;
 
-	if (n <= 0)
-		return 0;
 	if (rq->page_size == HPSHM_PAGE_DEFAULT) {
 		d = hpshm__default_huge_page_size();
 		return d ? d : pools[0].page_size;

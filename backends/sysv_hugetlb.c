@@ -379,6 +379,7 @@ struct sysv_seen {
 	long long           key;        /* its key; IPC_PRIVATE once marked for removal */
 	int                 dest;       /* 1 if marked for removal (SHM_DEST) */
 	void               *at;         /* our read-only attachment: the caller shmdt()s it */
+	const char         *failed;     /* the call that failed when sysv_see() returned -1 */
 };
 
 /*
@@ -420,7 +421,8 @@ static int sysv_class(struct sysv_seen *s, uint64_t segsz)
 
 /*
  * Attach segment id read-only and see what it is.  0 with s filled and s->at attached, or
- * -1 with errno: EINVAL or EIDRM (gone), EACCES (not ours to look at), or shmat()'s error.
+ * -1 with errno and s->failed naming the call: EINVAL or EIDRM (gone), EACCES (not ours to
+ * look at: IPC_STAT and a read-only shmat() both need read permission), or shmat()'s error.
  * The attachment keeps the id from being reused while the caller decides, and is counted
  * out of s->others.
  */
@@ -430,11 +432,14 @@ static int sysv_see(int id, struct sysv_seen *s)
 	int saved;
 
 	memset(s, 0, sizeof(*s));
+	s->failed = "shmctl";
 	if (hpshm__sys.shmctl(id, IPC_STAT, &ds) < 0)
 		return -1;
 	s->at = hpshm__sys.shmat(id, NULL, SHM_RDONLY);
-	if (s->at == (void *)-1)
+	if (s->at == (void *)-1) {
+		s->failed = "shmat";
 		return -1;
+	}
 	s->cls = sysv_class(s, (uint64_t)ds.shm_segsz);
 	/* A fresh count now that we are attached, less our own look. */
 	if (hpshm__sys.shmctl(id, IPC_STAT, &ds) < 0) {
@@ -522,7 +527,7 @@ static int sysv_recycle(const struct hpshm_request *rq, key_t key, hpshm_error *
 		saved = errno;
 		if (saved == EINVAL || saved == EIDRM) /* Linux says EIDRM for "gone" */
 			return 0;
-		return hpshm_error_set(err, HPSHM_EEXIST, saved, saved == EACCES ? "shmctl" : "shmat", "choose another name=",
+		return hpshm_error_set(err, HPSHM_EEXIST, saved, s.failed, "choose another name=",
 				       "SysV key 0x%08x of name %s is held by segment %d, which this user cannot read",
 				       (unsigned)key, rq->name, old);
 	}
@@ -679,9 +684,7 @@ static int sysv_identify(const struct hpshm_instance *self, const struct hpshm_m
 	int n;
 
 	(void)self;
-	if (m->handle < 0)
-		return HPSHM_EINVAL;
-	n = snprintf(id, len, "shm=%ld", (long)m->handle);
+	n = snprintf(id, len, "shm=%ld", (long)m->handle); /* the shmid: create() and attach() always set one */
 	return n < 0 || (size_t)n >= len ? HPSHM_EOVERFLOW : n;
 }
 
@@ -847,7 +850,7 @@ static int sysv_remove(const struct hpshm_instance *self, const struct hpshm_fou
 		saved = errno;
 		if (saved == EINVAL || saved == EIDRM)
 			return 0; /* someone removed it first */
-		return hpshm_error_set(err, HPSHM_ESYS, saved, saved == EACCES ? "shmctl" : "shmat",
+		return hpshm_error_set(err, HPSHM_ESYS, saved, s.failed,
 				       saved == EACCES ? "run hpshm gc as the segment's owner or root" : NULL,
 				       "could not inspect SysV segment %d", id);
 	}
