@@ -55,6 +55,9 @@ void hpt_fakeroot_write(const char *rel, const char *content)
 		mkdirs(dir);
 	}
 	snprintf(path, sizeof path, "%s/%s", fakeroot, rel);
+	/* Some names of the tree are links to the real /proc or /sys (link_real): writing through
+	 * one would change the machine, so the link is replaced by a file of the tree's own. */
+	(void)unlink(path);
 	f = fopen(path, "w");
 	must(f != NULL, path);
 	fputs(content, f);
