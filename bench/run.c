@@ -1130,7 +1130,7 @@ static int run_wanted(struct run *run, const struct group *want)
 	struct bench_result *res = run->res;
 	int pending[BENCH_GROUP_MAX], rest[BENCH_GROUP_MAX], g[BENCH_GROUP_MAX];
 	unsigned np = 0, nr, ng;
-	int ref = -1, ran_ref = 0;
+	int ref = -1;
 	char why[BENCH_WHY_MAX], ps[32];
 
 	for (unsigned i = 0; i < want->n; i++) {
@@ -1141,10 +1141,8 @@ static int run_wanted(struct run *run, const struct group *want)
 		else
 			pending[np++] = want->m[i];
 	}
-	if (np == 0 && ref >= 0) {   /* plain alone: nothing else to compare here */
-		pending[np++] = ref;
-		ref = -1;
-	}
+	if (np == 0)
+		return 0;   /* plain alone compares nothing: bench_run() measures it alone only if no group had it */
 	while (np > 0 && !bench_stop) {
 		unsigned unit[BENCH_GROUP_MAX];
 		int rc;
@@ -1195,17 +1193,12 @@ static int run_wanted(struct run *run, const struct group *want)
 		} else if (ref >= 0) {
 			g[ng++] = ref;
 		}
-		for (unsigned i = 0; i < ng; i++)
-			ran_ref |= g[i] == ref;
 		rc = run_group(run, g, ng, ++res->groups);
 		if (rc == -1)
 			return -1;
 		memcpy(pending, rest, nr * sizeof(rest[0]));
 		np = nr;
 	}
-	/* Every other member turned out not to fit: the reference is still measured, alone. */
-	if (ref >= 0 && !ran_ref && !bench_stop && res->cfg[ref].usable && run_group(run, &ref, 1, ++res->groups) == -1)
-		return -1;
 	return bench_stop ? -1 : 0;
 }
 
@@ -1461,6 +1454,10 @@ int bench_run(const struct bench_options *opt, struct bench_result *res, char *w
 	for (unsigned k = 0; k < nwant && !bench_stop; k++)
 		if (run_wanted(&run, &want[k]) < 0)
 			break;
+	/* No group could hold plain with anything else (or plain is all that was asked for):
+	 * it is still measured, alone, so its own figures are there. */
+	if (!bench_stop && run.plain >= 0 && res->cfg[run.plain].usable && res->cfg[run.plain].s[BENCH_W_CHASE].n == 0)
+		(void)run_group(&run, &run.plain, 1, ++res->groups);
 	if (!bench_stop)
 		latency(&run);
 	if (bench_stop) {
