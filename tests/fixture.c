@@ -14,6 +14,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -858,4 +859,19 @@ void hpt_clear_config_env(void)
 		unsetenv(var);
 #endif
 	}
+}
+
+void hpt_config_parsef(hpshm_config *cfg, const char *fmt, ...)
+{
+	char kv[320];
+	hpshm_error err;
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(kv, sizeof kv, fmt, ap);
+	va_end(ap);
+	memset(&err, 0, sizeof err);
+	rc = hpshm_config_parse(cfg, kv, &err);
+	cr_assert_eq(rc, 0, "%s: %s: %s", kv, hpshm_errname(rc), err.message);
 }

@@ -162,4 +162,11 @@ int hpt_contains(const char *haystack, const char *needle);
 /* Remove every HPSHM_<KEY> variable of the key table from the environment. */
 void hpt_clear_config_env(void);
 
+/* Parse the printf-formatted "key=value,..." into cfg, failing the test with the library's
+ * message if it is refused: the path suites' set(...). */
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+void hpt_config_parsef(hpshm_config *cfg, const char *fmt, ...);
+
 #endif /* HPSHM_TESTS_FIXTURE_H */

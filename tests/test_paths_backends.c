@@ -348,22 +348,7 @@ static void backends_fini(void)
 
 TestSuite(paths_backends, .init = backends_init, .fini = backends_fini, .timeout = 60);
 
-static void set(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void set(const char *fmt, ...)
-{
-	char kv[320];
-	hpshm_error err;
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	vsnprintf(kv, sizeof kv, fmt, ap);
-	va_end(ap);
-	memset(&err, 0, sizeof err);
-	rc = hpshm_config_parse(cfg, kv, &err);
-	cr_assert_eq(rc, 0, "%s: %s: %s", kv, hpshm_errname(rc), err.message);
-}
+#define set(...) hpt_config_parsef(cfg, __VA_ARGS__)
 
 static int exists(const char *path)
 {
