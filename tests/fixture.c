@@ -875,3 +875,19 @@ void hpt_config_parsef(hpshm_config *cfg, const char *fmt, ...)
 	rc = hpshm_config_parse(cfg, kv, &err);
 	cr_assert_eq(rc, 0, "%s: %s: %s", kv, hpshm_errname(rc), err.message);
 }
+
+hpshm_error hpt_create_fails(const hpshm_config *cfg, size_t size, hpshm_report *r)
+{
+	hpshm_segment *seg = NULL;
+	hpshm_error err;
+	int rc;
+
+	memset(&err, 0, sizeof err);
+	memset(r, 0, sizeof *r);
+	rc = hpshm_segment_create_ex(&seg, size, cfg, r, &err);
+	cr_assert_lt(rc, 0, "the create succeeded");
+	cr_assert_null(seg);
+	cr_assert_eq(err.code, rc, "the error says %s, the call returned %s", hpshm_errname(err.code), hpshm_errname(rc));
+	cr_assert_geq(r->nattempts, 1u);
+	return err;
+}

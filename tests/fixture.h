@@ -164,6 +164,10 @@ void hpt_clear_config_env(void);
 
 /* Parse the printf-formatted "key=value,..." into cfg, failing the test with the library's
  * message if it is refused: the path suites' set(...). */
+/* A create of size bytes under cfg that must fail and leave no segment, with at least one
+ * attempt in its report: the error it gave, and the report in *r. */
+hpshm_error hpt_create_fails(const hpshm_config *cfg, size_t size, hpshm_report *r);
+
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
