@@ -19,14 +19,17 @@
  *   rounds    every member's chase, then every member's rmw, the member order reversed on
  *             odd rounds (A B C, C B A, ...) so a slow drift favours no one; the gains of a
  *             round are taken right away, between members of the group;
+ *   re-create halfway through the rounds, every member torn down and created, built,
+ *             attached and warmed up again, raw peers first this time (group_up says why);
  *   end       every worker exits, then the controller releases each member's memory.
  * Then, once per run, the latencies: create + destroy of one huge page and of 1 GiB against
  * the raw calls, and the probes.
  *
  * A group holds all its regions at once: before creating one, its 4 KiB memory is checked
  * against 60 % of MemAvailable and its huge pages against what each pool can give, and
- * what does not fit runs in a further group with plain (run_wanted), with the gains that
- * then have no common group left unmeasured rather than taken across groups.
+ * what does not fit runs in a further group with plain (run_wanted), an hpshm provider and
+ * its raw peer always together, with the gains that then have no common group left
+ * unmeasured rather than taken across groups.
  *
  * Member i of a group is mapped at slot i of an address space reservation (os.h), 1 GiB-aligned,
  * and the slot is reserved again after teardown: page-table figures depend on alignment (a
