@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -343,4 +344,17 @@ int hpt_fake_register(struct hpt_fake *f, hpshm_error *err)
 int hpt_fake_unregister(struct hpt_fake *f)
 {
 	return hpshm_provider_unregister(f->name);
+}
+
+int hpt_on_fake_mount(const char *dir, int fd)
+{
+	struct stat a, b;
+
+	return dir[0] && fstat(fd, &a) == 0 && stat(dir, &b) == 0 && a.st_dev == b.st_dev;
+}
+
+void hpt_as_hugetlbfs(struct statfs *buf, size_t page_size)
+{
+	buf->f_type = (__typeof__(buf->f_type))HUGETLBFS_MAGIC;
+	buf->f_bsize = (__typeof__(buf->f_bsize))page_size;
 }

@@ -39,6 +39,15 @@ void hpt_fakeroot_smaps_huge(const void *addr, size_t len, size_t page_size);
 /* Put the tree's /proc/self/smaps link back to the real file. */
 void hpt_fakeroot_smaps_real(void);
 
+/*
+ * A directory that passes for a hugetlbfs mount, for suites whose statfs()/fstatfs() hooks
+ * dress what the real call returned: hpt_on_fake_mount() says whether fd lies on the file
+ * system of dir ("" for none), hpt_as_hugetlbfs() rewrites buf to hugetlbfs of page_size.
+ */
+struct statfs;
+int hpt_on_fake_mount(const char *dir, int fd);
+void hpt_as_hugetlbfs(struct statfs *buf, size_t page_size);
+
 /* A fake provider with counters.  Up to HPT_FAKES of them exist; all share one implementation and
  * are registered with themselves as the user pointer (hpt_fake_register). */
 #define HPT_FAKES 4

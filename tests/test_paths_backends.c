@@ -243,21 +243,12 @@ static int h_memfd_create(const char *name, unsigned flags)
 /* A directory that statfs() and fstatfs() report as a 2 MiB hugetlbfs mount. */
 static char fake_mount[64];
 
-static int on_fake_mount(int fd)
-{
-	struct stat a, b;
-
-	return fake_mount[0] && fstat(fd, &a) == 0 && stat(fake_mount, &b) == 0 && a.st_dev == b.st_dev;
-}
-
 static int h_statfs(const char *path, struct statfs *buf)
 {
 	int rc = real_linux.statfs(path, buf);
 
-	if (rc == 0 && fake_mount[0] && strcmp(path, fake_mount) == 0) {
-		buf->f_type = (__typeof__(buf->f_type))HUGETLBFS_MAGIC;
-		buf->f_bsize = (long)(2 * MIB);
-	}
+	if (rc == 0 && fake_mount[0] && strcmp(path, fake_mount) == 0)
+		hpt_as_hugetlbfs(buf, 2 * MIB);
 	return rc;
 }
 
@@ -265,7 +256,7 @@ static int h_fstatfs(int fd, struct statfs *buf)
 {
 	int rc;
 
-	if (inj.fstatfs_errno && on_fake_mount(fd)) {
+	if (inj.fstatfs_errno && hpt_on_fake_mount(fake_mount, fd)) {
 		struct stat st;
 
 		/* The mount's directory still answers: only its files fail. */
@@ -275,10 +266,8 @@ static int h_fstatfs(int fd, struct statfs *buf)
 		}
 	}
 	rc = real_linux.fstatfs(fd, buf);
-	if (rc == 0 && on_fake_mount(fd)) {
-		buf->f_type = (__typeof__(buf->f_type))HUGETLBFS_MAGIC;
-		buf->f_bsize = (long)(2 * MIB);
-	}
+	if (rc == 0 && hpt_on_fake_mount(fake_mount, fd))
+		hpt_as_hugetlbfs(buf, 2 * MIB);
 	return rc;
 }
 

@@ -230,21 +230,12 @@ static int inj_ftruncate(int fd, off_t len)
 /* A directory that statfs() and fstatfs() report as a 2 MiB hugetlbfs mount. */
 static char fake_mount[64];
 
-static int on_fake_mount(int fd)
-{
-	struct stat a, b;
-
-	return fake_mount[0] && fstat(fd, &a) == 0 && stat(fake_mount, &b) == 0 && a.st_dev == b.st_dev;
-}
-
 static int inj_statfs(const char *path, struct statfs *buf)
 {
 	int rc = real_linux.statfs(path, buf);
 
-	if (rc == 0 && fake_mount[0] && strcmp(path, fake_mount) == 0) {
-		buf->f_type = (__typeof__(buf->f_type))HUGETLBFS_MAGIC;
-		buf->f_bsize = (long)(2 * MIB);
-	}
+	if (rc == 0 && fake_mount[0] && strcmp(path, fake_mount) == 0)
+		hpt_as_hugetlbfs(buf, 2 * MIB);
 	return rc;
 }
 
@@ -252,10 +243,8 @@ static int inj_fstatfs(int fd, struct statfs *buf)
 {
 	int rc = real_linux.fstatfs(fd, buf);
 
-	if (rc == 0 && on_fake_mount(fd)) {
-		buf->f_type = (__typeof__(buf->f_type))HUGETLBFS_MAGIC;
-		buf->f_bsize = (long)(2 * MIB);
-	}
+	if (rc == 0 && hpt_on_fake_mount(fake_mount, fd))
+		hpt_as_hugetlbfs(buf, 2 * MIB);
 	return rc;
 }
 
