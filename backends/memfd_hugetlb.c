@@ -27,8 +27,11 @@
  *     and it is the only way to learn whether the kernel (or qemu-user, or a seccomp
  *     filter) accepts the call.
  *
- * Capabilities: HUGE, REATTACH, FD.  Not NAMED: the name is only a label in /proc/pid/maps
- * ("/memfd:hpshm:<name> (deleted)"), nothing can open the segment by it.
+ * Capabilities: HUGE, REATTACH, FD, TAG.  Not NAMED: the name is only a label in
+ * /proc/pid/maps ("/memfd:hpshm:<name> (deleted)"), nothing can open the segment by it.  TAG:
+ * given rq->tag, the memfd is named "hpshm:<tag>" and attach() maps a descriptor only if
+ * /proc/self/fd says it carries that name; the core then needs no header object for an
+ * unnamed segment that fills its huge pages (core/reattach.c).
  *
  * Re-attach: by descriptor only.  identify() says "fd=<n>"; the spawn helper clears FD_CLOEXEC
  * on m->fd just before exec and passes the token; the child's attach() checks that the
@@ -116,8 +119,9 @@ static int memfd_create_segment(const struct hpshm_instance *self, struct hpshm_
 	if (!hpshm__size_fits_off_t(rq->size))
 		return hpshm_error_set(err, HPSHM_EOVERFLOW, 0, NULL, NULL, "%s does not fit in off_t", sz);
 
-	/* Only a label for /proc/pid/maps: a long name is cut, not refused. */
-	snprintf(label, sizeof(label), "hpshm:%s", rq->name ? rq->name : "anon");
+	/* A label for /proc/pid/maps: a long name is cut, not refused.  The core's tag is short
+	 * and is never cut: memfd_attach() compares it whole. */
+	snprintf(label, sizeof(label), "hpshm:%s", rq->tag ? rq->tag : rq->name ? rq->name : "anon");
 	fd = hpshm__linux_sys.memfd_create(label, MFD_CLOEXEC | MFD_HUGETLB | bits);
 	if (fd < 0) {
 		saved = errno;
@@ -164,6 +168,33 @@ static int memfd_create_segment(const struct hpshm_instance *self, struct hpshm_
 	return 0;
 }
 
+/*
+ * Is descriptor fd the memfd that memfd_create_segment() labelled with tag?  The kernel keeps
+ * the label as the file's name, which /proc/self/fd shows as "/memfd:<label> (deleted)";
+ * nothing can rename a memfd, so the label is as good as a header in the object.
+ */
+static int memfd_check_tag(int fd, const char *tag, hpshm_error *err)
+{
+	char link[64], want[MEMFD_NAME_MAX + 32], got[MEMFD_NAME_MAX + 32];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	snprintf(want, sizeof(want), "/memfd:hpshm:%s (deleted)", tag);
+	n = hpshm__sys.readlink(link, got, sizeof(got) - 1);
+	if (n < 0)
+		return hpshm_error_set(err, HPSHM_ESYS, errno, "readlink", "mount /proc in the child (mount -t proc proc /proc)",
+				       "could not read the name of descriptor %d in %s, which says whether it is the "
+				       "token's segment", fd, link);
+	got[n] = '\0';
+	if (strcmp(got, want) != 0)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL,
+				       "the token is stale (the segment was recreated), forged or edited; pass a fresh one "
+				       "exactly as hpshm_segment_token() made it",
+				       "descriptor %d does not match the token: it is \"%.96s\", the token's segment "
+				       "\"%.96s\"", fd, got, want);
+	return 0;
+}
+
 static int memfd_attach(const struct hpshm_instance *self, struct hpshm_mapping *m, const struct hpshm_request *rq, const char *id, hpshm_error *err)
 {
 	const char *spawn_hint = "start the child with hpshm_child_spawn(), which keeps the descriptor open across exec";
@@ -194,6 +225,12 @@ static int memfd_attach(const struct hpshm_instance *self, struct hpshm_mapping 
 				       "descriptor %d is not the segment's memfd (%s long, the segment is %s)", fd,
 				       hpshm_size_format((size_t)st.st_size, have, sizeof(have)), sz);
 
+	if (rq->tag) {
+		int rc = memfd_check_tag(fd, rq->tag, err);
+
+		if (rc < 0)
+			return rc;
+	}
 	snprintf(what, sizeof(what), "the memfd (descriptor %d)", fd);
 	return hpshm__fd_attach_map(m, rq, fd, NULL, what, err);
 }
@@ -202,7 +239,7 @@ const struct hpshm_provider hpshm__provider_memfd_hugetlb = {
 	.abi_version = HPSHM_PROVIDER_ABI,
 	.name        = "memfd_hugetlb",
 	.summary     = "memfd_create(MFD_HUGETLB), no mount needed, re-attachable by descriptor",
-	.caps        = HPSHM_CAP_HUGE | HPSHM_CAP_REATTACH | HPSHM_CAP_FD,
+	.caps        = HPSHM_CAP_HUGE | HPSHM_CAP_REATTACH | HPSHM_CAP_FD | HPSHM_CAP_TAG,
 	.probe       = memfd_probe,
 	.requirements = hpshm__hugetlb_requirements_member,
 	.create      = memfd_create_segment,

@@ -65,13 +65,19 @@ struct hpshm_config {
  * page size: a 1 GiB segment on 1 GiB pages would take two.  So an unnamed re-attachable
  * segment on huge pages keeps it in a companion: a small object of base pages made by the
  * plain provider, mapped in the granule right after the segment and handed to the child
- * beside it.  A named segment keeps its header at its tail whatever it costs: the proof of
- * whose an object is must be in the object, where `hpshm gc` reads it after a crash.
+ * beside it, unless its provider can label the object where the kernel keeps it
+ * (HPSHM_CAP_TAG: a memfd's name): then the label, made of the header's nonce and address,
+ * proves the object to a child, and the header lives only in the handles, so the segment is
+ * one object, as cheap to make and release as the raw calls.  A named segment keeps its
+ * header at its tail whatever it costs: the proof of whose an object is must be in the
+ * object, where `hpshm gc` reads it after a crash.
  */
 enum hpshm__header_place {
 	HPSHM__HEADER_NONE,      /* no header: neither named nor re-attachable */
 	HPSHM__HEADER_TAIL,      /* in the last HPSHM_HEADER_REGION bytes of the mapping */
-	HPSHM__HEADER_COMPANION  /* in a companion object at addr + mapped length */
+	HPSHM__HEADER_COMPANION, /* in a companion object at addr + mapped length */
+	HPSHM__HEADER_TAG        /* in the handle only: the object carries the provider's label
+	                          * (HPSHM_CAP_TAG) of the header's nonce and address instead */
 };
 
 /* The companion that holds a segment's header (HPSHM__HEADER_COMPANION). */
@@ -85,7 +91,8 @@ struct hpshm_segment {
 	struct hpshm_mapping         map;      /* what the provider made or attached */
 	size_t                       usable;   /* bytes for the caller, before any header region */
 	int                          owner;    /* 1: created here (destroy removes); 0: attached */
-	struct hpshm_header         *header;   /* at addr + usable or in the companion; NULL if none */
+	struct hpshm_header         *header;   /* at addr + usable, in the companion or at held; NULL if none */
+	struct hpshm_header          held;     /* the header when no object holds it (HPSHM__HEADER_TAG) */
 	struct hpshm__companion      companion; /* the header's object, when it is not at the tail */
 	hpshm_report                 report;   /* what it is */
 	struct hpshm_config          cfg;      /* for logging at destroy */
@@ -105,6 +112,11 @@ int hpshm__request_option(const struct hpshm_request *rq, const char *key, char 
 int hpshm__wants_header(const struct hpshm_config *cfg);
 /* Where the header of a segment of size bytes on page_size pages goes under cfg. */
 enum hpshm__header_place hpshm__header_place(const struct hpshm_config *cfg, size_t size, size_t page_size);
+/*
+ * The label of a segment whose header is held (HPSHM__HEADER_TAG): its nonce and creator
+ * address, for hpshm_request.tag; buf has HPSHM_TAG_MAX bytes.  Returns buf.
+ */
+const char *hpshm__header_tag(uint64_t nonce, uint64_t address, char *buf);
 /* Bytes after a segment of that place that the companion's granule takes (0 unless companion). */
 size_t hpshm__header_extent(enum hpshm__header_place place);
 /*

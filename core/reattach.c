@@ -8,8 +8,9 @@
  *     hpshm2:<provider>:<id>:<mapped size>:<page size>:<address>:<nonce>:<header>:<check>
  *
  * numbers in lower-case hex, <id> the provider's identify() text ("fd=5", "shm=32769",
- * "path=/dev/hugepages/hpshm.db"), <header> "tail" or the plain provider's identify() text of
- * the header's companion ("fd=6"), <check> FNV-1a-32 of everything before it.  The check
+ * "path=/dev/hugepages/hpshm.db"), <header> "tail", "tag" (the object carries the provider's
+ * label, below) or the plain provider's identify() text of the header's companion ("fd=6"),
+ * <check> FNV-1a-32 of everything before it.  The check
  * catches truncation and typos; it is not a secret.  What proves the token names *this*
  * segment is the nonce: 64 random bits also written in the header at the segment's tail,
  * compared after mapping.  The header also records where the creator mapped the segment, and
@@ -23,7 +24,12 @@
  * The header lives in the last HPSHM_HEADER_REGION bytes of the mapping, after the caller's
  * usable bytes, so the caller's pointer is the mapping's first byte (huge-page aligned); or,
  * when that would cost a huge page, in a companion of base pages mapped right after the
- * segment (core/internal.h, enum hpshm__header_place).  Version 1 tokens had no <header>.
+ * segment (core/internal.h, enum hpshm__header_place).  A provider that can label its object
+ * where the kernel keeps it (HPSHM_CAP_TAG: memfd_hugetlb names the memfd) needs neither:
+ * the label is "<nonce>@0x<address>" (hpshm__header_tag()), given at create, and its attach()
+ * maps only an object that carries the label the token's nonce and address make, so the
+ * label does what the header's nonce and creator_address do, and the header itself is kept
+ * in the handles.  Version 1 tokens had no <header>.
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -65,6 +71,12 @@ size_t hpshm__header_extent(enum hpshm__header_place place)
 	/* The companion is mapped in the address granule after the segment: every base page
 	 * size hpshm runs on divides HPSHM__ADDRESS_GRANULE, so its pages fit in one. */
 	return place == HPSHM__HEADER_COMPANION ? HPSHM__ADDRESS_GRANULE : 0;
+}
+
+const char *hpshm__header_tag(uint64_t nonce, uint64_t address, char *buf)
+{
+	snprintf(buf, HPSHM_TAG_MAX, "%016llx@0x%llx", (unsigned long long)nonce, (unsigned long long)address);
+	return buf;
 }
 
 struct hpshm_header *hpshm__header_write(void *dst_region, size_t usable, const void *at, const char *provider,
@@ -180,7 +192,7 @@ int hpshm_segment_token(const hpshm_segment *seg, char *buf, size_t len, hpshm_e
 	if (n < 0 || (size_t)n >= sizeof(id) || strpbrk(id, ": \t\n"))
 		return hpshm_error_set(err, HPSHM_ENOTSUP, 0, NULL, NULL, "provider %s cannot name this segment",
 				       seg->inst.name);
-	strcpy(hdr, "tail");
+	strcpy(hdr, seg->header == &seg->held ? "tag" : "tail");
 	if (seg->companion.map.addr) {
 		n = seg->companion.inst.ops->identify(&seg->companion.inst, &seg->companion.map, hdr, sizeof(hdr));
 		if (n < 0 || (size_t)n >= sizeof(hdr) || strpbrk(hdr, ": \t\n") || strcmp(hdr, "tail") == 0)
@@ -395,7 +407,8 @@ int hpshm__segment_attach(hpshm_segment **out, const char *token, const hpshm_co
 	struct hpshm_header *header;
 	hpshm_error e;
 	uint64_t t0 = hpshm__now_ns();
-	int rc, companion;
+	char tag[HPSHM_TAG_MAX];
+	int rc, companion, tagged;
 
 	if (err)
 		memset(err, 0, sizeof(*err));
@@ -428,7 +441,14 @@ int hpshm__segment_attach(hpshm_segment **out, const char *token, const hpshm_co
 	memset(&m, 0, sizeof(m));
 	m.handle = HPSHM_NO_HANDLE;
 	memset(&e, 0, sizeof(e));
-	companion = strcmp(t.header, "tail") != 0;
+	tagged = strcmp(t.header, "tag") == 0;
+	companion = !tagged && strcmp(t.header, "tail") != 0;
+	if (tagged && !(p->ops->caps & HPSHM_CAP_TAG))
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass the token exactly as hpshm_segment_token() made it",
+				       "the token says provider %s labelled the segment, and %s labels no object",
+				       p->name, p->name);
+	if (tagged)
+		rq.tag = hpshm__header_tag(t.nonce, t.address, tag);
 	memset(&comp, 0, sizeof(comp));
 	if (companion && hpshm__provider_find("plain", &comp.inst) < 0)
 		return hpshm_error_set(err, HPSHM_ENOPROVIDER, 0, NULL, "use the same hpshm build in parent and child",
@@ -456,7 +476,7 @@ int hpshm__segment_attach(hpshm_segment **out, const char *token, const hpshm_co
 		return hpshm_error_set(err, HPSHM_ESYS, 0, NULL, NULL, "provider %s attached at %p, not at %p", p->name,
 				       m.addr, rq.address);
 	}
-	header = (struct hpshm_header *)((char *)m.addr + m.size - HPSHM_HEADER_REGION);
+	header = tagged ? NULL : (struct hpshm_header *)((char *)m.addr + m.size - HPSHM_HEADER_REGION);
 	if (companion) {
 		rc = companion_attach(&comp, (char *)m.addr + m.size, t.header, cfg, err);
 		if (rc < 0) {
@@ -465,7 +485,9 @@ int hpshm__segment_attach(hpshm_segment **out, const char *token, const hpshm_co
 		}
 		header = comp.map.addr;
 	}
-	rc = attach_check_header(header, &t, err);
+	/* A labelled object was checked by the provider's attach: its label is the nonce and
+	 * the address, and a descriptor cannot outlive a boot. */
+	rc = tagged ? 0 : attach_check_header(header, &t, err);
 	if (rc < 0) {
 		if (companion)
 			attach_undo(&comp.inst, &comp.map);
@@ -496,8 +518,21 @@ int hpshm__segment_attach(hpshm_segment **out, const char *token, const hpshm_co
 	seg->inst = *p;
 	seg->map = m;
 	seg->owner = 0;
-	seg->usable = companion ? m.size : m.size - HPSHM_HEADER_REGION;
+	seg->usable = companion || tagged ? m.size : m.size - HPSHM_HEADER_REGION;
 	seg->header = header;
+	if (tagged) {
+		/* What the creator's handle holds, as far as the token says it; the rest of a
+		 * header (who created it, when) is for named objects, which are never tagged. */
+		memcpy(seg->held.magic, HPSHM_HEADER_MAGIC, sizeof(seg->held.magic));
+		seg->held.version = HPSHM_HEADER_VERSION;
+		seg->held.header_size = (uint32_t)sizeof(seg->held);
+		seg->held.usable_size = m.size;
+		seg->held.page_size = t.page_size;
+		seg->held.nonce = t.nonce;
+		seg->held.creator_address = t.address;
+		hpshm__strlcpy(seg->held.provider, p->name, sizeof(seg->held.provider));
+		seg->header = &seg->held;
+	}
 	seg->companion = comp;
 	seg->cfg = *cfg;
 	hpshm__strlcpy(seg->cfg.name, seg->header->name, sizeof(seg->cfg.name));

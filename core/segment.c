@@ -317,8 +317,10 @@ static int segment_try(struct segment_walk *w, const struct hpshm_instance *p, s
 	struct hpshm_mapping m;
 	struct hpshm_header *header;
 	struct hpshm__companion companion;
+	struct hpshm_header held;
 	enum hpshm__header_place place;
 	hpshm_error perr;
+	char tag[HPSHM_TAG_MAX];
 	const char *why;
 	char why_text[HPSHM_TEXT_MAX], psz[32];
 	size_t wish;
@@ -359,6 +361,10 @@ static int segment_try(struct segment_walk *w, const struct hpshm_instance *p, s
 	 * address aligned to them. */
 	rq.page_size = pr.page_size;
 	place = hpshm__header_place(cfg, size, rq.page_size);
+	/* A label the kernel keeps with the object proves it as well as a header in a
+	 * companion, and costs no second object to make, inherit and release. */
+	if (place == HPSHM__HEADER_COMPANION && (p->ops->caps & HPSHM_CAP_TAG))
+		place = HPSHM__HEADER_TAG;
 	rc = hpshm__segment_sizes_at(place, size, rq.page_size, &rq.size, NULL);
 	if (rc < 0) {
 		segment_attempt(w, p, rq.page_size, HPSHM_EOVERFLOW, 0, "round", "size overflows when rounded to the page size");
@@ -375,6 +381,12 @@ static int segment_try(struct segment_walk *w, const struct hpshm_instance *p, s
 	rc = segment_place(w, p, cfg, size, &rq, &place, &companion);
 	if (rc < 0)
 		return rc;
+	/* The held header is written before the object exists: its nonce and address are the
+	 * label the provider gives the object. */
+	if (place == HPSHM__HEADER_TAG) {
+		(void)hpshm__header_write(&held, rq.size, rq.address, p->name, cfg->name, rq.page_size);
+		rq.tag = hpshm__header_tag(held.nonce, (uint64_t)(uintptr_t)rq.address, tag);
+	}
 
 	memset(&m, 0, sizeof(m));
 	m.handle = HPSHM_NO_HANDLE;
@@ -458,6 +470,10 @@ static int segment_try(struct segment_walk *w, const struct hpshm_instance *p, s
 	(*seg)->map = m;
 	(*seg)->owner = 1;
 	(*seg)->header = header;
+	if (place == HPSHM__HEADER_TAG) {
+		(*seg)->held = held;
+		(*seg)->header = &(*seg)->held;
+	}
 	(*seg)->companion = companion;
 	(*seg)->usable = place == HPSHM__HEADER_TAIL ? m.size - HPSHM_HEADER_REGION : m.size;
 	hpshm__strlcpy(w->r->provider, p->name, sizeof(w->r->provider));

@@ -199,7 +199,8 @@ enum hpshm_cap {
 	HPSHM_CAP_HUGE     = 1, /**< backs segments with huge pages */
 	HPSHM_CAP_REATTACH = 2, /**< a child started by exec can attach the segment */
 	HPSHM_CAP_NAMED    = 4, /**< segments can carry a name others open */
-	HPSHM_CAP_FD       = 8  /**< segments are backed by a file descriptor */
+	HPSHM_CAP_FD       = 8, /**< segments are backed by a file descriptor */
+	HPSHM_CAP_TAG      = 16 /**< the kernel keeps a label with each segment (hpshm_request.tag) */
 };
 
 /** Log levels for the log callback and the built-in stderr sink. */

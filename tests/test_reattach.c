@@ -754,9 +754,11 @@ ParameterizedTestParameters(reattach, a_size_that_fills_its_huge_pages_takes_no_
 
 /*
  * An unnamed re-attachable segment whose size is a whole number of huge pages (one page
- * here: a 1 GiB request on 1 GiB pages) maps exactly those pages, all usable: the header is
- * in a companion of base pages after the segment, named in the token, inherited by the
- * children, who attach and see the segment; destroy unmaps both.
+ * here: a 1 GiB request on 1 GiB pages) maps exactly those pages, all usable.  A provider that
+ * labels its object (HPSHM_CAP_TAG) needs nothing more: the token says "tag" and nothing is
+ * mapped after the segment.  For the others the header is in a companion of base pages after
+ * the segment, named in the token.  Either way the children attach and see the segment, and
+ * destroy leaves nothing mapped.
  */
 ParameterizedTest(struct case_ *c, reattach, a_size_that_fills_its_huge_pages_takes_no_page_for_the_header)
 {
@@ -781,7 +783,14 @@ ParameterizedTest(struct case_ *c, reattach, a_size_that_fills_its_huge_pages_ta
 	token_header(tok, hdr, sizeof hdr);
 	cr_assert_str_neq(hdr, "tail", "token %s keeps the header at the tail", tok);
 	a = hpshm_segment_address(seg);
-	cr_assert_eq(hpt_is_mapped(a + size, hpshm_base_page_size()), 1, "no companion mapped after the segment");
+	if (c->caps & HPSHM_CAP_TAG) {
+		cr_assert_str_eq(hdr, "tag", "token %s: %s labels its objects, yet the header is elsewhere", tok,
+				 c->provider);
+		cr_assert_eq(hpt_is_mapped(a + size, hpshm_base_page_size()), 0,
+			     "something is mapped after a labelled segment, which needs no companion");
+	} else {
+		cr_assert_eq(hpt_is_mapped(a + size, hpshm_base_page_size()), 1, "no companion mapped after the segment");
+	}
 	run_children(c, seg, 2);
 	cr_assert_eq(hpshm_segment_destroy(seg), 0);
 	cr_assert_eq(hpt_is_mapped(a, size), 0, "the segment is still mapped after destroy");
@@ -791,12 +800,14 @@ ParameterizedTest(struct case_ *c, reattach, a_size_that_fills_its_huge_pages_ta
 
 /*
  * At a base_address whose following granule is taken (here by a mapping of ours), there is
- * no room for the companion, nor for a header at the tail, which would need that range too:
- * the create fails, names the address, and leaves nothing mapped in the range.
+ * no room for a companion, nor for a header at the tail, which would need that range too:
+ * for sysv_hugetlb, which keeps its header in a companion, the create fails and leaves
+ * nothing mapped in the range.  memfd_hugetlb labels its memfd instead, needs nothing after
+ * the segment, and succeeds there; its child checks the label.
  */
-Test(reattach, a_taken_companion_granule_at_base_address_fails_cleanly)
+static void taken_granule_case(const char *provider, int fits)
 {
-	struct case_ c = {"memfd_hugetlb", HPSHM_CAP_HUGE | HPSHM_CAP_REATTACH, (size_t)2 << 20, 0};
+	struct case_ c = {"", HPSHM_CAP_HUGE | HPSHM_CAP_REATTACH, (size_t)2 << 20, 0};
 	size_t size = 2 * c.page_size;
 	uintptr_t base = free_aligned(4 * c.page_size, c.page_size);
 	hpshm_config *cfg;
@@ -806,20 +817,39 @@ Test(reattach, a_taken_companion_granule_at_base_address_fails_cleanly)
 	void *blocker;
 	int rc;
 
-	if (!has_provider("memfd_hugetlb"))
-		cr_skip_test("this build has no memfd_hugetlb");
+	if (!has_provider(provider))
+		cr_skip_test("this build has no %s", provider);
+	snprintf(c.provider, sizeof c.provider, "%s", provider);
 	snprintf(extra, sizeof extra, "base_address=%#" PRIxPTR, base);
 	cfg = case_config(&c, size, extra);
 	blocker = mmap((void *)(base + size), hpshm_base_page_size(), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
 		       -1, 0);
 	cr_assert_neq(blocker, MAP_FAILED, "mmap the blocker: %s", strerror(errno));
-	memset(&err, 0, sizeof err);
-	rc = hpshm_segment_create(&seg, size, cfg, &err);
-	cr_assert_lt(rc, 0, "created over a taken range");
-	cr_assert_null(seg);
-	cr_assert_eq(hpt_is_mapped((void *)base, size), 0, "the failed create left a mapping at the base address");
+	if (fits) {
+		seg = case_create(&c, cfg, size);
+		cr_assert_eq((uintptr_t)hpshm_segment_address(seg), base);
+		cr_assert_eq(hpshm_segment_report(seg)->mapped_size, size, "%s took more than its two pages", provider);
+		run_children(&c, seg, 1);
+		cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	} else {
+		memset(&err, 0, sizeof err);
+		rc = hpshm_segment_create(&seg, size, cfg, &err);
+		cr_assert_lt(rc, 0, "%s created over a taken range", provider);
+		cr_assert_null(seg);
+	}
+	cr_assert_eq(hpt_is_mapped((void *)base, size), 0, "a mapping is left at the base address");
 	cr_assert_eq(munmap(blocker, hpshm_base_page_size()), 0);
 	hpshm_config_free(cfg);
+}
+
+Test(reattach, a_taken_companion_granule_at_base_address_fails_cleanly)
+{
+	taken_granule_case("sysv_hugetlb", 0);
+}
+
+Test(reattach, a_labelled_segment_needs_no_granule_after_it)
+{
+	taken_granule_case("memfd_hugetlb", 1);
 }
 
 /* The descriptor of a token's "fd=N" field (the 3rd or the 8th), or -1. */
@@ -837,16 +867,16 @@ static int token_fd(const char *tok, int field)
 
 /*
  * A server with its own process manager keeps a segment across its own fork and exec:
- * hpshm_segment_inherit() leaves the segment's descriptor and its header companion's open
- * across exec and gives the token; a program exec'd by hand with HPSHM_TOKEN in its
- * environment attaches at the creator's address and sees the segment.  Without the call the
- * descriptors are close-on-exec.
+ * hpshm_segment_inherit() leaves open across exec every descriptor the token names (the
+ * memfd's; or a SysV segment's header companion) and gives the token; a program exec'd by
+ * hand with HPSHM_TOKEN in its environment attaches at the creator's address and sees the
+ * segment.  Without the call the descriptors are close-on-exec.
  */
-Test(reattach, inherit_keeps_a_segment_across_the_callers_own_exec)
+static void inherit_case(const char *provider, int companion)
 {
-	struct case_ c = {"memfd_hugetlb", HPSHM_CAP_HUGE | HPSHM_CAP_REATTACH, (size_t)2 << 20, 0};
+	struct case_ c = {"", HPSHM_CAP_HUGE | HPSHM_CAP_REATTACH, (size_t)2 << 20, 0};
 	size_t size = c.page_size;
-	char tok[HPSHM_TOKEN_MAX], tokvar[HPSHM_TOKEN_MAX + 16], addr[32], ps[32], value[32];
+	char tok[HPSHM_TOKEN_MAX], tokvar[HPSHM_TOKEN_MAX + 16], addr[32], ps[32], value[32], hdr[HPSHM_TOKEN_MAX];
 	char path[] = HPSHM_REATTACH_CHILD, mode[] = "check", slot[] = "0", nslots[] = "1";
 	char *argv[] = {path, mode, addr, ps, slot, nslots, value, NULL};
 	char *envp[] = {tokvar, NULL};
@@ -854,25 +884,32 @@ Test(reattach, inherit_keeps_a_segment_across_the_callers_own_exec)
 	hpshm_segment *seg;
 	hpshm_error err;
 	uint64_t *w;
-	int fd, hfd, status;
+	int fds[2], status;
 	pid_t pid;
 
-	if (!has_provider("memfd_hugetlb"))
-		cr_skip_test("this build has no memfd_hugetlb");
+	if (!has_provider(provider))
+		cr_skip_test("this build has no %s", provider);
+	snprintf(c.provider, sizeof c.provider, "%s", provider);
 	cfg = case_config(&c, size, "");
 	seg = case_create(&c, cfg, size);
 	cr_assert_gt(hpshm_segment_token(seg, tok, sizeof tok, &err), 0, "%s", err.message);
-	fd = token_fd(tok, 2);
-	hfd = token_fd(tok, 7);
-	cr_assert_geq(fd, 0, "token %s", tok);
-	cr_assert_geq(hfd, 0, "token %s: a 2 MiB segment on 2 MiB pages keeps its header in a companion", tok);
-	cr_assert(fcntl(fd, F_GETFD) & FD_CLOEXEC, "the segment's descriptor is inheritable before the call");
-	cr_assert(fcntl(hfd, F_GETFD) & FD_CLOEXEC, "the companion's descriptor is inheritable before the call");
+	fds[0] = token_fd(tok, 2); /* -1 for a SysV id */
+	fds[1] = token_fd(tok, 7); /* -1 for a header at the tail or in the memfd's label */
+	token_header(tok, hdr, sizeof hdr);
+	if (companion)
+		cr_assert_geq(fds[1], 0, "token %s: a 2 MiB segment on 2 MiB pages keeps its header in a companion", tok);
+	else
+		cr_assert_str_eq(hdr, "tag", "token %s: %s labels its memfd, so no companion", tok, provider);
+	cr_assert(fds[0] >= 0 || fds[1] >= 0, "token %s names no descriptor to inherit", tok);
+	for (int i = 0; i < 2; i++)
+		if (fds[i] >= 0)
+			cr_assert(fcntl(fds[i], F_GETFD) & FD_CLOEXEC, "descriptor %d is inheritable before the call", fds[i]);
 
 	cr_assert_gt(hpshm_segment_inherit(seg, tok, sizeof tok, &err), 0, "%s: %s", hpshm_errname(err.code),
 		     err.message);
-	cr_assert_eq(fcntl(fd, F_GETFD) & FD_CLOEXEC, 0, "the segment's descriptor is still close-on-exec");
-	cr_assert_eq(fcntl(hfd, F_GETFD) & FD_CLOEXEC, 0, "the companion's descriptor is still close-on-exec");
+	for (int i = 0; i < 2; i++)
+		if (fds[i] >= 0)
+			cr_assert_eq(fcntl(fds[i], F_GETFD) & FD_CLOEXEC, 0, "descriptor %d is still close-on-exec", fds[i]);
 
 	w = hpshm_segment_address(seg);
 	snprintf(tokvar, sizeof tokvar, "HPSHM_TOKEN=%s", tok);
@@ -894,4 +931,14 @@ Test(reattach, inherit_keeps_a_segment_across_the_callers_own_exec)
 		     "the child's write-back is not in the segment");
 	cr_assert_eq(hpshm_segment_destroy(seg), 0);
 	hpshm_config_free(cfg);
+}
+
+Test(reattach, inherit_keeps_a_segment_across_the_callers_own_exec)
+{
+	inherit_case("memfd_hugetlb", 0);
+}
+
+Test(reattach, inherit_keeps_a_sysv_segment_and_its_companion_across_exec)
+{
+	inherit_case("sysv_hugetlb", 1);
 }

@@ -269,14 +269,18 @@ static void with_field(const struct live *l, int i, const char *v, char *buf, si
 	join_checked(&f, buf, len);
 }
 
-/* "token says 0x<token's>, the segment was created at 0x<creator's>": both addresses named. */
+/*
+ * Both addresses named: "token says 0x<token's>, the segment was created at 0x<creator's>"
+ * from the header check, or both inside the two labels a labelled memfd's check quotes
+ * (HPSHM_CAP_TAG: "<nonce>@0x<address>").
+ */
 static void names_both_addresses(const char *what, const hpshm_error *err, unsigned long long token_at,
 				 unsigned long long created_at)
 {
 	char says[64], created[64];
 
-	snprintf(says, sizeof says, "token says 0x%llx", token_at);
-	snprintf(created, sizeof created, "created at 0x%llx", created_at);
+	snprintf(says, sizeof says, "0x%llx", token_at);
+	snprintf(created, sizeof created, "0x%llx", created_at);
 	CHECK(hpt_contains(err->message, says) && hpt_contains(err->message, created), what,
 	      "%s: the message does not name both addresses (\"%s\", \"%s\"): %s", hpshm_errname(err->code), says,
 	      created, err->message);
@@ -440,7 +444,7 @@ static void foreign_objects_are_refused(const struct live *l)
 	char tok[HPSHM_TOKEN_MAX], id[64], addr[32];
 	const char *const provs[] = {"plain", "memfd_hugetlb", "hugetlbfs", "sysv_hugetlb"};
 	struct fields f;
-	int devnull, tmp, closed, shmid;
+	int devnull, tmp, closed, shmid, foreign;
 	void *shm;
 	struct shmid_ds ds;
 
@@ -463,9 +467,27 @@ static void foreign_objects_are_refused(const struct live *l)
 	/* An id no segment has: one above every id in use. */
 	int nosuch = shmctl(0, SHM_INFO, &ds) + 1 + 12345;
 
+	/* A hugetlb memfd of the segment's page size and length that is not hpshm's: every
+	 * check of what the descriptor is passes, and only the header (or a labelled memfd's
+	 * name) can tell. */
+	foreign = -1;
+	if (l->page_size > 4096)
+		foreign = hpshm__linux_sys.memfd_create("not-hpshm", MFD_CLOEXEC | MFD_HUGETLB | hpshm__huge_bits(l->page_size));
+	if (foreign >= 0)
+		cr_assert_eq(ftruncate(foreign, (off_t)size), 0);
 	snprintf(addr, sizeof addr, "%" PRIxPTR, free_aligned(size, align));
 	for (size_t pi = 0; pi < sizeof provs / sizeof provs[0]; pi++) {
 		const int ids[] = {devnull, tmp, closed};
+
+		for (int at = 0; at < 2 && foreign >= 0; at++) {
+			f = l->f;
+			snprintf(f.f[1], sizeof f.f[1], "%s", provs[pi]);
+			if (at)
+				snprintf(f.f[5], sizeof f.f[5], "%s", addr);
+			snprintf(f.f[2], sizeof f.f[2], "fd=%d", foreign);
+			join_checked(&f, tok, sizeof tok);
+			reject_one(tok, "fd of a hugetlb memfd that is not hpshm's");
+		}
 
 		for (int at = 0; at < 2; at++) {
 			f = l->f;
@@ -496,6 +518,8 @@ static void foreign_objects_are_refused(const struct live *l)
 			break;
 		}
 	shmdt(shm);
+	if (foreign >= 0)
+		CHECK(close(foreign) == 0, "foreign memfd", "a refused token closed its descriptor");
 	close(tmp);
 	close(devnull);
 }
@@ -818,6 +842,66 @@ Test(tokens, address_below_64KiB_or_off_its_grid_is_refused_before_mapping)
 }
 
 /* What the fake secure_getenv was asked, and whether it plays a setuid process. */
+static ssize_t no_proc_readlink(const char *path, char *buf, size_t len)
+{
+	(void)path;
+	(void)buf;
+	(void)len;
+	errno = ENOENT;
+	return -1;
+}
+
+/*
+ * A memfd_hugetlb segment that fills its pages keeps no header object: its memfd's name is
+ * the proof, read from /proc/self/fd.  A child that cannot read it (no /proc) is refused with
+ * the failed call and the fix, maps nothing, and keeps the descriptor it was given.
+ */
+Test(tokens, a_labelled_memfd_whose_name_cannot_be_read_is_refused_naming_proc)
+{
+	char kv[] = "provider=memfd_hugetlb,reattach=exec,huge_pages=on", reason[HPSHM_TEXT_MAX], psz[32];
+	char tok[HPSHM_TOKEN_MAX], id[32];
+	hpshm_segment *seg = NULL;
+	hpshm_config *cfg;
+	hpshm_error err;
+	struct fields f;
+	struct live l;
+	size_t ps = 0;
+	int rc, dupfd;
+
+	cr_assert_eq(hpshm_config_new(&cfg), 0);
+	cr_assert_eq(hpshm_config_parse(cfg, kv, NULL), 0);
+	rc = hpshm_provider_probe("memfd_hugetlb", 0, cfg, &ps, reason, sizeof reason);
+	hpshm_config_free(cfg);
+	if (rc < 0)
+		HPT_UNAVAILABLE("memfd_hugetlb", hpt_size_text(hpt_default_huge_page_size(), psz, sizeof psz), "%s",
+				reason);
+	rc = live_make(&l, kv, ps);
+	cr_assert_eq(rc, 0, "%s after a good probe: %s", kv, hpshm_errname(rc));
+	f = l.f;
+	cr_assert_str_eq(f.f[7], "tag", "token %s: a segment of one whole page keeps its header in the label", l.tok);
+	dupfd = fcntl(atoi(f.f[2] + 3), F_DUPFD_CLOEXEC, 0);
+	cr_assert_geq(dupfd, 0);
+	snprintf(id, sizeof id, "fd=%d", dupfd);
+	snprintf(f.f[2], sizeof f.f[2], "%s", id);
+	join_checked(&f, tok, sizeof tok);
+	hpshm__sys.readlink = no_proc_readlink;
+	memset(&err, 0, sizeof err);
+	rc = hpshm_segment_attach(&seg, tok, NULL, &err);
+	hpshm__sys_reset();
+	cr_assert_eq(rc, HPSHM_ESYS, "%s: %s", hpshm_errname(rc), err.message);
+	cr_assert_null(seg);
+	cr_assert_str_eq(err.call, "readlink");
+	cr_assert_eq(err.sys_errno, ENOENT);
+	cr_assert(hpt_contains(err.hint, "/proc"), "the hint does not say to mount /proc: %s", err.hint);
+	cr_assert_geq(fcntl(dupfd, F_GETFD), 0, "the refused attach closed the descriptor it was given");
+	/* With its name readable the same token passes the check and goes on to map, where the
+	 * live segment holds the range: the refusal was the name's alone. */
+	rc = hpshm_segment_attach(&seg, tok, NULL, &err);
+	cr_assert_eq(rc, HPSHM_EEXIST, "%s: %s", hpshm_errname(rc), err.message);
+	cr_assert_eq(close(dupfd), 0);
+	live_free(&l);
+}
+
 static char asked[64];
 static int untrusted;
 

@@ -410,6 +410,7 @@ char *tool_caps_words(unsigned caps, char *buf, size_t len)
 		{ HPSHM_CAP_REATTACH, "reattach" },
 		{ HPSHM_CAP_NAMED, "named" },
 		{ HPSHM_CAP_FD, "fd" },
+		{ HPSHM_CAP_TAG, "tag" },
 	};
 	size_t used = 0;
 

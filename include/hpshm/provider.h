@@ -39,9 +39,10 @@
  *
  * Re-attach after exec: the core chooses the address, keeps a header that says what the
  * segment is (in the last HPSHM_HEADER_REGION bytes of the mapping, and then create() is asked
- * for that much more; or, for an unnamed segment whose size fills its huge pages, in a
- * companion the core makes with the plain provider after the segment), and passes the child
- * a token holding identify()'s text.  A child started through
+ * for that much more; or, for an unnamed segment whose size fills its huge pages, in the
+ * label a provider with HPSHM_CAP_TAG gives the object (rq->tag), else in a companion the
+ * core makes with the plain provider after the segment), and passes the child a token
+ * holding identify()'s text.  A child started through
  * hpshm_child_spawn() inherits m->handle when m->flags has HPSHM_MAP_INHERIT.  In the child
  * attach() must map exactly at rq->address or fail: never elsewhere, never over an existing
  * mapping (MAP_FIXED_NOREPLACE, shmat without SHM_REMAP, MapViewOfFileEx).  The core then
@@ -59,7 +60,8 @@
  *      reading OS pools; requirements feeds `hpshm plan`; the mapping holds an OS-neutral
  *      handle and says whether a child must inherit it; capabilities may be narrowed per
  *      segment; the header's layout became the core's (base/header.h): scan() hands its raw
- *      bytes over.
+ *      bytes over.  Later in 0.x, appended: hpshm_request.tag and HPSHM_CAP_TAG (a provider
+ *      without the cap never sees a tag, so one built before them works unchanged).
  * hpshm_provider_register() accepts only HPSHM_PROVIDER_ABI: a provider built against an
  * older header is refused with an error that says to rebuild it (hpshm is 0.x: no shims).
  */
@@ -141,7 +143,17 @@ struct hpshm_request {
 	 * snprintf-style: the value's length (buf NUL-terminated when len > 0), or HPSHM_ENOKEY.
 	 */
 	int (*option)(const struct hpshm_request *rq, const char *key, char *buf, size_t len);
+	/**
+	 * For a provider with HPSHM_CAP_TAG, else NULL: create() labels the object with this text
+	 * where the kernel keeps it with the object (a memfd's name), and attach() refuses an
+	 * object that does not carry exactly this label.  Printable, no '/', at most
+	 * HPSHM_TAG_MAX - 1 bytes.  NULL: no label to give or check.
+	 */
+	const char         *tag;
 };
+
+/** Longest label the core puts in hpshm_request.tag, with its NUL. */
+#define HPSHM_TAG_MAX 64
 
 /** A provider's answer to probe(). */
 struct hpshm_probe {

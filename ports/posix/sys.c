@@ -95,6 +95,7 @@ static FILE *sys_fopen(const char *path, const char *mode)
 		.fchmod       = fchmod,         \
 		.linkat       = linkat,         \
 		.fopen        = sys_fopen,      \
+		.readlink     = readlink,       \
 	}
 
 struct hpshm__syscalls hpshm__sys = SYS_REAL_CALLS;

@@ -48,6 +48,7 @@ struct hpshm__syscalls {
 	int   (*fchmod)(int fd, mode_t mode);
 	int   (*linkat)(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, int flags);
 	FILE *(*fopen)(const char *path, const char *mode); /* close-on-exec: see hpshm__fopen() */
+	ssize_t (*readlink)(const char *path, char *buf, size_t len);
 };
 
 extern struct hpshm__syscalls hpshm__sys;
