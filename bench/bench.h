@@ -7,10 +7,12 @@
  * between members of one group, within one round, on memory that stayed put between the
  * rounds (reference/performance-anchor.md: create both regions once, fault them in, then
  * alternate short phases on the live regions).  A group first cycles each member through a
- * fresh create, attach and teardown BENCH_SETUP_CYCLES times (the setup samples, and page
- * tables once), then creates all of them again, alive together, runs the rounds (chase,
- * then rmw, in every member, the order reversed every other round), and tears them down.  A group holds as many regions as it has members, so its
- * memory is checked against MemAvailable and the huge page pools before it is created.
+ * fresh create, attach and teardown BENCH_SETUP_CYCLES times, BENCH_POOL_CYCLES on a huge
+ * page pool (the setup samples, and page tables once), then creates all of them again,
+ * alive together, runs the rounds (chase, then rmw, in every member, the order reversed
+ * every other round), and tears them down.  A group holds as many regions as it has
+ * members, so its memory is checked against MemAvailable and the huge page pools before it
+ * is created.
  *
  * Files, one concern each:
  *   workload.c  the access code every configuration runs
@@ -53,7 +55,8 @@
 #define BENCH_MAX_SAMPLES   512  /* per configuration and workload: rounds x the groups it is in */
 #define BENCH_GROUP_MAX     8    /* members of one group, the reference included */
 #define BENCH_MAX_SIZES     4    /* huge page sizes in one run */
-#define BENCH_SETUP_CYCLES  5    /* fresh create, attach, teardown of every member, per group */
+#define BENCH_SETUP_CYCLES  7    /* timed fresh create, attach, teardown of every member, per group */
+#define BENCH_POOL_CYCLES   21   /* as many in all for the members on a huge page pool (run.c) */
 #define BENCH_LINE          64   /* the chase and rmw work on cache-line slots */
 #define BENCH_WHY_MAX       512  /* why a configuration could not run */
 #define BENCH_WORKER_CMD    "__bench-worker" /* the hidden subcommand a spawned worker runs */

@@ -113,6 +113,13 @@ int hpshm__wants_header(const struct hpshm_config *cfg);
 /* Where the header of a segment of size bytes on page_size pages goes under cfg. */
 enum hpshm__header_place hpshm__header_place(const struct hpshm_config *cfg, size_t size, size_t page_size);
 /*
+ * The header a handle holds for a labelled segment (HPSHM__HEADER_TAG): what its token
+ * carries.  Who created it and in which boot are left out: they tell `hpshm gc` and a stale
+ * token after a reboot about objects that can outlive their creator, and a memfd cannot.
+ */
+void hpshm__header_hold(struct hpshm_header *h, size_t usable, uint64_t nonce, uint64_t at, const char *provider,
+			size_t page_size);
+/*
  * The label of a segment whose header is held (HPSHM__HEADER_TAG): its nonce and creator
  * address, for hpshm_request.tag; buf has HPSHM_TAG_MAX bytes.  Returns buf.
  */

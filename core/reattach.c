@@ -79,6 +79,20 @@ const char *hpshm__header_tag(uint64_t nonce, uint64_t address, char *buf)
 	return buf;
 }
 
+void hpshm__header_hold(struct hpshm_header *h, size_t usable, uint64_t nonce, uint64_t at, const char *provider,
+			size_t page_size)
+{
+	memset(h, 0, sizeof(*h));
+	memcpy(h->magic, HPSHM_HEADER_MAGIC, sizeof(h->magic));
+	h->version = HPSHM_HEADER_VERSION;
+	h->header_size = (uint32_t)sizeof(*h);
+	h->usable_size = usable;
+	h->page_size = page_size;
+	h->nonce = nonce;
+	h->creator_address = at;
+	hpshm__strlcpy(h->provider, provider, sizeof(h->provider));
+}
+
 struct hpshm_header *hpshm__header_write(void *dst_region, size_t usable, const void *at, const char *provider,
 					 const char *name, size_t page_size)
 {
@@ -195,7 +209,8 @@ int hpshm_segment_token(const hpshm_segment *seg, char *buf, size_t len, hpshm_e
 	strcpy(hdr, seg->header == &seg->held ? "tag" : "tail");
 	if (seg->companion.map.addr) {
 		n = seg->companion.inst.ops->identify(&seg->companion.inst, &seg->companion.map, hdr, sizeof(hdr));
-		if (n < 0 || (size_t)n >= sizeof(hdr) || strpbrk(hdr, ": \t\n") || strcmp(hdr, "tail") == 0)
+		if (n < 0 || (size_t)n >= sizeof(hdr) || strpbrk(hdr, ": \t\n") || strcmp(hdr, "tail") == 0 ||
+		    strcmp(hdr, "tag") == 0)
 			return hpshm_error_set(err, HPSHM_ENOTSUP, 0, NULL, NULL,
 					       "provider %s cannot name this segment's header companion",
 					       seg->companion.inst.name);
@@ -521,16 +536,7 @@ int hpshm__segment_attach(hpshm_segment **out, const char *token, const hpshm_co
 	seg->usable = companion || tagged ? m.size : m.size - HPSHM_HEADER_REGION;
 	seg->header = header;
 	if (tagged) {
-		/* What the creator's handle holds, as far as the token says it; the rest of a
-		 * header (who created it, when) is for named objects, which are never tagged. */
-		memcpy(seg->held.magic, HPSHM_HEADER_MAGIC, sizeof(seg->held.magic));
-		seg->held.version = HPSHM_HEADER_VERSION;
-		seg->held.header_size = (uint32_t)sizeof(seg->held);
-		seg->held.usable_size = m.size;
-		seg->held.page_size = t.page_size;
-		seg->held.nonce = t.nonce;
-		seg->held.creator_address = t.address;
-		hpshm__strlcpy(seg->held.provider, p->name, sizeof(seg->held.provider));
+		hpshm__header_hold(&seg->held, m.size, t.nonce, t.address, p->name, (size_t)t.page_size);
 		seg->header = &seg->held;
 	}
 	seg->companion = comp;

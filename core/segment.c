@@ -384,8 +384,9 @@ static int segment_try(struct segment_walk *w, const struct hpshm_instance *p, s
 	/* The held header is written before the object exists: its nonce and address are the
 	 * label the provider gives the object. */
 	if (place == HPSHM__HEADER_TAG) {
-		(void)hpshm__header_write(&held, rq.size, rq.address, p->name, cfg->name, rq.page_size);
-		rq.tag = hpshm__header_tag(held.nonce, (uint64_t)(uintptr_t)rq.address, tag);
+		hpshm__header_hold(&held, rq.size, hpshm__random64(), (uint64_t)(uintptr_t)rq.address, p->name,
+				   rq.page_size);
+		rq.tag = hpshm__header_tag(held.nonce, held.creator_address, tag);
 	}
 
 	memset(&m, 0, sizeof(m));

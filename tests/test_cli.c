@@ -201,8 +201,9 @@ Test(cli, plan_counts_whole_pages_without_a_header)
 
 /*
  * A named segment keeps its header at its tail, in the object, so a size that fills whole
- * pages takes one more; an unnamed re-attachable one keeps it in a companion of base pages
- * and takes exactly the pages its size fills (and all of them are usable).
+ * pages takes one more; an unnamed re-attachable one keeps it in its provider's label of the
+ * object or in a companion of base pages, and takes exactly the pages its size fills (and
+ * all of them are usable).
  */
 Test(cli, plan_counts_a_header_page_only_for_named_segments)
 {
@@ -224,7 +225,7 @@ Test(cli, plan_counts_a_header_page_only_for_named_segments)
 			cr_assert_eq(usable, mapped - 4096, "%s: the header region is not out of the usable size",
 				     cases[i].kv);
 		else
-			cr_assert_eq(usable, mapped, "%s: the companion's header took usable bytes", cases[i].kv);
+			cr_assert_eq(usable, mapped, "%s: the header took usable bytes", cases[i].kv);
 		cr_assert_geq(usable, (size_t)64 << 20);
 
 		r = tool("plan", "64MiB", "--config", cases[i].kv, NULL);

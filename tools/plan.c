@@ -13,7 +13,7 @@
  * HPSHM_* environment, as a server started here would have it), computed by the same core
  * function create uses: a named segment keeps a header region at its tail, which costs one
  * more page when SIZE is an exact multiple of the page size (an unnamed re-attachable one
- * keeps it in a companion of base pages instead).
+ * keeps it in its provider's label of the object, or in a companion of base pages).
  */
 #include <stdarg.h>
 #include <stdio.h>
