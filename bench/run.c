@@ -902,6 +902,19 @@ static void member_release(struct run *run, struct member *m, unsigned i, int ti
 	slot_close(run, i);
 }
 
+/* One setup cycle of member i: create and populate, attach its workers, tear down.  -1 when stopping. */
+static int member_cycle(struct run *run, unsigned i, unsigned gi, int timed)
+{
+	struct member *m = &members[i];
+
+	if (member_create(run, m, i, gi, timed) < 0)
+		return -1;
+	if (m->live)
+		member_attach(run, m, timed);
+	member_release(run, m, i, timed);
+	return 0;
+}
+
 /*
  * Does the member take the further setup cycles?  Those on a huge page pool do: their
  * create costs a fraction of a 4 KiB region's, and their teardown is under a millisecond,
@@ -935,17 +948,9 @@ static int group_cycles(struct run *run, unsigned n, unsigned gi)
 	/* One untimed cycle first, for the host: the pages a pool has just been given, or that
 	 * the guest handed back, are slow to touch the first time (the first timed cycle of a
 	 * run used to read 3.7 s/GiB for whichever member came first, against 0.05). */
-	for (unsigned j = 0; j < n && !bench_stop; j++) {
-		struct member *m = &members[order[j]];
-
-		if (!m->c->usable)
-			continue;
-		if (member_create(run, m, order[j], gi, 0) < 0)
+	for (unsigned j = 0; j < n && !bench_stop; j++)
+		if (members[order[j]].c->usable && member_cycle(run, order[j], gi, 0) < 0)
 			break;
-		if (m->live)
-			member_attach(run, m, 0);
-		member_release(run, m, order[j], 0);
-	}
 	for (unsigned r = 0; r < BENCH_POOL_CYCLES && !bench_stop; r++) {
 		line[0] = '\0';
 		for (unsigned i = 0; i < n; i++)
@@ -957,11 +962,8 @@ static int group_cycles(struct run *run, unsigned n, unsigned gi)
 
 			if (!m->c->usable || (r >= BENCH_SETUP_CYCLES && !pool_member(m->c)))
 				continue;
-			if (member_create(run, m, i, gi, 1) < 0)
+			if (member_cycle(run, i, gi, 1) < 0)
 				break;
-			if (m->live)
-				member_attach(run, m, 1);
-			member_release(run, m, i, 1);
 			if (m->have[BENCH_W_TEARDOWN])
 				note_add(line, sizeof(line), "%s%s %.3f/%.4f/%.4f", line[0] ? ", " : "", m->c->label,
 					 m->cur[BENCH_W_SETUP], m->cur[BENCH_W_ATTACH], m->cur[BENCH_W_TEARDOWN]);

@@ -99,19 +99,15 @@ struct hpshm_header *hpshm__header_write(void *dst_region, size_t usable, const 
 	struct hpshm_header *dst = dst_region;
 	struct hpshm_header h;
 
-	memset(&h, 0, sizeof(h));
-	h.version = HPSHM_HEADER_VERSION;
-	h.header_size = (uint32_t)sizeof(h);
-	h.usable_size = usable;
-	h.page_size = page_size;
-	h.nonce = hpshm__random64();
+	/* What a token carries, then who made it and in which boot, for an object that can
+	 * outlive its creator (hpshm gc, a stale token after a reboot). */
+	hpshm__header_hold(&h, usable, hpshm__random64(), (uint64_t)(uintptr_t)at, provider, page_size);
+	memset(h.magic, 0, sizeof(h.magic));
 	h.creator_pid = hpshm__getpid();
 	h.creator_start = hpshm__process_start(h.creator_pid);
 	h.created_unix = (uint64_t)time(NULL);
-	h.creator_address = (uint64_t)(uintptr_t)at;
 	if (hpshm__boot_id(h.boot_id, sizeof(h.boot_id)) < 0)
 		h.boot_id[0] = '\0';
-	hpshm__strlcpy(h.provider, provider, sizeof(h.provider));
 	hpshm__strlcpy(h.name, name, sizeof(h.name));
 	/* Magic last: a reader that sees it sees a complete header (PostgreSQL's rule too). */
 	*dst = h;

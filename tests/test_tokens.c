@@ -247,6 +247,29 @@ static void live_free(struct live *l)
 	hpshm_config_free(l->cfg);
 }
 
+/*
+ * The page size provider would use under kv (and HPSHM_TEST_HUGETLBFS), or the test skips
+ * (fails under HPSHM_TEST_REQUIRE) with the probe's reason.
+ */
+static size_t probe_or_skip(const char *provider, int huge, const char *kv)
+{
+	char reason[HPSHM_TEXT_MAX], psz[32];
+	hpshm_config *cfg;
+	size_t ps = 0;
+	int rc;
+
+	cr_assert_eq(hpshm_config_new(&cfg), 0);
+	cr_assert_eq(hpshm_config_parse(cfg, kv, NULL), 0);
+	if (getenv("HPSHM_TEST_HUGETLBFS") && *getenv("HPSHM_TEST_HUGETLBFS"))
+		(void)hpshm_config_set(cfg, "hugetlbfs_path", getenv("HPSHM_TEST_HUGETLBFS"), NULL);
+	rc = hpshm_provider_probe(provider, 0, cfg, &ps, reason, sizeof reason);
+	hpshm_config_free(cfg);
+	if (rc < 0)
+		HPT_UNAVAILABLE(provider, huge ? hpt_size_text(hpt_default_huge_page_size(), psz, sizeof psz) : NULL,
+				"%s: %s", provider, reason);
+	return ps;
+}
+
 /* A free range of len bytes aligned to align (the mapping made to find it is gone again). */
 static uintptr_t free_aligned(size_t len, size_t align)
 {
@@ -841,7 +864,6 @@ Test(tokens, address_below_64KiB_or_off_its_grid_is_refused_before_mapping)
 	failures_assert();
 }
 
-/* What the fake secure_getenv was asked, and whether it plays a setuid process. */
 static ssize_t no_proc_readlink(const char *path, char *buf, size_t len)
 {
 	(void)path;
@@ -858,31 +880,22 @@ static ssize_t no_proc_readlink(const char *path, char *buf, size_t len)
  */
 Test(tokens, a_labelled_memfd_whose_name_cannot_be_read_is_refused_naming_proc)
 {
-	char kv[] = "provider=memfd_hugetlb,reattach=exec,huge_pages=on", reason[HPSHM_TEXT_MAX], psz[32];
-	char tok[HPSHM_TOKEN_MAX], id[32];
+	const char *kv = "provider=memfd_hugetlb,reattach=exec,huge_pages=on";
+	char tok[HPSHM_TOKEN_MAX];
 	hpshm_segment *seg = NULL;
-	hpshm_config *cfg;
 	hpshm_error err;
 	struct fields f;
 	struct live l;
-	size_t ps = 0;
+	size_t ps = probe_or_skip("memfd_hugetlb", 1, kv);
 	int rc, dupfd;
 
-	cr_assert_eq(hpshm_config_new(&cfg), 0);
-	cr_assert_eq(hpshm_config_parse(cfg, kv, NULL), 0);
-	rc = hpshm_provider_probe("memfd_hugetlb", 0, cfg, &ps, reason, sizeof reason);
-	hpshm_config_free(cfg);
-	if (rc < 0)
-		HPT_UNAVAILABLE("memfd_hugetlb", hpt_size_text(hpt_default_huge_page_size(), psz, sizeof psz), "%s",
-				reason);
 	rc = live_make(&l, kv, ps);
 	cr_assert_eq(rc, 0, "%s after a good probe: %s", kv, hpshm_errname(rc));
 	f = l.f;
 	cr_assert_str_eq(f.f[7], "tag", "token %s: a segment of one whole page keeps its header in the label", l.tok);
 	dupfd = fcntl(atoi(f.f[2] + 3), F_DUPFD_CLOEXEC, 0);
 	cr_assert_geq(dupfd, 0);
-	snprintf(id, sizeof id, "fd=%d", dupfd);
-	snprintf(f.f[2], sizeof f.f[2], "%s", id);
+	snprintf(f.f[2], sizeof f.f[2], "fd=%d", dupfd);
 	join_checked(&f, tok, sizeof tok);
 	hpshm__sys.readlink = no_proc_readlink;
 	memset(&err, 0, sizeof err);
@@ -902,6 +915,7 @@ Test(tokens, a_labelled_memfd_whose_name_cannot_be_read_is_refused_naming_proc)
 	live_free(&l);
 }
 
+/* What the fake secure_getenv was asked, and whether it plays a setuid process. */
 static char asked[64];
 static int untrusted;
 
@@ -990,24 +1004,15 @@ ParameterizedTestParameters(tokens, every_provider_checks_its_tokens)
 
 ParameterizedTest(struct prov_case *c, tokens, every_provider_checks_its_tokens, .timeout = 120)
 {
-	char kv[256], reason[HPSHM_TEXT_MAX], psz[32];
-	size_t ps = 0, size;
-	hpshm_config *cfg;
+	char kv[256];
+	size_t ps, size;
 	struct live l;
 	int rc;
 
 	snprintf(kv, sizeof kv, "provider=%s,reattach=exec,huge_pages=%s%s", c->provider, c->huge ? "on" : "off",
 		 c->named ? ",name=tokentest" : "");
 	cr_log_info("%s", kv);
-	cr_assert_eq(hpshm_config_new(&cfg), 0);
-	cr_assert_eq(hpshm_config_parse(cfg, kv, NULL), 0);
-	if (getenv("HPSHM_TEST_HUGETLBFS") && *getenv("HPSHM_TEST_HUGETLBFS"))
-		(void)hpshm_config_set(cfg, "hugetlbfs_path", getenv("HPSHM_TEST_HUGETLBFS"), NULL);
-	rc = hpshm_provider_probe(c->provider, 0, cfg, &ps, reason, sizeof reason);
-	hpshm_config_free(cfg);
-	if (rc < 0)
-		HPT_UNAVAILABLE(c->provider, c->huge ? hpt_size_text(hpt_default_huge_page_size(), psz, sizeof psz) : NULL,
-				"%s: %s", c->provider, reason);
+	ps = probe_or_skip(c->provider, c->huge, kv);
 	size = ps ? 2 * ps : 2 * 4096;
 	rc = live_make(&l, kv, size);
 	cr_assert_eq(rc, 0, "%s after a good probe: %s", kv, hpshm_errname(rc));
