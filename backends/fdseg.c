@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/fdseg.c -- how hpshm handles a descriptor-backed segment, whatever its backend.
  *

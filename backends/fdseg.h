@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/fdseg.h -- how hpshm handles a descriptor-backed segment, for the backends.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/freebsd_largepage.c -- shared memory in FreeBSD's large pages (superpages), from a
  * largepage POSIX shm object.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/hugetlb_common.c -- the probe every hugetlb provider shares: is there a pool of this
  * page size, does it hold enough pages, does a hugetlb cgroup leave room, and what should the

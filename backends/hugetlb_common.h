@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/hugetlb_common.h -- what the Linux hugetlb backends share (mmap_hugetlb,
  * sysv_hugetlb, hugetlbfs, memfd_hugetlb).

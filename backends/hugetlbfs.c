@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/hugetlbfs.c -- a file on a mounted hugetlbfs, mapped MAP_SHARED.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/memfd_hugetlb.c -- memfd_create(MFD_HUGETLB), mapped MAP_SHARED.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/mmap_hugetlb.c -- anonymous shared huge pages: mmap(MAP_SHARED | MAP_ANONYMOUS |
  * MAP_HUGETLB).

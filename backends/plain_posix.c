@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/plain_posix.c -- shared memory in base pages: the fallback that always works.
  *

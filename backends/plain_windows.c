@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/plain_windows.c -- shared memory in base pages on Windows: the fallback that always
  * works.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/sysv_hugetlb.c -- System V shared memory with SHM_HUGETLB.
  *

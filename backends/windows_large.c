@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/windows_large.c -- large pages on Windows: a SEC_LARGE_PAGES section.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/winsection.c -- sections backed by the paging file, shared by the Windows backends.
  *

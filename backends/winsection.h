@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backends/winsection.h -- what the two Windows backends share: a section backed by the paging
  * file, its views at an exact address, its name, and re-attach by inherited handle or by name.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * base/base.h -- the helpers every layer of hpshm shares: bounded string copies, overflow-checked
  * rounding, one hash, and the list of page sizes as people read it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * base/errors.c -- error codes, their names and messages, and the caller-owned error record.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * base/header.h -- the segment header: what the core writes at the tail of a named or
  * re-attachable segment, so an attaching process, `hpshm ls` and `hpshm gc` can tell what an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * base/json.c -- the streaming JSON writer behind the --json output of the tool and the benchmark.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * base/json.h -- a small streaming JSON writer, for the tool's and the benchmark's --json output.
  *

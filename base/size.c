@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * base/size.c -- sizes as people write them, lists of page sizes, and overflow-checked rounding.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * base/text.c -- text helpers every layer uses: a bounded copy and the one hash of hpshm.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/apr.c -- the APR peer: apr_shm_create(), what APR-based servers (Apache httpd's
  * scoreboard and caches) use for shared memory today.

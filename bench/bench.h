@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/bench.h -- the stress benchmark behind `hpshm bench`: what its files share.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/memory.c -- how each configuration gets its memory.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/memory_posix.c -- os.h's memory on POSIX: the raw peer (memfd or anonymous mmap) and
  * transparent huge pages.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/memory_windows.c -- os.h's memory on Windows: the raw peer, a paging-file section
  * made and mapped with the Win32 calls hpshm's Windows backends make, without hpshm.

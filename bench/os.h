@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/os.h -- the seam between the bench and the system it runs on.
  *

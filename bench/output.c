@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/output.c -- the results as rows, and the rows as a table, CSV or JSON.
  *

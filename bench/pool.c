@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/pool.c -- --reserve: size a huge page pool for the run, and put it back afterwards.
  *

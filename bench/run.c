@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/run.c -- the controller: which configurations run, which of them are alive together,
  * in which order, and what is measured.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/svg.c -- --svg FILE: the gains over plain 4 KiB pages as a bar chart.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/worker.c -- the workers' protocol: the commands the controller sends, the loop a
  * worker serves them in, and the arguments a spawned worker is started with.

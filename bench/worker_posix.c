@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/worker_posix.c -- os.h on POSIX: the bench's clocks, signals, address slots, and its
  * workers as processes (spawned by exec, or forked) and POSIX threads over socketpairs.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/worker_windows.c -- os.h on Windows: the bench's clocks, Ctrl-C, address slots, and
  * its workers as processes started by CreateProcessW() and as Win32 threads, over named pipes.

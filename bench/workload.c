@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/workload.c -- the access code every configuration runs, and the clocks that time it.
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # cmake/cross-linux-gnu.cmake -- what the toolchain files for Debian's cross compilers share.
 #
 # Included by cmake/toolchain-<arch>.cmake after it sets HPSHM_CROSS_TRIPLE (the GNU triple of

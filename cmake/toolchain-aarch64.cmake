@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # cmake/toolchain-aarch64.cmake -- 64-bit Arm, little-endian, with Debian's
 # gcc-aarch64-linux-gnu; the tests run under qemu-aarch64 (qemu-user).
 #

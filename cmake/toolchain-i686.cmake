@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # cmake/toolchain-i686.cmake -- 32-bit x86 with Debian's gcc-i686-linux-gnu: size_t and
 # pointers of 32 bits, 64-bit integers aligned to 4 bytes in structures.
 #

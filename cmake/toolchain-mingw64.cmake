@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # cmake/toolchain-mingw64.cmake -- cross-build hpshm for 64-bit Windows with mingw-w64, and run its
 # programs (ctest, the harness self-tests) under wine.
 #

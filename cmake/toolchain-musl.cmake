@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # cmake/toolchain-musl.cmake -- x86_64 with the musl C library (Debian's musl-tools:
 # musl-gcc, a wrapper of the system gcc).  musl differs from glibc in its header constants
 # (it defines MAP_HUGE_2MB, glibc 2.36 does not), its error texts (compare errno values,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # cmake/toolchain-s390x.cmake -- IBM Z, 64-bit and big-endian, with Debian's
 # gcc-s390x-linux-gnu; the tests run under qemu-s390x (qemu-user).  The big-endian target:
 # tokens, headers and JSON must mean there what they mean on x86_64.

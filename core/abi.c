@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/abi.c -- where the public structs leave the library with their version.
  *

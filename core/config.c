@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/config.c -- the configuration keys: one table, four sources.
  *

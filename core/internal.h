@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/internal.h -- what the core's files share: the configuration's layout, the provider
  * registry and logging.  Not installed; no OS header is included here.  The helpers below

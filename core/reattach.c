@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/reattach.c -- re-attaching a segment after exec: the header, the token, attach, spawn.
  *

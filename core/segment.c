@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/segment.c -- creating a segment: choosing providers, the huge_pages policy, rounding,
  * verifying from the kernel, populating, and recording every decision.

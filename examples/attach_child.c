@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * examples/attach_child.c -- a worker started by exec that attaches its parent's segment.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * examples/create_and_spawn.c -- the creating side of re-attach, as a server would do it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * examples/shared_area.h -- what the two examples agree to keep in the segment.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hpshm.h -- fast shared memory on every OS, with huge pages where the machine allows.
  *

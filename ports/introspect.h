@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/introspect.h -- the OS facts the tool and the benchmark show beyond the public API.
  *

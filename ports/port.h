@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/port.h -- what the core and the backends ask of the OS, in OS-neutral terms.
  *

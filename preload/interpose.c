@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * preload/interpose.c -- libhpshm_preload.so: huge pages for a server nobody can change.
  *

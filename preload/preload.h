@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * preload/preload.h -- what the two files of libhpshm_preload.so share.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * preload/report.c -- the interposer's words: stderr lines, the JSON report, and the kernel
  * files read for SysV segments.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # scripts/check-build-options.sh -- a backend switched off at build time is really gone.
 #
 #   scripts/check-build-options.sh [build-dir]      (default: build-nobackends)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # scripts/check-layers.sh -- do the folders still obey the layers of doc/architecture.md?
 #
 #   scripts/check-layers.sh [BUILD_DIR]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # scripts/check-workflow.sh -- check .github/workflows/*.yml without a GitHub runner.
 #
 #   ./scripts/check-workflow.sh [FILE...]        default: every .github/workflows/*.yml

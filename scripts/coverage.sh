@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # scripts/coverage.sh -- build hpshm with gcc --coverage, run the whole ctest suite, and print
 # what the tests ran: one table per directory (base, ports, backends, core, tools, bench,
 # preload; lines and branches) and one per file.  Exits non-zero when a directory is below its

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # scripts/fuzz.sh -- build the libFuzzer harnesses (tests/fuzz/) and run each for a bounded time.
 #
 #   ./scripts/fuzz.sh [target...]        targets: size config config_file token (default: all)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # scripts/pg-exec.sh -- `hpshm exec` around a real, unmodified PostgreSQL 15.
 #
 #   scripts/pg-exec.sh BUILD_DIR          e.g.  scripts/pg-exec.sh build-test

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # scripts/run.sh -- build hpshm and show what it can do on this machine.
 #
 #   ./scripts/run.sh [hpshm check options...]     e.g.  ./scripts/run.sh --config huge_pages=on

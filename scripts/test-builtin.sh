@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # scripts/test-builtin.sh -- build and run the whole suite against the built-in harness
 # (tests/harness/) instead of Criterion, in build-builtin, so that every run proves the same
 # test sources work with the harness that the cross targets (mingw, musl, i686, qemu) use.

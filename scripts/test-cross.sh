@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # scripts/test-cross.sh -- build hpshm for another target and run its test suites there.
 #
 #   ./scripts/test-cross.sh TARGET [ctest arguments...]      e.g.  ./scripts/test-cross.sh s390x -R wire

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # scripts/test-windows.sh -- cross-build hpshm for 64-bit Windows with mingw-w64 and run the
 # Windows suites under wine, with the in-tree harness (tests/harness/).
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # scripts/test.sh -- build hpshm with warnings as errors and run the whole test suite.
 #
 #   ./scripts/test.sh [ctest arguments...]      e.g.  ./scripts/test.sh -R config

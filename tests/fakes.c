@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/fakes.c -- the fake /proc,/sys tree and the fake providers.  See fakes.h.
  */

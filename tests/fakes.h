@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/fakes.h -- test doubles: a fake /proc and /sys tree for the library, and fake providers.
  *

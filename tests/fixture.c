@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/fixture.c -- the pool-leak fixture and the kernel readers the suites share.
  * See fixture.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/fixture.h -- what every suite shares: the pool-leak fixture, the HPSHM_TEST_REQUIRE
  * rule for skips, and readers of kernel facts the tests check on their own (never trusting

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/harness.h -- the one include that gives a test file its harness.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # tests/install_client.sh BUILD_DIR [CONFIG] -- what a user of an installed hpshm does, checked.
 #
 # Installs BUILD_DIR (already built) into a temporary prefix, then moves the whole prefix

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/jsonrows.c -- the rows of the tool's JSON reports, for the bench suites (jsonrows.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/jsonrows.h -- reading the rows of a JSON report the tool printed, in the suites that
  * check `hpshm bench --json` (test_bench on Linux, test_bench_windows on Windows).

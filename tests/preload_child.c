@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/preload_child.c -- the "unmodified server" the interposer tests run under `hpshm exec`.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/reattach_child.c -- the program the re-attach tests start by a real exec.
  *

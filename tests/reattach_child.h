@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/reattach_child.h -- what test_reattach.c, test_crash.c and reattach_child.c agree on:
  * the pattern the parent writes, where the children write back, and the child's exit codes.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_api.c -- the public structs as a program built against an older header sees
  * them (include/hpshm.h, "Growing the public structs").

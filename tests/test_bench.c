@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_bench.c -- `hpshm bench` as a program: its arguments, the shape of its JSON, what
  * it does when huge pages cannot be had, and that Ctrl-C leaves nothing behind.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_bench_windows.c -- `hpshm bench` on Windows (natively or under wine), as a
  * program: what runs, what is left out and why, and the shape of its JSON.

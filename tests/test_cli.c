@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_cli.c -- the `hpshm` tool, run as a program (HPSHM_TOOL_PATH, set by CMake).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_config.c -- the configuration keys (DESIGN.md section 4), sizes and error names.
  * Unit tests: no OS support needed.  Codes are asserted first, texts second.

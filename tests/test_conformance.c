@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_conformance.c -- one contract, every built-in provider, every huge page size.
  *

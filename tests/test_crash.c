@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_crash.c -- SIGKILL at random moments, then gc: the machine ends as it began, and
  * no live segment is ever removed.

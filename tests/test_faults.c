@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_faults.c -- system call failures injected through the system call tables (hpshm__sys,
  * hpshm__linux_sys): no root, no pool.

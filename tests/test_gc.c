@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_gc.c -- `hpshm ls`, `hpshm gc` and named creates against what others put in
  * hpshm's name space, and against creators killed at the worst moments.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_paths_backends.c -- the descriptor backends (plain, memfd_hugetlb, mmap_hugetlb,
  * hugetlbfs and what they share in backends/fdseg.c) when a call fails half way: at create,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_paths_compete.c -- two creates of one name at once: the lock retries, the name
  * taken between a look and a create, the new object unlinked by another creator before it was

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_paths_create.c -- what a create backs out when it fails half way, and creates at a
  * base_address that is misaligned or taken.

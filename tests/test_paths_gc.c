@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_paths_gc.c -- the races of remove: what gc does when the object it listed as dead
  * changes between its look and its removal (it vanished, a process holds it again, its name

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_paths_mounts.c -- how the hugetlbfs provider chooses its directory, and how the
  * hugetlb cgroup limits are found, on a fake sysroot (fakes.h).

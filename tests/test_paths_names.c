@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_paths_names.c -- who is alive, and what attach refuses: the creator's liveness by pid
  * and start time (what keeps gc off the segments of running creators, and what tells a

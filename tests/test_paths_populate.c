@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_paths_populate.c -- the populate fallbacks of ports/linux/populate.c and the guarded
  * touch of ports/posix/touch.c, on real SIGBUS conditions.

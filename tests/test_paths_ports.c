@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_paths_ports.c -- the port's readers and system call paths when what they read or call
  * is not what a healthy machine gives: malformed, missing or overlong /proc and /sys files, a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_paths_sysinfo.c -- the machine facts the operator's hints are built from, read from
  * a fake sysroot (fakes.h): the huge page pools of every size, the setting an operator raises,

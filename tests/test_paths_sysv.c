@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_paths_sysv.c -- sysv_hugetlb when a call fails half way or answers as in a race:
  * shmget refused per errno, attach by a stale or forged shm=<id>, a segment that is gone or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_paths_tools.c -- whole features of the tool and the library's logging, end to end:
  * `hpshm run` (the child's status, a missing program, a signal, the segment gone after), `hpshm

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_policy.c -- the huge_pages policy and huge_page_size against the real machine.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_preload.c -- `hpshm exec` and libhpshm_preload.so, around a program that knows
  * nothing of hpshm (preload_child.c).

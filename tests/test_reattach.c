@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_reattach.c -- re-attach after a real exec: same address, same bytes, same pages.
  *

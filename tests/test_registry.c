@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_registry.c -- the provider registry and the selection walk, with fake providers.
  *

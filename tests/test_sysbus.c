@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_sysbus.c -- hugetlb cgroup limits and SysV privileges, on the real kernel.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_tokens.c -- 10,000 bad tokens: each one rejected with a clear error, no crash,
  * no mapping and no descriptor left behind.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_windows.c -- the Windows port (ports/windows/) and the Windows backends, on Windows
  * or under wine.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/test_wire.c -- what hpshm writes for other processes means the same on every target:
  * tokens, the segment header and the tool's JSON, on 32-bit (i686) and big-endian (s390x)

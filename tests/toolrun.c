@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/toolrun.c -- running the `hpshm` tool as a program, and checking its JSON.
  *

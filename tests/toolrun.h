@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/toolrun.h -- running the `hpshm` tool as a program from a test, and checking that its
  * --json output is exactly one well-formed JSON value.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/win_child.c -- the child tests/test_windows.c starts with hpshm__spawn() and
  * hpshm_child_spawn(), to see from inside what the child really got.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/win_child.h -- what tests/test_windows.c and its helper program tests/win_child.c agree
  * on: the arguments whose quoting must survive CreateProcessW(), and the exit codes.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # tests/windows_exports.sh SOURCE_DIR MINGW_CC -- HPSHM_API on Windows, checked with MinGW.
 #
 # hpshm has no Windows port yet, but its header already decides how a DLL exports and how a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/bench.c -- `hpshm bench`: the command line of the stress benchmark (bench/).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/check.c -- `hpshm check --size SIZE`: create a segment as a server would, and show
  * what the kernel really gave.

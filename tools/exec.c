@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/exec.c -- `hpshm exec [--config KV] [--report FILE] [--min-size SIZE] -- CMD ARGS`:
  * run a program nobody can change with its large shared memory on huge pages.

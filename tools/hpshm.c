@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/hpshm.c -- the `hpshm` command line tool: dispatch, help, and shared helpers.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/ls.c -- `hpshm ls` and `hpshm gc`: the named segments on this machine, and removing
  * the ones a crash left behind.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/plan.c -- `hpshm plan SIZE`: what a segment of SIZE needs, and how to get it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/probe.c -- `hpshm providers` and `hpshm probe`: what this machine offers.
  *

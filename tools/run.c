@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/run.c -- `hpshm run --size SIZE [--config KV] -- CMD ARGS`: create a re-attachable
  * segment, run CMD with it, wait, destroy.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/tool.h -- what the subcommands of the `hpshm` tool share.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools/unavailable.c -- the subcommands a system cannot run, each saying why.
  *

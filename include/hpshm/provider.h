@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hpshm/provider.h -- what every provider implements (provider ABI 3).
  *

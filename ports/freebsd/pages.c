@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/freebsd/pages.c -- page sizes and verification on FreeBSD, in place of the POSIX
  * versions in ports/posix/generic.c (which CMake then builds with HPSHM_PORT_OWN_PAGES).

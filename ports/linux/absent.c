@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/linux/absent.c -- the Linux pool facts, for a build without the Linux port: no pools,
  * no hint, no cgroup risk.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/linux/advice.c -- what an operator should change when huge pages fall short, and whether
  * a hugetlb cgroup turns a late fault into SIGBUS.

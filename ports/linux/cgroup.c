@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/linux/cgroup.c -- the hugetlb cgroup limits that apply to this process.
  *

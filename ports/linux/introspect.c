@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/linux/introspect.c -- ports/introspect.h on Linux: the facts of linux.h in the neutral
  * shape the tool and the benchmark read, and the few /proc readers only they need.

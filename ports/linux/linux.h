@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/linux/linux.h -- the Linux-only facts and calls behind the neutral port (port.h).
  *

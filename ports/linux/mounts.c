@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/linux/mounts.c -- finding hugetlbfs mounts, and telling whether a directory is on one.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/linux/populate.c -- faulting a whole segment in at create time, so that a missing page
  * is an error now instead of a SIGBUS later.

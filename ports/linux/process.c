@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/linux/process.c -- who created a segment, in which boot, and where to put it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/linux/sys.c -- the Linux system call table (hpshm__linux_sys): the calls POSIX lacks.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/linux/sysinfo.c -- the small facts the core and the backends read from /proc and /sys:
  * huge page sizes, the huge page pools, privileges, SysV limits, transparent huge pages.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/linux/verify.c -- what really backs a mapping, as the kernel reports it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/posix/generic.c -- the port of a POSIX system hpshm has no OS folder for yet.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/posix/introspect.c -- ports/introspect.h on a system with no OS folder: nothing to show.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/posix/posix.h -- what ports/posix/ offers the OS folders beside it (ports/linux/, and the
  * generic port in ports/posix/generic.c), so each OS writes only what it does differently.

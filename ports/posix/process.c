@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/posix/process.c -- starting and waiting for a child by fork and exec.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/posix/random.c -- nonces the POSIX way: /dev/urandom, or the clock when it cannot be read.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/posix/sys.c -- the POSIX system call table backends and ports call through (hpshm__sys).
  *

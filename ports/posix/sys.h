@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/posix/sys.h -- the POSIX system calls backends and ports make, through one overridable
  * table.

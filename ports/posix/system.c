@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/posix/system.c -- what every POSIX system answers the same way: the base page size and a
  * monotonic clock.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/posix/touch.c -- faulting pages in by touching them, without dying of SIGBUS.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/windows/address.c -- where a re-attachable segment goes, who holds a range, and the
  * reservation a parent leaves in its child.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/windows/introspect.c -- ports/introspect.h on Windows: what Windows can say.
  *

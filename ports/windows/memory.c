@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/windows/memory.c -- what backs a view, and faulting a view in.
  *

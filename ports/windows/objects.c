@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/windows/objects.c -- listing named kernel objects: what `hpshm ls` reads on Windows.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/windows/privilege.c -- privileges in this process's token, and the security descriptor
  * of hpshm's named sections.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/windows/process.c -- processes: identity, start time and liveness, and starting a child
  * that inherits exactly the segment's handle and finds the segment's range free.

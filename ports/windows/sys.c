@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/windows/sys.c -- the Windows system call table backends and ports call through
  * (hpshm__win_sys), and the file open hpshm uses for its own files.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/windows/sys.h -- the Windows system calls backends and ports make, through one
  * overridable table.

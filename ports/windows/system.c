@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/windows/system.c -- what Windows answers about pages, time, randomness, the boot and the
  * environment.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/windows/text.c -- UTF-8 to UTF-16 and back, and the system's wording of an error code.
  *

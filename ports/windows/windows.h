@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ports/windows/windows.h -- the Windows-only facts and helpers behind the neutral port (port.h).
  *

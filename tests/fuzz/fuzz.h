@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/fuzz/fuzz.h -- what the libFuzzer harnesses share: the entry point's prototype, the
  * input as a C string, and checks that abort (libFuzzer then keeps the input as a crash).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/fuzz/fuzz_common.c -- the checks the harnesses share (fuzz.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/fuzz/fuzz_config.c -- hpshm_config_parse() and hpshm_config_set() on any text, then
  * every getter.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/fuzz/fuzz_config_file.c -- hpshm_config_load_file() on any file, then every getter.
  *

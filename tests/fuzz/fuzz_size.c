@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/fuzz/fuzz_size.c -- hpshm_size_parse() on any text, and hpshm_size_format() on what
  * it accepts.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/fuzz/fuzz_token.c -- the re-attach token parser, hpshm__token_parse(), on any text.
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # check_selftest.cmake -- run one harness self-test program and judge its output.
 #
 #   cmake -DPROG=<program> [-DARGS=a|b] [-DEMULATOR=x|y] -DRC=zero|nonzero [-DLAST=<line>]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/harness/harness.cmake -- which harness the suites build against (HPSHM_TEST_HARNESS).
 #
 #   criterion  Debian's Criterion, found through pkg-config; the default where it is found

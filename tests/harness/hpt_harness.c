@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/harness/hpt_harness.c -- the runner of the in-tree test harness (see hpt_harness.h).
  *

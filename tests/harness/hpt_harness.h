@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/harness/hpt_harness.h -- the in-tree test harness: the part of Criterion's API that
  * hpshm's suites use, for the targets where Criterion cannot run (Windows under wine, musl,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * selftest_crash.c -- a test that crashes: the runner must count it failed and name the
  * signal (SIGSEGV), with no .signal option to excuse it.

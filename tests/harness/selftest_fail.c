@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * selftest_fail.c -- a test that fails on purpose: the runner must report the first failure
  * with its place, go on after a failed cr_expect, stop at a failed cr_assert, still run .fini,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * selftest_hang.c -- a test that never ends: the runner must kill it after its .timeout of
  * 1 s, count it failed ("timed out") and end, even though a process the test forked still

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * selftest_mismatch.c -- tests whose process ends other than they declared: an exit status
  * nobody expected, an expected signal that never came, and a failed cr_assert in a process

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * selftest_pass.c -- what the built-in harness must get right when tests pass: every assertion
  * form the suites use, operands evaluated once, .init/.fini order, one process per test,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * selftest_skip.c -- a test that skips: counted as skipped with its reason, the program exits
  * 0, and no .fini runs after the skip (Criterion 2.4.1 runs none, and the suites rely on it).
