@@ -28,7 +28,9 @@
 #endif
 #ifdef __linux__
 #include <sched.h>
+#include <sys/ipc.h>
 #include <sys/mount.h>
+#include <sys/shm.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -127,6 +129,7 @@ struct sandbox {
 	char home[1200];            /* the cgroup.procs this process came from, to go back to */
 	char why[4096];             /* why the fixture judges the whole machine, "" when it does not */
 	long owner;                 /* the process that made the cgroup: only it leaves it */
+	char v1_mount[1024];        /* a v1 hugetlb hierarchy the fixture mounted, "" if none */
 };
 
 static struct sandbox sandbox;
@@ -457,6 +460,36 @@ static void cgroup_sweep(const char *root)
 		closedir(d);
 }
 
+/*
+ * The hugetlb controller bound to a v1 hierarchy that nothing mounts (a program mounted one,
+ * left a cgroup in it and unmounted it: the hierarchy stays, and the v2 root no longer offers
+ * the controller) is reached by mounting that hierarchy in the test's own mount namespace.
+ * When the namespace goes, so does the mount, and the kernel then frees a hierarchy left with
+ * no cgroup, which gives the controller back to v2.  0 with the mount point in dir, or -1.
+ */
+static int sandbox_v1_mount(char *dir, size_t len)
+{
+	char line[256], name[64];
+	int hier = 0, enabled = 0;
+	FILE *f = fopen("/proc/cgroups", "r");
+
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "%63s %d %*d %d", name, &hier, &enabled) == 3 && !strcmp(name, "hugetlb"))
+			break;
+	if (f)
+		fclose(f);
+	if (strcmp(name, "hugetlb") != 0 || hier == 0 || !enabled)
+		return -1;
+	pathf(dir, len, "/tmp/hpshm-test-cgroup.%ld", (long)getpid());
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return -1;
+	if (mount("hpshm-test", dir, "cgroup", 0, "hugetlb") < 0) {
+		(void)rmdir(dir);
+		return -1;
+	}
+	return 0;
+}
+
 static int sandbox_cgroup(void)
 {
 	char line[4096], v1[1024], v2[1024], path[1100];
@@ -464,6 +497,8 @@ static int sandbox_cgroup(void)
 	FILE *f;
 
 	cgroup_roots(v1, sizeof v1, v2, sizeof v2);
+	if (!v2[0] && !v1[0] && sandbox_v1_mount(v1, sizeof v1) == 0)
+		pathf(sandbox.v1_mount, sizeof sandbox.v1_mount, "%s", v1);
 	cgroup_sweep(v2[0] ? v2 : v1);
 	sandbox.cgroup_v2 = v2[0] != '\0';
 	if (!v2[0] && !v1[0]) {
@@ -553,6 +588,8 @@ static void sandbox_cgroup_leave(void)
 	if (access(sandbox.cgroup, F_OK) == 0)
 		fprintf(stderr, "[----] pool-leak fixture: could not remove %s (a process of the test still in it?)\n",
 			sandbox.cgroup);
+	if (sandbox.v1_mount[0] && umount2(sandbox.v1_mount, MNT_DETACH) == 0)
+		(void)rmdir(sandbox.v1_mount);
 	sandbox.cgroup[0] = '\0';
 }
 
@@ -1070,7 +1107,79 @@ void hpt_skip_emulated_refusal(int rc, const hpshm_error *err)
 			     "kernel would have given it: %s", emu, err->message);
 }
 
+const char *hpt_emulator_refuses_sysv_hugetlb(size_t page_size)
+{
+#ifdef __linux__
+	static char why[256];
+	int id, e;
+	void *p;
+
+	if (!hpt_emulator() || page_size == 0)
+		return NULL;
+	id = shmget(IPC_PRIVATE, page_size, IPC_CREAT | IPC_EXCL | SHM_HUGETLB | 0600);
+	if (id < 0)
+		return NULL; /* no page to try with: the test says what it needs */
+	p = shmat(id, NULL, SHM_RDONLY);
+	e = errno;
+	if (p != (void *)-1)
+		(void)shmdt(p);
+	(void)shmctl(id, IPC_RMID, NULL);
+	if (p != (void *)-1)
+		return NULL;
+	snprintf(why, sizeof why, "under %s a SysV segment of huge pages cannot be attached anywhere (shmat: %s), "
+		 "where the kernel attaches it", hpt_emulator(), strerror(e));
+	return why;
+#else
+	(void)page_size;
+	return NULL;
+#endif
+}
+
 #ifndef _WIN32
+/* Does /proc/self/maps show anything in [lo, hi)?  Unreadable maps show nothing. */
+static int maps_show(uintptr_t lo, uintptr_t hi, uintptr_t *next_free)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	int hit = 0;
+
+	*next_free = hi;
+	while (f && fgets(line, sizeof line, f)) {
+		unsigned long a, z;
+
+		if (sscanf(line, "%lx-%lx", &a, &z) != 2 || z <= lo || a >= hi)
+			continue;
+		hit = 1;
+		if ((uintptr_t)z > *next_free || *next_free == hi)
+			*next_free = (uintptr_t)z;
+	}
+	if (f)
+		fclose(f);
+	return hit;
+}
+
+uintptr_t hpt_free_address(size_t len, size_t align)
+{
+	void *p = mmap(NULL, len + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	uintptr_t a, next;
+
+	cr_assert_neq(p, MAP_FAILED, "mmap of %zu bytes: %s", len + align, strerror(errno));
+	a = ((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1);
+	cr_assert_eq(munmap(p, len + align), 0);
+	if (!maps_show(a, a + len, &next))
+		return a;
+	/* The system's choice lies inside a range the maps show taken: walk up from 256 MiB,
+	 * past each mapping in the way, to the first aligned gap that holds len. */
+	for (a = (uintptr_t)256 << 20; a <= UINTPTR_MAX - len - align;) {
+		a = (a + align - 1) & ~(uintptr_t)(align - 1);
+		if (!maps_show(a, a + len, &next))
+			return a;
+		a = next;
+	}
+	cr_assert_fail("no %zu free bytes aligned to %zu in this address space", len, align);
+	return 0;
+}
+
 pid_t hpt_fork(void)
 {
 	pid_t parent = getpid(), pid;

@@ -111,6 +111,25 @@ const char *hpt_emulator(void);
  */
 void hpt_skip_emulated_refusal(int rc, const hpshm_error *err);
 
+/*
+ * Under an emulator that cannot attach a SysV segment of huge pages at all (qemu-i386 7.2 keeps
+ * the guest's 4 GiB reserved and attaches at a base-page boundary of its own choosing, which
+ * the kernel refuses for huge pages with EINVAL), why, as a skip reason; natively, or where the
+ * emulator can, NULL.  A test that attaches real SysV hugetlb segments, itself or through the
+ * library's look at them, asks first, undoes its setup and skips with the reason returned.
+ * page_size: the segment's pages.
+ */
+const char *hpt_emulator_refuses_sysv_hugetlb(size_t page_size);
+
+/*
+ * An address where len bytes, aligned to align, are free in this process now, for a test that
+ * names an address (base_address, a forged token): where the system places an anonymous
+ * mapping, unless /proc/self/maps shows that place taken (an emulator hands out addresses
+ * inside a range it shows reserved: qemu-i386 keeps most of the low 1 GiB so), then the lowest
+ * gap the maps show free above 256 MiB.  Never a constant: what is free depends on the target.
+ */
+uintptr_t hpt_free_address(size_t len, size_t align);
+
 /* Pages of page_size that size bytes take (size rounded up). */
 unsigned long hpt_pages(size_t size, size_t page_size);
 
