@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # scripts/deps.sh -- install what hpshm needs from Debian's package registry.
 #
-#   scripts/deps.sh [build|test|cross|coverage]     (default: test)
+#   scripts/deps.sh [build|test|cross|coverage|postgres]     (default: test)
 #
 #   build  compiler, CMake, pkg-config: enough for the library and the hpshm tool
 #   test   build + Criterion, APR, Doxygen/graphviz, clang with its sanitizer runtime, python3
@@ -10,6 +10,8 @@
 #          compilers with their C libraries, qemu-user, musl-gcc.  Never gcc-multilib: it
 #          conflicts with the cross compilers and apt would remove them
 #   coverage test + gcovr, which scripts/coverage.sh reads gcc's --coverage data with
+#   postgres PostgreSQL 15, the server scripts/pg-exec.sh and scripts/busy-machine.sh run; any
+#          cluster the package starts is stopped again, so it takes no huge pages from the pool
 #
 # Only missing packages are installed, so a second run costs one dpkg query per package and no
 # network.  Uses sudo when not run as root.  Set HPSHM_SKIP_DEPS=1 to skip this step entirely
@@ -22,14 +24,16 @@ test_pkgs=(libcriterion-dev libapr1-dev doxygen graphviz clang libclang-rt-14-de
 cross_pkgs=(gcc-i686-linux-gnu libc6-dev-i386-cross gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 	gcc-s390x-linux-gnu libc6-dev-s390x-cross qemu-user musl-tools)
 coverage_pkgs=(gcovr)
+postgres_pkgs=(postgresql-15)
 
 case "$what" in
 build) pkgs=("${build_pkgs[@]}") ;;
 test) pkgs=("${build_pkgs[@]}" "${test_pkgs[@]}") ;;
 cross) pkgs=("${build_pkgs[@]}" "${cross_pkgs[@]}") ;;
 coverage) pkgs=("${build_pkgs[@]}" "${test_pkgs[@]}" "${coverage_pkgs[@]}") ;;
+postgres) pkgs=("${postgres_pkgs[@]}") ;;
 *)
-	echo "usage: $0 [build|test|cross|coverage]" >&2
+	echo "usage: $0 [build|test|cross|coverage|postgres]" >&2
 	exit 2
 	;;
 esac
@@ -74,3 +78,13 @@ export DEBIAN_FRONTEND=noninteractive
 "${sudo[@]}" apt-get update -qq
 "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
 	apt-get install -y -qq --no-install-recommends "${missing[@]}"
+
+# The package starts a "main" cluster (huge_pages=try) that would take pages from the pool
+# under the scripts that reserve them: stop every cluster the install started.
+if [[ $what == postgres ]] && command -v pg_lsclusters >/dev/null 2>&1; then
+	pg_lsclusters --no-header 2>/dev/null | awk '$4 == "online" { print $1, $2 }' |
+		while read -r ver name; do
+			echo "deps: stopping the cluster $ver/$name the package started"
+			"${sudo[@]}" pg_ctlcluster "$ver" "$name" stop || true
+		done
+fi

@@ -80,6 +80,15 @@ id postgres >/dev/null 2>&1 || die "no postgres user (the postgresql-15 package 
 work=$(mktemp -d /tmp/hpshm-pg-exec.XXXXXX)
 chown postgres: "$work"
 chmod 700 "$work"
+# The postgres user runs the tool and loads the interposer, and the checkout may sit below a
+# directory it cannot enter (/root, a home of mode 700): it gets an installed copy of its own
+# in the work directory, as a packaged hpshm would be, found there the way an installed tool
+# finds its interposer.
+cmake --install "$build" --prefix "$work/hpshm" >"$work/install.log" 2>&1 ||
+	die "cmake --install $build failed: $(tail -n 3 "$work/install.log")"
+chown -R postgres: "$work/hpshm"
+tool=$work/hpshm/bin/hpshm
+[[ -x $tool ]] || die "the installed copy has no $tool"
 data=$work/data
 hog_pid=
 

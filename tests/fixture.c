@@ -27,7 +27,12 @@
 #include <unistd.h>
 #endif
 #ifdef __linux__
+#include <sched.h>
+#include <sys/ipc.h>
+#include <sys/mount.h>
+#include <sys/shm.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/vfs.h>
 #endif
 #include <time.h>
@@ -111,6 +116,24 @@ static int read_ulong(const char *path, unsigned long *out)
 	return 0;
 }
 
+/*
+ * The sandbox a test runs in (Linux, as root; see fixture.h): its own IPC and mount namespace,
+ * with a private tmpfs on /dev/shm and a private hugetlbfs instance over every hugetlbfs mount
+ * point, and its own hugetlb cgroup.  Whatever the test makes is then visible to the fixture
+ * alone, and whatever other programs make is invisible to it.
+ */
+struct sandbox {
+	int  spaces;                /* 1: the test has its own IPC and mount namespace */
+	int  cgroup_v2;             /* the cgroup below is of the v2 hierarchy (else v1) */
+	char cgroup[1200];          /* the test's hugetlb cgroup directory, "" without one */
+	char home[1200];            /* the cgroup.procs this process came from, to go back to */
+	char why[4096];             /* why the fixture judges the whole machine, "" when it does not */
+	long owner;                 /* the process that made the cgroup: only it leaves it */
+	char v1_mount[1024];        /* a v1 hugetlb hierarchy the fixture mounted, "" if none */
+};
+
+static struct sandbox sandbox;
+
 #ifdef _WIN32
 /* The hpshm.* objects of one namespace, as "<ns> <name> (<type>)" lines. */
 struct snap_objects {
@@ -171,7 +194,10 @@ static void take_snapshot(struct hpt_buf *b)
 	}
 }
 #else
-/* Append "<prefix><name>\n" for every entry of dir, sorted, skipping . and .. */
+/*
+ * Append "<prefix><name>\n" for every entry of dir, sorted, skipping . and ..; without a
+ * namespace of its own, only the names hpshm gives ("hpshm.*").
+ */
 static void snap_dir(struct hpt_buf *b, const char *prefix, const char *dir)
 {
 	DIR *d = opendir(dir);
@@ -187,6 +213,8 @@ static void snap_dir(struct hpt_buf *b, const char *prefix, const char *dir)
 	}
 	while ((e = readdir(d)) != NULL) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (!sandbox.spaces && strncmp(e->d_name, "hpshm.", 6) != 0)
 			continue;
 		if (n == cap) {
 			char **p = realloc(names, (cap ? cap * 2 : 16) * sizeof *names);
@@ -212,6 +240,487 @@ static void snap_dir(struct hpt_buf *b, const char *prefix, const char *dir)
 	free(names);
 }
 
+
+#ifdef __linux__
+/*
+ * snprintf() for the sandbox's paths and messages: a path too long for its buffer is cut, and
+ * then names nothing, which the call that uses it reports.
+ */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static void pathf(char *dst, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(dst, len, fmt, ap);
+	va_end(ap);
+}
+
+static int write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	int rc;
+
+	if (!f)
+		return -1;
+	rc = fputs(text, f) < 0 ? -1 : 0;
+	if (fclose(f) != 0)
+		rc = -1;
+	return rc;
+}
+
+/* Undo mountinfo's octal escapes (\040 for a space) of a field, in place. */
+static void mountinfo_unescape(char *s)
+{
+	char *q = s;
+
+	while (*s) {
+		if (s[0] == '\\' && isdigit((unsigned char)s[1]) && isdigit((unsigned char)s[2]) &&
+		    isdigit((unsigned char)s[3])) {
+			*q++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 4;
+		} else {
+			*q++ = *s++;
+		}
+	}
+	*q = '\0';
+}
+
+/*
+ * One line of /proc/self/mountinfo: its mount point (unescaped), file system type and super
+ * options, each copied into the caller's buffers.  0, or -1 for a line of another shape.
+ */
+static int mountinfo_fields(const char *line, char *point, size_t plen, char *fstype, size_t flen, char *super,
+			    size_t slen)
+{
+	const char *sep = strstr(line, " - ");
+	char mnt[1024], fs[64], src[512], opts[1024];
+
+	if (!sep || sscanf(line, "%*s %*s %*s %*s %1023s", mnt) != 1 ||
+	    sscanf(sep + 3, "%63s %511s %1023s", fs, src, opts) != 3)
+		return -1;
+	mountinfo_unescape(mnt);
+	pathf(point, plen, "%s", mnt);
+	pathf(fstype, flen, "%s", fs);
+	pathf(super, slen, "%s", opts);
+	return 0;
+}
+
+/*
+ * A hugetlbfs instance of our own over the mount point, with the original's page size, mode,
+ * owner and size limit.  Its min_size is left out: a minimum reserves pages of the pool at
+ * mount time, for every test, which no test needs.
+ */
+static int sandbox_hugetlbfs(const char *point, const char *super)
+{
+	char opts[1024] = "", copy[1024], *save = NULL;
+
+	pathf(copy, sizeof copy, "%s", super);
+	for (char *o = strtok_r(copy, ",", &save); o; o = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(o, "rw") || !strcmp(o, "ro") || !strncmp(o, "min_size=", 9))
+			continue;
+		if (opts[0])
+			strncat(opts, ",", sizeof opts - strlen(opts) - 1);
+		strncat(opts, o, sizeof opts - strlen(opts) - 1);
+	}
+	return mount("hpshm-test", point, "hugetlbfs", 0, opts);
+}
+
+/* The private namespaces: 0, or -1 with sandbox.why set. */
+static int sandbox_spaces(void)
+{
+	char line[4096], point[1024], fstype[64], super[1024];
+	char done[16][1024];
+	int ndone = 0;
+	FILE *f;
+
+	if (unshare(CLONE_NEWIPC | CLONE_NEWNS) < 0) {
+		pathf(sandbox.why, sizeof sandbox.why, "unshare(CLONE_NEWIPC | CLONE_NEWNS): %s", strerror(errno));
+		return -1;
+	}
+	/* Nothing mounted below reaches the machine's namespace. */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+		pathf(sandbox.why, sizeof sandbox.why, "making / private in the test's namespace: %s", strerror(errno));
+		return -1;
+	}
+	if (access("/dev/shm", F_OK) == 0 &&
+	    mount("hpshm-test", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0) {
+		pathf(sandbox.why, sizeof sandbox.why, "mounting a private tmpfs on /dev/shm: %s", strerror(errno));
+		return -1;
+	}
+	f = fopen("/proc/self/mountinfo", "r");
+	if (!f) {
+		pathf(sandbox.why, sizeof sandbox.why, "/proc/self/mountinfo: %s", strerror(errno));
+		return -1;
+	}
+	/* Lines appended by our own mounts come after the ones read so far; a point mounted over
+	 * once is not mounted over again. */
+	while (fgets(line, sizeof line, f)) {
+		int seen = 0;
+
+		if (mountinfo_fields(line, point, sizeof point, fstype, sizeof fstype, super, sizeof super) < 0 ||
+		    strcmp(fstype, "hugetlbfs") != 0)
+			continue;
+		for (int i = 0; i < ndone; i++)
+			seen |= !strcmp(done[i], point);
+		if (seen || ndone == 16)
+			continue;
+		pathf(done[ndone++], sizeof done[0], "%s", point);
+		if (sandbox_hugetlbfs(point, super) < 0) {
+			pathf(sandbox.why, sizeof sandbox.why, "mounting a private hugetlbfs over %s: %s", point,
+				 strerror(errno));
+			fclose(f);
+			return -1;
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+/* Does the space-separated list in the file hold word? */
+static int file_has_word(const char *path, const char *word)
+{
+	char text[512], *save = NULL;
+
+	if (read_text(path, text, sizeof text) < 0)
+		return 0;
+	for (char *w = strtok_r(text, " \n", &save); w; w = strtok_r(NULL, " \n", &save))
+		if (!strcmp(w, word))
+			return 1;
+	return 0;
+}
+
+/*
+ * The test's hugetlb cgroup: on the v2 hierarchy where it offers hugetlb, else on a v1
+ * hierarchy that carries it.  v2: <root>/hpshm-test.<pid> holds the test in a leaf "test"
+ * (a v2 cgroup with processes may not hand controllers down), so a test may make cgroups of
+ * its own beside that leaf, and the counters of hpshm-test.<pid> count them all.  0, or -1
+ * with sandbox.why set.
+ */
+/*
+ * The mount points of the hierarchies that carry hugetlb: v2 where its root offers the
+ * controller, v1 where a hierarchy is mounted with it ("" for none).
+ */
+static void cgroup_roots(char *v1, size_t v1len, char *v2, size_t v2len)
+{
+	char line[4096], point[1024], fstype[64], super[1024], path[1100];
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+
+	v1[0] = v2[0] = '\0';
+	while (f && fgets(line, sizeof line, f)) {
+		if (mountinfo_fields(line, point, sizeof point, fstype, sizeof fstype, super, sizeof super) < 0)
+			continue;
+		pathf(path, sizeof path, "%s/cgroup.controllers", point);
+		if (!strcmp(fstype, "cgroup2") && !v2[0] && file_has_word(path, "hugetlb"))
+			pathf(v2, v2len, "%s", point);
+		if (!strcmp(fstype, "cgroup") && !v1[0] && strstr(super, "hugetlb"))
+			pathf(v1, v1len, "%s", point);
+	}
+	if (f)
+		fclose(f);
+}
+
+/*
+ * Remove the test cgroups (hpshm-test.<pid>) of processes that are gone: a test that skipped
+ * or crashed runs no .fini, and its cgroup stays until a later test, or the end of the suite
+ * program, clears it.  One whose process still runs belongs to a test running now, here or in
+ * another suite program, and is left alone; so is one the kernel still counts processes in.
+ */
+static void cgroup_sweep(const char *root)
+{
+	DIR *d = root[0] ? opendir(root) : NULL;
+	struct dirent *e;
+
+	while (d && (e = readdir(d)) != NULL) {
+		char dir[1300], sub[1400], *end;
+		long pid;
+		DIR *dd;
+		struct dirent *ee;
+
+		if (strncmp(e->d_name, "hpshm-test.", 11) != 0)
+			continue;
+		pid = strtol(e->d_name + 11, &end, 10);
+		if (*end != '\0' || pid <= 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		pathf(dir, sizeof dir, "%s/%s", root, e->d_name);
+		dd = opendir(dir);
+		while (dd && (ee = readdir(dd)) != NULL) {
+			if (ee->d_name[0] == '.' || ee->d_type != DT_DIR)
+				continue;
+			pathf(sub, sizeof sub, "%s/%s", dir, ee->d_name);
+			(void)rmdir(sub);
+		}
+		if (dd)
+			closedir(dd);
+		(void)rmdir(dir);
+	}
+	if (d)
+		closedir(d);
+}
+
+/*
+ * The hugetlb controller bound to a v1 hierarchy that nothing mounts (a program mounted one,
+ * left a cgroup in it and unmounted it: the hierarchy stays, and the v2 root no longer offers
+ * the controller) is reached by mounting that hierarchy in the test's own mount namespace.
+ * When the namespace goes, so does the mount, and the kernel then frees a hierarchy left with
+ * no cgroup, which gives the controller back to v2.  0 with the mount point in dir, or -1.
+ */
+static int sandbox_v1_mount(char *dir, size_t len)
+{
+	char line[256], name[64];
+	int hier = 0, enabled = 0;
+	FILE *f = fopen("/proc/cgroups", "r");
+
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "%63s %d %*d %d", name, &hier, &enabled) == 3 && !strcmp(name, "hugetlb"))
+			break;
+	if (f)
+		fclose(f);
+	if (strcmp(name, "hugetlb") != 0 || hier == 0 || !enabled)
+		return -1;
+	pathf(dir, len, "/tmp/hpshm-test-cgroup.%ld", (long)getpid());
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return -1;
+	if (mount("hpshm-test", dir, "cgroup", 0, "hugetlb") < 0) {
+		(void)rmdir(dir);
+		return -1;
+	}
+	return 0;
+}
+
+static int sandbox_cgroup(void)
+{
+	char line[4096], v1[1024], v2[1024], path[1100];
+	char self[1024] = "", procs[1200], pid[32];
+	FILE *f;
+
+	cgroup_roots(v1, sizeof v1, v2, sizeof v2);
+	if (!v2[0] && !v1[0] && sandbox_v1_mount(v1, sizeof v1) == 0)
+		pathf(sandbox.v1_mount, sizeof sandbox.v1_mount, "%s", v1);
+	cgroup_sweep(v2[0] ? v2 : v1);
+	sandbox.cgroup_v2 = v2[0] != '\0';
+	if (!v2[0] && !v1[0]) {
+		pathf(sandbox.why, sizeof sandbox.why, "no cgroup hierarchy offers the hugetlb controller");
+		return -1;
+	}
+	/* Where this process is now, to go back there after the test. */
+	f = fopen("/proc/self/cgroup", "r");
+	while (f && fgets(line, sizeof line, f)) {
+		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+
+		if (!c2)
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		*c2 = '\0';
+		if (sandbox.cgroup_v2 ? !strcmp(line, "0") : strstr(c1 + 1, "hugetlb") != NULL)
+			pathf(self, sizeof self, "%s", c2 + 1);
+	}
+	if (f)
+		fclose(f);
+	pathf(sandbox.home, sizeof sandbox.home, "%s%s/cgroup.procs", sandbox.cgroup_v2 ? v2 : v1,
+		 strcmp(self, "/") ? self : "");
+	pathf(sandbox.cgroup, sizeof sandbox.cgroup, "%s/hpshm-test.%ld", sandbox.cgroup_v2 ? v2 : v1, (long)getpid());
+	pathf(path, sizeof path, "%s/cgroup.subtree_control", v2);
+	if (sandbox.cgroup_v2 && !file_has_word(path, "hugetlb") && write_text(path, "+hugetlb\n") < 0) {
+		pathf(sandbox.why, sizeof sandbox.why, "enabling hugetlb in %s: %s", path, strerror(errno));
+		goto fail;
+	}
+	if (mkdir(sandbox.cgroup, 0755) < 0) {
+		pathf(sandbox.why, sizeof sandbox.why, "mkdir %s: %s", sandbox.cgroup, strerror(errno));
+		goto fail;
+	}
+	pathf(procs, sizeof procs, "%s/cgroup.procs", sandbox.cgroup);
+	if (sandbox.cgroup_v2) {
+		pathf(path, sizeof path, "%s/cgroup.subtree_control", sandbox.cgroup);
+		pathf(procs, sizeof procs, "%s/test", sandbox.cgroup);
+		if (write_text(path, "+hugetlb\n") < 0 || mkdir(procs, 0755) < 0) {
+			pathf(sandbox.why, sizeof sandbox.why, "setting up %s: %s", sandbox.cgroup, strerror(errno));
+			goto fail;
+		}
+		strncat(procs, "/cgroup.procs", sizeof procs - strlen(procs) - 1);
+	}
+	pathf(pid, sizeof pid, "%ld\n", (long)getpid());
+	sandbox.owner = (long)getpid();
+	if (write_text(procs, pid) < 0) {
+		pathf(sandbox.why, sizeof sandbox.why, "joining %s: %s", procs, strerror(errno));
+		goto fail;
+	}
+	return 0;
+fail:
+	if (sandbox.cgroup[0]) {
+		pathf(path, sizeof path, "%s/test", sandbox.cgroup);
+		(void)rmdir(path);
+		(void)rmdir(sandbox.cgroup);
+	}
+	sandbox.cgroup[0] = '\0';
+	return -1;
+}
+
+/* Back to where the process came from, and the test's cgroups removed, deepest first. */
+static void sandbox_cgroup_leave(void)
+{
+	char pid[32];
+
+	if (!sandbox.cgroup[0] || sandbox.owner != (long)getpid())
+		return;
+	pathf(pid, sizeof pid, "%ld\n", (long)getpid());
+	if (write_text(sandbox.home, pid) < 0)
+		fprintf(stderr, "[----] pool-leak fixture: could not go back to %s: %s\n", sandbox.home, strerror(errno));
+	for (int tries = 0; tries < 40; tries++) {
+		char sub[1100];
+		DIR *d = opendir(sandbox.cgroup);
+		struct dirent *e;
+
+		while (d && (e = readdir(d)) != NULL) {
+			if (e->d_name[0] == '.' || e->d_type != DT_DIR)
+				continue;
+			pathf(sub, sizeof sub, "%s/%s", sandbox.cgroup, e->d_name);
+			(void)rmdir(sub);
+		}
+		if (d)
+			closedir(d);
+		if (rmdir(sandbox.cgroup) == 0 || errno == ENOENT)
+			break;
+		usleep(50 * 1000); /* a process of the test still on its way out */
+	}
+	if (access(sandbox.cgroup, F_OK) == 0)
+		fprintf(stderr, "[----] pool-leak fixture: could not remove %s (a process of the test still in it?)\n",
+			sandbox.cgroup);
+	if (sandbox.v1_mount[0] && umount2(sandbox.v1_mount, MNT_DETACH) == 0)
+		(void)rmdir(sandbox.v1_mount);
+	sandbox.cgroup[0] = '\0';
+}
+
+/*
+ * The suite program (the runner, which starts a process per test) notes at its start whether
+ * the v2 root already offered hugetlb to its children, and at its end removes the test cgroups
+ * that skipped or crashed tests left, and turns the controller off again if the fixture turned
+ * it on and no other suite's test cgroup is left.  Processes started below it (the tests, the
+ * programs they exec) inherit the note and leave this to the runner.
+ */
+__attribute__((constructor)) static void fixture_runner_start(void)
+{
+	char v1[1024], v2[1024], path[1100], pid[32];
+
+	if (getenv("HPSHM_TEST_RUNNER") || geteuid() != 0)
+		return;
+	cgroup_roots(v1, sizeof v1, v2, sizeof v2);
+	pathf(path, sizeof path, "%s/cgroup.subtree_control", v2);
+	pathf(pid, sizeof pid, "%ld", (long)getpid());
+	setenv("HPSHM_TEST_RUNNER", pid, 1);
+	setenv("HPSHM_TEST_HUGETLB_WAS_ON", v2[0] && file_has_word(path, "hugetlb") ? "1" : "0", 1);
+}
+
+__attribute__((destructor)) static void fixture_runner_end(void)
+{
+	const char *runner = getenv("HPSHM_TEST_RUNNER"), *was = getenv("HPSHM_TEST_HUGETLB_WAS_ON");
+	char v1[1024], v2[1024], path[1100];
+	DIR *d;
+	struct dirent *e;
+	int left = 0;
+
+	sandbox_cgroup_leave(); /* a test that ends with exit() after a skip */
+	if (!runner || atol(runner) != (long)getpid())
+		return;
+	cgroup_roots(v1, sizeof v1, v2, sizeof v2);
+	cgroup_sweep(v2[0] ? v2 : v1);
+	if (!v2[0] || !was || strcmp(was, "0") != 0)
+		return;
+	d = opendir(v2);
+	while (d && (e = readdir(d)) != NULL)
+		left |= strncmp(e->d_name, "hpshm-test.", 11) == 0;
+	if (d)
+		closedir(d);
+	pathf(path, sizeof path, "%s/cgroup.subtree_control", v2);
+	if (!left)
+		(void)write_text(path, "-hugetlb\n");
+}
+
+static void sandbox_enter(void)
+{
+	static int told;
+
+	memset(&sandbox, 0, sizeof sandbox);
+	if (getenv("HPSHM_TEST_NO_SANDBOX"))
+		pathf(sandbox.why, sizeof sandbox.why, "HPSHM_TEST_NO_SANDBOX is set");
+	else if (geteuid() != 0)
+		pathf(sandbox.why, sizeof sandbox.why, "not root: namespaces and cgroups need root");
+	else if (sandbox_spaces() == 0)
+		sandbox.spaces = 1;
+	if (sandbox.spaces && sandbox_cgroup() < 0)
+		sandbox.spaces = 0; /* both or neither: a count of the whole pool judges nothing well */
+	if (!sandbox.spaces && !told++)
+		fprintf(stderr, "[----] pool-leak fixture: %s; judging the whole machine's pools, SysV segments and "
+			"hpshm's names in /dev/shm and hugetlbfs, so another program using them can fail a test\n",
+			sandbox.why);
+}
+
+const char *hpt_test_cgroup(void)
+{
+	return sandbox.cgroup[0] ? sandbox.cgroup : NULL;
+}
+
+/* The name of a page size in hugetlb cgroup file names: "2MB", "1GB", "64KB". */
+static const char *cgroup_size(size_t page_size, char *buf, size_t len)
+{
+	if (page_size >= ((size_t)1 << 30))
+		pathf(buf, len, "%zuGB", page_size >> 30);
+	else if (page_size >= ((size_t)1 << 20))
+		pathf(buf, len, "%zuMB", page_size >> 20);
+	else
+		pathf(buf, len, "%zuKB", page_size >> 10);
+	return buf;
+}
+
+int hpt_charge_read(size_t page_size, struct hpt_charge *out)
+{
+	char sz[16], path[1200];
+	unsigned long long v;
+	char text[64];
+
+	memset(out, 0, sizeof *out);
+	if (!sandbox.cgroup[0] || page_size == 0)
+		return -1;
+	cgroup_size(page_size, sz, sizeof sz);
+	pathf(path, sizeof path, "%s/hugetlb.%s.%s", sandbox.cgroup, sz,
+		 sandbox.cgroup_v2 ? "current" : "usage_in_bytes");
+	if (read_text(path, text, sizeof text) < 0)
+		return -1;
+	v = strtoull(text, NULL, 10);
+	out->faulted = (unsigned long)(v / page_size);
+	/* Reservations are counted from Linux 5.10 on; before that only faults are. */
+	pathf(path, sizeof path, "%s/hugetlb.%s.rsvd.%s", sandbox.cgroup, sz,
+		 sandbox.cgroup_v2 ? "current" : "usage_in_bytes");
+	if (read_text(path, text, sizeof text) == 0)
+		out->reserved = (unsigned long)(strtoull(text, NULL, 10) / page_size);
+	return 0;
+}
+
+int hpt_refuse_huge_pages(size_t page_size)
+{
+	char sz[16], dir[1300], path[1400];
+	const char *limits[] = { "max", "rsvd.max", "limit_in_bytes", "rsvd.limit_in_bytes" };
+	int set = 0;
+
+	if (!sandbox.cgroup[0] || page_size == 0)
+		return -1;
+	cgroup_size(page_size, sz, sizeof sz);
+	/* v2: the test's processes are in the "test" leaf; v1: in the cgroup itself. */
+	pathf(dir, sizeof dir, "%s%s", sandbox.cgroup, sandbox.cgroup_v2 ? "/test" : "");
+	for (unsigned i = sandbox.cgroup_v2 ? 0 : 2; i < (sandbox.cgroup_v2 ? 2u : 4u); i++) {
+		pathf(path, sizeof path, "%s/hugetlb.%s.%s", dir, sz, limits[i]);
+		if (write_text(path, "0\n") == 0)
+			set++;
+		else if (errno != ENOENT)
+			cr_assert_fail("writing 0 to %s: %s", path, strerror(errno));
+	}
+	return set ? 0 : -1;
+}
+
+#endif /* __linux__ */
+
 static void snap_pools(struct hpt_buf *b)
 {
 	static const char *const counters[] = {"nr_hugepages", "free_hugepages", "resv_hugepages",
@@ -227,6 +736,18 @@ static void snap_pools(struct hpt_buf *b)
 	while ((e = readdir(d)) != NULL) {
 		if (strncmp(e->d_name, "hugepages-", 10) != 0)
 			continue;
+		if (sandbox.cgroup[0]) {
+			struct hpt_charge c;
+			size_t ps = (size_t)strtoull(e->d_name + 10, NULL, 10) * 1024;
+
+			/* The test's own pages: what its cgroup was charged and still is. */
+			if (hpt_charge_read(ps, &c) == 0) {
+				snprintf(line, sizeof line, "pool %s charged to the test: faulted=%lu reserved=%lu\n",
+					 e->d_name, c.faulted, c.reserved);
+				buf_add(b, line);
+			}
+			continue;
+		}
 		for (i = 0; i < sizeof counters / sizeof counters[0]; i++) {
 			snprintf(path, sizeof path, "/sys/kernel/mm/hugepages/%s/%s", e->d_name, counters[i]);
 			if (read_ulong(path, &v) < 0)
@@ -252,6 +773,10 @@ static void snap_sysv(struct hpt_buf *b)
 	}
 	while (fgets(line, sizeof line, f)) {
 		if (sscanf(line, "%ld %ld", &key, &id) == 2) {
+			/* Without a namespace of its own, the test judges only the keys hpshm and its
+			 * tests use: IPC_PRIVATE and hpshm's range of named keys (0x48xxxxxx). */
+			if (!sandbox.spaces && key != 0 && ((unsigned long)key & 0xff000000ul) != 0x48000000ul)
+				continue;
 			snprintf(out, sizeof out, "sysv shmid=%ld key=%ld\n", id, key);
 			buf_add(b, out);
 		}
@@ -315,10 +840,33 @@ static void take_snapshot(struct hpt_buf *b)
 }
 #endif
 
+#ifndef __linux__
+const char *hpt_test_cgroup(void)
+{
+	return NULL;
+}
+
+int hpt_refuse_huge_pages(size_t page_size)
+{
+	(void)page_size;
+	return -1;
+}
+
+int hpt_charge_read(size_t page_size, struct hpt_charge *out)
+{
+	(void)page_size;
+	memset(out, 0, sizeof *out);
+	return -1;
+}
+#endif
+
 static struct hpt_buf snapshot_before;
 
 void hpt_fixture_init(void)
 {
+#if defined(__linux__)
+	sandbox_enter();
+#endif
 	take_snapshot(&snapshot_before);
 }
 
@@ -356,9 +904,13 @@ void hpt_fixture_fini(void)
 		memset(&after, 0, sizeof(after));
 		take_snapshot(&after);
 	}
+#if defined(__linux__)
+	sandbox_cgroup_leave();
+#endif
 	if (strcmp(after.p, snapshot_before.p) != 0) {
-		cr_log_error("pool-leak fixture: the machine changed during the test\n"
-			     "--- before\n%s--- after\n%s", snapshot_before.p, after.p);
+		cr_log_error("pool-leak fixture: the %s changed during the test\n"
+			     "--- before\n%s--- after\n%s", sandbox.spaces ? "test's sandbox" : "machine",
+			     snapshot_before.p, after.p);
 		fflush(NULL);
 		abort(); /* a failed cr_assert in .fini does not fail the test in Criterion 2.4.1 */
 	}
@@ -555,7 +1107,79 @@ void hpt_skip_emulated_refusal(int rc, const hpshm_error *err)
 			     "kernel would have given it: %s", emu, err->message);
 }
 
+const char *hpt_emulator_refuses_sysv_hugetlb(size_t page_size)
+{
+#ifdef __linux__
+	static char why[256];
+	int id, e;
+	void *p;
+
+	if (!hpt_emulator() || page_size == 0)
+		return NULL;
+	id = shmget(IPC_PRIVATE, page_size, IPC_CREAT | IPC_EXCL | SHM_HUGETLB | 0600);
+	if (id < 0)
+		return NULL; /* no page to try with: the test says what it needs */
+	p = shmat(id, NULL, SHM_RDONLY);
+	e = errno;
+	if (p != (void *)-1)
+		(void)shmdt(p);
+	(void)shmctl(id, IPC_RMID, NULL);
+	if (p != (void *)-1)
+		return NULL;
+	snprintf(why, sizeof why, "under %s a SysV segment of huge pages cannot be attached anywhere (shmat: %s), "
+		 "where the kernel attaches it", hpt_emulator(), strerror(e));
+	return why;
+#else
+	(void)page_size;
+	return NULL;
+#endif
+}
+
 #ifndef _WIN32
+/* Does /proc/self/maps show anything in [lo, hi)?  Unreadable maps show nothing. */
+static int maps_show(uintptr_t lo, uintptr_t hi, uintptr_t *next_free)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	int hit = 0;
+
+	*next_free = hi;
+	while (f && fgets(line, sizeof line, f)) {
+		unsigned long a, z;
+
+		if (sscanf(line, "%lx-%lx", &a, &z) != 2 || z <= lo || a >= hi)
+			continue;
+		hit = 1;
+		if ((uintptr_t)z > *next_free || *next_free == hi)
+			*next_free = (uintptr_t)z;
+	}
+	if (f)
+		fclose(f);
+	return hit;
+}
+
+uintptr_t hpt_free_address(size_t len, size_t align)
+{
+	void *p = mmap(NULL, len + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	uintptr_t a, next;
+
+	cr_assert_neq(p, MAP_FAILED, "mmap of %zu bytes: %s", len + align, strerror(errno));
+	a = ((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1);
+	cr_assert_eq(munmap(p, len + align), 0);
+	if (!maps_show(a, a + len, &next))
+		return a;
+	/* The system's choice lies inside a range the maps show taken: walk up from 256 MiB,
+	 * past each mapping in the way, to the first aligned gap that holds len. */
+	for (a = (uintptr_t)256 << 20; a <= UINTPTR_MAX - len - align;) {
+		a = (a + align - 1) & ~(uintptr_t)(align - 1);
+		if (!maps_show(a, a + len, &next))
+			return a;
+		a = next;
+	}
+	cr_assert_fail("no %zu free bytes aligned to %zu in this address space", len, align);
+	return 0;
+}
+
 pid_t hpt_fork(void)
 {
 	pid_t parent = getpid(), pid;
@@ -620,6 +1244,17 @@ int hpt_pool_read(size_t page_size, struct hpt_pool *out)
 	snprintf(path, sizeof path, "%s/nr_overcommit_hugepages", dir);
 	(void)read_ulong(path, &out->overcommit);
 	return 0;
+}
+
+long hpt_pages_held(size_t page_size)
+{
+	struct hpt_charge c;
+	struct hpt_pool p;
+
+	if (hpt_charge_read(page_size, &c) == 0)
+		return (long)(c.faulted + c.reserved);
+	cr_assert_eq(hpt_pool_read(page_size, &p), 0, "no pool of %zu-byte pages to read", page_size);
+	return (long)(p.total - p.free + p.resv);
 }
 
 unsigned long hpt_pool_available(const struct hpt_pool *p)

@@ -4,11 +4,24 @@
  * rule for skips, and readers of kernel facts the tests check on their own (never trusting
  * the library's report alone).
  *
- * The pool-leak fixture snapshots, before each test, the counters of every huge page pool
- * (/sys/kernel/mm/hugepages/<size>/{nr,free,resv,surplus}_hugepages), the SysV segment ids
- * (/proc/sysvipc/shm), the files in every hugetlbfs mount (/proc/self/mountinfo) and in
- * /dev/shm; after the test it compares and fails the run if anything differs.  It always
- * reads the real /proc and /sys, whatever sysroot a test gave the library.
+ * The pool-leak fixture judges only what the test made, because a suite runs where servers
+ * run: a PostgreSQL that creates and drops /dev/shm segments, or a program that takes and
+ * returns huge pages, beside it must not fail a test.  On Linux as root each test runs in a
+ * sandbox the fixture makes in its .init (and the test's children inherit):
+ *   - its own IPC namespace (its SysV segments are the only ones it sees) and mount namespace,
+ *     with a private tmpfs on /dev/shm and a private hugetlbfs instance over every hugetlbfs
+ *     mount point (same page size, mode and size limit), so the objects it sees are its own;
+ *   - its own hugetlb cgroup (v2 where the v2 hierarchy offers hugetlb, else v1), whose
+ *     counters (pages faulted and reserved) see only the test's huge pages, and those of its
+ *     children, wherever on the machine others take and return pages.
+ * Before the test it snapshots those counters, the SysV segment ids (/proc/sysvipc/shm), the
+ * files in every hugetlbfs mount and in /dev/shm; after the test it compares and fails the
+ * run if anything differs.  Leaks stay visible (the fixture fails the test), and go with the
+ * namespaces when the test's last process ends.  Without root, on another system, or with
+ * HPSHM_TEST_NO_SANDBOX set, it says so once and judges the machine-wide pool counters, the
+ * SysV segments of hpshm's keys (IPC_PRIVATE and 0x48xxxxxx) and the hpshm.* names of
+ * /dev/shm and hugetlbfs: a program using them beside the suite can then fail a test.  It
+ * always reads the real /proc and /sys, whatever sysroot a test gave the library.
  *
  * Criterion 2.4.1 does not count a failed cr_assert() in .fini (it prints it and passes the
  * test), so the fixture reports the difference with cr_log_error() and abort()s: the test is
@@ -16,13 +29,11 @@
  * Criterion 2.4.1 also runs no .fini after cr_skip_test(): a test that skips after its .init
  * made something (a fake sysroot) must undo it before skipping.
  *
- * One test at a time.  The snapshot is of the whole machine, so a test running beside another
- * sees the other's segments and files appear and vanish, and one of them fails for a leak it
- * did not make.  CTest runs every suite with --jobs=1 and RUN_SERIAL, and fixture.c makes
- * every suite program run its tests one by one whatever --jobs or CRITERION_JOBS say (a
- * Criterion report hook sets criterion_options.jobs to 1 before the first worker starts), so
- * running a suite by hand gives the same answer as ctest.  Two suite programs at once, or a
- * suite beside anything else that makes huge page segments, still see each other: run one.
+ * One test at a time within a suite program: tests that fill the pool, or need most of it,
+ * would compete for its pages, and the cgroup of a test is named by its process.  CTest runs
+ * every suite with --jobs=1 and RUN_SERIAL, and fixture.c makes every suite program run its
+ * tests one by one whatever --jobs or CRITERION_JOBS say (a Criterion report hook sets
+ * criterion_options.jobs to 1 before the first worker starts).
  */
 #ifndef HPSHM_TESTS_FIXTURE_H
 #define HPSHM_TESTS_FIXTURE_H
@@ -100,6 +111,25 @@ const char *hpt_emulator(void);
  */
 void hpt_skip_emulated_refusal(int rc, const hpshm_error *err);
 
+/*
+ * Under an emulator that cannot attach a SysV segment of huge pages at all (qemu-i386 7.2 keeps
+ * the guest's 4 GiB reserved and attaches at a base-page boundary of its own choosing, which
+ * the kernel refuses for huge pages with EINVAL), why, as a skip reason; natively, or where the
+ * emulator can, NULL.  A test that attaches real SysV hugetlb segments, itself or through the
+ * library's look at them, asks first, undoes its setup and skips with the reason returned.
+ * page_size: the segment's pages.
+ */
+const char *hpt_emulator_refuses_sysv_hugetlb(size_t page_size);
+
+/*
+ * An address where len bytes, aligned to align, are free in this process now, for a test that
+ * names an address (base_address, a forged token): where the system places an anonymous
+ * mapping, unless /proc/self/maps shows that place taken (an emulator hands out addresses
+ * inside a range it shows reserved: qemu-i386 keeps most of the low 1 GiB so), then the lowest
+ * gap the maps show free above 256 MiB.  Never a constant: what is free depends on the target.
+ */
+uintptr_t hpt_free_address(size_t len, size_t align);
+
 /* Pages of page_size that size bytes take (size rounded up). */
 unsigned long hpt_pages(size_t size, size_t page_size);
 
@@ -128,6 +158,43 @@ pid_t hpt_fork(void);
  */
 void hpt_crashed_creator(const hpshm_config *cfg, size_t size, const char *what);
 #endif
+
+/*
+ * The test's own hugetlb cgroup directory (see above), or NULL when the fixture could not make
+ * one.  A test may make cgroups of its own inside it (beside the "test" leaf on v2, whose
+ * subtree_control already offers hugetlb); their pages are then counted as the test's, and the
+ * fixture removes what the test leaves.
+ */
+const char *hpt_test_cgroup(void);
+
+/* The huge pages of one size charged to the test's cgroup: faulted in, and reserved. */
+struct hpt_charge {
+	unsigned long faulted, reserved;
+};
+
+/*
+ * Read the test's charge of page_size pages: 0, or -1 when the test has no cgroup of its own
+ * (then only the pool's counters, hpt_pool_read(), can say what changed, and anything else on
+ * the machine changes them too).
+ */
+int hpt_charge_read(size_t page_size, struct hpt_charge *out);
+
+/*
+ * From now until the test ends, every reservation of page_size pages by this test's processes
+ * fails as an empty pool fails (ENOMEM from mmap, shmget), whatever other programs leave free:
+ * the limits of its cgroup set to 0.  0, or -1 when the test has no cgroup of its own (then only
+ * taking every free page of the real pool does it, and a neighbour that returns pages meanwhile
+ * spoils it).  Reservations are limited from Linux 5.10 on; faults are limited on every kernel.
+ */
+int hpt_refuse_huge_pages(size_t page_size);
+
+/*
+ * The pages of page_size the test holds, as one number that returns to its value when the test
+ * gives them back: with a cgroup of its own, the pages faulted plus reserved charged to it;
+ * without one, the machine's pages in use or promised ((total - free) + resv), which anything
+ * else on the machine changes too.  The test fails if neither can be read.
+ */
+long hpt_pages_held(size_t page_size);
 
 /* One real pool, read from /sys (not the library's sysroot). */
 struct hpt_pool {

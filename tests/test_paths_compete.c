@@ -440,7 +440,14 @@ TestSuite(paths_compete_sysv, .init = sysv_compete_init, .fini = sysv_compete_fi
 static void sysv_need_pool(void)
 {
 	struct hpt_pool p;
+	const char *emu = hpt_emulator_refuses_sysv_hugetlb(2 * MIB);
 
+	if (emu) {
+		hpshm__sys_reset();
+		hpshm_config_free(cfg);
+		hpt_fakeroot_destroy();
+		cr_skip_test("%s", emu);
+	}
 	if (hpt_pool_read(2 * MIB, &p) < 0 || hpt_pool_available(&p) < 3) {
 		hpshm__sys_reset();
 		hpshm_config_free(cfg);

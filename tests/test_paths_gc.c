@@ -339,7 +339,12 @@ static struct look sysv_dead(struct hpshm_instance *inst)
 	hpshm_config *cfg;
 	hpshm_error err;
 	char kv[160];
+	const char *emu = hpt_emulator_refuses_sysv_hugetlb(2 * MIB);
 
+	if (emu) {
+		hpshm__sys_reset();
+		cr_skip_test("%s", emu);
+	}
 	if (hpt_pool_read(2 * MIB, &p) < 0 || hpt_pool_available(&p) < 3) {
 		hpshm__sys_reset();
 		HPT_UNAVAILABLE_PAGES("sysv_hugetlb", "2MiB", 3, "needs 3 free 2MiB pages for a named SysV segment");

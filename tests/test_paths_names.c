@@ -499,6 +499,12 @@ static hpshm_segment *sysv_with_token(char *token, size_t len)
 	hpshm_segment *seg = NULL;
 	hpshm_error err;
 
+	const char *emu = hpt_emulator_refuses_sysv_hugetlb(2 * MIB);
+
+	if (emu) {
+		hpshm_config_free(cfg);
+		cr_skip_test("%s", emu);
+	}
 	if (hpt_pool_read(2 * MIB, &p) < 0 || hpt_pool_available(&p) < 3) {
 		hpshm_config_free(cfg);
 		HPT_UNAVAILABLE_PAGES("sysv_hugetlb", "2MiB", 3, "needs 3 free 2MiB pages for a SysV segment");

@@ -75,11 +75,19 @@ int hpshm__boot_id(char *buf, size_t len)
 	return 0;
 }
 
+/* Does /proc/self/maps show anything in [at, at + len)?  Unreadable maps say nothing. */
+static int pick_busy(uintptr_t at, size_t len)
+{
+	char line[256];
+
+	return hpshm__maps_line((const void *)at, len, line, sizeof(line)) == 0;
+}
+
 int hpshm__pick_address(size_t len, size_t align, void **out)
 {
 	if (align == 0 || (align & (align - 1)) || len > SIZE_MAX - align)
 		return HPSHM_EINVAL;
-	return hpshm__posix_pick_address(len, align, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, out);
+	return hpshm__posix_pick_address(len, align, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, pick_busy, out);
 }
 
 uint64_t hpshm__random64(void)

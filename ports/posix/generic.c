@@ -101,7 +101,7 @@ int hpshm__pick_address(size_t len, size_t align, void **out)
 	fd = hpshm__sys.open("/dev/zero", O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return HPSHM_ENOMEM;
-	rc = hpshm__posix_pick_address(len, align, MAP_PRIVATE, fd, out);
+	rc = hpshm__posix_pick_address(len, align, MAP_PRIVATE, fd, NULL, out);
 	(void)hpshm__sys.close(fd);
 	return rc;
 }

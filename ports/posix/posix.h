@@ -36,8 +36,13 @@ int hpshm__posix_touch(void *addr, size_t len, size_t step, size_t *bad);
  * process's libraries -- and one the system does not honour exactly is passed over; when none
  * is, the system's own choice is used.  flags and fd are the OS's way to reserve without
  * committing memory (Linux: MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE and -1; POSIX alone:
- * MAP_PRIVATE over /dev/zero).  0 with *out set, or HPSHM_ENOMEM.
+ * MAP_PRIVATE over /dev/zero).  busy, when not NULL, is asked first whether the OS shows a
+ * hint's span as taken although mmap() might still place a reservation there (an emulator
+ * that keeps a range of the guest for itself: qemu-i386 reserves most of the low 1 GiB for
+ * the program's heap, gives a hint inside it out, and then refuses a SysV attach there);
+ * such a hint is passed over too.  0 with *out set, or HPSHM_ENOMEM.
  */
-int hpshm__posix_pick_address(size_t len, size_t align, int flags, int fd, void **out);
+int hpshm__posix_pick_address(size_t len, size_t align, int flags, int fd, int (*busy)(uintptr_t at, size_t len),
+			      void **out);
 
 #endif /* HPSHM_PORTS_POSIX_POSIX_H */

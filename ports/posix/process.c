@@ -202,7 +202,8 @@ int hpshm__wait(struct hpshm__process *child, int *status, hpshm_error *err)
 	return 0;
 }
 
-int hpshm__posix_pick_address(size_t len, size_t align, int flags, int fd, void **out)
+int hpshm__posix_pick_address(size_t len, size_t align, int flags, int fd, int (*busy)(uintptr_t at, size_t len),
+			      void **out)
 {
 	/* Best first; the 64-bit ones are left out where a pointer cannot hold them. */
 	static const unsigned long long hints[] = { 0x600000000000ULL, 0x4000000000ULL, 0x10000000ULL };
@@ -215,6 +216,8 @@ int hpshm__posix_pick_address(size_t len, size_t align, int flags, int fd, void 
 	 * might map in between. */
 	for (size_t i = 0; i < sizeof(hints) / sizeof(hints[0]); i++) {
 		if (hints[i] > UINTPTR_MAX || hints[i] > UINTPTR_MAX - span)
+			continue;
+		if (busy && busy((uintptr_t)hints[i], span))
 			continue;
 		p = hpshm__sys.mmap((void *)(uintptr_t)hints[i], span, PROT_NONE, flags, fd, 0);
 		if (p == MAP_FAILED || (uintptr_t)p == (uintptr_t)hints[i])
