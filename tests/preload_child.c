@@ -70,7 +70,6 @@
 #include <string.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <linux/capability.h>
 #include <spawn.h>
 #include <sys/ipc.h>
 #include <sys/mman.h>
@@ -84,6 +83,19 @@
 #ifndef SHM_NORESERVE
 #define SHM_NORESERVE 010000
 #endif
+
+/* capget/capset's structs, from linux/capability.h, which musl-gcc's headers do not have. */
+struct cap_header {
+	uint32_t version; /* _LINUX_CAPABILITY_VERSION_3 */
+	int      pid;     /* 0: this process */
+};
+struct cap_data {
+	uint32_t effective;   /* capabilities in force */
+	uint32_t permitted;   /* capabilities that may be put in force */
+	uint32_t inheritable; /* capabilities kept across exec */
+};
+#define CAP_VERSION_3 0x20080522
+#define CAP_IPC_LOCK_BIT 14
 
 #define PAGE 4096u
 #define BARRIER_SECONDS 30
@@ -592,8 +604,8 @@ static int mode_noreserve(size_t size)
 /* Give up the right to SysV huge pages: no group may be vm.hugetlb_shm_group, no CAP_IPC_LOCK. */
 static int drop_hugetlb_right(void)
 {
-	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct d[2];
+	struct cap_header h = { CAP_VERSION_3, 0 };
+	struct cap_data d[2];
 	struct rlimit none = { 0, 0 };
 	FILE *f = fopen("/proc/sys/vm/hugetlb_shm_group", "r");
 	long group = 0;
@@ -609,8 +621,8 @@ static int drop_hugetlb_right(void)
 		return fail("setrlimit, setgroups or setgid: %s", strerror(errno));
 	if (syscall(SYS_capget, &h, d) < 0)
 		return fail("capget: %s", strerror(errno));
-	d[CAP_IPC_LOCK / 32].effective &= ~(1u << (CAP_IPC_LOCK % 32));
-	d[CAP_IPC_LOCK / 32].permitted &= ~(1u << (CAP_IPC_LOCK % 32));
+	d[CAP_IPC_LOCK_BIT / 32].effective &= ~(1u << (CAP_IPC_LOCK_BIT % 32));
+	d[CAP_IPC_LOCK_BIT / 32].permitted &= ~(1u << (CAP_IPC_LOCK_BIT % 32));
 	if (syscall(SYS_capset, &h, d) < 0)
 		return fail("capset: %s", strerror(errno));
 	return 0;

@@ -9,8 +9,14 @@
  * the report's lines, and what it said on stderr.  Cases that need huge pages skip (or fail
  * under HPSHM_TEST_REQUIRE) without enough free pages; the fallback and failure cases make
  * the pool too small on purpose (a request four pages beyond what it has), so they run with
- * any pool, or none.  The pool-leak fixture checks after every case that no page, SysV id or
+ * any pool, or none; the SHM_NORESERVE case empties the pool for the program by mapping every
+ * free page itself.  The pool-leak fixture checks after every case that no page, SysV id or
  * file is left behind, also when the program was killed.
+ *
+ * The report's lines are told apart by their call: "mmap" and "shmget" lines record a segment
+ * made (or refused), "munmap", "shmctl" and "exit" lines its end ("event":"destroy" or
+ * "handover").  Files the cases make besides the report (links, FIFOs) go in a directory of
+ * their own under /tmp, removed at the end of the case.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -703,9 +709,17 @@ Test(preload, the_report_records_each_destroy_in_the_process_that_holds_the_segm
 Test(preload, a_daemon_s_report_names_the_child_that_holds_its_region)
 {
 	char made[4][8192], handed[4][8192], ended[4][8192], want[64];
-	struct hpt_run *run = run_child(NULL, NULL, "daemon", "64M", NULL);
-	const char *p = strstr(run->out, "holder ");
-	long holder = p ? strtol(p + 7, NULL, 10) : -1, maker;
+	struct hpt_run *run;
+	const char *p;
+	long holder, maker;
+
+	snprintf(want, sizeof want, "/proc/self/task/%ld/children", (long)getpid());
+	if (access(want, R_OK) != 0)
+		HPT_UNAVAILABLE("proc-children", NULL, "%s cannot be read (a kernel without CONFIG_PROC_CHILDREN): the "
+				"interposer cannot name the children that hold a region", want);
+	run = run_child(NULL, NULL, "daemon", "64M", NULL);
+	p = strstr(run->out, "holder ");
+	holder = p ? strtol(p + 7, NULL, 10) : -1;
 
 	cr_assert_eq(run->status, 0, "the program failed (%d): %s", run->status, run->err);
 	cr_assert_gt(holder, 0, "the child did not say its pid: %s", run->out);

@@ -183,8 +183,8 @@ static int exec_check_report(const char *abs)
 					 "files; give --report the path of a regular file", abs);
 		return tool_fail("exec", "cannot open the report %s for appending: %s", abs, strerror(e));
 	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		e = errno;
+	e = fstat(fd, &st) < 0 ? errno : 0;
+	if (e || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return tool_fail("exec", "the report %s is %s: reports are written only into regular files; give --report "
 				 "the path of a regular file", abs, e ? strerror(e) : exec_file_kind(st.st_mode));
