@@ -33,10 +33,28 @@
  *   of that.  So the request goes to the kernel with SHM_HUGETLB (and the size bits of the
  *   configured huge page size) added, and every SysV semantic stays the kernel's.  hpshm's
  *   policy still decides: with huge_pages=try an ENOMEM or EPERM from the huge request is
- *   retried as asked, without SHM_HUGETLB; with on it fails with ENOMEM.  The page size is
- *   verified from smaps at the first shmat() in this process, which is when the report
- *   line is written.  shmdt() needs nothing; shmctl(IPC_RMID) only drops the record.
+ *   retried as asked, without SHM_HUGETLB; with on the call fails with the kernel's errno
+ *   (ENOMEM: the pool; EPERM: not in vm.hugetlb_shm_group), and with ENOMEM when the
+ *   kernel offers no huge pages at all.  SHM_NORESERVE requests are passed on unchanged,
+ *   as MAP_NORESERVE ones are: SHM_HUGETLB with SHM_NORESERVE reserves no huge page, so
+ *   an empty pool would not refuse the segment but kill the writer with SIGBUS at its
+ *   first fault.  The page size is verified from smaps at the first shmat() in this
+ *   process, which is when the report line is written.  shmdt() needs nothing;
+ *   shmctl(IPC_RMID) drops the record and reports the removal.
  *   provider=auto,-sysv_hugetlb leaves shmget() alone.
+ *
+ *   execve() and the rest of the exec family, fexecve() and posix_spawn() are wrapped by
+ *   inherit.c: a program that execs another with an environment of its own making (nginx's
+ *   binary upgrade keeps only the variables its env directive names) would otherwise start
+ *   it without the interposer, silently.
+ *
+ * The report (HPSHM_PRELOAD_REPORT) has a line for every segment made, and one for its end
+ * in the process that holds it: munmap() of the whole region, shmctl(IPC_RMID), or the
+ * process's exit with the region still mapped.  The holder is the process that made the
+ * region until it exits while a child it forked maps it still (a daemon's first process,
+ * which forks the server and exits): its exit line hands the region over and names the
+ * children, and the child it forked then holds it.  A process that inherited a region from a
+ * holder still alive (a worker) writes nothing for it.
  *
  * The policy's failures: with huge_pages=on, a request that gets no huge pages fails with
  * ENOMEM, the error the server already handles, and the reason goes to stderr (a
@@ -55,8 +73,8 @@
  *     paths allocate nothing.
  *   - No recursion.  hpshm calls mmap, munmap and shmget itself, and those calls come
  *     back here (the library's references bind to the first definition, ours).  A
- *     thread-local "inside" count, raised around every call into hpshm, sends them
- *     straight on.  It uses the initial-exec TLS model, which never allocates.
+ *     thread-local "inside" count (preload_inside), raised around every call into hpshm,
+ *     sends them straight on.  It uses the initial-exec TLS model, which never allocates.
  *   - The next definitions are found with dlsym(RTLD_NEXT) once, at load.  Until then, and
  *     for mmap/munmap/mremap always as a fallback, the system call is made directly:
  *     dlsym may allocate, and malloc may call mmap.
@@ -76,6 +94,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -99,6 +118,9 @@
 #ifndef SHM_HUGETLB
 #define SHM_HUGETLB 04000
 #endif
+#ifndef SHM_NORESERVE
+#define SHM_NORESERVE 010000
+#endif
 #ifndef SHM_HUGE_SHIFT
 #define SHM_HUGE_SHIFT 26
 #endif
@@ -119,8 +141,11 @@ struct region {
 	atomic_int     state;  /* enum slot_state: only the thread that moved it to BUSY writes */
 	uintptr_t      start;  /* the segment's first byte: the address the caller got */
 	size_t         length; /* the caller's length, rounded up to base pages */
+	size_t         asked;  /* the caller's length as asked, for the report */
 	size_t         mapped; /* the whole mapping, a multiple of its page size */
 	hpshm_segment *seg;    /* the handle; a forked child holds its own copy */
+	long           maker;  /* the process that made it */
+	atomic_long    holder; /* the process that holds it for the server (region_held_here()) */
 };
 
 /* One SysV segment shmget() made, until its report line is written or it is removed. */
@@ -132,6 +157,7 @@ struct shm_rec {
 	size_t     size;                 /* bytes asked for */
 	size_t     page_size;            /* huge page size asked for; 0 if base pages */
 	int        huge_errno;           /* errno of the SHM_HUGETLB attempt that failed, or 0 */
+	long       maker;                /* the process whose shmget() made it */
 	char       why[HPSHM_TEXT_MAX];  /* why huge pages were not used; empty if they were */
 };
 
@@ -151,12 +177,20 @@ static atomic_int nshms;
 static char pending[1024];
 static atomic_int pending_said;
 
+/*
+ * The process this one was forked from, set in the child by the pthread_atfork() handlers;
+ * 0 in a process that was not forked since its exec.  A region's holder that is this
+ * process's parent and has exited has left the region to this process.
+ */
+static atomic_long forking_pid; /* written by fork_prepare() in the process that forks */
+static atomic_long fork_parent; /* copied from it by fork_child() in the new process */
+
 static atomic_int init_state; /* 0 not started, 1 running, 2 done */
 static atomic_long init_pid;  /* the process running the set-up */
 static atomic_int enabled;    /* set-up succeeded: requests may be taken */
 
 /* Raised around every call into hpshm: what hpshm calls comes back here and goes on. */
-static _Thread_local int inside __attribute__((tls_model("initial-exec")));
+_Thread_local int preload_inside __attribute__((tls_model("initial-exec")));
 
 /* ---- the next definitions ---- */
 
@@ -178,9 +212,9 @@ static void *next_sym(enum next_sym which, int resolve)
 	void *p = atomic_load_explicit(&next_syms[which], memory_order_acquire);
 
 	if (!p && resolve) {
-		inside++; /* dlsym may allocate, and the allocator may map */
+		preload_inside++; /* dlsym may allocate, and the allocator may map */
 		p = dlsym(RTLD_NEXT, next_names[which]);
-		inside--;
+		preload_inside--;
 		atomic_store_explicit(&next_syms[which], p, memory_order_release);
 	}
 	return p;
@@ -374,6 +408,18 @@ static void setup_force(const char *key, const char *value)
 	(void)hpshm_config_set(preload_cfg.cfg, key, value, &err);
 }
 
+/* The pthread_atfork() handlers: the child learns which process it was forked from. */
+static void fork_prepare(void)
+{
+	atomic_store_explicit(&forking_pid, (long)getpid(), memory_order_relaxed);
+}
+
+static void fork_child(void)
+{
+	atomic_store_explicit(&fork_parent, atomic_load_explicit(&forking_pid, memory_order_relaxed),
+			      memory_order_relaxed);
+}
+
 static void preload_setup(void)
 {
 	hpshm_config *cfg = NULL;
@@ -386,6 +432,10 @@ static void preload_setup(void)
 		return;
 	for (int i = NEXT_MMAP; i < NEXT_COUNT; i++)
 		(void)next_sym((enum next_sym)i, 1);
+	/* Before anything that can turn interposition off: a program this one execs should meet
+	 * the same variables, and say the same about them. */
+	preload_inherit_setup();
+	(void)pthread_atfork(fork_prepare, NULL, fork_child);
 	preload_cfg.base_page = (size_t)sysconf(_SC_PAGESIZE);
 	preload_cfg.min_size = PRELOAD_DEFAULT_MIN_SIZE;
 	v = getenv("HPSHM_PRELOAD_MIN_SIZE");
@@ -447,9 +497,9 @@ static int preload_ready(void)
 
 		if (atomic_compare_exchange_strong(&init_state, &expected, 1)) {
 			atomic_store(&init_pid, (long)getpid());
-			inside++;
+			preload_inside++;
 			preload_setup();
-			inside--;
+			preload_inside--;
 			atomic_store_explicit(&init_state, 2, memory_order_release);
 		} else {
 			while (atomic_load_explicit(&init_state, memory_order_acquire) != 2) {
@@ -478,9 +528,33 @@ __attribute__((constructor)) static void preload_load(void)
 	(void)preload_ready();
 }
 
+static void region_report_end(struct region *r, const char *call);
+
+/*
+ * At exit (exit(), or a return from main), the regions this process holds end with it, or
+ * live on in the children that map them: the report says which.  A process killed by a
+ * signal, or ended by _exit(), runs no destructor and its regions get no end line.
+ */
+__attribute__((destructor)) static void preload_unload(void)
+{
+	if (!preload_cfg.report[0] || atomic_load_explicit(&nregions, memory_order_acquire) == 0)
+		return;
+	preload_inside++;
+	for (int i = 0; i < PRELOAD_MAX_REGIONS; i++) {
+		struct region *r = &regions[i];
+		int expected = SLOT_LIVE;
+
+		if (!atomic_compare_exchange_strong(&r->state, &expected, SLOT_BUSY))
+			continue;
+		region_report_end(r, "exit");
+		atomic_store_explicit(&r->state, SLOT_LIVE, memory_order_release);
+	}
+	preload_inside--;
+}
+
 /* ---- the region table ---- */
 
-static int region_insert(hpshm_segment *seg, size_t length, size_t mapped)
+static int region_insert(hpshm_segment *seg, size_t asked, size_t length, size_t mapped)
 {
 	for (int i = 0; i < PRELOAD_MAX_REGIONS; i++) {
 		int expected = SLOT_FREE;
@@ -490,8 +564,11 @@ static int region_insert(hpshm_segment *seg, size_t length, size_t mapped)
 		atomic_fetch_add(&nregions, 1);
 		regions[i].start = (uintptr_t)hpshm_segment_address(seg);
 		regions[i].length = length;
+		regions[i].asked = asked;
 		regions[i].mapped = mapped;
 		regions[i].seg = seg;
+		regions[i].maker = (long)getpid();
+		atomic_store(&regions[i].holder, regions[i].maker);
 		atomic_store_explicit(&regions[i].state, SLOT_LIVE, memory_order_release);
 		return 0;
 	}
@@ -503,6 +580,50 @@ static void region_free(struct region *r)
 	r->seg = NULL;
 	atomic_store_explicit(&r->state, SLOT_FREE, memory_order_release);
 	atomic_fetch_sub(&nregions, 1);
+}
+
+/*
+ * Does this process hold r for the server?  It does when it made r, or when the holder was
+ * the process it was forked from and that process has exited (the kernel gave this one a new
+ * parent): a daemon's first process maps the server's memory, forks the server and exits.
+ * A child of a holder that still runs (a worker) does not.
+ */
+static int region_held_here(struct region *r)
+{
+	long me = (long)getpid(), holder = atomic_load(&r->holder), parent = atomic_load(&fork_parent);
+
+	if (holder == me)
+		return 1;
+	if (holder != parent || parent == 0 || (long)getppid() == parent)
+		return 0;
+	atomic_store(&r->holder, me);
+	return 1;
+}
+
+/* Record r's end in the report, when this process holds it. */
+static void region_report_end(struct region *r, const char *call)
+{
+	struct preload_end e;
+	long children[32];
+
+	if (!preload_cfg.report[0] || !region_held_here(r))
+		return;
+	memset(&e, 0, sizeof(e));
+	e.call = call;
+	e.event = "destroy";
+	e.addr = (const void *)r->start;
+	e.size = r->asked;
+	e.mapped = r->mapped;
+	e.provider = hpshm_segment_report(r->seg)->provider;
+	e.created_by = r->maker;
+	if (strcmp(call, "exit") == 0) {
+		/* Children that map it keep it after this process; they are named, and hold it. */
+		e.nheld = preload_children_mapping(e.addr, children, (int)(sizeof(children) / sizeof(children[0])));
+		e.held_by = children;
+		if (e.nheld > 0)
+			e.event = "handover";
+	}
+	preload_report_end(&e);
 }
 
 /* The live region whose mapping overlaps [lo, hi), or NULL. */
@@ -544,19 +665,72 @@ static int mmap_wanted(size_t len, int prot, int flags)
 	       prot == (PROT_READ | PROT_WRITE) && len > 0;
 }
 
+/*
+ * Why a walk found no provider, each reason said once: "memfd_hugetlb, mmap_hugetlb,
+ * sysv_hugetlb, hugetlbfs: only 0 huge pages of 2MiB available (need 138)...".  The core's
+ * message repeats a pool's reason for every provider that draws on the pool, which makes a
+ * server's log line of a kilobyte; providers the configuration left out (huge_pages=on leaves
+ * out plain) are no reason at all.  Empty when the report has no reason to give.
+ */
+static int attempt_failed(const hpshm_attempt *a)
+{
+	return a->result != 0 && a->reason[0] && !(a->page_size == 0 && strcmp(a->call, "config") == 0);
+}
+
+static void why_refused(const hpshm_report *r, char *buf, size_t len)
+{
+	unsigned n = r->nattempts < HPSHM_MAX_ATTEMPTS ? r->nattempts : HPSHM_MAX_ATTEMPTS;
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (unsigned i = 0; i < n && used < len; i++) {
+		const hpshm_attempt *a = &r->attempts[i];
+		int said = 0;
+
+		if (!attempt_failed(a))
+			continue;
+		for (unsigned j = 0; j < i && !said; j++)
+			said = attempt_failed(&r->attempts[j]) && strcmp(r->attempts[j].reason, a->reason) == 0;
+		if (said)
+			continue;
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? "; " : "", a->provider);
+		for (unsigned j = i + 1; j < n && used < len; j++)
+			if (attempt_failed(&r->attempts[j]) && strcmp(r->attempts[j].reason, a->reason) == 0)
+				used += (size_t)snprintf(buf + used, len - used, ", %s", r->attempts[j].provider);
+		if (used < len)
+			used += (size_t)snprintf(buf + used, len - used, ": %s", a->reason);
+	}
+}
+
+/* The hint, unless the reasons already end with it ("...: raise vm.nr_hugepages to at least 138"). */
+static const char *hint_unsaid(const char *why, const char *hint)
+{
+	char head[HPSHM_TEXT_MAX];
+	size_t n = strcspn(hint, "(");
+
+	while (n > 0 && hint[n - 1] == ' ')
+		n--;
+	if (n == 0 || n >= sizeof(head))
+		return hint;
+	memcpy(head, hint, n);
+	head[n] = '\0';
+	return strstr(why, head) ? "" : hint;
+}
+
 /* Make the region from an hpshm segment.  1 with *out set (maybe MAP_FAILED), or 0 to pass on. */
 static int take_mmap(size_t len, void **out)
 {
 	hpshm_segment *seg = NULL;
 	hpshm_report rep;
 	hpshm_error err;
-	char s[32];
+	char s[32], why[HPSHM_MESSAGE_MAX];
+	const char *hint;
 	int rc;
 
 	if (!ready_for(len) || round_base(len) == 0)
 		return 0;
-	hpshm_size_format(len, s, sizeof(s));
-	inside++;
+	preload_size_text(len, s, sizeof(s));
+	preload_inside++;
 	memset(&rep, 0, sizeof(rep));
 	memset(&err, 0, sizeof(err));
 	rc = hpshm_segment_create_ex(&seg, len, preload_cfg.cfg, &rep, &err);
@@ -569,24 +743,27 @@ static int take_mmap(size_t len, void **out)
 		err.code = rc;
 	}
 	if (rc < 0) {
+		why_refused(&rep, why, sizeof(why));
+		if (!why[0])
+			snprintf(why, sizeof(why), "%s", err.message[0] ? err.message : hpshm_strerror(rc));
+		hint = hint_unsaid(why, err.hint);
+		snprintf(err.message, sizeof(err.message), "%s", why);
 		preload_report("mmap", NULL, &rep, &err, NULL);
-		inside--;
+		preload_inside--;
 		if (preload_cfg.policy == HPSHM_HUGE_ON) {
-			preload_say("mmap of %s refused (huge_pages=on): %s%s%s; the call fails with ENOMEM", s,
-				    err.message[0] ? err.message : hpshm_strerror(rc), err.hint[0] ? "; hint: " : "",
-				    err.hint);
+			preload_say("mmap of %s refused (huge_pages=on): %s%s%s; the call fails with ENOMEM", s, why,
+				    hint[0] ? "; hint: " : "", hint);
 			errno = ENOMEM;
 			*out = MAP_FAILED;
 			return 1;
 		}
-		preload_say("mmap of %s: hpshm could not make a segment (%s); the C library maps it instead", s,
-			    err.message[0] ? err.message : hpshm_strerror(rc));
+		preload_say("mmap of %s: hpshm could not make a segment (%s); the C library maps it instead", s, why);
 		return 0;
 	}
 	rep = *hpshm_segment_report(seg);
-	if (region_insert(seg, round_base(len), rep.mapped_size) < 0) {
+	if (region_insert(seg, len, round_base(len), rep.mapped_size) < 0) {
 		(void)hpshm_segment_destroy(seg);
-		inside--;
+		preload_inside--;
 		if (preload_cfg.policy == HPSHM_HUGE_ON) {
 			preload_say("mmap of %s refused: %d intercepted regions are already alive, the most one process "
 				    "may hold; the call fails with ENOMEM", s, PRELOAD_MAX_REGIONS);
@@ -599,17 +776,17 @@ static int take_mmap(size_t len, void **out)
 		return 0;
 	}
 	preload_report("mmap", hpshm_segment_address(seg), &rep, NULL, NULL);
-	if (preload_cfg.policy == HPSHM_HUGE_TRY && !rep.huge && rep.nattempts > 0)
-		preload_say("mmap of %s: huge pages not used, fell back to %s (%s: %s)", s, rep.provider,
-			    rep.attempts[0].provider, rep.attempts[0].reason);
-	inside--;
+	why_refused(&rep, why, sizeof(why));
+	if (preload_cfg.policy == HPSHM_HUGE_TRY && !rep.huge && why[0])
+		preload_say("mmap of %s: huge pages not used, fell back to %s (%s)", s, rep.provider, why);
+	preload_inside--;
 	*out = hpshm_segment_address(seg);
 	return 1;
 }
 
 void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
-	if (!inside) {
+	if (!preload_inside) {
 		void *p;
 
 		if (mmap_wanted(len, prot, flags) && take_mmap(len, &p))
@@ -683,7 +860,7 @@ static int unmap_regions(void *addr, size_t len, int *rc)
 	if (n == 0)
 		return 0;
 
-	inside++;
+	preload_inside++;
 	*rc = 0;
 	/* Claim each; a region another thread is unmapping right now is theirs to finish. */
 	for (int i = 0, kept = 0, all = n; i < all; i++) {
@@ -709,6 +886,7 @@ static int unmap_regions(void *addr, size_t len, int *rc)
 
 		if (r->start > cur && next_munmap((void *)cur, r->start - cur) < 0)
 			*rc = -1;
+		region_report_end(r, "munmap");
 		if (hpshm_segment_destroy(r->seg) < 0)
 			preload_say("munmap(%p, %zu): the OS refused to release the hpshm segment at %p (%zu bytes)", addr,
 				    len, start, mapped);
@@ -717,7 +895,7 @@ static int unmap_regions(void *addr, size_t len, int *rc)
 	}
 	if (cur < hi && next_munmap((void *)cur, hi - cur) < 0)
 		*rc = -1;
-	inside--;
+	preload_inside--;
 	return 1;
 }
 
@@ -725,7 +903,8 @@ int munmap(void *addr, size_t len)
 {
 	int rc;
 
-	if (!inside && atomic_load_explicit(&nregions, memory_order_acquire) > 0 && unmap_regions(addr, len, &rc))
+	if (!preload_inside && atomic_load_explicit(&nregions, memory_order_acquire) > 0 &&
+	    unmap_regions(addr, len, &rc))
 		return rc;
 	return next_munmap(addr, len);
 }
@@ -781,7 +960,7 @@ void *mremap(void *old, size_t old_size, size_t new_size, int flags, ...)
 		new_addr = va_arg(ap, void *);
 		va_end(ap);
 	}
-	if (!inside && atomic_load_explicit(&nregions, memory_order_acquire) > 0) {
+	if (!preload_inside && atomic_load_explicit(&nregions, memory_order_acquire) > 0) {
 		if (remap_region(old, old_size, new_size, flags, &p))
 			return p;
 		if ((flags & MREMAP_FIXED) && fixed_clash("mremap(MREMAP_FIXED)", new_addr, new_size)) {
@@ -825,6 +1004,7 @@ static void shm_remember(int id, key_t key, size_t size, size_t page_size, int h
 	s->size = size;
 	s->page_size = page_size;
 	s->huge_errno = huge_errno;
+	s->maker = (long)getpid();
 	snprintf(s->why, sizeof(s->why), "%s", why ? why : "");
 	atomic_store(&s->reported, 0);
 	atomic_fetch_add(&nshms, 1);
@@ -846,7 +1026,9 @@ static void shm_fill_report(const struct shm_rec *s, hpshm_report *r)
 		a->page_size = preload_cfg.sysv_page_size;
 		a->result = s->why[0] ? HPSHM_EUNAVAILABLE : 0;
 		a->sys_errno = s->huge_errno;
-		snprintf(a->call, sizeof(a->call), "%s", s->huge_errno ? "shmget" : s->why[0] ? "config" : "");
+		/* No huge page size to ask for is the machine's answer (a probe's), not a provider the
+		 * configuration left out: the fallback it causes is a real one. */
+		snprintf(a->call, sizeof(a->call), "%s", s->huge_errno ? "shmget" : s->why[0] ? "probe" : "");
 		snprintf(a->reason, sizeof(a->reason), "%s", s->why);
 	}
 	if (s->why[0] || preload_cfg.policy == HPSHM_HUGE_OFF) {
@@ -887,6 +1069,23 @@ static void shm_report(struct shm_rec *s, const void *addr)
 	preload_report("shmget", addr, &r, NULL, extra);
 }
 
+/* The removal of a SysV segment, in the process that removed it. */
+static void shm_report_end(const struct shm_rec *s)
+{
+	struct preload_end e;
+	char extra[96];
+
+	memset(&e, 0, sizeof(e));
+	snprintf(extra, sizeof(extra), "\"shmid\":%d,\"key\":%ld", s->id, s->key);
+	e.call = "shmctl";
+	e.event = "destroy";
+	e.size = s->size;
+	e.provider = s->page_size ? "sysv_hugetlb" : "sysv";
+	e.created_by = s->maker;
+	e.extra = extra;
+	preload_report_end(&e);
+}
+
 /* Why the SHM_HUGETLB request failed with e, in words an operator can act on. */
 static void shm_why(int e, size_t size, char *why, size_t len)
 {
@@ -913,7 +1112,7 @@ static int take_shmget(key_t key, size_t size, int flags, int *out)
 
 	if (!ready_for(size) || !preload_cfg.sysv)
 		return 0;
-	hpshm_size_format(size, s, sizeof(s));
+	preload_size_text(size, s, sizeof(s));
 	if (preload_cfg.policy == HPSHM_HUGE_OFF) {
 		id = next_shmget(key, size, flags);
 		if (id >= 0)
@@ -958,9 +1157,13 @@ static int take_shmget(key_t key, size_t size, int flags, int *out)
 		err.sys_errno = e;
 		snprintf(err.message, sizeof(err.message), "%s", why);
 		preload_report("shmget", NULL, &r, &err, NULL);
-		preload_say("shmget of %s refused (huge_pages=on): %s; the call fails with ENOMEM", s, why);
+		/* The kernel's errno where it gave one: EPERM blamed on the pool would send the
+		 * operator to vm.nr_hugepages (and PostgreSQL's hint to SHMALL) for a group setting. */
+		e = e ? e : ENOMEM;
+		preload_say("shmget of %s refused (huge_pages=on): %s; the call fails with %s", s, why,
+			    e == EPERM ? "EPERM" : "ENOMEM");
 		*out = -1;
-		errno = ENOMEM;
+		errno = e;
 		return 1;
 	}
 	id = next_shmget(key, size, flags);
@@ -980,7 +1183,9 @@ int shmget(key_t key, size_t size, int flags)
 {
 	int id;
 
-	if (!inside && (flags & IPC_CREAT) && !(flags & SHM_HUGETLB) && take_shmget(key, size, flags, &id))
+	/* SHM_NORESERVE goes on as asked: see the file's comment. */
+	if (!preload_inside && (flags & IPC_CREAT) && !(flags & (SHM_HUGETLB | SHM_NORESERVE)) &&
+	    take_shmget(key, size, flags, &id))
 		return id;
 	return next_shmget(key, size, flags);
 }
@@ -989,14 +1194,14 @@ void *shmat(int id, const void *addr, int flags)
 {
 	void *p = next_shmat(id, addr, flags);
 
-	if (p != (void *)-1 && !inside && atomic_load_explicit(&nshms, memory_order_acquire) > 0) {
+	if (p != (void *)-1 && !preload_inside && atomic_load_explicit(&nshms, memory_order_acquire) > 0) {
 		int saved = errno;
 		struct shm_rec *s = shm_find(id);
 
 		if (s) {
-			inside++;
+			preload_inside++;
 			shm_report(s, p);
-			inside--;
+			preload_inside--;
 		}
 		errno = saved;
 	}
@@ -1007,15 +1212,16 @@ int shmctl(int id, int cmd, struct shmid_ds *buf)
 {
 	int rc = next_shmctl(id, cmd, buf);
 
-	if (rc == 0 && cmd == IPC_RMID && !inside && atomic_load_explicit(&nshms, memory_order_acquire) > 0) {
+	if (rc == 0 && cmd == IPC_RMID && !preload_inside && atomic_load_explicit(&nshms, memory_order_acquire) > 0) {
 		int saved = errno;
 		struct shm_rec *s = shm_find(id);
 		int expected = SLOT_LIVE;
 
 		if (s && atomic_compare_exchange_strong(&s->state, &expected, SLOT_BUSY)) {
-			inside++;
+			preload_inside++;
 			shm_report(s, NULL); /* never attached here: the line says unverified */
-			inside--;
+			shm_report_end(s);
+			preload_inside--;
 			atomic_fetch_sub(&nshms, 1);
 			atomic_store_explicit(&s->state, SLOT_FREE, memory_order_release);
 		}

@@ -11,6 +11,12 @@
  * children writing to one log) never interleave.  The report is opened with O_APPEND for
  * every line: several processes append to the same file, and a server that closes every
  * descriptor it does not know after fork (some daemons do) cannot take ours away.
+ *
+ * The report is written only into a regular file: it is opened without following a symbolic
+ * link in its last component and without blocking (a FIFO with no reader would hang the
+ * server), and anything but a regular file is refused with one line on stderr.  A server runs
+ * as root more often than not, and a report path in a directory others can write must not
+ * let them point root's appends at a file of their choice.
  */
 #include "preload.h"
 
@@ -18,11 +24,18 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#ifndef O_NOFOLLOW
+#define O_NOFOLLOW 0400000
+#endif
 
 /* A report line: the longest has 16 attempts with 256-byte reasons, escaped. */
 #define REPORT_LINE_MAX 16384
@@ -118,19 +131,130 @@ const char *preload_policy_name(hpshm_huge_pages policy)
 	return policy == HPSHM_HUGE_ON ? "on" : policy == HPSHM_HUGE_OFF ? "off" : "try";
 }
 
+char *preload_size_text(size_t size, char *buf, size_t len)
+{
+	const size_t kib = 1024, mib = kib << 10, gib = mib << 10;
+
+	/* Whole units as the library writes them; anything else rounded, never as "1095400KiB". */
+	if (size >= gib && size % gib == 0)
+		snprintf(buf, len, "%zuGiB", size / gib);
+	else if (size >= mib && size % mib == 0)
+		snprintf(buf, len, "%zuMiB", size / mib);
+	else if (size >= gib)
+		snprintf(buf, len, "%.2fGiB", (double)size / (double)gib);
+	else if (size >= mib)
+		snprintf(buf, len, "%.1fMiB", (double)size / (double)mib);
+	else if (size >= kib && size % kib == 0)
+		snprintf(buf, len, "%zuKiB", size / kib);
+	else
+		snprintf(buf, len, "%zu bytes", size);
+	return buf;
+}
+
+/* What a file type is called in a refusal. */
+static const char *file_kind(mode_t mode)
+{
+	return S_ISLNK(mode)  ? "a symbolic link"
+	       : S_ISDIR(mode)  ? "a directory"
+	       : S_ISFIFO(mode) ? "a FIFO"
+	       : S_ISCHR(mode)  ? "a character device"
+	       : S_ISBLK(mode)  ? "a block device"
+	       : S_ISSOCK(mode) ? "a socket"
+				: "not a regular file";
+}
+
+/* Said once per process: a refused report file would otherwise be said at every line. */
+static atomic_int report_refused_said;
+
+/*
+ * The report, opened for one append: a descriptor, or -1 with the reason said (once).  The
+ * lstat() names what the path is; the open (no link followed, no blocking) and the fstat() of
+ * what was opened decide, so a path swapped between the two is refused as well.
+ */
+static int report_open(void)
+{
+	struct stat st;
+	int fd, e;
+
+	if (lstat(preload_cfg.report, &st) == 0 && !S_ISREG(st.st_mode)) {
+		fd = -1;
+		e = 0;
+	} else {
+		fd = open(preload_cfg.report,
+			  O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0644);
+		e = errno;
+		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+			return fd;
+		if (fd >= 0) {
+			close(fd);
+			fd = -1;
+			e = 0;
+		} else if (e == ELOOP) {
+			st.st_mode = S_IFLNK;
+			e = 0;
+		}
+	}
+	if (atomic_exchange(&report_refused_said, 1))
+		return -1;
+	if (e)
+		preload_say("cannot append to the report %s: %s; its lines are left out", preload_cfg.report,
+			    strerror(e));
+	else
+		preload_say("the report %s is %s, and hpshm writes reports only into regular files: its lines are "
+			    "left out (give hpshm exec --report the path of a regular file, or of none yet)",
+			    preload_cfg.report, file_kind(st.st_mode));
+	return -1;
+}
+
+/* Write a finished line, or say why it is left out. */
+static void report_write(const struct jbuf *b, const char *what)
+{
+	int fd;
+
+	if (b->full) {
+		preload_say("a report line for %s did not fit in %d bytes; it is left out of %s", what, REPORT_LINE_MAX,
+			    preload_cfg.report);
+		return;
+	}
+	fd = report_open();
+	if (fd < 0)
+		return;
+	write_all(fd, b->p, b->len);
+	close(fd);
+}
+
+/*
+ * Did the walk fall back?  Only when huge pages were wanted and a provider before the one
+ * used failed.  A provider the configuration left out (huge_pages=off leaves out every huge
+ * page provider; provider= may leave out others) was never tried: the core records it with
+ * the call "config" and no page size.
+ */
+static int report_fell_back(const hpshm_report *r, unsigned n)
+{
+	if (r->policy == HPSHM_HUGE_OFF)
+		return 0;
+	for (unsigned i = 0; i + 1 < n; i++) {
+		const hpshm_attempt *a = &r->attempts[i];
+
+		if (a->result != 0 && !(a->page_size == 0 && strcmp(a->call, "config") == 0))
+			return 1;
+	}
+	return 0;
+}
+
 void preload_report(const char *call, const void *addr, const hpshm_report *r, const hpshm_error *err,
 		    const char *extra)
 {
 	char line[REPORT_LINE_MAX];
 	struct jbuf b = { line, 0, sizeof(line) - 1, 0 };
 	unsigned n = r->nattempts < HPSHM_MAX_ATTEMPTS ? r->nattempts : HPSHM_MAX_ATTEMPTS;
-	int saved = errno, fd;
+	int saved = errno;
 
 	if (!preload_cfg.report[0])
 		return;
 	jb_add(&b, "{\"pid\":%ld,\"call\":", (long)getpid());
 	jb_str(&b, call);
-	jb_add(&b, ",\"ok\":%s,\"size\":%zu", err ? "false" : "true", r->requested_size);
+	jb_add(&b, ",\"event\":\"create\",\"ok\":%s,\"size\":%zu", err ? "false" : "true", r->requested_size);
 	if (extra)
 		jb_add(&b, ",%s", extra);
 	if (!err) {
@@ -149,7 +273,7 @@ void preload_report(const char *call, const void *addr, const hpshm_report *r, c
 	} else {
 		jb_add(&b, ",\"error\":");
 		jb_str(&b, hpshm_errname(err->code));
-		jb_add(&b, ",\"message\":");
+		jb_add(&b, ",\"errno\":%d,\"message\":", err->sys_errno);
 		jb_str(&b, err->message);
 		jb_add(&b, ",\"hint\":");
 		jb_str(&b, err->hint);
@@ -157,7 +281,7 @@ void preload_report(const char *call, const void *addr, const hpshm_report *r, c
 	jb_add(&b, ",\"policy\":");
 	jb_str(&b, preload_policy_name(r->policy));
 	jb_add(&b, ",\"create_ms\":%.3f,\"fallback\":%s,\"attempts\":[", (double)r->create_ns / 1e6,
-	       !err && n > 1 ? "true" : "false");
+	       !err && report_fell_back(r, n) ? "true" : "false");
 	for (unsigned i = 0; i < n; i++) {
 		const hpshm_attempt *a = &r->attempts[i];
 
@@ -172,20 +296,38 @@ void preload_report(const char *call, const void *addr, const hpshm_report *r, c
 		jb_add(&b, "}");
 	}
 	jb_add(&b, "]}\n");
-	if (b.full) {
-		preload_say("a report line for %s did not fit in %d bytes; it is left out of %s", call,
-			    REPORT_LINE_MAX, preload_cfg.report);
-		errno = saved;
+	report_write(&b, call);
+	errno = saved;
+}
+
+void preload_report_end(const struct preload_end *e)
+{
+	char line[4096];
+	struct jbuf b = { line, 0, sizeof(line) - 1, 0 };
+	int saved = errno;
+
+	if (!preload_cfg.report[0])
 		return;
+	jb_add(&b, "{\"pid\":%ld,\"call\":", (long)getpid());
+	jb_str(&b, e->call);
+	jb_add(&b, ",\"event\":");
+	jb_str(&b, e->event);
+	jb_add(&b, ",\"ok\":true,\"size\":%zu", e->size);
+	if (e->extra)
+		jb_add(&b, ",%s", e->extra);
+	if (e->addr)
+		jb_add(&b, ",\"address\":\"%p\",\"mapped\":%zu", e->addr, e->mapped);
+	jb_add(&b, ",\"provider\":");
+	jb_str(&b, e->provider);
+	jb_add(&b, ",\"created_by\":%ld", e->created_by);
+	if (strcmp(e->event, "handover") == 0) {
+		jb_add(&b, ",\"held_by\":[");
+		for (int i = 0; i < e->nheld; i++)
+			jb_add(&b, "%s%ld", i ? "," : "", e->held_by[i]);
+		jb_add(&b, "]");
 	}
-	fd = open(preload_cfg.report, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		preload_say("cannot append to the report %s: %s", preload_cfg.report, strerror(errno));
-		errno = saved;
-		return;
-	}
-	write_all(fd, line, b.len);
-	close(fd);
+	jb_add(&b, "}\n");
+	report_write(&b, e->call);
 	errno = saved;
 }
 
@@ -318,4 +460,85 @@ size_t preload_default_huge_page_size(void)
 			size = (size_t)strtoul(line + 13, NULL, 10) * 1024;
 	close(l.fd);
 	return size;
+}
+
+/* Does /proc/PID/maps have a mapping that starts at addr? */
+static int maps_has(long pid, uintptr_t addr)
+{
+	struct lines l;
+	const char *line;
+	char path[64];
+	int found = 0;
+
+	snprintf(path, sizeof(path), "/proc/%ld/maps", pid);
+	l.fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (l.fd < 0)
+		return 0;
+	l.start = l.end = 0;
+	l.eof = 0;
+	while (!found && (line = lines_next(&l)) != NULL) {
+		unsigned long lo;
+
+		found = sscanf(line, "%lx-", &lo) == 1 && (uintptr_t)lo == addr;
+	}
+	close(l.fd);
+	return found;
+}
+
+/* The children one thread of this process made (/proc/self/task/TID/children) that map addr. */
+static int thread_children(const char *tid, uintptr_t addr, long *out, int n, int max)
+{
+	char path[96], buf[4096];
+	const char *p = buf;
+	ssize_t got;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%s/children", tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return n;
+	got = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[got > 0 ? got : 0] = '\0';
+	while (*p && n < max) {
+		char *end;
+		long pid = strtol(p, &end, 10);
+
+		if (end == p)
+			break;
+		if (pid > 0 && maps_has(pid, addr))
+			out[n++] = pid;
+		p = end;
+	}
+	return n;
+}
+
+/* One entry of getdents64(), as the kernel lays it out. */
+struct dirent64_raw {
+	uint64_t       ino;     /* inode number */
+	int64_t        off;     /* offset of the next entry */
+	unsigned short reclen;  /* length of this entry */
+	unsigned char  type;    /* file type */
+	char           name[];  /* NUL-terminated name */
+};
+
+int preload_children_mapping(const void *addr, long *out, int max)
+{
+	_Alignas(8) char buf[4096];
+	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC), n = 0;
+	long got;
+
+	if (fd < 0)
+		return 0;
+	/* getdents64 itself rather than opendir(): no allocation at a process's exit. */
+	while ((got = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0)
+		for (long off = 0; off < got;) {
+			const struct dirent64_raw *d = (const struct dirent64_raw *)(void *)(buf + off);
+
+			if (d->name[0] >= '0' && d->name[0] <= '9')
+				n = thread_children(d->name, (uintptr_t)addr, out, n, max);
+			off += d->reclen;
+		}
+	close(fd);
+	return n;
 }

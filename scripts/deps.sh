@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # scripts/deps.sh -- install what hpshm needs from Debian's package registry.
 #
-#   scripts/deps.sh [build|test|cross|coverage|postgres]     (default: test)
+#   scripts/deps.sh [build|test|cross|coverage|postgres|nginx]     (default: test)
 #
 #   build  compiler, CMake, pkg-config: enough for the library and the hpshm tool
 #   test   build + Criterion, APR, Doxygen/graphviz, clang with its sanitizer runtime, python3
@@ -12,6 +12,8 @@
 #   coverage test + gcovr, which scripts/coverage.sh reads gcc's --coverage data with
 #   postgres PostgreSQL 15, the server scripts/pg-exec.sh and scripts/busy-machine.sh run; any
 #          cluster the package starts is stopped again, so it takes no huge pages from the pool
+#   nginx  Debian's nginx, which scripts/nginx-exec.sh runs under `hpshm exec` (its binary
+#          upgrade above all)
 #
 # Only missing packages are installed, so a second run costs one dpkg query per package and no
 # network.  Uses sudo when not run as root.  Set HPSHM_SKIP_DEPS=1 to skip this step entirely
@@ -25,6 +27,7 @@ cross_pkgs=(gcc-i686-linux-gnu libc6-dev-i386-cross gcc-aarch64-linux-gnu libc6-
 	gcc-s390x-linux-gnu libc6-dev-s390x-cross qemu-user musl-tools)
 coverage_pkgs=(gcovr)
 postgres_pkgs=(postgresql-15)
+nginx_pkgs=(nginx)
 
 case "$what" in
 build) pkgs=("${build_pkgs[@]}") ;;
@@ -32,8 +35,9 @@ test) pkgs=("${build_pkgs[@]}" "${test_pkgs[@]}") ;;
 cross) pkgs=("${build_pkgs[@]}" "${cross_pkgs[@]}") ;;
 coverage) pkgs=("${build_pkgs[@]}" "${test_pkgs[@]}" "${coverage_pkgs[@]}") ;;
 postgres) pkgs=("${postgres_pkgs[@]}") ;;
+nginx) pkgs=("${nginx_pkgs[@]}") ;;
 *)
-	echo "usage: $0 [build|test|cross|coverage|postgres]" >&2
+	echo "usage: $0 [build|test|cross|coverage|postgres|nginx]" >&2
 	exit 2
 	;;
 esac

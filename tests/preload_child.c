@@ -31,6 +31,21 @@
  *                        copy, and unmap, eight times over, all at once.
  *   hold SIZE SECONDS    a shared region and a SysV segment (marked for removal once
  *                        attached), written; prints "ready", sleeps, exits without unmapping.
+ *   noreserve SIZE       shmget(IPC_PRIVATE, SIZE, IPC_CREAT|SHM_NORESERVE|0600), shmat (the
+ *                        id marked for removal at once), then a write to every page: a
+ *                        segment the kernel cannot back kills it with SIGBUS here.
+ *   eperm SIZE           as root: gives up what lets it have SysV huge pages (the groups, so
+ *                        none is vm.hugetlb_shm_group; CAP_IPC_LOCK; RLIMIT_MEMLOCK, the
+ *                        kernel's last resort), then shmget(SIZE) must fail with EPERM.
+ *   reexec HOW SIZE      execs itself ("mapped SIZE") with an environment emptied the way HOW
+ *                        says: execve, execvpe, execle, fexecve, posix_spawn, posix_spawnp
+ *                        with an empty environment of their own; execv, execvp, execl,
+ *                        execlp after clearenv(); optout: execve with only "LD_PRELOAD=".
+ *                        The posix_spawn ones wait for the child and exit with its status.
+ *   mapped SIZE          prints "pid N", maps a shared region, describes it, unmaps it.
+ *   daemon SIZE          maps a shared region and forks, as a daemon does: the parent exit()s
+ *                        (holding it), the child waits until its parent is gone, prints
+ *                        "holder N" and exit()s without unmapping.
  *
  * Every region it maps is described on stdout as one line:
  *   region page_size=N hugetlb=0|1 backing=NAME
@@ -53,12 +68,34 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <spawn.h>
 #include <sys/ipc.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/shm.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#ifndef SHM_NORESERVE
+#define SHM_NORESERVE 010000
+#endif
+
+/* capget/capset's structs, from linux/capability.h, which musl-gcc's headers do not have. */
+struct cap_header {
+	uint32_t version; /* _LINUX_CAPABILITY_VERSION_3 */
+	int      pid;     /* 0: this process */
+};
+struct cap_data {
+	uint32_t effective;   /* capabilities in force */
+	uint32_t permitted;   /* capabilities that may be put in force */
+	uint32_t inheritable; /* capabilities kept across exec */
+};
+#define CAP_VERSION_3 0x20080522
+#define CAP_IPC_LOCK_BIT 14
 
 #define PAGE 4096u
 #define BARRIER_SECONDS 30
@@ -545,15 +582,166 @@ static int mode_hold(size_t size, unsigned seconds)
 	return 0;
 }
 
+static int mode_noreserve(size_t size)
+{
+	char *p;
+	int id = shmget(IPC_PRIVATE, size, IPC_CREAT | SHM_NORESERVE | 0600);
+
+	if (id < 0)
+		return fail("shmget(%zu, SHM_NORESERVE): %s", size, strerror(errno));
+	p = shmat(id, NULL, 0);
+	shmctl(id, IPC_RMID, NULL); /* gone with this process, however it ends */
+	if (p == (void *)-1)
+		return fail("shmat: %s", strerror(errno));
+	describe(p);
+	memset(p, 1, size); /* every page faulted in: SIGBUS here if nothing backs them */
+	if (p[0] != 1 || p[size - 1] != 1)
+		return fail("the segment does not hold what was written");
+	shmdt(p);
+	return 0;
+}
+
+/* Give up the right to SysV huge pages: no group may be vm.hugetlb_shm_group, no CAP_IPC_LOCK. */
+static int drop_hugetlb_right(void)
+{
+	struct cap_header h = { CAP_VERSION_3, 0 };
+	struct cap_data d[2];
+	struct rlimit none = { 0, 0 };
+	FILE *f = fopen("/proc/sys/vm/hugetlb_shm_group", "r");
+	long group = 0;
+	gid_t gid;
+
+	if (f) {
+		if (fscanf(f, "%ld", &group) != 1)
+			group = 0;
+		fclose(f);
+	}
+	gid = group == 65534 ? 65533 : 65534;
+	if (setrlimit(RLIMIT_MEMLOCK, &none) < 0 || setgroups(0, NULL) < 0 || setgid(gid) < 0)
+		return fail("setrlimit, setgroups or setgid: %s", strerror(errno));
+	if (syscall(SYS_capget, &h, d) < 0)
+		return fail("capget: %s", strerror(errno));
+	d[CAP_IPC_LOCK_BIT / 32].effective &= ~(1u << (CAP_IPC_LOCK_BIT % 32));
+	d[CAP_IPC_LOCK_BIT / 32].permitted &= ~(1u << (CAP_IPC_LOCK_BIT % 32));
+	if (syscall(SYS_capset, &h, d) < 0)
+		return fail("capset: %s", strerror(errno));
+	return 0;
+}
+
+static int mode_eperm(size_t size)
+{
+	int id;
+
+	if (geteuid() == 0 && drop_hugetlb_right())
+		return 1;
+	id = shmget(IPC_PRIVATE, size, IPC_CREAT | 0600);
+	if (id >= 0) {
+		shmctl(id, IPC_RMID, NULL);
+		return fail("shmget(%zu) succeeded; huge_pages=on without the right to huge pages must fail", size);
+	}
+	if (errno != EPERM)
+		return fail("shmget failed with %s, expected EPERM", strerror(errno));
+	return 0;
+}
+
+static int mode_mapped(size_t size)
+{
+	char *p;
+
+	printf("pid %ld\n", (long)getpid());
+	p = map_shared(size);
+	if (p == MAP_FAILED)
+		return fail("mmap(%zu): %s", size, strerror(errno));
+	describe(p);
+	p[0] = 1;
+	if (munmap(p, size) < 0)
+		return fail("munmap: %s", strerror(errno));
+	return 0;
+}
+
+/* Exec this program as "mapped SIZE" the way how says, with its environment emptied. */
+static int mode_reexec(const char *self, const char *how, const char *size)
+{
+	char mapped[] = "mapped", *argv[] = { (char *)(uintptr_t)self, mapped, (char *)(uintptr_t)size, NULL };
+	char optout[] = "LD_PRELOAD=", *none[] = { NULL }, *chosen[] = { optout, NULL };
+	pid_t pid = -1;
+	int rc = -1, st = 0;
+
+	fflush(NULL);
+	if (!strcmp(how, "execve"))
+		execve(self, argv, none);
+	else if (!strcmp(how, "execvpe"))
+		execvpe(self, argv, none);
+	else if (!strcmp(how, "execle"))
+		execle(self, self, mapped, size, (char *)NULL, none);
+	else if (!strcmp(how, "fexecve")) {
+		int fd = open(self, O_RDONLY | O_CLOEXEC);
+
+		if (fd >= 0)
+			fexecve(fd, argv, none);
+	} else if (!strcmp(how, "optout"))
+		execve(self, argv, chosen);
+	else if (!strcmp(how, "posix_spawn"))
+		rc = posix_spawn(&pid, self, NULL, NULL, argv, none);
+	else if (!strcmp(how, "posix_spawnp"))
+		rc = posix_spawnp(&pid, self, NULL, NULL, argv, none);
+	else if (clearenv() != 0)
+		return fail("clearenv failed");
+	else if (!strcmp(how, "execv"))
+		execv(self, argv);
+	else if (!strcmp(how, "execvp"))
+		execvp(self, argv);
+	else if (!strcmp(how, "execl"))
+		execl(self, self, mapped, size, (char *)NULL);
+	else if (!strcmp(how, "execlp"))
+		execlp(self, self, mapped, size, (char *)NULL);
+	else
+		return fail("unknown way to exec: %s", how);
+	if (pid < 0)
+		return fail("%s of %s: %s", how, self, strerror(rc > 0 ? rc : errno));
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return fail("the %s child did not exit (status %#x)", how, st);
+	return WEXITSTATUS(st);
+}
+
+static int mode_daemon(size_t size)
+{
+	char *p = map_shared(size);
+	pid_t parent = getpid(), pid;
+
+	if (p == MAP_FAILED)
+		return fail("mmap(%zu): %s", size, strerror(errno));
+	describe(p);
+	memset(p, 3, PAGE);
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return fail("fork: %s", strerror(errno));
+	if (pid > 0)
+		exit(0); /* as a daemon's first process does: exit(), so its destructors run */
+	for (int i = 0; i < 1000 && getppid() == parent; i++)
+		usleep(10000);
+	if (getppid() == parent)
+		return fail("the parent did not exit in 10 s");
+	if (p[0] != 3)
+		return fail("the region lost its contents");
+	printf("holder %ld\n", (long)getpid());
+	fflush(stdout);
+	exit(0); /* still holding the region */
+}
+
 int main(int argc, char **argv)
 {
 	size_t size;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: preload_child share|small|shm|shmkey|fail|edges|threads|hold SIZE [N]\n");
+		fprintf(stderr, "usage: preload_child share|small|shm|shmkey|fail|edges|threads|hold|noreserve|eperm|mapped|"
+			"daemon SIZE [N] | reexec HOW SIZE\n");
 		return 2;
 	}
 	mode = argv[1];
+	if (!strcmp(mode, "reexec") && argc == 4)
+		return mode_reexec(argv[0], argv[2], argv[3]);
 	size = parse_size(argv[2]);
 	if (size < 2 * PAGE)
 		return fail("SIZE must be at least two pages");
@@ -573,5 +761,13 @@ int main(int argc, char **argv)
 		return mode_threads(size, (unsigned)atoi(argv[3]));
 	if (!strcmp(mode, "hold") && argc == 4)
 		return mode_hold(size, (unsigned)atoi(argv[3]));
+	if (!strcmp(mode, "noreserve"))
+		return mode_noreserve(size);
+	if (!strcmp(mode, "eperm"))
+		return mode_eperm(size);
+	if (!strcmp(mode, "mapped"))
+		return mode_mapped(size);
+	if (!strcmp(mode, "daemon"))
+		return mode_daemon(size);
 	return fail("unknown mode or wrong arguments");
 }

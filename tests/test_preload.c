@@ -9,15 +9,24 @@
  * the report's lines, and what it said on stderr.  Cases that need huge pages skip (or fail
  * under HPSHM_TEST_REQUIRE) without enough free pages; the fallback and failure cases make
  * the pool too small on purpose (a request four pages beyond what it has), so they run with
- * any pool, or none.  The pool-leak fixture checks after every case that no page, SysV id or
+ * any pool, or none; the SHM_NORESERVE case empties the pool for the program by mapping every
+ * free page itself.  The pool-leak fixture checks after every case that no page, SysV id or
  * file is left behind, also when the program was killed.
+ *
+ * The report's lines are told apart by their call: "mmap" and "shmget" lines record a segment
+ * made (or refused), "munmap", "shmctl" and "exit" lines its end ("event":"destroy" or
+ * "handover").  Files the cases make besides the report (links, FIFOs) go in a directory of
+ * their own under /tmp, removed at the end of the case.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -110,20 +119,55 @@ static int by_libc(const struct region_line *r)
 	return strstr(r->backing, "/dev/zero") != NULL;
 }
 
-/* The report's lines, each checked to be one JSON object; returns how many. */
-static int report_lines(char lines[][8192], int max)
+/*
+ * The report's lines that hold needle (NULL: every line), each checked to be one JSON object;
+ * up to max of them in lines, and how many there are.
+ */
+static int report_grep(char lines[][8192], int max, const char *needle, const char *or_needle)
 {
 	FILE *f = fopen(report_path, "r");
-	int n = 0;
+	char line[8192];
+	int n = 0, all = 0;
 
 	if (!f)
 		return 0;
-	while (n < max && fgets(lines[n], 8192, f)) {
-		cr_assert(hpt_json_ok(lines[n]), "report line %d is not JSON: %s", n + 1, lines[n]);
+	while (fgets(line, sizeof line, f)) {
+		all++;
+		cr_assert(hpt_json_ok(line), "report line %d is not JSON: %s", all, line);
+		if (needle && !strstr(line, needle) && !(or_needle && strstr(line, or_needle)))
+			continue;
+		if (n < max)
+			snprintf(lines[n], 8192, "%s", line);
 		n++;
 	}
 	fclose(f);
 	return n;
+}
+
+/* The lines that record a segment made (or refused): the calls that make them. */
+static int report_lines(char lines[][8192], int max)
+{
+	return report_grep(lines, max, "\"call\":\"mmap\"", "\"call\":\"shmget\"");
+}
+
+/* The lines of one event of a segment's end: "destroy" or "handover". */
+static int report_lines_of(char lines[][8192], int max, const char *event)
+{
+	char want[64];
+
+	snprintf(want, sizeof want, "\"event\":\"%s\"", event);
+	return report_grep(lines, max, want, NULL);
+}
+
+/* The number after "name": in a JSON line, or -1. */
+static long json_long(const char *line, const char *name)
+{
+	char want[64];
+	const char *p;
+
+	snprintf(want, sizeof want, "\"%s\":", name);
+	p = strstr(line, want);
+	return p ? strtol(p + strlen(want), NULL, 10) : -1;
 }
 
 static size_t count_of(const char *haystack, const char *needle)
@@ -417,4 +461,327 @@ Test(preload, exec_refuses_what_it_cannot_apply)
 	cr_expect_eq(run->status, 2, "no command: exit %d", run->status);
 	run = hpt_tool(HPSHM_TOOL_PATH, "exec", "--", "/nonexistent/program", NULL);
 	cr_expect_eq(run->status, 127, "a missing program: exit %d", run->status);
+}
+
+/* ---- SHM_NORESERVE, EPERM (issue 19, defects 1 and 12) ---- */
+
+/*
+ * Take every huge page a new mapping could reserve, so the pool is empty for the program
+ * under test (and only by this test's own doing); returns the mapping to give back, or NULL.
+ */
+static void *take_the_pool(size_t *len)
+{
+	unsigned long avail = pool_available();
+	void *p;
+
+	*len = avail * huge_size();
+	if (avail == 0)
+		return NULL;
+	p = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+	cr_assert_neq(p, MAP_FAILED, "could not take the %lu free huge pages: %s", avail, strerror(errno));
+	cr_assert_eq(pool_available(), 0, "%lu huge pages are still free after taking them", pool_available());
+	return p;
+}
+
+Test(preload, sysv_noreserve_is_left_alone_and_never_dies_of_sigbus)
+{
+	static const char *const policies[] = { "huge_pages=try", "huge_pages=on" };
+	struct region_line r;
+	struct hpt_run *run;
+	size_t len = 0;
+	void *pool;
+
+	if (huge_size() == 0)
+		HPT_UNAVAILABLE("pool", NULL, "the kernel offers no huge pages, so no SHM_HUGETLB to add");
+	if (geteuid() != 0)
+		HPT_UNAVAILABLE("root", "sysv_hugetlb", "SHM_HUGETLB needs CAP_IPC_LOCK or vm.hugetlb_shm_group");
+	pool = take_the_pool(&len);
+	for (size_t i = 0; i < sizeof policies / sizeof policies[0]; i++) {
+		run = run_child(policies[i], "1", "noreserve", "4M", NULL);
+		cr_expect_eq(run->status, 0, "%s, no free huge page: the SHM_NORESERVE program failed (%d%s): %s",
+			     policies[i], run->status, run->status == 128 + SIGBUS ? ", SIGBUS" : "", run->err);
+		if (region_of(run->out, 0, &r) == 0)
+			cr_expect_eq(r.page_size, hpshm_base_page_size(), "%s: a SHM_NORESERVE segment on %zu-byte pages",
+				     policies[i], r.page_size);
+	}
+	if (pool)
+		munmap(pool, len);
+}
+
+Test(preload, sysv_on_without_the_right_to_huge_pages_fails_with_eperm)
+{
+	char lines[4][8192];
+	struct hpt_run *run;
+
+	if (huge_size() == 0)
+		HPT_UNAVAILABLE("pool", NULL, "the kernel offers no huge pages, so no SHM_HUGETLB to refuse");
+	if (geteuid() != 0)
+		HPT_UNAVAILABLE("root", "sysv_hugetlb", "the program must be root to give up the right to huge pages");
+	run = run_child("huge_pages=on", NULL, "eperm", "64M", NULL);
+	cr_expect_eq(run->status, 0, "shmget did not fail with EPERM (%d): %s", run->status, run->err);
+	cr_expect(strstr(run->err, "fails with EPERM"), "stderr does not say EPERM: %s", run->err);
+	cr_assert_eq(report_lines(lines, 4), 1);
+	cr_expect_eq(json_long(lines[0], "errno"), EPERM, "%s", lines[0]);
+}
+
+/* ---- exec with an environment of the program's making (defect 10) ---- */
+
+Test(preload, exec_with_an_emptied_environment_keeps_the_interposer)
+{
+	static const char *const hows[] = { "execve", "execv", "execvp", "execvpe", "execl", "execle", "execlp",
+					    "fexecve", "posix_spawn", "posix_spawnp" };
+	char lines[8][8192];
+	struct region_line r;
+	struct hpt_run *run;
+
+	for (size_t i = 0; i < sizeof hows / sizeof hows[0]; i++) {
+		long pid = -1;
+		int n, found = 0;
+		const char *p;
+
+		unlink(report_path);
+		run = run_child(NULL, NULL, "reexec", hows[i], "64M");
+		cr_expect_eq(run->status, 0, "%s: the program failed (%d): %s", hows[i], run->status, run->err);
+		p = strstr(run->out, "pid ");
+		if (p)
+			pid = strtol(p + 4, NULL, 10);
+		if (region_of(run->out, 0, &r) < 0 || pid <= 0) {
+			cr_expect_fail("%s: the new program did not map its region: %s", hows[i], run->out);
+			continue;
+		}
+		cr_expect(!by_libc(&r), "%s with an empty environment: the new program ran without the interposer (%s)",
+			  hows[i], r.backing);
+		n = report_lines(lines, 8);
+		for (int k = 0; k < n && k < 8; k++)
+			found |= json_long(lines[k], "pid") == pid;
+		cr_expect(found, "%s: the report has no line for the new program (pid %ld)", hows[i], pid);
+	}
+}
+
+Test(preload, exec_that_sets_ld_preload_itself_is_left_as_it_chose)
+{
+	char lines[4][8192];
+	struct region_line r;
+	struct hpt_run *run = run_child(NULL, NULL, "reexec", "optout", "64M");
+
+	cr_assert_eq(run->status, 0, "the program failed (%d): %s", run->status, run->err);
+	cr_assert_eq(region_of(run->out, 0, &r), 0, "no region line: %s", run->out);
+	cr_expect(by_libc(&r), "LD_PRELOAD= in the new environment, yet the interposer took the region: %s", r.backing);
+	cr_expect_eq(report_lines(lines, 4), 0);
+}
+
+/* ---- report files (defect 8) ---- */
+
+/* A directory of this test's own under /tmp, and paths in it. */
+static char scratch[64];
+
+static const char *scratch_path(const char *name)
+{
+	static char path[128];
+
+	if (!scratch[0]) {
+		snprintf(scratch, sizeof scratch, "/tmp/hpshm-test-preload-dir.XXXXXX");
+		cr_assert_not_null(mkdtemp(scratch), "mkdtemp: %s", strerror(errno));
+	}
+	snprintf(path, sizeof path, "%s/%s", scratch, name);
+	return path;
+}
+
+static void scratch_remove(void)
+{
+	static const char *const names[] = { "target", "link", "fifo", "--", "--min-size", "dir" };
+	char path[128];
+
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		snprintf(path, sizeof path, "%s/%s", scratch, names[i]);
+		if (unlink(path) < 0)
+			rmdir(path);
+	}
+	rmdir(scratch);
+	scratch[0] = '\0';
+}
+
+static off_t file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? st.st_size : -1;
+}
+
+Test(preload, exec_refuses_a_report_that_is_not_a_regular_file)
+{
+	char target[128], link_path[128], fifo[128], dir[128];
+	const char *refused[4];
+	struct hpt_run *run;
+	int reader;
+
+	snprintf(target, sizeof target, "%s", scratch_path("target"));
+	snprintf(link_path, sizeof link_path, "%s", scratch_path("link"));
+	snprintf(fifo, sizeof fifo, "%s", scratch_path("fifo"));
+	snprintf(dir, sizeof dir, "%s", scratch_path("dir"));
+	cr_assert_eq(symlink(target, link_path), 0, "symlink: %s", strerror(errno));
+	cr_assert_eq(mkfifo(fifo, 0600), 0, "mkfifo: %s", strerror(errno));
+	cr_assert_eq(mkdir(dir, 0700), 0, "mkdir: %s", strerror(errno));
+	/* A reader on the FIFO, so an open that should not happen does not hang the test. */
+	reader = open(fifo, O_RDONLY | O_NONBLOCK);
+	cr_assert_geq(reader, 0, "open the FIFO: %s", strerror(errno));
+	refused[0] = link_path;
+	refused[1] = fifo;
+	refused[2] = dir;
+	refused[3] = "/dev/null";
+	for (size_t i = 0; i < 4; i++) {
+		run = hpt_tool(HPSHM_TOOL_PATH, "exec", "--report", refused[i], "--", "true", NULL);
+		cr_expect_eq(run->status, 1, "--report %s: exit %d, expected 1 (refused)", refused[i], run->status);
+		cr_expect(strstr(run->err, refused[i]), "--report %s: the error does not name the path: %s", refused[i],
+			  run->err);
+	}
+	cr_expect_eq(file_size(target), -1, "the link's target was created through the link");
+	close(reader);
+	scratch_remove();
+}
+
+Test(preload, the_interposer_refuses_a_report_that_is_a_symbolic_link)
+{
+	static char small[] = "small", size[] = "64M";
+	char preload[512], report[192], target[128], *argv[] = { small, size, NULL };
+	char *env[] = { preload, report, NULL };
+	struct region_line r;
+	struct hpt_run *run;
+	int fd;
+
+	snprintf(target, sizeof target, "%s", scratch_path("target"));
+	fd = open(target, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	cr_assert_geq(fd, 0, "create %s: %s", target, strerror(errno));
+	close(fd);
+	cr_assert_eq(symlink(target, scratch_path("link")), 0, "symlink: %s", strerror(errno));
+	snprintf(preload, sizeof preload, "LD_PRELOAD=%s", HPSHM_PRELOAD_LIB);
+	snprintf(report, sizeof report, "HPSHM_PRELOAD_REPORT=%s", scratch_path("link"));
+	run = hpt_tool_argv(HPSHM_PRELOAD_CHILD, argv, env);
+	cr_expect_eq(run->status, 0, "%s", run->err);
+	cr_expect(region_of(run->out, 0, &r) == 0 && !by_libc(&r), "the region was not taken: %s", run->out);
+	cr_expect_eq(file_size(target), 0, "the report went through the symbolic link into its target");
+	cr_expect(strstr(run->err, "symbolic link"), "stderr does not say why the report is refused: %s", run->err);
+	scratch_remove();
+}
+
+/* ---- option values (defect 11) ---- */
+
+Test(preload, exec_refuses_an_option_whose_value_is_missing)
+{
+	static const char *const options[] = { "--report", "--config", "--min-size" };
+	char cwd[4096];
+	struct hpt_run *run;
+
+	cr_assert_not_null(getcwd(cwd, sizeof cwd));
+	cr_assert_eq(chdir(scratch_path("")), 0, "chdir: %s", strerror(errno));
+	for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
+		run = hpt_tool(HPSHM_TOOL_PATH, "exec", options[i], "--", "true", NULL);
+		cr_expect_eq(run->status, 2, "exec %s -- true: exit %d, expected 2", options[i], run->status);
+		cr_expect(strstr(run->err, options[i]), "the error does not name %s: %s", options[i], run->err);
+	}
+	run = hpt_tool(HPSHM_TOOL_PATH, "exec", "--report", "--min-size", "1", "--", "true", NULL);
+	cr_expect_eq(run->status, 2, "exec --report --min-size 1 -- true: exit %d, expected 2", run->status);
+	cr_expect_eq(file_size("--"), -1, "a report file named -- was made");
+	cr_expect_eq(file_size("--min-size"), -1, "a report file named --min-size was made");
+	cr_assert_eq(chdir(cwd), 0);
+	scratch_remove();
+}
+
+/* ---- what the report records (defect 13) ---- */
+
+Test(preload, the_report_records_each_destroy_in_the_process_that_holds_the_segment)
+{
+	char made[4][8192], ended[4][8192];
+	struct hpt_run *run = run_child(NULL, NULL, "share", "64M", "3");
+
+	cr_assert_eq(run->status, 0, "the program failed (%d): %s", run->status, run->err);
+	cr_assert_eq(report_lines(made, 4), 1);
+	/* Three workers unmapped their copies too: only the process that holds it says so. */
+	cr_assert_eq(report_lines_of(ended, 4, "destroy"), 1, "one destroy line expected");
+	cr_expect(strstr(ended[0], "\"call\":\"munmap\""), "%s", ended[0]);
+	cr_expect_eq(json_long(ended[0], "pid"), json_long(made[0], "pid"), "%s", ended[0]);
+	cr_expect_eq(json_long(ended[0], "created_by"), json_long(made[0], "pid"), "%s", ended[0]);
+
+	unlink(report_path);
+	run = run_child(NULL, NULL, "shm", "64M", "2");
+	cr_assert_eq(run->status, 0, "the program failed (%d): %s", run->status, run->err);
+	cr_assert_eq(report_lines(made, 4), 1);
+	cr_assert_eq(report_lines_of(ended, 4, "destroy"), 1, "one destroy line expected for IPC_RMID");
+	cr_expect(strstr(ended[0], "\"call\":\"shmctl\""), "%s", ended[0]);
+	cr_expect_eq(json_long(ended[0], "shmid"), json_long(made[0], "shmid"), "%s", ended[0]);
+}
+
+Test(preload, a_daemon_s_report_names_the_child_that_holds_its_region)
+{
+	char made[4][8192], handed[4][8192], ended[4][8192], want[64];
+	struct hpt_run *run;
+	const char *p;
+	long holder, maker;
+
+	snprintf(want, sizeof want, "/proc/self/task/%ld/children", (long)getpid());
+	if (access(want, R_OK) != 0)
+		HPT_UNAVAILABLE("proc-children", NULL, "%s cannot be read (a kernel without CONFIG_PROC_CHILDREN): the "
+				"interposer cannot name the children that hold a region", want);
+	run = run_child(NULL, NULL, "daemon", "64M", NULL);
+	p = strstr(run->out, "holder ");
+	holder = p ? strtol(p + 7, NULL, 10) : -1;
+
+	cr_assert_eq(run->status, 0, "the program failed (%d): %s", run->status, run->err);
+	cr_assert_gt(holder, 0, "the child did not say its pid: %s", run->out);
+	cr_assert_eq(report_lines(made, 4), 1);
+	maker = json_long(made[0], "pid");
+	cr_assert_eq(report_lines_of(handed, 4, "handover"), 1, "the exiting parent did not hand the region over");
+	cr_expect_eq(json_long(handed[0], "pid"), maker, "%s", handed[0]);
+	snprintf(want, sizeof want, "\"held_by\":[%ld]", holder);
+	cr_expect(strstr(handed[0], want), "the handover does not name the child %ld: %s", holder, handed[0]);
+	cr_assert_eq(report_lines_of(ended, 4, "destroy"), 1, "the child's exit was not recorded");
+	cr_expect_eq(json_long(ended[0], "pid"), holder, "%s", ended[0]);
+	cr_expect_eq(json_long(ended[0], "created_by"), maker, "%s", ended[0]);
+}
+
+Test(preload, huge_pages_off_is_no_fallback)
+{
+	char lines[4][8192];
+	struct hpt_run *run = run_child("huge_pages=off", NULL, "small", "64M", NULL);
+
+	cr_assert_eq(run->status, 0, "%s", run->err);
+	cr_assert_eq(report_lines(lines, 4), 1);
+	cr_expect(strstr(lines[0], "\"provider\":\"plain\""), "%s", lines[0]);
+	cr_expect(strstr(lines[0], "\"fallback\":false"), "huge_pages=off is not a fallback: %s", lines[0]);
+}
+
+Test(preload, a_refusal_says_each_reason_once_with_sizes_in_mib_or_gib)
+{
+	char size[32], line[2048] = "";
+	size_t ps = huge_size() ? huge_size() : ((size_t)2 << 20);
+	const char *p, *nl;
+	struct hpt_run *run;
+
+	size_t bytes = (pool_available() + 4) * ps;
+
+	/* At least the threshold, and not a whole number of MiB: the old line wrote "1095400KiB". */
+	if (bytes < ((size_t)32 << 20))
+		bytes = (size_t)32 << 20;
+	snprintf(size, sizeof size, "%zuk", (bytes + ((size_t)100 << 10)) / 1024);
+	run = run_child("huge_pages=on", NULL, "fail", size, NULL);
+	cr_assert_eq(run->status, 0, "the requests did not fail with ENOMEM (%d): %s", run->status, run->err);
+	p = strstr(run->err, "mmap of ");
+	cr_assert_not_null(p, "no refusal on stderr: %s", run->err);
+	nl = strchr(p, '\n');
+	snprintf(line, sizeof line, "%.*s", nl ? (int)(nl - p) : (int)strlen(p), p);
+	cr_expect(!strstr(line, "KiB"), "a size in KiB: %s", line);
+	cr_expect(strstr(line, "MiB") || strstr(line, "GiB"), "no size in MiB or GiB: %s", line);
+	/* Each "; "-separated part's text after its first ": " (a reason) appears once in the line. */
+	for (const char *part = line; part; part = strstr(part, "; ") ? strstr(part, "; ") + 2 : NULL) {
+		const char *colon = strstr(part, ": "), *end = strstr(part, "; ");
+		char reason[512];
+
+		if (!colon || (end && colon > end))
+			continue;
+		snprintf(reason, sizeof reason, "%.*s", (int)((end ? end : part + strlen(part)) - colon - 2), colon + 2);
+		if (strlen(reason) >= 20)
+			cr_expect_eq(count_of(line, reason), 1, "a reason said %zu times: \"%s\" in %s",
+				     count_of(line, reason), reason, line);
+	}
+	cr_expect_lt(strlen(line), 400, "a %zu-character refusal: %s", strlen(line), line);
 }

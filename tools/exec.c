@@ -14,10 +14,18 @@
  *   HPSHM_PRELOAD_MIN_SIZE  the threshold (--min-size, or preload_min_size= in --config);
  *   HPSHM_PRELOAD_REPORT    the report file, made absolute: servers chdir (PostgreSQL to
  *                           its data directory) before they map their memory.
- * Everything is checked before the exec, so a mistake is a usage error here (exit 2), not
- * a line in a server's log: a bad key or value, a bad size, name= / reattach=exec /
- * base_address= (each intercepted region is an anonymous segment of its own), a report
- * file that cannot be opened for appending.
+ * Everything is checked before the exec, so a mistake is an error here (exit 2 for the
+ * command line, 1 for the machine), not a line in a server's log: a bad key or value, a bad
+ * size, name= / reattach=exec / base_address= (each intercepted region is an anonymous
+ * segment of its own), an option whose value is missing (`--report -- cmd` must not make a
+ * report file named "--"), a report path that is not a regular file or cannot be opened for
+ * appending.  The report is only ever a regular file: a symbolic link, a FIFO, a directory
+ * or a device at the path is refused, here and by the interposer, which opens it again for
+ * every line (O_NOFOLLOW, O_NONBLOCK, then fstat): a server run as root must not append
+ * where a link planted in a shared directory points, nor hang on a FIFO.
+ *
+ * The interposer keeps these variables in what the server execs, even with an environment
+ * of the server's own making (preload/inherit.c): nginx's binary upgrade stays interposed.
  *
  * The interposer is looked for beside the tool: in the build tree (tools/hpshm next to
  * preload/libhpshm_preload.so) and in an installed tree (bin/hpshm next to the library
@@ -26,6 +34,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,11 +149,55 @@ static int exec_export_config(const hpshm_config *cfg)
 	return rc;
 }
 
+/* What a file type is called in a refusal (preload/report.c says the same). */
+static const char *exec_file_kind(mode_t mode)
+{
+	return S_ISLNK(mode)  ? "a symbolic link"
+	       : S_ISDIR(mode)  ? "a directory"
+	       : S_ISFIFO(mode) ? "a FIFO"
+	       : S_ISCHR(mode)  ? "a character device"
+	       : S_ISBLK(mode)  ? "a block device"
+	       : S_ISSOCK(mode) ? "a socket"
+				: "not a regular file";
+}
+
+/*
+ * Open the report for appending as the interposer will (no link followed, no blocking, a
+ * regular file or nothing yet), so that what it would refuse is refused here, before the
+ * server starts.  0, or the error printed.
+ */
+static int exec_check_report(const char *abs)
+{
+	struct stat st;
+	int fd, e;
+
+	if (lstat(abs, &st) == 0 && !S_ISREG(st.st_mode))
+		return tool_fail("exec", "the report %s is %s: reports are written only into regular files; give --report "
+				 "the path of a regular file, or of one that does not exist yet", abs,
+				 exec_file_kind(st.st_mode));
+	fd = open(abs, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0644);
+	if (fd < 0) {
+		e = errno;
+		if (e == ELOOP)
+			return tool_fail("exec", "the report %s is a symbolic link: reports are written only into regular "
+					 "files; give --report the path of a regular file", abs);
+		return tool_fail("exec", "cannot open the report %s for appending: %s", abs, strerror(e));
+	}
+	e = fstat(fd, &st) < 0 ? errno : 0;
+	if (e || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return tool_fail("exec", "the report %s is %s: reports are written only into regular files; give --report "
+				 "the path of a regular file", abs, e ? strerror(e) : exec_file_kind(st.st_mode));
+	}
+	close(fd);
+	return 0;
+}
+
 /* The report path, absolute and openable for appending, in the environment. */
 static int exec_export_report(const char *path)
 {
 	char cwd[PATH_MAX], abs[PATH_MAX + 1];
-	int fd;
+	int rc;
 
 	if (path[0] == '\0')
 		return tool_usage_error("exec", "--report needs a file name");
@@ -160,10 +213,8 @@ static int exec_export_report(const char *path)
 	}
 	if (strlen(abs) >= 1024)
 		return tool_usage_error("exec", "--report path '%s' is longer than 1023 bytes", abs);
-	fd = open(abs, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return tool_fail("exec", "cannot open the report %s for appending: %s", abs, strerror(errno));
-	close(fd);
+	if ((rc = exec_check_report(abs)) != 0)
+		return rc;
 	if (setenv("HPSHM_PRELOAD_REPORT", abs, 1) < 0)
 		return tool_fail("exec", "cannot set HPSHM_PRELOAD_REPORT: %s", strerror(errno));
 	return 0;
@@ -234,6 +285,24 @@ static int exec_export_preload(const char *lib)
 	return 0;
 }
 
+/*
+ * tool_opt_value(), and a value that is missing even though an argument follows: "--" (the
+ * end of the options) or another option, as in `--report -- cmd` or `--report --min-size 1`.
+ * Taking it would make a report file named "--" and run the rest as something else.  A name
+ * that starts with "--" can still be given as --report=--name.
+ */
+static int exec_opt_value(int argc, char **argv, int *i, const char *name, const char **value)
+{
+	int at = *i, r = tool_opt_value("exec", argc, argv, i, name, value);
+
+	if (r == 1 && *i != at && strncmp(*value, "--", 2) == 0) {
+		tool_usage_error("exec", "%s needs a value before '%s' (write %s=VALUE for a value that starts with --)",
+				 name, *value, name);
+		return -1;
+	}
+	return r;
+}
+
 int cmd_exec(int argc, char **argv)
 {
 	const char *kv = NULL, *report = NULL, *min_text = NULL, *min_what = "--min-size";
@@ -249,9 +318,9 @@ int cmd_exec(int argc, char **argv)
 			first_cmd = i + 1;
 			break;
 		}
-		if ((r = tool_opt_value("exec", argc, argv, &i, "--config", &kv)) != 0 ||
-		    (r = tool_opt_value("exec", argc, argv, &i, "--report", &report)) != 0 ||
-		    (r = tool_opt_value("exec", argc, argv, &i, "--min-size", &min_text)) != 0) {
+		if ((r = exec_opt_value(argc, argv, &i, "--config", &kv)) != 0 ||
+		    (r = exec_opt_value(argc, argv, &i, "--report", &report)) != 0 ||
+		    (r = exec_opt_value(argc, argv, &i, "--min-size", &min_text)) != 0) {
 			if (r < 0)
 				return TOOL_EXIT_USAGE;
 		} else if (argv[i][0] == '-') {
