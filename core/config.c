@@ -601,6 +601,15 @@ int hpshm_config_set_provider(hpshm_config *cfg, const char *const *names, size_
 	return config_set_typed(cfg, "hpshm_config_set_provider", HPSHM__KEY_PROVIDER, list, err);
 }
 
+/* Narrow [*p, *end) to what lies between its leading and trailing blanks. */
+static void config_blanks(const char **p, const char **end)
+{
+	while (*p < *end && isspace((unsigned char)**p))
+		(*p)++;
+	while (*end > *p && isspace((unsigned char)(*end)[-1]))
+		(*end)--;
+}
+
 int hpshm_config_parse(hpshm_config *cfg, const char *kv, hpshm_error *err)
 {
 	struct hpshm_config tmp;
@@ -616,9 +625,11 @@ int hpshm_config_parse(hpshm_config *cfg, const char *kv, hpshm_error *err)
 	/*
 	 * Items are split at commas.  An item without '=' continues the previous value, which
 	 * is how a provider list rides inside the same string: "provider=a,b,huge_pages=on".
+	 * Blanks around keys, values and list items go, as every INI-style reader drops them
+	 * ("huge_pages = on, provider = a, b"); blanks inside a value stay.
 	 */
 	for (p = kv; *p;) {
-		const char *end = p + strcspn(p, ",");
+		const char *next = p + strcspn(p, ","), *end = next;
 		const char *eq = memchr(p, '=', (size_t)(end - p));
 		size_t len = (size_t)(end - p);
 
@@ -641,14 +652,18 @@ int hpshm_config_parse(hpshm_config *cfg, const char *kv, hpshm_error *err)
 						  "configuration item \"%.*s\" has no valid key", (int)len, p);
 			memcpy(key, p, klen);
 			key[klen] = '\0';
-			len = (size_t)(end - eq - 1);
+			p = eq + 1;
+			config_blanks(&p, &end);
+			len = (size_t)(end - p);
 			if (len >= sizeof(value))
 				return config_bad(err, HPSHM_EVALUE, key, "a shorter value", "%s: value too long", key);
-			memcpy(value, eq + 1, len);
+			memcpy(value, p, len);
 			value[len] = '\0';
-		} else if (len || *end) {
+		} else if (len || *next) {
 			size_t used = strlen(value);
 
+			config_blanks(&p, &end);
+			len = (size_t)(end - p);
 			if (!key[0])
 				return config_bad(err, HPSHM_ENOKEY, "", "key=value,key=value",
 						  "configuration item \"%.*s\" is not key=value", (int)len, p);
@@ -658,7 +673,7 @@ int hpshm_config_parse(hpshm_config *cfg, const char *kv, hpshm_error *err)
 			memcpy(value + used + 1, p, len);
 			value[used + 1 + len] = '\0';
 		}
-		p = *end ? end + 1 : end;
+		p = *next ? next + 1 : next;
 	}
 	if (key[0]) {
 		rc = config_set_from(&tmp, key, value, HPSHM__SRC_API, "", err);

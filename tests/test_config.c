@@ -120,6 +120,25 @@ Test(config, key_table_lists_every_documented_key)
 	cr_assert_null(hpshm_config_key_name(1000, NULL, NULL));
 }
 
+/* Blanks around keys, values and list items are dropped, as INI-style readers drop them. */
+Test(config, blanks_around_keys_values_and_list_items_are_dropped)
+{
+	hpshm_error err;
+	int rc;
+
+	memset(&err, 0, sizeof err);
+	rc = hpshm_config_parse(cfg, "huge_pages= on ,  provider = memfd_hugetlb , plain\t, mode =0640 ", &err);
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	cr_assert_str_eq(get("huge_pages"), "on");
+	cr_assert_str_eq(get("provider"), "memfd_hugetlb,plain");
+	cr_assert_str_eq(get("mode"), "0640");
+	/* A value that is only blanks is empty, and refused as the empty value is. */
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm_config_parse(cfg, "huge_pages=  ", &err), HPSHM_EVALUE);
+	cr_assert_str_eq(err.key, "huge_pages");
+	cr_assert_str_eq(get("huge_pages"), "on");
+}
+
 Test(config, unknown_key_is_enokey_naming_it)
 {
 	hpshm_error err;
