@@ -106,7 +106,8 @@ void hpshm__mapping_fill(struct hpshm_mapping *m, void *addr, size_t size, int f
 
 /*
  * The end of every descriptor-backed attach(): map fd MAP_SHARED at exactly rq->address and
- * fill m.  An inherited descriptor becomes the child's own on success (FD_CLOEXEC set again,
+ * fill m: m->size is the length the kernel mapped (more than rq->size only for a hugetlb file
+ * whose pages rq->size does not fill, which the backends refuse before).  An inherited descriptor becomes the child's own on success (FD_CLOEXEC set again,
  * so programs it execs in turn do not get it); one the caller opened by name (named: that name)
  * is closed on failure, and the mapping keeps the name, so it is not marked for inheritance.
  * what names the object in messages ("descriptor 5", a path).

@@ -67,8 +67,8 @@
  * Capabilities: HUGE, REATTACH (by shmid), NAMED (the shmid is a name other processes use).
  *
  * Re-attach: identify() gives "shm=<id>"; a child started by exec checks the id with
- * IPC_STAT (its size, rounded to the page), calls shmat(id, addr, 0) and compares the
- * address.  An unnamed segment can be attached only while at least one process (normally
+ * IPC_STAT (its size, rounded to the page, must be the token's), calls shmat(id, addr, 0)
+ * and compares the address.  An unnamed segment can be attached only while at least one process (normally
  * the creator) keeps it attached, which is also what PostgreSQL's EXEC_BACKEND path assumes.
  *
  * Crash safety: unnamed segments vanish with their last detach once marked for removal.
@@ -713,11 +713,14 @@ static int sysv_attach(const struct hpshm_instance *self, struct hpshm_mapping *
 				       "start the child while the creator still holds the segment",
 				       "SysV segment %d does not exist (its creator detached or died)", id);
 	}
-	/* shm_segsz is what shmget() was asked for (SYSV_MARK short); shmat() maps whole pages. */
-	if (sysv_mapped((uint64_t)ds.shm_segsz, rq->page_size) < (uint64_t)rq->size)
+	/* shm_segsz is what shmget() was asked for (SYSV_MARK short); shmat() maps whole pages,
+	 * which must be exactly the token's: shmat() maps the whole segment whatever it is told. */
+	if (sysv_mapped((uint64_t)ds.shm_segsz, rq->page_size) != (uint64_t)rq->size)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass the creator's token unchanged",
-				       "SysV segment %d is %s, not the segment's %s", id,
-				       hpshm_size_format(ds.shm_segsz, have, sizeof(have)), sz);
+				       "SysV segment %d maps %s, the token says %s", id,
+				       hpshm_size_format((size_t)sysv_mapped((uint64_t)ds.shm_segsz, rq->page_size), have,
+							 sizeof(have)),
+				       sz);
 
 	/* Never SHM_REMAP: a taken range must fail, not be replaced. */
 	p = hpshm__sys.shmat(id, rq->address, 0);

@@ -31,6 +31,9 @@
  * maps only an object that carries the label the token's nonce and address make, so the
  * label does what the header's nonce and creator_address do, and the header itself is kept
  * in the handles.  Version 1 tokens had no <header>.
+ *
+ * Every mapping says how long it really is (a hugetlb file is mapped in whole huge pages):
+ * one longer than the token's is refused, and the undo unmaps all of it.
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -394,13 +397,15 @@ static int companion_attach(struct hpshm__companion *c, void *addr, const char *
 		return hpshm_error_set(err, rc, e.sys_errno, e.call[0] ? e.call : NULL, e.hint[0] ? e.hint : NULL,
 				       "the segment's header companion %s: %s", id, e.message);
 	}
-	if (c->map.addr != addr) {
+	if (c->map.addr != addr || c->map.size != rq.size) {
 		void *got = c->map.addr;
+		size_t len = c->map.size;
 
 		attach_undo(&c->inst, &c->map);
 		c->map.addr = NULL;
-		return hpshm_error_set(err, HPSHM_ESYS, 0, NULL, NULL, "the header companion was attached at %p, not %p",
-				       got, addr);
+		return hpshm_error_set(err, HPSHM_ESYS, 0, NULL, NULL,
+				       "the header companion was attached with %zu bytes at %p, not %zu at %p", len, got,
+				       rq.size, addr);
 	}
 	return 0;
 }
@@ -484,9 +489,12 @@ int hpshm__segment_attach(hpshm_segment **out, const char *token, const hpshm_co
 	 * provider says which handles came by inheritance (HPSHM_MAP_INHERIT).
 	 */
 	if (m.addr != rq.address || m.size != rq.size) {
+		void *got = m.addr;
+		size_t len = m.size;
+
 		attach_undo(p, &m);
-		return hpshm_error_set(err, HPSHM_ESYS, 0, NULL, NULL, "provider %s attached at %p, not at %p", p->name,
-				       m.addr, rq.address);
+		return hpshm_error_set(err, HPSHM_ESYS, 0, NULL, NULL, "provider %s attached %zu bytes at %p, not %zu at %p",
+				       p->name, len, got, rq.size, rq.address);
 	}
 	header = tagged ? NULL : (struct hpshm_header *)((char *)m.addr + m.size - HPSHM_HEADER_REGION);
 	if (companion) {

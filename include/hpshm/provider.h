@@ -209,7 +209,8 @@ typedef int (*hpshm_requirement_fn)(void *user, const struct hpshm_requirement *
 /** A live mapping, filled by create() or attach() and handed back to destroy() or detach(). */
 struct hpshm_mapping {
 	void    *addr;                 /**< first byte */
-	size_t   size;                 /**< mapped length: what munmap or shmdt must be given */
+	size_t   size;                 /**< mapped length: what munmap or shmdt must be given, which is what the
+	                                *   kernel really mapped (a hugetlb file's mapping is whole huge pages) */
 	intptr_t handle;               /**< a descriptor, a SysV id, a Windows HANDLE; HPSHM_NO_HANDLE if none */
 	unsigned flags;                /**< hpshm_mapping_flag bits */
 	unsigned caps;                 /**< this segment's capabilities when narrower than the provider's, else 0 */
@@ -256,7 +257,10 @@ struct hpshm_provider {
 
 	/**
 	 * In another process, map the object id names at exactly rq->address with length rq->size
-	 * (the creator's mapped length).  Fails with HPSHM_EEXIST if the range is taken.
+	 * (the creator's mapped length).  Fails with HPSHM_EEXIST if the range is taken, and with
+	 * HPSHM_EINVAL, before mapping anything, for an object that is not exactly rq->size long
+	 * or is memory this provider never makes (a hugetlb file for a base-page provider): a
+	 * token edited to another size or object must not map part of one, nor more than asked.
 	 * @return 0 with m filled, or a negative HPSHM_E* code with err filled
 	 */
 	int (*attach)(const struct hpshm_instance *self, struct hpshm_mapping *m, const struct hpshm_request *rq,
