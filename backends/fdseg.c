@@ -250,6 +250,7 @@ void hpshm__mapping_fill(struct hpshm_mapping *m, void *addr, size_t size, int f
 	m->caps = 0;
 	snprintf(m->path, sizeof(m->path), "%s", path ? path : "");
 	m->priv = NULL;
+	m->object[0] = '\0';
 }
 
 int hpshm__fd_attach_map(struct hpshm_mapping *m, const struct hpshm_request *rq, int fd, const char *named,
@@ -284,7 +285,18 @@ int hpshm__fd_attach_map(struct hpshm_mapping *m, const struct hpshm_request *rq
 	 * refuses a mapping longer than the token's.
 	 */
 	hpshm__mapping_fill(m, p, fd_map_length(fd, rq->size), fd, -1, named);
+	hpshm__fd_object(m, fd);
 	return 0;
+}
+
+void hpshm__fd_object(struct hpshm_mapping *m, int fd)
+{
+	struct stat st;
+
+	m->object[0] = '\0';
+	if (hpshm__sys.fstat(fd, &st) == 0)
+		snprintf(m->object, sizeof(m->object), "dev=%#llx ino=%llu", (unsigned long long)st.st_dev,
+			 (unsigned long long)st.st_ino);
 }
 
 int hpshm__fd_unmap(const struct hpshm_instance *self, struct hpshm_mapping *m)

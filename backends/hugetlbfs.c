@@ -55,7 +55,10 @@
  * keeps open across exec.  attach() opens the path (taking LOCK_SH) or checks the inherited
  * descriptor, insists on hugetlbfs with the token's page size and a file of exactly the
  * segment's length, then maps with MAP_SHARED | MAP_FIXED_NOREPLACE at the creator's
- * address and compares the address (kernels before 4.17 take the flag as a hint).
+ * address and compares the address (kernels before 4.17 take the flag as a hint).  The
+ * mapping's object is the file's st_dev and st_ino, recorded at create and read again at
+ * attach: the header of an unnamed segment that fills its pages lives in a companion
+ * (core/reattach.c), and it is bound to this file by them, not by the descriptor number.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -451,6 +454,8 @@ static int hugetlbfs_create(const struct hpshm_instance *self, struct hpshm_mapp
 		}
 	}
 	hpshm__mapping_fill(m, p, rq->size, fd, -1, rq->name ? path : NULL);
+	if (rq->flags & HPSHM_REQ_REATTACH)
+		hpshm__fd_object(m, fd); /* a child's attach() must find this very file */
 	return 0;
 }
 

@@ -767,18 +767,28 @@ static void refused_in_a_child(const char *tok, const char *what)
 
 /*
  * The live token attaches in a child (so what follows is refused for its edit alone).  Then,
- * check digits recomputed each time, with a smaller size it must be refused, even for a
- * labelled memfd, which keeps no header that holds the size.
+ * check digits recomputed each time: with the identifier of another live segment made the
+ * same way, it must be refused, even for an unnamed segment that fills its huge pages, whose
+ * header is in a companion the token names apart and which knows nothing of the edit; with a
+ * smaller size it must be refused too, even for a labelled memfd, which keeps no header that
+ * holds the size.  other_kv makes the other segment (another name, where there is one).
  */
-static void edited_tokens_are_refused_in_a_child(const struct live *l)
+static void edited_tokens_are_refused_in_a_child(const struct live *l, const char *other_kv, size_t size)
 {
 	static const char *const hold[] = {"hold", "0", "0", NULL};
 	unsigned long long len = strtoull(l->f.f[3], NULL, 16), ps = strtoull(l->f.f[4], NULL, 16);
 	char tok[HPSHM_TOKEN_MAX], v[32];
-	int st;
+	struct live o;
+	int st, rc;
 
 	st = child_run(l->tok, hold);
 	CHECK(st == 0, "live token in a child", "the exec'd child exited %d with the live token %s", st, l->tok);
+
+	rc = live_make(&o, other_kv, size);
+	cr_assert_eq(rc, 0, "%s, a second segment: %s", other_kv, hpshm_errname(rc));
+	with_field(l, 2, o.f.f[2], tok, sizeof tok);
+	refused_in_a_child(tok, "another segment's identifier");
+	live_free(&o);
 
 	for (unsigned long long less = ps; less < len; less *= 2) {
 		snprintf(v, sizeof v, "%llx", len - less);
@@ -929,6 +939,61 @@ Test(tokens, version_1_header_is_refused_naming_the_version)
 	CHECK(hpt_contains(err.message, "version 1"), "version 1 header", "the message does not name it: %s",
 	      err.message);
 	if (fcntl(dupfd, F_GETFD) >= 0)
+		close(dupfd);
+	live_free(&l);
+	failures_assert();
+}
+
+/*
+ * A header kept in a companion must say which object it describes (version 3): one an older
+ * hpshm wrote (version 2) cannot be bound to its segment, so attach refuses it and names the
+ * version.  The live SysV segment's companion header is made to look like one, and the token
+ * moved, with the header's creator address, to a free range so that it maps; the same token
+ * with the header as it was attaches there, so the refusal was the version's alone.
+ */
+Test(tokens, version_2_companion_header_is_refused_naming_the_version)
+{
+	const char *kv = "provider=sysv_hugetlb,reattach=exec,huge_pages=on";
+	size_t ps = probe_or_skip("sysv_hugetlb", 1, kv);
+	struct hpshm_header *h;
+	hpshm_segment *seg = NULL;
+	char tok[HPSHM_TOKEN_MAX];
+	uintptr_t at;
+	uint64_t created;
+	struct fields f;
+	struct live l;
+	hpshm_error err;
+	int rc, dupfd;
+
+	rc = live_make(&l, kv, ps);
+	cr_assert_eq(rc, 0, "%s after a good probe: %s", kv, hpshm_errname(rc));
+	cr_assert_eq(token_fd(l.tok, 7) >= 0, 1, "token %s: one whole page keeps its header in a companion", l.tok);
+	failures_reset();
+	h = (struct hpshm_header *)((char *)hpshm_segment_address(l.seg) + ps);
+	cr_assert_eq(h->version, HPSHM_HEADER_VERSION);
+	cr_assert_neq(h->object[0], '\0', "the companion's header records no object");
+	at = free_aligned(ps + 65536, ps);
+	dupfd = fcntl(token_fd(l.tok, 7), F_DUPFD_CLOEXEC, 0);
+	cr_assert_geq(dupfd, 0);
+	f = l.f;
+	snprintf(f.f[5], sizeof f.f[5], "%" PRIxPTR, at);
+	snprintf(f.f[7], sizeof f.f[7], "fd=%d", dupfd);
+	join_checked(&f, tok, sizeof tok);
+	created = h->creator_address;
+	h->creator_address = at;
+	h->version = 2;
+	rc = reject_err(tok, "version 2 companion header", &err);
+	h->version = HPSHM_HEADER_VERSION;
+	CHECK(rc == HPSHM_EINVAL, "version 2 companion header", "%s, want HPSHM_EINVAL", hpshm_errname(rc));
+	CHECK(hpt_contains(err.message, "version 2"), "version 2 companion header", "the message does not name it: %s",
+	      err.message);
+	CHECK(hpt_is_mapped((void *)at, ps + 65536) == 0, "version 2 companion header", "something stayed mapped");
+	rc = hpshm_segment_attach(&seg, tok, NULL, &err);
+	h->creator_address = created;
+	CHECK(rc == 0, "version 3 companion header", "%s: %s", hpshm_errname(rc), err.message);
+	if (rc == 0)
+		hpshm_segment_destroy(seg); /* closes dupfd, which it took as its own */
+	else if (fcntl(dupfd, F_GETFD) >= 0)
 		close(dupfd);
 	live_free(&l);
 	failures_assert();
@@ -1279,13 +1344,14 @@ ParameterizedTestParameters(tokens, every_provider_checks_its_tokens)
 
 ParameterizedTest(struct prov_case *c, tokens, every_provider_checks_its_tokens, .timeout = 120)
 {
-	char kv[256];
+	char kv[256], other_kv[256 + 16];
 	size_t ps, size;
 	struct live l;
 	int rc;
 
 	snprintf(kv, sizeof kv, "provider=%s,reattach=exec,huge_pages=%s%s", c->provider, c->huge ? "on" : "off",
 		 c->named ? ",name=tokentest" : "");
+	snprintf(other_kv, sizeof other_kv, "%s%s", kv, c->named ? "-other" : "");
 	cr_log_info("%s", kv);
 	ps = probe_or_skip(c->provider, c->huge, kv);
 	size = ps ? 2 * ps : 2 * 4096;
@@ -1297,7 +1363,7 @@ ParameterizedTest(struct prov_case *c, tokens, every_provider_checks_its_tokens,
 	fields_are_checked(&l);
 	foreign_objects_are_refused(&l);
 	header_is_checked(&l);
-	edited_tokens_are_refused_in_a_child(&l);
+	edited_tokens_are_refused_in_a_child(&l, other_kv, size);
 	cr_log_info("%s: %u tokens tried", kv, tried);
 	live_free(&l);
 	failures_assert();
