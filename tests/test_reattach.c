@@ -998,8 +998,11 @@ static int stale_create(const hpshm_config *cfg, size_t size, int go, hpshm_segm
 	int rc;
 
 	rc = hpshm_segment_create(seg, size, cfg, &err);
+	/* Under an emulator a refusal is the emulator's (hpt_skip_emulated_refusal()): the
+	 * huge pages it cannot verify, the addresses it keeps for itself. */
 	if (rc < 0)
-		return stale_say(STALE_FAIL, "create: %s: %s", hpshm_errname(rc), err.message);
+		return stale_say(hpt_emulator() ? STALE_SKIP : STALE_FAIL, "create: %s: %s", hpshm_errname(rc),
+				 err.message);
 	if (hpshm_segment_token(*seg, tok, sizeof tok, &err) < 0)
 		return stale_say(STALE_FAIL, "token: %s", err.message);
 	p = strstr(tok, ":shm=");
@@ -1063,8 +1066,9 @@ static int stale_run(int killed, size_t page_size)
 			long mine[3];
 
 			(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
-			if (stale_create(cfg, page_size, go[0], &seg, &id, &segsz, &kid) != 0)
-				_exit(1);
+			rc = stale_create(cfg, page_size, go[0], &seg, &id, &segsz, &kid);
+			if (rc != 0)
+				_exit(rc);
 			mine[0] = id;
 			mine[1] = (long)segsz;
 			mine[2] = (long)kid;
@@ -1075,7 +1079,9 @@ static int stale_run(int killed, size_t page_size)
 		}
 		close(ready[1]);
 		if (read(ready[0], got, sizeof got) != (ssize_t)sizeof got) {
-			(void)waitpid(creator, NULL, 0);
+			/* It said why, and its exit status says what that means. */
+			if (waitpid(creator, &status, 0) == creator && WIFEXITED(status) && WEXITSTATUS(status) != 0)
+				return WEXITSTATUS(status);
 			return stale_say(STALE_FAIL, "the creator could not make its segment and child");
 		}
 		id = (int)got[0];

@@ -1142,12 +1142,21 @@ static size_t plain_and_hugetlb(struct live *l, uintptr_t *at)
 	return hps;
 }
 
-/* tok must be refused with HPSHM_EINVAL, and nothing mapped from at for len bytes. */
-static void refused_leaving_nothing(const char *tok, const char *what, uintptr_t at, size_t len)
+/*
+ * tok must be refused with HPSHM_EINVAL, and nothing mapped from at for len bytes.  A token
+ * whose segment is off the 2MiB grid maps nothing under qemu, which runs with a 2MiB host page
+ * (-p 2097152): HPSHM_EEXIST there, and the token is not tried.
+ */
+static void refused_leaving_nothing(const char *tok, const char *what, uintptr_t at, size_t len, uintptr_t segment)
 {
 	hpshm_error err;
 	int rc = reject_err(tok, what, &err);
 
+	if (rc == HPSHM_EEXIST && hpt_emulator() && segment % ((uintptr_t)2 << 20) != 0) {
+		CHECK(hpt_is_mapped((void *)at, len) == 0, what, "something is left mapped after \"%s\"", tok);
+		cr_log_info("%s: under %s nothing can be mapped off the 2MiB grid: not tried", what, hpt_emulator());
+		return;
+	}
 	CHECK(rc == HPSHM_EINVAL, what, "%s, want HPSHM_EINVAL: %s", hpshm_errname(rc), err.message);
 	CHECK(hpt_is_mapped((void *)at, len) == 0, what, "something is left mapped in %#" PRIxPTR "+%#zx after \"%s\"",
 	      at, len, tok);
@@ -1179,7 +1188,7 @@ Test(tokens, plain_refuses_hugetlb_memory_before_mapping_it)
 	snprintf(f.f[2], sizeof f.f[2], "fd=%d", hugetlb_fd);
 	snprintf(f.f[5], sizeof f.f[5], "%" PRIxPTR, at + 65536);
 	join_checked(&f, tok, sizeof tok);
-	refused_leaving_nothing(tok, "plain segment on hugetlb memory", at, 65536 + 2 * hps);
+	refused_leaving_nothing(tok, "plain segment on hugetlb memory", at, 65536 + 2 * hps, at + 65536);
 
 	/* The header's companion, after a plain segment that is the live one's. */
 	f = l.f;
@@ -1188,7 +1197,7 @@ Test(tokens, plain_refuses_hugetlb_memory_before_mapping_it)
 	snprintf(v, sizeof v, "fd=%d", hugetlb_fd);
 	snprintf(f.f[7], sizeof f.f[7], "%s", v);
 	join_checked(&f, tok, sizeof tok);
-	refused_leaving_nothing(tok, "plain companion on hugetlb memory", at, 65536 + 2 * hps);
+	refused_leaving_nothing(tok, "plain companion on hugetlb memory", at, 65536 + 2 * hps, at);
 
 	/* The segment again, with the memfd's own length: only what the memory is can tell. */
 	f = l.f;
@@ -1196,7 +1205,8 @@ Test(tokens, plain_refuses_hugetlb_memory_before_mapping_it)
 	snprintf(f.f[3], sizeof f.f[3], "%zx", hps);
 	snprintf(f.f[5], sizeof f.f[5], "%" PRIxPTR, at + 65536);
 	join_checked(&f, tok, sizeof tok);
-	refused_leaving_nothing(tok, "plain segment on hugetlb memory of its length", at, 65536 + 2 * hps);
+	refused_leaving_nothing(tok, "plain segment on hugetlb memory of its length", at, 65536 + 2 * hps,
+				at + 65536);
 
 	hpshm__sys_reset();
 	CHECK(hugetlb_maps == 0, "hugetlb memory mapped", "plain mapped the hugetlb memfd %u times", hugetlb_maps);
