@@ -127,6 +127,31 @@ int hpshm__fd_identify(const struct hpshm_instance *self, const struct hpshm_map
 
 /* ---- mapping at an address ---- */
 
+/*
+ * The length the kernel maps for len bytes of fd: len, but for a hugetlb file, whose
+ * mapping it rounds up to whole huge pages of the file (and whose munmap() fails with EINVAL
+ * for a length that ends inside one, leaving the whole mapping behind).  The file system
+ * names the page size: hugetlbfs reports it as its block size.
+ */
+static size_t fd_map_length(int fd, size_t len)
+{
+#ifdef __linux__
+	struct statfs sfs;
+	size_t page, whole;
+
+	if (fd < 0 || hpshm__linux_sys.fstatfs(fd, &sfs) < 0 || (uint32_t)sfs.f_type != (uint32_t)HUGETLBFS_MAGIC ||
+	    sfs.f_bsize <= 0)
+		return len;
+	page = (size_t)sfs.f_bsize;
+	if ((page & (page - 1)) != 0 || hpshm__round_up(len, page, &whole) < 0)
+		return len;
+	return whole;
+#else
+	(void)fd;
+	return len;
+#endif
+}
+
 void *hpshm__map_at(const struct hpshm_request *rq, int flags, int fd)
 {
 	void *p;
@@ -149,7 +174,7 @@ void *hpshm__map_at(const struct hpshm_request *rq, int flags, int fd)
 		errno = EEXIST;
 #endif
 	if (p != MAP_FAILED && rq->address && p != rq->address) {
-		(void)hpshm__sys.munmap(p, rq->size); /* pre-4.17 kernel: NOREPLACE was a hint */
+		(void)hpshm__sys.munmap(p, fd_map_length(fd, rq->size)); /* pre-4.17 kernel: NOREPLACE was a hint */
 		errno = EEXIST;
 		return MAP_FAILED;
 	}
@@ -225,6 +250,7 @@ void hpshm__mapping_fill(struct hpshm_mapping *m, void *addr, size_t size, int f
 	m->caps = 0;
 	snprintf(m->path, sizeof(m->path), "%s", path ? path : "");
 	m->priv = NULL;
+	m->object[0] = '\0';
 }
 
 int hpshm__fd_attach_map(struct hpshm_mapping *m, const struct hpshm_request *rq, int fd, const char *named,
@@ -254,9 +280,23 @@ int hpshm__fd_attach_map(struct hpshm_mapping *m, const struct hpshm_request *rq
 	 * An object opened by name keeps its name, so a token made here names it the same way
 	 * and a child of ours needs no descriptor; detach never unlinks it (only the creator's
 	 * destroy does).  An inherited descriptor is what this process's children inherit in turn.
+	 * The length is what the kernel mapped, so that whoever undoes this mapping unmaps all
+	 * of it: the backends refuse an object the token's length does not fit, and the core
+	 * refuses a mapping longer than the token's.
 	 */
-	hpshm__mapping_fill(m, p, rq->size, fd, -1, named);
+	hpshm__mapping_fill(m, p, fd_map_length(fd, rq->size), fd, -1, named);
+	hpshm__fd_object(m, fd);
 	return 0;
+}
+
+void hpshm__fd_object(struct hpshm_mapping *m, int fd)
+{
+	struct stat st;
+
+	m->object[0] = '\0';
+	if (hpshm__sys.fstat(fd, &st) == 0)
+		snprintf(m->object, sizeof(m->object), "dev=%#llx ino=%llu", (unsigned long long)st.st_dev,
+			 (unsigned long long)st.st_ino);
 }
 
 int hpshm__fd_unmap(const struct hpshm_instance *self, struct hpshm_mapping *m)

@@ -106,13 +106,22 @@ void hpshm__mapping_fill(struct hpshm_mapping *m, void *addr, size_t size, int f
 
 /*
  * The end of every descriptor-backed attach(): map fd MAP_SHARED at exactly rq->address and
- * fill m.  An inherited descriptor becomes the child's own on success (FD_CLOEXEC set again,
+ * fill m: m->size is the length the kernel mapped (more than rq->size only for a hugetlb file
+ * whose pages rq->size does not fill, which the backends refuse before), m->object the file's
+ * (hpshm__fd_object()).  An inherited descriptor becomes the child's own on success (FD_CLOEXEC set again,
  * so programs it execs in turn do not get it); one the caller opened by name (named: that name)
  * is closed on failure, and the mapping keeps the name, so it is not marked for inheritance.
  * what names the object in messages ("descriptor 5", a path).
  */
 int hpshm__fd_attach_map(struct hpshm_mapping *m, const struct hpshm_request *rq, int fd, const char *named,
 			 const char *what, hpshm_error *err);
+
+/*
+ * Fill m->object for the file open on fd: "dev=<st_dev> ino=<st_ino>", which no other file
+ * has while this one lives; empty if fstat() fails.  hpshm__fd_attach_map() calls it; a
+ * backend's create() calls it when rq->flags has HPSHM_REQ_REATTACH.
+ */
+void hpshm__fd_object(struct hpshm_mapping *m, int fd);
 
 /* Unmap and close; never removes a name.  destroy() of a nameless segment, and every detach(). */
 int hpshm__fd_unmap(const struct hpshm_instance *self, struct hpshm_mapping *m);

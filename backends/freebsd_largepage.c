@@ -364,7 +364,8 @@ static int lp_attach(const struct hpshm_instance *self, struct hpshm_mapping *m,
 	}
 
 	/* A stray descriptor number must not map some other object: a largepage object of the
-	 * segment's page size, at least as long as the segment. */
+	 * segment's page size, exactly as long as the segment (an edited size must not map part
+	 * of it). */
 	if (hpshm__sys.fstat(fd, &st) < 0) {
 		saved = errno;
 		if (named)
@@ -375,7 +376,7 @@ static int lp_attach(const struct hpshm_instance *self, struct hpshm_mapping *m,
 		return hpshm_error_set(err, HPSHM_ESYS, saved, "fstat", NULL, "could not inspect %s", what);
 	}
 	psind = lp_psind_of(fd);
-	if (psind <= 0 || lp_psind(rq->page_size) != psind || st.st_size < 0 || (uint64_t)st.st_size < (uint64_t)rq->size) {
+	if (psind <= 0 || lp_psind(rq->page_size) != psind || st.st_size < 0 || (uint64_t)st.st_size != (uint64_t)rq->size) {
 		saved = psind < 0 ? errno : 0;
 		if (named)
 			(void)hpshm__sys.close(fd);

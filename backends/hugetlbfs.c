@@ -53,9 +53,12 @@
  * Re-attach: identify() gives "path=<file>" for a named segment whose path can sit in a
  * token (no ':' or white space), else "fd=<n>" for the descriptor, which the spawn helper
  * keeps open across exec.  attach() opens the path (taking LOCK_SH) or checks the inherited
- * descriptor, insists on hugetlbfs with the token's page size and a file at least the
+ * descriptor, insists on hugetlbfs with the token's page size and a file of exactly the
  * segment's length, then maps with MAP_SHARED | MAP_FIXED_NOREPLACE at the creator's
- * address and compares the address (kernels before 4.17 take the flag as a hint).
+ * address and compares the address (kernels before 4.17 take the flag as a hint).  The
+ * mapping's object is the file's st_dev and st_ino, recorded at create and read again at
+ * attach: the header of an unnamed segment that fills its pages lives in a companion
+ * (core/reattach.c), and it is bound to this file by them, not by the descriptor number.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -451,6 +454,8 @@ static int hugetlbfs_create(const struct hpshm_instance *self, struct hpshm_mapp
 		}
 	}
 	hpshm__mapping_fill(m, p, rq->size, fd, -1, rq->name ? path : NULL);
+	if (rq->flags & HPSHM_REQ_REATTACH)
+		hpshm__fd_object(m, fd); /* a child's attach() must find this very file */
 	return 0;
 }
 
@@ -498,11 +503,18 @@ static int hugetlbfs_attach(const struct hpshm_instance *self, struct hpshm_mapp
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, named ? "pass the creator's token unchanged" : spawn_hint,
 				       "%s is not the segment's file (not hugetlbfs with %s pages)", what, psz);
 	}
-	if (hpshm__sys.fstat(fd, &st) < 0 || st.st_size < 0 || (uint64_t)st.st_size < (uint64_t)rq->size) {
+	/* Exactly the token's length: an edited size must not map part of the file, nor the
+	 * file be taken for a segment it is not. */
+	if (hpshm__sys.fstat(fd, &st) < 0) {
 		if (named)
 			(void)hpshm__sys.close(fd);
-		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, named ? "pass the creator's token unchanged" : spawn_hint,
-				       "%s is not the segment's file (%s long, the segment is %s)", what,
+		return hpshm_error_set(err, HPSHM_ESYS, errno, "fstat", NULL, "could not inspect %s", what);
+	}
+	if (st.st_size < 0 || (uint64_t)st.st_size != (uint64_t)rq->size) {
+		if (named)
+			(void)hpshm__sys.close(fd);
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass the creator's token unchanged",
+				       "%s is not the token's segment: the file is %s long, the token says %s", what,
 				       hpshm_size_format(st.st_size > 0 ? (size_t)st.st_size : 0, have, sizeof(have)), sz);
 	}
 	/* The name stays its creator's: detach never unlinks it. */

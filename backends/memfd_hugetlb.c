@@ -36,8 +36,9 @@
  *
  * Re-attach: by descriptor only.  identify() says "fd=<n>"; the spawn helper clears FD_CLOEXEC
  * on m->fd just before exec and passes the token; the child's attach() checks that the
- * descriptor really is a hugetlbfs file of the page size and at least the segment's length
- * (a stray descriptor number must not map some other file), then maps it with
+ * descriptor really is a hugetlbfs file of the page size and exactly the segment's length
+ * (a stray descriptor number must not map some other file, nor an edited size part of this
+ * one), then maps it with
  * MAP_FIXED_NOREPLACE at the creator's address and compares the address (kernels before 4.17
  * take the flag as a hint), as every descriptor-backed backend does (backends/fdseg.c).
  * The child owns its inherited copy from then on: attach() sets FD_CLOEXEC on it again and
@@ -212,7 +213,7 @@ static int memfd_attach(const struct hpshm_instance *self, struct hpshm_mapping 
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass the creator's token unchanged",
 				       "identifier \"%.64s\" is not fd=<descriptor>", id);
 
-	/* A stray descriptor number must not map some other file: a hugetlbfs file of the page size, long enough. */
+	/* A stray descriptor number must not map some other file: a hugetlbfs file of the page size. */
 	if (hpshm__linux_sys.fstatfs(fd, &sfs) < 0)
 		return hpshm_error_set(err, HPSHM_EINVAL, errno, "fstatfs", spawn_hint,
 				       "descriptor %d is not open in this process", fd);
@@ -221,10 +222,13 @@ static int memfd_attach(const struct hpshm_instance *self, struct hpshm_mapping 
 				       "descriptor %d is not the segment's memfd (not hugetlbfs with %s pages)", fd, psz);
 	if (hpshm__sys.fstat(fd, &st) < 0)
 		return hpshm_error_set(err, HPSHM_ESYS, errno, "fstat", NULL, "could not inspect descriptor %d", fd);
-	if (st.st_size < 0 || (uint64_t)st.st_size < (uint64_t)rq->size)
-		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, spawn_hint,
-				       "descriptor %d is not the segment's memfd (%s long, the segment is %s)", fd,
-				       hpshm_size_format((size_t)st.st_size, have, sizeof(have)), sz);
+	/* Exactly: a token edited to a shorter size would map part of the segment (a labelled
+	 * memfd keeps no header that holds the size), a longer one what is not there. */
+	if (st.st_size < 0 || (uint64_t)st.st_size != (uint64_t)rq->size)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass the creator's token unchanged",
+				       "descriptor %d is not the token's segment: the memfd is %s long, the token says %s",
+				       fd, hpshm_size_format(st.st_size > 0 ? (size_t)st.st_size : 0, have, sizeof(have)),
+				       sz);
 
 	if (rq->tag) {
 		int rc = memfd_check_tag(fd, rq->tag, err);

@@ -39,6 +39,10 @@
  * Re-attach: named segments by name ("path=/hpshm.<name>": shm_open, LOCK_SH, then mmap);
  * unnamed ones by the inherited memfd ("fd=<n>", FD_CLOEXEC cleared just before exec),
  * both at the creator's address with MAP_FIXED_NOREPLACE, the address compared afterwards.
+ * The object must be exactly the token's length and memory this provider makes: a hugetlb
+ * file is refused before it is mapped (the kernel would map whole huge pages of it, more than
+ * the token's length, which an undo of the token's length could not unmap), and a descriptor
+ * must be a memfd (shmem).
  * The ENOSYS fallback has neither, and says so by m->fd == -1: identify() refuses it.  A
  * name with ':' or white space cannot sit in a token; such a segment is identified by its
  * descriptor instead.  A named segment belongs to its creator: destroy() unlinks it.  A
@@ -65,6 +69,12 @@
 #define PLAIN_PREFIX       HPSHM__SHM_PREFIX
 #ifdef __linux__
 #define PLAIN_SHM_DIR "/dev/shm" /* where glibc and musl keep POSIX shm objects on Linux */
+#ifndef TMPFS_MAGIC
+#define TMPFS_MAGIC 0x01021994 /* shmem: memfds, and /dev/shm */
+#endif
+#ifndef RAMFS_MAGIC
+#define RAMFS_MAGIC 0x858458f6 /* a memfd on a kernel built without shmem */
+#endif
 #endif
 
 /* A name becomes one shm name component (backends/fdseg.c). */
@@ -241,13 +251,48 @@ static int plain_path_ok(const char *path)
 	return hpshm__shm_path_ok(path);
 }
 
+/*
+ * Is fd memory this provider makes?  Base pages only: a hugetlb file (another provider's
+ * memfd or file, named in an edited token) is refused before it is mapped, since the kernel
+ * would map whole huge pages of it.  A descriptor (an unnamed segment) must be a memfd, which
+ * lives on shmem (ramfs without it); a name is the C library's, on whatever /dev/shm is, and
+ * only hugetlbfs is refused there.  0 if ours; 1 if not, with *why; -1 with errno.
+ */
+static int plain_backing_foreign(int fd, int named, const char **why)
+{
+#ifdef __linux__
+	struct statfs sfs;
+	uint32_t type;
+
+	if (hpshm__linux_sys.fstatfs(fd, &sfs) < 0)
+		return -1;
+	type = (uint32_t)sfs.f_type;
+	if (type == (uint32_t)HUGETLBFS_MAGIC) {
+		*why = "it is hugetlb memory, which plain never makes (another provider's object)";
+		return 1;
+	}
+	if (!named && type != (uint32_t)TMPFS_MAGIC && type != (uint32_t)RAMFS_MAGIC) {
+		*why = "it is not a memfd (its file system is not shmem)";
+		return 1;
+	}
+	return 0;
+#else
+	/* No hugetlb files elsewhere, and no file system names to tell a memfd by. */
+	(void)fd;
+	(void)named;
+	(void)why;
+	return 0;
+#endif
+}
+
 static int plain_attach(const struct hpshm_instance *self, struct hpshm_mapping *m, const struct hpshm_request *rq, const char *id, hpshm_error *err)
 {
 	const char *spawn_hint = "start the child with hpshm_child_spawn(), which keeps the descriptor open across exec";
 	char what[HPSHM_PATH_MAX + 32];
 	char sz[32], have[32];
 	struct stat st;
-	int fd = -1, named = 0, saved;
+	const char *why = NULL;
+	int fd = -1, named = 0, saved, foreign;
 
 	(void)self;
 	hpshm_size_format(rq->size, sz, sizeof(sz));
@@ -279,16 +324,29 @@ static int plain_attach(const struct hpshm_instance *self, struct hpshm_mapping 
 					       "descriptor %d is not open in this process", fd);
 		return hpshm_error_set(err, HPSHM_ESYS, saved, "fstat", NULL, "could not inspect descriptor %d", fd);
 	}
-	if (!S_ISREG(st.st_mode) || st.st_size < 0 || (uint64_t)st.st_size < (uint64_t)rq->size) {
+	if (!S_ISREG(st.st_mode)) {
+		if (named)
+			(void)hpshm__sys.close(fd);
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, named ? "pass the creator's token unchanged" : spawn_hint,
+				       "%s is not a segment: not a regular file", what);
+	}
+	foreign = plain_backing_foreign(fd, named, &why);
+	if (foreign != 0) {
+		saved = errno;
+		if (named)
+			(void)hpshm__sys.close(fd);
+		if (foreign < 0)
+			return hpshm_error_set(err, HPSHM_ESYS, saved, "fstatfs", NULL, "could not inspect %s", what);
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass the creator's token unchanged",
+				       "%s is not a plain segment: %s", what, why);
+	}
+	/* Exactly the token's length: an edited size must not map part of the object. */
+	if (st.st_size < 0 || (uint64_t)st.st_size != (uint64_t)rq->size) {
 		if (named)
 			(void)hpshm__sys.close(fd);
 		hpshm_size_format(st.st_size > 0 ? (size_t)st.st_size : 0, have, sizeof(have));
-		if (named)
-			return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass the creator's token unchanged",
-					       "%s is %s long, not the segment's %s", what, have, sz);
-		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, spawn_hint,
-				       "descriptor %d is not the segment's memfd (%s, the segment is %s)", fd,
-				       S_ISREG(st.st_mode) ? have : "not a regular file", sz);
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass the creator's token unchanged",
+				       "%s is not the token's segment: it is %s long, the token says %s", what, have, sz);
 	}
 	/* The name stays its creator's: detach never unlinks it. */
 	return hpshm__fd_attach_map(m, rq, fd, named ? id + 5 : NULL, what, err);

@@ -67,8 +67,12 @@
  * Capabilities: HUGE, REATTACH (by shmid), NAMED (the shmid is a name other processes use).
  *
  * Re-attach: identify() gives "shm=<id>"; a child started by exec checks the id with
- * IPC_STAT (its size, rounded to the page), calls shmat(id, addr, 0) and compares the
- * address.  An unnamed segment can be attached only while at least one process (normally
+ * IPC_STAT (its size, rounded to the page, must be the token's), calls shmat(id, addr, 0)
+ * and compares the address.  The segment's object (sysv_object(): id, creator pid, creation
+ * time, size) is read at create and again in the child once attached: an unnamed segment
+ * that fills its pages keeps its header in a companion (core/reattach.c), which records the
+ * creator's, so a token edited to another id, or a stale one whose id a new segment got,
+ * is refused.  An unnamed segment can be attached only while at least one process (normally
  * the creator) keeps it attached, which is also what PostgreSQL's EXEC_BACKEND path assumes.
  *
  * Crash safety: unnamed segments vanish with their last detach once marked for removal.
@@ -599,6 +603,30 @@ static int sysv_get_named(const struct hpshm_request *rq, size_t segsz, int flag
 			       (unsigned)key);
 }
 
+/*
+ * m->object of SysV segment id, read while this process is attached (so the id cannot pass
+ * to another segment meanwhile): its id, creator, creation time and size.  The id alone is
+ * not enough: Linux gives an id again once its slot's 16-bit sequence wraps, or at once when
+ * kernel.shm_next_id asks for it (checkpoint/restore), and the new segment may be another
+ * process's, made in another second, or of another size.  A creator pid this process cannot
+ * see (another PID namespace) reads 0 and is left out.  shm_ctime changes only with IPC_SET,
+ * which hpshm never does.  0, or -1 with errno.
+ */
+static int sysv_object(struct hpshm_mapping *m, int id)
+{
+	struct shmid_ds ds;
+
+	if (hpshm__sys.shmctl(id, IPC_STAT, &ds) < 0)
+		return -1;
+	if (ds.shm_cpid > 0)
+		snprintf(m->object, sizeof(m->object), "id=%d cpid=%ld ctime=%lld segsz=%llu", id, (long)ds.shm_cpid,
+			 (long long)ds.shm_ctime, (unsigned long long)ds.shm_segsz);
+	else
+		snprintf(m->object, sizeof(m->object), "id=%d ctime=%lld segsz=%llu", id, (long long)ds.shm_ctime,
+			 (unsigned long long)ds.shm_segsz);
+	return 0;
+}
+
 static int sysv_create(const struct hpshm_instance *self, struct hpshm_mapping *m, const struct hpshm_request *rq, hpshm_error *err)
 {
 	char sz[32];
@@ -655,6 +683,14 @@ static int sysv_create(const struct hpshm_instance *self, struct hpshm_mapping *
 	}
 
 	hpshm__mapping_fill(m, p, rq->size, -1, id, NULL);
+	/* A child's attach() must find this very segment, not the next one to get its id. */
+	if ((rq->flags & HPSHM_REQ_REATTACH) && sysv_object(m, id) < 0) {
+		saved = errno;
+		if (rq->name)
+			(void)hpshm__sys.shmctl(id, IPC_RMID, NULL);
+		(void)hpshm__sys.shmdt(p);
+		return hpshm_error_set(err, HPSHM_ESYS, saved, "shmctl", NULL, "could not read back SysV segment %d", id);
+	}
 	return 0;
 }
 
@@ -713,11 +749,14 @@ static int sysv_attach(const struct hpshm_instance *self, struct hpshm_mapping *
 				       "start the child while the creator still holds the segment",
 				       "SysV segment %d does not exist (its creator detached or died)", id);
 	}
-	/* shm_segsz is what shmget() was asked for (SYSV_MARK short); shmat() maps whole pages. */
-	if (sysv_mapped((uint64_t)ds.shm_segsz, rq->page_size) < (uint64_t)rq->size)
+	/* shm_segsz is what shmget() was asked for (SYSV_MARK short); shmat() maps whole pages,
+	 * which must be exactly the token's: shmat() maps the whole segment whatever it is told. */
+	if (sysv_mapped((uint64_t)ds.shm_segsz, rq->page_size) != (uint64_t)rq->size)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass the creator's token unchanged",
-				       "SysV segment %d is %s, not the segment's %s", id,
-				       hpshm_size_format(ds.shm_segsz, have, sizeof(have)), sz);
+				       "SysV segment %d maps %s, the token says %s", id,
+				       hpshm_size_format((size_t)sysv_mapped((uint64_t)ds.shm_segsz, rq->page_size), have,
+							 sizeof(have)),
+				       sz);
 
 	/* Never SHM_REMAP: a taken range must fail, not be replaced. */
 	p = hpshm__sys.shmat(id, rq->address, 0);
@@ -748,6 +787,12 @@ static int sysv_attach(const struct hpshm_instance *self, struct hpshm_mapping *
 	}
 
 	hpshm__mapping_fill(m, p, rq->size, -1, id, NULL);
+	/* Read again now that we hold it: the segment attached is the one the object names. */
+	if (sysv_object(m, id) < 0) {
+		saved = errno;
+		(void)hpshm__sys.shmdt(p);
+		return hpshm_error_set(err, HPSHM_ESYS, saved, "shmctl", NULL, "could not read back SysV segment %d", id);
+	}
 	return 0;
 }
 

@@ -12,13 +12,16 @@
  * Reading rules: the magic says the object is hpshm's, whatever the version.  Members are only
  * ever appended, so those of version 1 (up to name) are at the same place in every version and
  * a reader that needs only them (scan(), `hpshm ls`, `hpshm gc`) checks the magic alone.  A
- * member appended in version N may be read only when version >= N and header_size covers it;
- * attach needs creator_address, so it refuses a version 1 header, naming the version.  A
- * layout that cannot keep these rules gets another magic.
+ * member appended in version N may be read only when version >= N and header_size covers it
+ * (HPSHM__HEADER_HAS()); attach needs creator_address, so it refuses a version 1 header, and
+ * a header kept in a companion must say which object it describes, so attach refuses one
+ * before version 3 there, naming the version.  A layout that cannot keep these rules gets
+ * another magic.
  */
 #ifndef HPSHM_BASE_HEADER_H
 #define HPSHM_BASE_HEADER_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -26,8 +29,8 @@
 
 /* The header magic, at the start of struct hpshm_header. */
 #define HPSHM_HEADER_MAGIC "HPSHMSEG"
-/* The header's format version: 2 added creator_address. */
-#define HPSHM_HEADER_VERSION 2
+/* The header's format version: 2 added creator_address, 3 added object. */
+#define HPSHM_HEADER_VERSION 3
 
 struct hpshm_header {
 	char     magic[8];                 /* HPSHM_HEADER_MAGIC, not NUL-terminated */
@@ -44,7 +47,15 @@ struct hpshm_header {
 	char     name[128];                /* segment name, or empty (NUL-terminated) */
 	/* ---- version 2 ---- */
 	uint64_t creator_address;          /* where the creator mapped the segment: a child maps it there too */
+	/* ---- version 3 ---- */
+	char     object[HPSHM_OBJECT_MAX]; /* the segment's hpshm_mapping.object at create (NUL-terminated),
+	                                    * or empty: what a header kept outside the object describes */
 };
+
+/* May member (an offsetof() and a sizeof()) of version `since` be read in h (the reading rules)? */
+#define HPSHM__HEADER_HAS(h, since, member)                                                       \
+	((h)->version >= (since) &&                                                                \
+	 (h)->header_size >= offsetof(struct hpshm_header, member) + sizeof((h)->member))
 
 /* The bytes a provider hands over in hpshm_found.header hold a whole header. */
 _Static_assert(sizeof(struct hpshm_header) <= HPSHM_HEADER_BYTES, "hpshm_found.header is too small");

@@ -129,10 +129,11 @@ const char *hpshm__header_tag(uint64_t nonce, uint64_t address, char *buf);
 size_t hpshm__header_extent(enum hpshm__header_place place);
 /*
  * Fill and write a fresh header at dst, for a segment of usable bytes created at address at
- * with page_size pages; returns dst.
+ * with page_size pages, whose object is the provider's hpshm_mapping.object text (empty if it
+ * gave none); returns dst.
  */
 struct hpshm_header *hpshm__header_write(void *dst, size_t usable, const void *at, const char *provider,
-					 const char *name, size_t page_size);
+					 const char *name, size_t page_size, const char *object);
 /*
  * Make the companion for a segment that will be mapped at seg_at with mapped bytes: a plain
  * object of base pages at seg_at + mapped, that a child can re-attach.  0, or a negative code
@@ -141,7 +142,11 @@ struct hpshm_header *hpshm__header_write(void *dst, size_t usable, const void *a
  */
 int hpshm__companion_create(struct hpshm__companion *c, void *seg_at, size_t mapped, const struct hpshm_config *cfg,
 			    hpshm_error *err);
-/* Destroy (owner) or detach a companion; nothing if it has no mapping. */
+/*
+ * Destroy (owner) or detach a companion; nothing if it has no mapping.  The creator's destroy
+ * first clears the magic of the header it holds, so a child that inherited the companion and
+ * attaches later learns that the segment is gone, even when a new object took its id.
+ */
 void hpshm__companion_release(struct hpshm__companion *c, int owner);
 
 /*

@@ -31,6 +31,19 @@
  * maps only an object that carries the label the token's nonce and address make, so the
  * label does what the header's nonce and creator_address do, and the header itself is kept
  * in the handles.  Version 1 tokens had no <header>.
+ *
+ * A companion is a second object, which the token names apart from the segment, so finding
+ * the nonce in it proves nothing about the object the <id> names: a token edited to another
+ * segment's id (check digits recomputed), or a stale one whose id was given to a new segment,
+ * would pair the old companion with another object.  So the companion's header records which
+ * object the segment is (the provider's hpshm_mapping.object: a SysV segment's id, creator
+ * and creation time, a file's device and inode), and attach compares it with what the
+ * provider attached (attach_check_object()).  The creator's destroy also clears the magic of
+ * the companion's header, which a child holds as long as it holds the descriptor, so a child
+ * that attaches after the creator destroyed the segment is told the token is stale, even
+ * when the new object was made by the same process in the same second.  And every mapping
+ * says how long it really is (a hugetlb file is mapped in whole huge pages): one longer than
+ * the token's is refused, and the undo unmaps all of it.
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -95,7 +108,7 @@ void hpshm__header_hold(struct hpshm_header *h, size_t usable, uint64_t nonce, u
 }
 
 struct hpshm_header *hpshm__header_write(void *dst_region, size_t usable, const void *at, const char *provider,
-					 const char *name, size_t page_size)
+					 const char *name, size_t page_size, const char *object)
 {
 	struct hpshm_header *dst = dst_region;
 	struct hpshm_header h;
@@ -110,6 +123,8 @@ struct hpshm_header *hpshm__header_write(void *dst_region, size_t usable, const 
 	if (hpshm__boot_id(h.boot_id, sizeof(h.boot_id)) < 0)
 		h.boot_id[0] = '\0';
 	hpshm__strlcpy(h.name, name, sizeof(h.name));
+	/* The provider's text may fill its field: copied up to the last byte, which stays NUL. */
+	memcpy(h.object, object, strnlen(object, sizeof(h.object) - 1));
 	/* Magic last: a reader that sees it sees a complete header (PostgreSQL's rule too). */
 	*dst = h;
 	atomic_thread_fence(memory_order_release);
@@ -172,8 +187,22 @@ int hpshm__companion_create(struct hpshm__companion *c, void *seg_at, size_t map
 
 void hpshm__companion_release(struct hpshm__companion *c, int owner)
 {
+	struct hpshm_header *h = c->map.addr;
+
 	if (!c->map.addr)
 		return;
+	/*
+	 * A child that inherited the companion keeps it, and the header in it, after the
+	 * creator is gone.  Were the header left whole, a child attaching later would find the
+	 * segment's nonce there and take whatever object has the segment's id by then for it (a
+	 * SysV id given to a new segment, by the same creator in the same second).  So the
+	 * creator clears the magic, which every attach checks first; the rest stays, for the
+	 * message.  Only the creator: a process it forked shares the companion's pages, and
+	 * its clean-up must not retire the creator's segment.
+	 */
+	if (owner && memcmp(h->magic, HPSHM_HEADER_MAGIC, sizeof(h->magic)) == 0 &&
+	    h->creator_pid == (int64_t)hpshm__getpid())
+		memset(h->magic, 0, sizeof(h->magic));
 	if (owner)
 		(void)c->inst.ops->destroy(&c->inst, &c->map);
 	else
@@ -329,40 +358,130 @@ int hpshm__token_parse(const char *text, struct hpshm__token *t, hpshm_error *er
 }
 
 /*
- * Does the header at the tail say this is the token's segment, created at the token's
- * address, in this boot?  The nonce goes first: when it differs the header is another
- * segment's, and its other fields say nothing about this token.
+ * Does the header say this is the token's segment, created at the token's address, in this
+ * boot?  The nonce goes first: when it differs the header is another segment's, and its
+ * other fields say nothing about this token.  hp is shared memory; the checks read a copy.
  */
-static int attach_check_header(const struct hpshm_header *h, const struct hpshm__token *t, hpshm_error *err)
+static int attach_check_header(const struct hpshm_header *hp, const struct hpshm__token *t, int companion,
+			       hpshm_error *err)
 {
+	static const char no_magic[sizeof(hp->magic)];
+	struct hpshm_header h = *hp;
 	char boot[40];
 
-	if (memcmp(h->magic, HPSHM_HEADER_MAGIC, sizeof(h->magic)) != 0)
+	if (memcmp(h.magic, HPSHM_HEADER_MAGIC, sizeof(h.magic)) != 0) {
+		/* The creator's destroy clears a companion header's magic and nothing else
+		 * (hpshm__companion_release()): the rest still names the token's segment. */
+		if (companion && memcmp(h.magic, no_magic, sizeof(h.magic)) == 0 && h.version >= 2 &&
+		    h.nonce == t->nonce)
+			return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL,
+					       "start the child while the creator still holds the segment, with a fresh "
+					       "token",
+					       "segment %s was destroyed by its creator: the token is stale (whatever has "
+					       "that identifier now is another object)", t->id);
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "the token is forged or for another object",
 				       "object %s is not an hpshm segment (no header)", t->id);
+	}
 	/* The reading rules of struct hpshm_header: creator_address exists from version 2 on. */
-	if (h->version < 2 ||
-	    h->header_size < offsetof(struct hpshm_header, creator_address) + sizeof(h->creator_address))
+	if (!HPSHM__HEADER_HAS(&h, 2, creator_address))
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL,
 				       "create the segment again with the same hpshm as the processes that attach it",
 				       "segment %s has a version %u header, which records no creator address", t->id,
-				       (unsigned)h->version);
-	if (h->nonce != t->nonce || h->page_size != t->page_size ||
-	    h->usable_size != t->size - (strcmp(t->header, "tail") == 0 ? HPSHM_HEADER_REGION : 0) ||
-	    strncmp(h->provider, t->provider, sizeof(h->provider)))
+				       (unsigned)h.version);
+	if (h.nonce != t->nonce || h.page_size != t->page_size ||
+	    h.usable_size != t->size - (strcmp(t->header, "tail") == 0 ? HPSHM_HEADER_REGION : 0) ||
+	    strncmp(h.provider, t->provider, sizeof(h.provider)))
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL,
 				       "the token is stale (the segment was recreated) or forged; get a fresh one",
 				       "segment %s does not match the token (nonce, size or provider differ)", t->id);
-	if (h->creator_address != t->address)
+	if (h.creator_address != t->address)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL,
 				       "pass the token exactly as hpshm_segment_token() made it: pointers in the segment "
 				       "are only right at the creator's address",
 				       "the token for %s has the wrong address: token says 0x%llx, the segment was "
 				       "created at 0x%llx",
-				       t->id, t->address, (unsigned long long)h->creator_address);
-	if (hpshm__boot_id(boot, sizeof(boot)) == 0 && h->boot_id[0] && strcmp(boot, h->boot_id) != 0)
+				       t->id, t->address, (unsigned long long)h.creator_address);
+	h.boot_id[sizeof(h.boot_id) - 1] = '\0';
+	if (hpshm__boot_id(boot, sizeof(boot)) == 0 && h.boot_id[0] && strcmp(boot, h.boot_id) != 0)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "the token is stale; get a fresh one",
 				       "segment %s was made before the last reboot", t->id);
+	return 0;
+}
+
+/* The value of fact key (klen bytes) in an object text ("k=v k=v"), *vlen its length; NULL if absent. */
+static const char *object_fact(const char *text, const char *key, size_t klen, size_t *vlen)
+{
+	const char *p = text;
+
+	while (*p) {
+		const char *end = p + strcspn(p, " ");
+		const char *eq = memchr(p, '=', (size_t)(end - p));
+
+		if (eq && (size_t)(eq - p) == klen && memcmp(p, key, klen) == 0) {
+			*vlen = (size_t)(end - eq - 1);
+			return eq + 1;
+		}
+		p = *end ? end + 1 : end;
+	}
+	return NULL;
+}
+
+/*
+ * A header kept outside its segment (a companion) proves nothing by being found: the token
+ * names the segment and its companion apart, and an edited token pairs one segment's
+ * companion, nonce and all, with another object, as a stale one does once the segment's id
+ * is given to a new object.  So the header records the provider's hpshm_mapping.object at
+ * create, and the object the provider attached now must agree with it in every fact both
+ * texts hold; the error names each fact that differs.  A header that records none (a
+ * provider that cannot tell) is not checked, as before such records existed.
+ */
+static int attach_check_object(const struct hpshm_header *hp, const struct hpshm_mapping *m,
+			       const struct hpshm__token *t, const char *provider, hpshm_error *err)
+{
+	const char *hint = "the token is stale (its segment was destroyed and its identifier given to another "
+			   "object) or was edited to name another object; get a fresh one from the creator";
+	char was[HPSHM_OBJECT_MAX], now[HPSHM_OBJECT_MAX], diff[HPSHM_TEXT_MAX];
+	size_t used = 0, common = 0;
+	const char *p;
+
+	if (!HPSHM__HEADER_HAS(hp, 3, object))
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL,
+				       "create the segment again with the same hpshm as the processes that attach it",
+				       "segment %s has a version %u header in its companion, which does not say which "
+				       "object it describes", t->id, (unsigned)hp->version);
+	memcpy(was, hp->object, sizeof(was));
+	was[sizeof(was) - 1] = '\0';
+	if (was[0] == '\0')
+		return 0;
+	memcpy(now, m->object, sizeof(now));
+	now[sizeof(now) - 1] = '\0';
+	diff[0] = '\0';
+	for (p = was; *p;) {
+		const char *end = p + strcspn(p, " ");
+		const char *eq = memchr(p, '=', (size_t)(end - p));
+		const char *v;
+		size_t vlen;
+
+		if (eq && (v = object_fact(now, p, (size_t)(eq - p), &vlen)) != NULL) {
+			common++;
+			if (vlen != (size_t)(end - eq - 1) || memcmp(v, eq + 1, vlen) != 0) {
+				int n = snprintf(diff + used, sizeof(diff) - used, "%s%.*s is %.*s, the header's %.*s",
+						 used ? "; " : "", (int)(eq - p), p, (int)vlen, v, (int)(end - eq - 1),
+						 eq + 1);
+
+				if (n > 0)
+					used = (size_t)n >= sizeof(diff) - used ? sizeof(diff) - 1 : used + (size_t)n;
+			}
+		}
+		p = *end ? end + 1 : end;
+	}
+	if (common == 0)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, hint,
+				       "provider %s cannot say which object %s is (\"%s\"), and the segment's header "
+				       "describes %s", provider, t->id, now, was);
+	if (diff[0])
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, hint,
+				       "%s is not the object the segment's header describes: %s", t->id, diff);
 	return 0;
 }
 
@@ -394,13 +513,15 @@ static int companion_attach(struct hpshm__companion *c, void *addr, const char *
 		return hpshm_error_set(err, rc, e.sys_errno, e.call[0] ? e.call : NULL, e.hint[0] ? e.hint : NULL,
 				       "the segment's header companion %s: %s", id, e.message);
 	}
-	if (c->map.addr != addr) {
+	if (c->map.addr != addr || c->map.size != rq.size) {
 		void *got = c->map.addr;
+		size_t len = c->map.size;
 
 		attach_undo(&c->inst, &c->map);
 		c->map.addr = NULL;
-		return hpshm_error_set(err, HPSHM_ESYS, 0, NULL, NULL, "the header companion was attached at %p, not %p",
-				       got, addr);
+		return hpshm_error_set(err, HPSHM_ESYS, 0, NULL, NULL,
+				       "the header companion was attached with %zu bytes at %p, not %zu at %p", len, got,
+				       rq.size, addr);
 	}
 	return 0;
 }
@@ -484,9 +605,12 @@ int hpshm__segment_attach(hpshm_segment **out, const char *token, const hpshm_co
 	 * provider says which handles came by inheritance (HPSHM_MAP_INHERIT).
 	 */
 	if (m.addr != rq.address || m.size != rq.size) {
+		void *got = m.addr;
+		size_t len = m.size;
+
 		attach_undo(p, &m);
-		return hpshm_error_set(err, HPSHM_ESYS, 0, NULL, NULL, "provider %s attached at %p, not at %p", p->name,
-				       m.addr, rq.address);
+		return hpshm_error_set(err, HPSHM_ESYS, 0, NULL, NULL, "provider %s attached %zu bytes at %p, not %zu at %p",
+				       p->name, len, got, rq.size, rq.address);
 	}
 	header = tagged ? NULL : (struct hpshm_header *)((char *)m.addr + m.size - HPSHM_HEADER_REGION);
 	if (companion) {
@@ -499,7 +623,9 @@ int hpshm__segment_attach(hpshm_segment **out, const char *token, const hpshm_co
 	}
 	/* A labelled object was checked by the provider's attach: its label is the nonce and
 	 * the address, and a descriptor cannot outlive a boot. */
-	rc = tagged ? 0 : attach_check_header(header, &t, err);
+	rc = tagged ? 0 : attach_check_header(header, &t, companion, err);
+	if (rc == 0 && companion)
+		rc = attach_check_object(header, &m, &t, p->name, err);
 	if (rc < 0) {
 		if (companion)
 			attach_undo(&comp.inst, &comp.map);

@@ -433,9 +433,10 @@ static int segment_try(struct segment_walk *w, const struct hpshm_instance *p, s
 	header = NULL;
 	if (place == HPSHM__HEADER_TAIL)
 		header = hpshm__header_write((char *)m.addr + m.size - HPSHM_HEADER_REGION, m.size - HPSHM_HEADER_REGION,
-					     m.addr, p->name, cfg->name, rq.page_size);
+					     m.addr, p->name, cfg->name, rq.page_size, m.object);
 	else if (place == HPSHM__HEADER_COMPANION)
-		header = hpshm__header_write(companion.map.addr, m.size, m.addr, p->name, cfg->name, rq.page_size);
+		header = hpshm__header_write(companion.map.addr, m.size, m.addr, p->name, cfg->name, rq.page_size,
+					     m.object);
 
 	rc = segment_verify(w, p, &rq, &m);
 	if (rc < 0) {

@@ -23,6 +23,12 @@
  *   hold SECONDS SLOT
  *       attach, write this process's pid in slot SLOT (of 64), then sleep up to SECONDS
  *       (the crash test SIGKILLs it, or lets it end), detach, exit 0.
+ *   refuse [FD]
+ *       the token names another object than its segment (edited, or stale): with FD, first
+ *       wait until a byte can be read from descriptor FD (the parent makes the token stale
+ *       meanwhile); then attach, which must fail with HPSHM_EINVAL and leave nothing mapped
+ *       in the token's range or the granule after it (a header companion's), and no
+ *       descriptor; print the error and exit 0.
  *
  * Exit codes name the check that failed (CHILD_E* below); the reason goes to stderr, which
  * Criterion shows with the failing test.
@@ -266,6 +272,63 @@ static int mode_clash(int argc, char **argv)
 	return 0;
 }
 
+/* The token's address, its sixth field, in hex.  0, or -1. */
+static int token_address(const char *token, unsigned long long *out)
+{
+	const char *p = token;
+	char *end;
+
+	for (int field = 0; field < 5; field++) {
+		p = strchr(p, ':');
+		if (!p)
+			return -1;
+		p++;
+	}
+	*out = strtoull(p, &end, 16);
+	return end > p && *end == ':' ? 0 : -1;
+}
+
+static int mode_refuse(int argc, char **argv)
+{
+	const char *token = getenv("HPSHM_TOKEN");
+	unsigned long long addr, size, fd = 0;
+	hpshm_segment *seg = NULL;
+	hpshm_error err;
+	char go;
+	int rc, fds0;
+
+	if ((argc != 2 && argc != 3) || (argc == 3 && num(argv[2], &fd)) || !token)
+		return fail(CHILD_EUSAGE, "usage: refuse [FD], with HPSHM_TOKEN set");
+	if (argc == 3) {
+		ssize_t n;
+
+		do
+			n = read((int)fd, &go, 1);
+		while (n < 0 && errno == EINTR);
+		if (n != 1)
+			return fail(CHILD_EUSAGE, "no go-ahead on descriptor %llu: %s", fd, n < 0 ? strerror(errno) : "EOF");
+		close((int)fd);
+	}
+	if (token_address(token, &addr) < 0 || token_size(token, &size) < 0)
+		return fail(CHILD_EUSAGE, "cannot read the address and size from the token %s", token);
+	fds0 = fd_count();
+	memset(&err, 0, sizeof err);
+	rc = hpshm_segment_attach_env(&seg, NULL, &err);
+	if (rc == 0)
+		return fail(CHILD_EACCEPTED, "the token %s attached %zu bytes at %p", token, hpshm_segment_size(seg),
+			    hpshm_segment_address(seg));
+	if (rc != HPSHM_EINVAL)
+		return fail(CHILD_EREFUSAL, "refused with %s, want HPSHM_EINVAL: %s", hpshm_errname(rc), err.message);
+	if (seg != NULL || err.code != rc || !err.message[0])
+		return fail(CHILD_EREFUSAL, "*out %p, err.code %d, message \"%s\"", (void *)seg, err.code, err.message);
+	if (fd_count() != fds0)
+		return fail(CHILD_ELEAK, "%d descriptors after the refusal, %d before", fd_count(), fds0);
+	if (is_mapped(addr, size + 65536) != 0)
+		return fail(CHILD_ELEAK, "something is mapped in the token's range or the granule after it after the refusal");
+	printf("reattach_child refuse [pid %ld]: refused: %s\n", (long)getpid(), err.message);
+	return 0;
+}
+
 static int mode_hold(int argc, char **argv)
 {
 	unsigned long long seconds, slot;
@@ -294,7 +357,7 @@ static int mode_hold(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	if (argc < 2)
-		return fail(CHILD_EUSAGE, "usage: reattach_child check|clash|hold ...");
+		return fail(CHILD_EUSAGE, "usage: reattach_child check|clash|hold|refuse ...");
 	mode = argv[1];
 	if (!strcmp(argv[1], "check"))
 		return mode_check(argc, argv);
@@ -302,5 +365,7 @@ int main(int argc, char **argv)
 		return mode_clash(argc, argv);
 	if (!strcmp(argv[1], "hold"))
 		return mode_hold(argc, argv);
+	if (!strcmp(argv[1], "refuse"))
+		return mode_refuse(argc, argv);
 	return fail(CHILD_EUSAGE, "unknown mode");
 }

@@ -22,6 +22,8 @@ enum {
 	CHILD_ECLASH    = 20, /* attach over a taken range did not fail with HPSHM_EEXIST */
 	CHILD_EHOLDER   = 21, /* ... or its message does not name the holder's maps line */
 	CHILD_ELEAK     = 22, /* ... or it left a mapping or a descriptor behind */
+	CHILD_EACCEPTED = 23, /* refuse: a token that names another object (or none) attached */
+	CHILD_EREFUSAL  = 24, /* refuse: it was refused, but not with HPSHM_EINVAL */
 	CHILD_EUSAGE    = 30  /* bad arguments, or the test's own setup failed */
 };
 

@@ -23,6 +23,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -943,3 +944,241 @@ Test(reattach, inherit_keeps_a_sysv_segment_and_its_companion_across_exec)
 {
 	inherit_case("sysv_hugetlb", 1);
 }
+
+/* ---- a stale token whose SysV id a new segment got ----
+ *
+ * An unnamed SysV segment that fills its huge pages keeps its header in a companion, which a
+ * child inherits as a descriptor and so keeps after the segment is gone.  Linux gives the id
+ * of a removed segment to a new one when its slot's sequence wraps, or at once when
+ * kernel.shm_next_id asks for it: the test asks, as root, in an IPC namespace of its own, so
+ * no other program's segment can take the id and no other program sees the test's.  The
+ * child, started by a real exec while the segment lived, waits, then attaches with its token:
+ * it must be refused (reattach_child refuse), whether the creator destroyed the segment (its
+ * companion then says so) or was killed (the companion is whole, and only the object it
+ * records tells the new segment from the old).  The work runs in a forked process that makes
+ * no cr_* call; it reports through its exit status and a line of text.
+ */
+#ifdef __linux__
+#include <sched.h>
+#include <signal.h>
+#include <sys/ipc.h>
+#include <sys/prctl.h>
+#include <sys/shm.h>
+
+enum { STALE_OK = 0, STALE_SKIP = 77, STALE_FAIL = 78 };
+
+static int stale_msgfd = -1; /* where the forked process writes its one line */
+
+static int stale_say(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int stale_say(int code, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	ssize_t n;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	n = write(stale_msgfd, line, strlen(line));
+	(void)n;
+	return code;
+}
+
+/* Create the segment under cfg and start reattach_child refuse GO in it: 0, or a STALE_ code. */
+static int stale_create(const hpshm_config *cfg, size_t size, int go, hpshm_segment **seg, int *id,
+			unsigned long *segsz, pid_t *kid)
+{
+	char path[] = HPSHM_REATTACH_CHILD, mode[] = "refuse", gofd[16], tok[HPSHM_TOKEN_MAX];
+	char *argv[] = {path, mode, gofd, NULL};
+	struct shmid_ds ds;
+	hpshm_child child;
+	hpshm_error err;
+	const char *p;
+	int rc;
+
+	rc = hpshm_segment_create(seg, size, cfg, &err);
+	/* Under an emulator a refusal is the emulator's (hpt_skip_emulated_refusal()): the
+	 * huge pages it cannot verify, the addresses it keeps for itself. */
+	if (rc < 0)
+		return stale_say(hpt_emulator() ? STALE_SKIP : STALE_FAIL, "create: %s: %s", hpshm_errname(rc),
+				 err.message);
+	if (hpshm_segment_token(*seg, tok, sizeof tok, &err) < 0)
+		return stale_say(STALE_FAIL, "token: %s", err.message);
+	p = strstr(tok, ":shm=");
+	if (!p || strstr(tok, ":tail:"))
+		return stale_say(STALE_FAIL, "token %s: not a SysV segment with its header in a companion", tok);
+	*id = atoi(p + 5);
+	if (shmctl(*id, IPC_STAT, &ds) < 0)
+		return stale_say(STALE_FAIL, "shmctl(IPC_STAT) of segment %d: %s", *id, strerror(errno));
+	*segsz = (unsigned long)ds.shm_segsz;
+	snprintf(gofd, sizeof gofd, "%d", go);
+	rc = hpshm_child_spawn(*seg, path, argv, NULL, &child, &err);
+	if (rc < 0)
+		return stale_say(STALE_FAIL, "spawn: %s", err.message);
+	*kid = (pid_t)child.pid;
+	return 0;
+}
+
+/*
+ * In the forked process: the segment A, its child waiting, A gone (destroyed by its creator,
+ * or its creator killed), a new segment B with A's id and size, then the child let go.
+ * Returns STALE_OK when the child refused, else a code with the line said.
+ */
+static int stale_run(int killed, size_t page_size)
+{
+	char kv[128], psz[32], idtext[32];
+	hpshm_config *cfg = NULL;
+	hpshm_segment *seg = NULL;
+	unsigned long segsz = 0;
+	int go[2], ready[2], id = -1, b, fd, status, rc;
+	pid_t kid = -1, creator = -1;
+	hpshm_error err;
+	void *bat;
+
+	if (unshare(CLONE_NEWIPC) < 0)
+		return stale_say(STALE_SKIP, "unshare(CLONE_NEWIPC): %s (needs root)", strerror(errno));
+	if (killed && prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+		return stale_say(STALE_SKIP, "prctl(PR_SET_CHILD_SUBREAPER): %s", strerror(errno));
+	snprintf(kv, sizeof kv, "provider=sysv_hugetlb,reattach=exec,huge_pages=on,huge_page_size=%s",
+		 hpt_size_text(page_size, psz, sizeof psz));
+	if (hpshm_config_new(&cfg) < 0 || hpshm_config_parse(cfg, kv, &err) < 0)
+		return stale_say(STALE_FAIL, "config %s", kv);
+	if (pipe(go) < 0 || pipe(ready) < 0)
+		return stale_say(STALE_FAIL, "pipe: %s", strerror(errno));
+	/* Only the child's read end crosses its exec: with us gone it reads EOF and ends. */
+	(void)fcntl(go[1], F_SETFD, FD_CLOEXEC);
+	(void)fcntl(ready[0], F_SETFD, FD_CLOEXEC);
+	(void)fcntl(ready[1], F_SETFD, FD_CLOEXEC);
+	if (!killed) {
+		rc = stale_create(cfg, page_size, go[0], &seg, &id, &segsz, &kid);
+		if (rc != 0)
+			return rc;
+		if (hpshm_segment_destroy(seg) < 0)
+			return stale_say(STALE_FAIL, "destroy of segment %d failed", id);
+	} else {
+		long got[3];
+
+		creator = fork();
+		if (creator < 0)
+			return stale_say(STALE_FAIL, "fork: %s", strerror(errno));
+		if (creator == 0) {
+			long mine[3];
+
+			(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+			rc = stale_create(cfg, page_size, go[0], &seg, &id, &segsz, &kid);
+			if (rc != 0)
+				_exit(rc);
+			mine[0] = id;
+			mine[1] = (long)segsz;
+			mine[2] = (long)kid;
+			if (write(ready[1], mine, sizeof mine) != (ssize_t)sizeof mine)
+				_exit(1);
+			pause();
+			_exit(0);
+		}
+		close(ready[1]);
+		if (read(ready[0], got, sizeof got) != (ssize_t)sizeof got) {
+			/* It said why, and its exit status says what that means. */
+			if (waitpid(creator, &status, 0) == creator && WIFEXITED(status) && WEXITSTATUS(status) != 0)
+				return WEXITSTATUS(status);
+			return stale_say(STALE_FAIL, "the creator could not make its segment and child");
+		}
+		id = (int)got[0];
+		segsz = (unsigned long)got[1];
+		kid = (pid_t)got[2];
+		/* Killed, as a crash: its companion's header stays whole in the child. */
+		(void)kill(creator, SIGKILL);
+		(void)waitpid(creator, NULL, 0);
+	}
+	close(go[0]);
+	{
+		struct shmid_ds ds;
+
+		if (shmctl(id, IPC_STAT, &ds) == 0)
+			return stale_say(STALE_FAIL, "segment %d outlived its creator's end", id);
+	}
+	fd = open("/proc/sys/kernel/shm_next_id", O_WRONLY | O_CLOEXEC);
+	snprintf(idtext, sizeof idtext, "%d", id);
+	if (fd < 0 || write(fd, idtext, strlen(idtext)) != (ssize_t)strlen(idtext)) {
+		rc = stale_say(STALE_SKIP, "cannot write kernel.shm_next_id: %s", strerror(errno));
+		close(go[1]);
+		(void)waitpid(kid, NULL, 0);
+		return rc;
+	}
+	close(fd);
+	b = shmget(IPC_PRIVATE, segsz, IPC_CREAT | SHM_HUGETLB | 0600);
+	bat = b >= 0 ? shmat(b, NULL, 0) : (void *)-1;
+	if (b >= 0)
+		(void)shmctl(b, IPC_RMID, NULL); /* gone with our detach, or our end */
+	if (b != id || bat == (void *)-1) {
+		rc = stale_say(STALE_FAIL, "the new segment got id %d (attach %s), not %d", b,
+			       bat == (void *)-1 ? strerror(errno) : "ok", id);
+		close(go[1]);
+		(void)waitpid(kid, NULL, 0);
+		return rc;
+	}
+	memset(bat, 0x5b, segsz);
+	if (write(go[1], "g", 1) != 1)
+		return stale_say(STALE_FAIL, "cannot let the child go: %s", strerror(errno));
+	close(go[1]);
+	if (waitpid(kid, &status, 0) != kid)
+		return stale_say(STALE_FAIL, "waitpid(%ld): %s", (long)kid, strerror(errno));
+	(void)shmdt(bat);
+	hpshm_config_free(cfg);
+	if (!WIFEXITED(status))
+		return stale_say(STALE_FAIL, "the child died of signal %d", WTERMSIG(status));
+	if (WEXITSTATUS(status) != 0)
+		return stale_say(STALE_FAIL, "the child exited %d: %s", WEXITSTATUS(status),
+				 WEXITSTATUS(status) == CHILD_EACCEPTED ? "the stale token attached the new segment"
+									: child_error(WEXITSTATUS(status)));
+	return STALE_OK;
+}
+
+static void stale_case(int killed)
+{
+	size_t page_size = hpt_default_huge_page_size();
+	struct case_ c = {"sysv_hugetlb", HPSHM_CAP_HUGE | HPSHM_CAP_REATTACH, page_size, page_size == 0};
+	char line[512] = "";
+	hpshm_config *cfg;
+	int msg[2], status;
+	ssize_t n;
+	pid_t pid;
+
+	if (!has_provider("sysv_hugetlb"))
+		cr_skip_test("this build has no sysv_hugetlb");
+	cfg = case_config(&c, page_size, ""); /* skips without a pool or the privilege */
+	hpshm_config_free(cfg);
+	if (geteuid() != 0)
+		cr_skip_test("only root can give a new segment a chosen id (kernel.shm_next_id)");
+	cr_assert_eq(pipe(msg), 0);
+	pid = hpt_fork();
+	cr_assert_geq(pid, 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		close(msg[0]);
+		stale_msgfd = msg[1];
+		_exit(stale_run(killed, page_size));
+	}
+	close(msg[1]);
+	n = read(msg[0], line, sizeof line - 1);
+	line[n > 0 ? n : 0] = '\0';
+	close(msg[0]);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status), "the test's process died of signal %d", WTERMSIG(status));
+	if (WEXITSTATUS(status) == STALE_SKIP) {
+		HPT_SKIP_UNDER_EMULATOR(line);
+		cr_skip_test("%s", line);
+	}
+	cr_assert_eq(WEXITSTATUS(status), STALE_OK, "%s", line);
+}
+
+Test(reattach, a_stale_token_refuses_the_segment_that_got_its_id_after_a_destroy)
+{
+	stale_case(0);
+}
+
+Test(reattach, a_stale_token_refuses_the_segment_that_got_its_id_after_its_creator_was_killed)
+{
+	stale_case(1);
+}
+#endif

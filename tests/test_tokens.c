@@ -32,6 +32,7 @@
 #include <sys/ipc.h>
 #include <sys/mman.h>
 #include <sys/shm.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -91,6 +92,19 @@ static void join_checked(const struct fields *in, char *buf, size_t len)
 		n += snprintf(buf + n, len - (size_t)n, "%s:", in->f[i]);
 	if (n >= 0 && (size_t)n < len)
 		snprintf(buf + n, len - (size_t)n, "%08x", fnv1a(buf, (size_t)n));
+}
+
+/* The descriptor of a token's "fd=N" field (2: the identifier, 7: the header), or -1. */
+static int token_fd(const char *tok, int field)
+{
+	const char *p = tok;
+
+	for (int i = 0; i < field && p; i++) {
+		p = strchr(p, ':');
+		if (p)
+			p++;
+	}
+	return p && !strncmp(p, "fd=", 3) ? atoi(p + 3) : -1;
 }
 
 /* ---- the PRNG: xorshift64*, fixed seed ---- */
@@ -491,15 +505,23 @@ static void foreign_objects_are_refused(const struct live *l)
 	/* An id no segment has: one above every id in use. */
 	int nosuch = shmctl(0, SHM_INFO, &ds) + 1 + 12345;
 
-	/* A hugetlb memfd of the segment's page size and length that is not hpshm's: every
-	 * check of what the descriptor is passes, and only the header (or a labelled memfd's
-	 * name) can tell. */
+	/* A hugetlb memfd that is not hpshm's.  For a huge segment, of its page size and length:
+	 * every check of what the descriptor is passes, and only the header (or a labelled
+	 * memfd's name) can tell.  For a segment on base pages, one huge page of the default
+	 * size: the kernel maps it in whole huge pages, more than the token's length, and the
+	 * free address below is aligned to them, so a provider that mapped it would leave a
+	 * mapping behind that the maps count of every refusal sees. */
 	foreign = -1;
-	if (l->page_size > 4096)
-		foreign = hpshm__linux_sys.memfd_create("not-hpshm", MFD_CLOEXEC | MFD_HUGETLB | hpshm__huge_bits(l->page_size));
-	if (foreign >= 0)
-		cr_assert_eq(ftruncate(foreign, (off_t)size), 0);
-	snprintf(addr, sizeof addr, "%" PRIxPTR, free_aligned(size, align));
+	if (l->page_size > 4096 || hpt_default_huge_page_size() > 0) {
+		size_t hps = l->page_size > 4096 ? l->page_size : hpt_default_huge_page_size();
+
+		foreign = hpshm__linux_sys.memfd_create("not-hpshm", MFD_CLOEXEC | MFD_HUGETLB | hpshm__huge_bits(hps));
+		if (foreign >= 0)
+			cr_assert_eq(ftruncate(foreign, (off_t)((size + hps - 1) / hps * hps)), 0);
+		if (hps > align)
+			align = hps;
+	}
+	snprintf(addr, sizeof addr, "%" PRIxPTR, free_aligned(size > align ? size : align, align));
 	for (size_t pi = 0; pi < sizeof provs / sizeof provs[0]; pi++) {
 		const int ids[] = {devnull, tmp, closed};
 
@@ -681,6 +703,100 @@ static void very_long_and_empty(void)
 	free(s);
 }
 
+/* ---- tokens tried in a child started by a real exec ----
+ *
+ * In the creator the segment's own range is taken, so an edited token that keeps the address
+ * never gets past the mapping there.  A child started by exec has that range free, as the
+ * segment's real children do, and there an edited token gets as far as it can.
+ */
+
+extern char **environ;
+
+/*
+ * Run reattach_child with argv[1..] = args (NULL-terminated, at most 3) and HPSHM_TOKEN=tok,
+ * inheriting the descriptors tok names (its identifier's and its header companion's), and
+ * wait: its exit status, or 128 + the signal that killed it.
+ */
+static int child_run(const char *tok, const char *const *args)
+{
+	char path[] = HPSHM_REATTACH_CHILD, tokvar[HPSHM_TOKEN_MAX + 16], arg[3][64];
+	char *argv[5] = {path, NULL, NULL, NULL, NULL};
+	char **envp;
+	int fds[2] = {token_fd(tok, 2), token_fd(tok, 7)}, status;
+	size_t n = 0, k = 0;
+	pid_t pid;
+
+	for (int i = 0; i < 3 && args[i]; i++) {
+		snprintf(arg[i], sizeof arg[i], "%s", args[i]);
+		argv[i + 1] = arg[i];
+	}
+	snprintf(tokvar, sizeof tokvar, "HPSHM_TOKEN=%s", tok);
+	while (environ[n])
+		n++;
+	envp = calloc(n + 2, sizeof *envp);
+	cr_assert_not_null(envp);
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], "HPSHM_TOKEN=", 12) != 0)
+			envp[k++] = environ[i];
+	envp[k] = tokvar;
+	pid = hpt_fork();
+	cr_assert_geq(pid, 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		for (int i = 0; i < 2; i++)
+			if (fds[i] >= 0)
+				(void)fcntl(fds[i], F_SETFD, 0);
+		execve(path, argv, envp);
+		_exit(126);
+	}
+	free(envp);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* A child given tok must refuse it with HPSHM_EINVAL and leave nothing mapped (reattach_child refuse). */
+static void refused_in_a_child(const char *tok, const char *what)
+{
+	static const char *const refuse[] = {"refuse", NULL};
+	int st = child_run(tok, refuse);
+
+	tried++;
+	CHECK(st == 0, what, "the exec'd child exited %d (%s) with \"%.300s\"", st,
+	      st == 23 ? "the token attached" : st == 24 ? "refused, but not with HPSHM_EINVAL" :
+	      st == 22 ? "the refusal left a mapping or a descriptor" : "see its stderr", tok);
+}
+
+/*
+ * The live token attaches in a child (so what follows is refused for its edit alone).  Then,
+ * check digits recomputed each time: with the identifier of another live segment made the
+ * same way, it must be refused, even for an unnamed segment that fills its huge pages, whose
+ * header is in a companion the token names apart and which knows nothing of the edit; with a
+ * smaller size it must be refused too, even for a labelled memfd, which keeps no header that
+ * holds the size.  other_kv makes the other segment (another name, where there is one).
+ */
+static void edited_tokens_are_refused_in_a_child(const struct live *l, const char *other_kv, size_t size)
+{
+	static const char *const hold[] = {"hold", "0", "0", NULL};
+	unsigned long long len = strtoull(l->f.f[3], NULL, 16), ps = strtoull(l->f.f[4], NULL, 16);
+	char tok[HPSHM_TOKEN_MAX], v[32];
+	struct live o;
+	int st, rc;
+
+	st = child_run(l->tok, hold);
+	CHECK(st == 0, "live token in a child", "the exec'd child exited %d with the live token %s", st, l->tok);
+
+	rc = live_make(&o, other_kv, size);
+	cr_assert_eq(rc, 0, "%s, a second segment: %s", other_kv, hpshm_errname(rc));
+	with_field(l, 2, o.f.f[2], tok, sizeof tok);
+	refused_in_a_child(tok, "another segment's identifier");
+	live_free(&o);
+
+	for (unsigned long long less = ps; less < len; less *= 2) {
+		snprintf(v, sizeof v, "%llx", len - less);
+		with_field(l, 3, v, tok, sizeof tok);
+		refused_in_a_child(tok, "smaller size");
+	}
+}
+
 Test(tokens, ten_thousand_bad_tokens_are_rejected, .timeout = 120)
 {
 	struct live l;
@@ -828,6 +944,61 @@ Test(tokens, version_1_header_is_refused_naming_the_version)
 	failures_assert();
 }
 
+/*
+ * A header kept in a companion must say which object it describes (version 3): one an older
+ * hpshm wrote (version 2) cannot be bound to its segment, so attach refuses it and names the
+ * version.  The live SysV segment's companion header is made to look like one, and the token
+ * moved, with the header's creator address, to a free range so that it maps; the same token
+ * with the header as it was attaches there, so the refusal was the version's alone.
+ */
+Test(tokens, version_2_companion_header_is_refused_naming_the_version)
+{
+	const char *kv = "provider=sysv_hugetlb,reattach=exec,huge_pages=on";
+	size_t ps = probe_or_skip("sysv_hugetlb", 1, kv);
+	struct hpshm_header *h;
+	hpshm_segment *seg = NULL;
+	char tok[HPSHM_TOKEN_MAX];
+	uintptr_t at;
+	uint64_t created;
+	struct fields f;
+	struct live l;
+	hpshm_error err;
+	int rc, dupfd;
+
+	rc = live_make(&l, kv, ps);
+	cr_assert_eq(rc, 0, "%s after a good probe: %s", kv, hpshm_errname(rc));
+	cr_assert_eq(token_fd(l.tok, 7) >= 0, 1, "token %s: one whole page keeps its header in a companion", l.tok);
+	failures_reset();
+	h = (struct hpshm_header *)((char *)hpshm_segment_address(l.seg) + ps);
+	cr_assert_eq(h->version, HPSHM_HEADER_VERSION);
+	cr_assert_neq(h->object[0], '\0', "the companion's header records no object");
+	at = free_aligned(ps + 65536, ps);
+	dupfd = fcntl(token_fd(l.tok, 7), F_DUPFD_CLOEXEC, 0);
+	cr_assert_geq(dupfd, 0);
+	f = l.f;
+	snprintf(f.f[5], sizeof f.f[5], "%" PRIxPTR, at);
+	snprintf(f.f[7], sizeof f.f[7], "fd=%d", dupfd);
+	join_checked(&f, tok, sizeof tok);
+	created = h->creator_address;
+	h->creator_address = at;
+	h->version = 2;
+	rc = reject_err(tok, "version 2 companion header", &err);
+	h->version = HPSHM_HEADER_VERSION;
+	CHECK(rc == HPSHM_EINVAL, "version 2 companion header", "%s, want HPSHM_EINVAL", hpshm_errname(rc));
+	CHECK(hpt_contains(err.message, "version 2"), "version 2 companion header", "the message does not name it: %s",
+	      err.message);
+	CHECK(hpt_is_mapped((void *)at, ps + 65536) == 0, "version 2 companion header", "something stayed mapped");
+	rc = hpshm_segment_attach(&seg, tok, NULL, &err);
+	h->creator_address = created;
+	CHECK(rc == 0, "version 3 companion header", "%s: %s", hpshm_errname(rc), err.message);
+	if (rc == 0)
+		hpshm_segment_destroy(seg); /* closes dupfd, which it took as its own */
+	else if (fcntl(dupfd, F_GETFD) >= 0)
+		close(dupfd);
+	live_free(&l);
+	failures_assert();
+}
+
 /* Below 64KiB, or off the 64KiB grid, no creator maps: the parser refuses, nothing is mapped. */
 Test(tokens, address_below_64KiB_or_off_its_grid_is_refused_before_mapping)
 {
@@ -914,6 +1085,184 @@ Test(tokens, a_labelled_memfd_whose_name_cannot_be_read_is_refused_naming_proc)
 	cr_assert_eq(rc, HPSHM_EEXIST, "%s: %s", hpshm_errname(rc), err.message);
 	cr_assert_eq(close(dupfd), 0);
 	live_free(&l);
+}
+
+/* ---- plain and hugetlb memory ---- */
+
+static int hugetlb_fd = -1;       /* the hugetlb memfd the tokens below name */
+static unsigned hugetlb_maps;     /* mmap() calls the library made of it */
+static unsigned hugetlb_fs_looks; /* fstatfs() calls that asked about it */
+static unsigned hugetlb_looks;    /* fstat() calls that asked about it */
+static int (*real_fstatfs)(int, struct statfs *);
+static int (*real_fstat)(int, struct stat *);
+
+static void *counting_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	if (fd >= 0 && fd == hugetlb_fd)
+		hugetlb_maps++;
+	return mmap(addr, len, prot, flags, fd, off);
+}
+
+/* The first look at hugetlb_fd's file system says tmpfs, the rest the truth. */
+static int fooled_fstatfs(int fd, struct statfs *buf)
+{
+	int rc = real_fstatfs(fd, buf);
+
+	if (rc == 0 && fd == hugetlb_fd && hugetlb_fs_looks++ == 0)
+		buf->f_type = 0x01021994; /* TMPFS_MAGIC */
+	return rc;
+}
+
+/* The first look at hugetlb_fd says it is 64KiB long, the rest the truth. */
+static int fooled_fstat(int fd, struct stat *buf)
+{
+	int rc = real_fstat(fd, buf);
+
+	if (rc == 0 && fd == hugetlb_fd && hugetlb_looks++ == 0)
+		buf->st_size = 65536;
+	return rc;
+}
+
+/*
+ * A live plain segment whose mapped length is 64KiB, a hugetlb memfd of one huge page, and a
+ * free range for both: [at, at + 64KiB) for the segment and a huge page after it, huge-page
+ * aligned, where a companion would go.  Skips without a pool.
+ */
+static size_t plain_and_hugetlb(struct live *l, uintptr_t *at)
+{
+	size_t hps = probe_or_skip("memfd_hugetlb", 1, "provider=memfd_hugetlb,huge_pages=on");
+	int rc = live_make(l, "provider=plain,huge_pages=off,reattach=exec", 65536 - HPSHM_HEADER_REGION);
+
+	cr_assert_eq(rc, 0, "plain with reattach=exec: %s", hpshm_errname(rc));
+	cr_assert_eq(strtoull(l->f.f[3], NULL, 16), 65536ULL, "token %s", l->tok);
+	hugetlb_fd = hpshm__linux_sys.memfd_create("not-plain", MFD_CLOEXEC | MFD_HUGETLB | hpshm__huge_bits(hps));
+	cr_assert_geq(hugetlb_fd, 0, "memfd_create(MFD_HUGETLB): %s", strerror(errno));
+	cr_assert_eq(ftruncate(hugetlb_fd, (off_t)hps), 0);
+	*at = free_aligned(3 * hps, hps) + hps - 65536;
+	return hps;
+}
+
+/*
+ * tok must be refused with HPSHM_EINVAL, and nothing mapped from at for len bytes.  A token
+ * whose segment is off the 2MiB grid maps nothing under qemu, which runs with a 2MiB host page
+ * (-p 2097152): HPSHM_EEXIST there, and the token is not tried.
+ */
+static void refused_leaving_nothing(const char *tok, const char *what, uintptr_t at, size_t len, uintptr_t segment)
+{
+	hpshm_error err;
+	int rc = reject_err(tok, what, &err);
+
+	if (rc == HPSHM_EEXIST && hpt_emulator() && segment % ((uintptr_t)2 << 20) != 0) {
+		CHECK(hpt_is_mapped((void *)at, len) == 0, what, "something is left mapped after \"%s\"", tok);
+		cr_log_info("%s: under %s nothing can be mapped off the 2MiB grid: not tried", what, hpt_emulator());
+		return;
+	}
+	CHECK(rc == HPSHM_EINVAL, what, "%s, want HPSHM_EINVAL: %s", hpshm_errname(rc), err.message);
+	CHECK(hpt_is_mapped((void *)at, len) == 0, what, "something is left mapped in %#" PRIxPTR "+%#zx after \"%s\"",
+	      at, len, tok);
+	cr_log_info("%s: %s", what, err.message);
+}
+
+/*
+ * plain makes base-page memory only.  A token that names a hugetlb memfd for it, as the
+ * segment or as its header's companion (check digits recomputed), is refused before that
+ * memfd is mapped at all: the kernel would map whole huge pages of it, more than the token's
+ * length.  Nothing is left mapped.
+ */
+Test(tokens, plain_refuses_hugetlb_memory_before_mapping_it)
+{
+	char tok[HPSHM_TOKEN_MAX], v[64];
+	struct fields f;
+	struct live l;
+	uintptr_t at;
+	size_t hps = plain_and_hugetlb(&l, &at);
+	int dupfd = fcntl(atoi(l.f.f[2] + 3), F_DUPFD_CLOEXEC, 0);
+
+	cr_assert_geq(dupfd, 0);
+	failures_reset();
+	hpshm__sys.mmap = counting_mmap;
+	hugetlb_maps = 0;
+
+	/* The segment: at is 64KiB below a huge page boundary, at + 64KiB on it. */
+	f = l.f;
+	snprintf(f.f[2], sizeof f.f[2], "fd=%d", hugetlb_fd);
+	snprintf(f.f[5], sizeof f.f[5], "%" PRIxPTR, at + 65536);
+	join_checked(&f, tok, sizeof tok);
+	refused_leaving_nothing(tok, "plain segment on hugetlb memory", at, 65536 + 2 * hps, at + 65536);
+
+	/* The header's companion, after a plain segment that is the live one's. */
+	f = l.f;
+	snprintf(f.f[2], sizeof f.f[2], "fd=%d", dupfd);
+	snprintf(f.f[5], sizeof f.f[5], "%" PRIxPTR, at);
+	snprintf(v, sizeof v, "fd=%d", hugetlb_fd);
+	snprintf(f.f[7], sizeof f.f[7], "%s", v);
+	join_checked(&f, tok, sizeof tok);
+	refused_leaving_nothing(tok, "plain companion on hugetlb memory", at, 65536 + 2 * hps, at);
+
+	/* The segment again, with the memfd's own length: only what the memory is can tell. */
+	f = l.f;
+	snprintf(f.f[2], sizeof f.f[2], "fd=%d", hugetlb_fd);
+	snprintf(f.f[3], sizeof f.f[3], "%zx", hps);
+	snprintf(f.f[5], sizeof f.f[5], "%" PRIxPTR, at + 65536);
+	join_checked(&f, tok, sizeof tok);
+	refused_leaving_nothing(tok, "plain segment on hugetlb memory of its length", at, 65536 + 2 * hps,
+				at + 65536);
+
+	hpshm__sys_reset();
+	CHECK(hugetlb_maps == 0, "hugetlb memory mapped", "plain mapped the hugetlb memfd %u times", hugetlb_maps);
+	CHECK(fcntl(dupfd, F_GETFD) >= 0, "descriptor", "a refused attach closed the descriptor it was given");
+	close(dupfd);
+	close(hugetlb_fd);
+	hugetlb_fd = -1;
+	live_free(&l);
+	failures_assert();
+}
+
+/*
+ * Should a provider's checks of what it maps ever be fooled (here plain's, told once that the
+ * hugetlb memfd is tmpfs and 64KiB long), the kernel maps whole huge pages of a hugetlb file,
+ * more than the token's length.  The mapping then says what the kernel really mapped, the
+ * core refuses a mapping longer than the token's, and the undo unmaps all of it: nothing is
+ * left behind (an unmap of the token's length fails for a hugetlb mapping, and left it all).
+ */
+Test(tokens, an_undone_attach_unmaps_all_the_kernel_mapped)
+{
+	char tok[HPSHM_TOKEN_MAX];
+	struct fields f;
+	struct live l;
+	uintptr_t at;
+	size_t hps = plain_and_hugetlb(&l, &at);
+
+	failures_reset();
+	f = l.f;
+	snprintf(f.f[2], sizeof f.f[2], "fd=%d", hugetlb_fd);
+	snprintf(f.f[5], sizeof f.f[5], "%" PRIxPTR, at + 65536);
+	join_checked(&f, tok, sizeof tok);
+	real_fstatfs = hpshm__linux_sys.fstatfs;
+	hpshm__linux_sys.fstatfs = fooled_fstatfs;
+	real_fstat = hpshm__sys.fstat;
+	hpshm__sys.fstat = fooled_fstat;
+	hpshm__sys.mmap = counting_mmap;
+	hugetlb_fs_looks = hugetlb_looks = hugetlb_maps = 0;
+	{
+		hpshm_error err;
+		int rc = reject_err(tok, "a fooled check", &err);
+
+		CHECK(rc < 0, "a fooled check", "attached");
+		cr_log_info("%s: %s", hpshm_errname(rc), err.message);
+	}
+	hpshm__linux_sys_reset();
+	hpshm__sys_reset();
+	cr_log_info("the hugetlb memfd was looked at %u + %u times and mapped %u times", hugetlb_looks, hugetlb_fs_looks,
+		    hugetlb_maps);
+	CHECK(hugetlb_maps == 1, "a fooled check", "the fooled check did not lead to a mapping (%u): the test proves nothing",
+	      hugetlb_maps);
+	CHECK(hpt_is_mapped((void *)(at + 65536), hps) == 0, "a fooled check",
+	      "the huge page mapped at %#" PRIxPTR " was left behind", at + 65536);
+	close(hugetlb_fd);
+	hugetlb_fd = -1;
+	live_free(&l);
+	failures_assert();
 }
 
 /* What the fake secure_getenv was asked, and whether it plays a setuid process. */
@@ -1005,13 +1354,14 @@ ParameterizedTestParameters(tokens, every_provider_checks_its_tokens)
 
 ParameterizedTest(struct prov_case *c, tokens, every_provider_checks_its_tokens, .timeout = 120)
 {
-	char kv[256];
+	char kv[256], other_kv[256 + 16];
 	size_t ps, size;
 	struct live l;
 	int rc;
 
 	snprintf(kv, sizeof kv, "provider=%s,reattach=exec,huge_pages=%s%s", c->provider, c->huge ? "on" : "off",
 		 c->named ? ",name=tokentest" : "");
+	snprintf(other_kv, sizeof other_kv, "%s%s", kv, c->named ? "-other" : "");
 	cr_log_info("%s", kv);
 	ps = probe_or_skip(c->provider, c->huge, kv);
 	size = ps ? 2 * ps : 2 * 4096;
@@ -1023,6 +1373,7 @@ ParameterizedTest(struct prov_case *c, tokens, every_provider_checks_its_tokens,
 	fields_are_checked(&l);
 	foreign_objects_are_refused(&l);
 	header_is_checked(&l);
+	edited_tokens_are_refused_in_a_child(&l, other_kv, size);
 	cr_log_info("%s: %u tokens tried", kv, tried);
 	live_free(&l);
 	failures_assert();

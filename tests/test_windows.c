@@ -1078,7 +1078,7 @@ static void ls_tail_foreign(char *view, size_t len)
 static void ls_tail_large(char *view, size_t len)
 {
 	(void)hpshm__header_write(view + len - HPSHM_HEADER_REGION, len - HPSHM_HEADER_REGION, view, "windows_large",
-				  "hpt-ls-large", 2 * MiB);
+				  "hpt-ls-large", 2 * MiB, "");
 }
 
 Test(winls, a_named_segment_is_listed_alive_with_its_creator_until_destroyed)

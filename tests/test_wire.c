@@ -165,7 +165,8 @@ Test(wire, header_layout_is_the_same_for_every_word_size)
 	cr_expect_eq(offsetof(struct hpshm_header, provider), (size_t)104);
 	cr_expect_eq(offsetof(struct hpshm_header, name), (size_t)136);
 	cr_expect_eq(offsetof(struct hpshm_header, creator_address), (size_t)264);
-	cr_expect_eq(sizeof(struct hpshm_header), (size_t)272);
+	cr_expect_eq(offsetof(struct hpshm_header, object), (size_t)272);
+	cr_expect_eq(sizeof(struct hpshm_header), (size_t)400);
 	cr_assert_leq(sizeof(struct hpshm_header), (size_t)HPSHM_HEADER_REGION);
 }
 
@@ -184,7 +185,7 @@ Test(wire, header_and_token_of_a_segment_round_trip)
 	struct hpshm__token t;
 	char name[64], tok[HPSHM_TOKEN_MAX];
 	hpshm_error err;
-	uint32_t two = HPSHM_HEADER_VERSION;
+	uint32_t version = HPSHM_HEADER_VERSION;
 	void *at = NULL;
 	int rc;
 
@@ -203,7 +204,7 @@ Test(wire, header_and_token_of_a_segment_round_trip)
 	h = (const struct hpshm_header *)((const char *)hpshm_segment_address(seg) + hpshm_segment_size(seg));
 	cr_expect_eq(memcmp(h->magic, HPSHM_HEADER_MAGIC, sizeof h->magic), 0);
 	cr_expect_eq(h->version, (uint32_t)HPSHM_HEADER_VERSION);
-	cr_expect_eq(memcmp((const char *)h + 8, &two, sizeof two), 0, "the version is in this machine's byte order");
+	cr_expect_eq(memcmp((const char *)h + 8, &version, sizeof version), 0, "the version is in this machine's byte order");
 	cr_expect_eq(h->header_size, (uint32_t)sizeof(struct hpshm_header));
 	cr_expect_eq(h->usable_size, (uint64_t)hpshm_segment_size(seg));
 	cr_expect_eq(h->page_size, (uint64_t)r->page_size);

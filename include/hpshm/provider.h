@@ -43,7 +43,8 @@
  * for that much more; or, for an unnamed segment whose size fills its huge pages, in the
  * label a provider with HPSHM_CAP_TAG gives the object (rq->tag), else in a companion the
  * core makes with the plain provider after the segment), and passes the child a token
- * holding identify()'s text.  A child started through
+ * holding identify()'s text.  A companion's header records the segment's m->object, so a
+ * child that attached some other object is refused.  A child started through
  * hpshm_child_spawn() inherits m->handle when m->flags has HPSHM_MAP_INHERIT.  In the child
  * attach() must map exactly at rq->address or fail: never elsewhere, never over an existing
  * mapping (MAP_FIXED_NOREPLACE, shmat without SHM_REMAP, MapViewOfFileEx).  The core then
@@ -62,7 +63,10 @@
  *      handle and says whether a child must inherit it; capabilities may be narrowed per
  *      segment; the header's layout became the core's (base/header.h): scan() hands its raw
  *      bytes over.  Later in 0.x, appended: hpshm_request.tag and HPSHM_CAP_TAG (a provider
- *      without the cap never sees a tag, so one built before them works unchanged).
+ *      without the cap never sees a tag, so one built before them works unchanged); then
+ *      hpshm_mapping.object (the core zeroes it before every call, so a provider built
+ *      before it leaves it empty, and the headers of its segments are not bound to their
+ *      objects, as before).
  * hpshm_provider_register() accepts only HPSHM_PROVIDER_ABI: a provider built against an
  * older header is refused with an error that says to rebuild it (hpshm is 0.x: no shims).
  */
@@ -206,15 +210,33 @@ typedef int (*hpshm_found_fn)(void *user, const struct hpshm_found *f);
  *  non-zero to stop. */
 typedef int (*hpshm_requirement_fn)(void *user, const struct hpshm_requirement *r);
 
+/** Longest hpshm_mapping.object, with its NUL. */
+#define HPSHM_OBJECT_MAX 128
+
 /** A live mapping, filled by create() or attach() and handed back to destroy() or detach(). */
 struct hpshm_mapping {
 	void    *addr;                 /**< first byte */
-	size_t   size;                 /**< mapped length: what munmap or shmdt must be given */
+	size_t   size;                 /**< mapped length: what munmap or shmdt must be given, which is what the
+	                                *   kernel really mapped (a hugetlb file's mapping is whole huge pages) */
 	intptr_t handle;               /**< a descriptor, a SysV id, a Windows HANDLE; HPSHM_NO_HANDLE if none */
 	unsigned flags;                /**< hpshm_mapping_flag bits */
 	unsigned caps;                 /**< this segment's capabilities when narrower than the provider's, else 0 */
 	char     path[HPSHM_PATH_MAX]; /**< backing file's path if it has one, else empty */
 	void    *priv;                 /**< the provider's own state */
+	/**
+	 * Which object is mapped, told apart from every other object on the machine, now or
+	 * later: space-separated key=value facts the OS keeps with the object and does not give
+	 * another one while it lives ("id=32769 cpid=4242 ctime=1700000000 segsz=2097080" for a
+	 * SysV segment, "dev=0x2d ino=81234" for a file), at most HPSHM_OBJECT_MAX - 1 bytes.
+	 * Filled by create() when rq->flags has HPSHM_REQ_REATTACH and by attach(), with the same
+	 * text for the same object in every process (a fact this process cannot see, such as a
+	 * creator pid outside its PID namespace, is left out).  The core records it in a header
+	 * it keeps outside the object (a companion) and refuses an attach whose object differs
+	 * in a fact both texts hold, so a token edited to name another object, or a stale one
+	 * whose id was given to a new object, maps nothing.  Empty: the provider cannot tell
+	 * (appended in 0.x; the core zeroes it before every call).
+	 */
+	char     object[HPSHM_OBJECT_MAX];
 };
 
 /** The interface every provider implements. */
@@ -256,7 +278,11 @@ struct hpshm_provider {
 
 	/**
 	 * In another process, map the object id names at exactly rq->address with length rq->size
-	 * (the creator's mapped length).  Fails with HPSHM_EEXIST if the range is taken.
+	 * (the creator's mapped length).  Fails with HPSHM_EEXIST if the range is taken, and with
+	 * HPSHM_EINVAL, before mapping anything, for an object that is not exactly rq->size long
+	 * or is memory this provider never makes (a hugetlb file for a base-page provider): a
+	 * token edited to another size or object must not map part of one, nor more than asked.
+	 * Fills m->object.
 	 * @return 0 with m filled, or a negative HPSHM_E* code with err filled
 	 */
 	int (*attach)(const struct hpshm_instance *self, struct hpshm_mapping *m, const struct hpshm_request *rq,
