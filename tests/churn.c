@@ -8,7 +8,7 @@
  * only what they made themselves (tests/fixture.h).  Each round it maps PAGES default-size huge
  * pages (shared and anonymous, as a server's buffers are), touches every page, and unmaps
  * them; makes and removes a one-page SysV SHM_HUGETLB segment and a /dev/shm file of its own;
- * then sleeps 20 ms (a busy neighbour, not a CPU hog: the suite still has to finish).  It counts rounds and failures (a pool momentarily empty is not
+ * then sleeps 50 ms (a busy neighbour, not a CPU hog: the suite still has to finish).  It counts rounds and failures (a pool momentarily empty is not
  * an error: the suite's tests take pages too), prints them when it ends, and never dies of
  * SIGBUS: its mappings reserve their pages up front (no MAP_NORESERVE).
  */
@@ -54,7 +54,7 @@ int main(int argc, char **argv)
 	unsigned long pages = argc > 1 ? strtoul(argv[1], NULL, 10) : 0, rounds = 0, failed = 0;
 	double seconds = argc > 2 ? strtod(argv[2], NULL) : 0;
 	size_t ps = huge_page_size(), len;
-	struct timespec t0, now, nap = { 0, 20 * 1000 * 1000 };
+	struct timespec t0, now, nap = { 0, 50 * 1000 * 1000 };
 	char name[64];
 	struct sigaction sa;
 

@@ -1180,6 +1180,23 @@ uintptr_t hpt_free_address(size_t len, size_t align)
 	return 0;
 }
 
+uintptr_t hpt_sysv_address(size_t len, size_t align)
+{
+#ifdef __linux__
+	int id = shmget(IPC_PRIVATE, len + align, IPC_CREAT | IPC_EXCL | 0600);
+	void *p;
+
+	cr_assert_geq(id, 0, "shmget of %zu bytes to find an address: %s", len + align, strerror(errno));
+	p = shmat(id, NULL, 0);
+	(void)shmctl(id, IPC_RMID, NULL);
+	cr_assert_neq(p, (void *)-1, "shmat to find an address: %s", strerror(errno));
+	cr_assert_eq(shmdt(p), 0);
+	return ((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1);
+#else
+	return hpt_free_address(len, align);
+#endif
+}
+
 pid_t hpt_fork(void)
 {
 	pid_t parent = getpid(), pid;

@@ -130,6 +130,15 @@ const char *hpt_emulator_refuses_sysv_hugetlb(size_t page_size);
  */
 uintptr_t hpt_free_address(size_t len, size_t align);
 
+/*
+ * An address where a SysV segment of len bytes, aligned to align, can be attached: where the
+ * system attaches one of that size now (a throw-away segment of base pages, attached at NULL,
+ * detached and removed).  Under an emulator that is the only kind of address a SysV attach
+ * takes (qemu-i386 refuses an attach at any address it did not choose itself), so a test of
+ * SysV segments at a fixed address asks here there; natively any free address would do.
+ */
+uintptr_t hpt_sysv_address(size_t len, size_t align);
+
 /* Pages of page_size that size bytes take (size rounded up). */
 unsigned long hpt_pages(size_t size, size_t page_size);
 

@@ -71,7 +71,11 @@ int hpshm__posix_touch(void *addr, size_t len, size_t step, size_t *bad)
 	sa.sa_sigaction = touch_on_sigbus;
 	sa.sa_flags = SA_SIGINFO;
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGBUS, &sa, &touch_old) < 0) {
+	/* The action we replace is read before ours goes in, not by the same call: the kernel
+	 * installs the new action before it writes the old one out, and a SIGBUS another thread
+	 * takes in between would find touch_old not yet written (the default, the first time)
+	 * and end the process under it. */
+	if (sigaction(SIGBUS, NULL, &touch_old) < 0 || sigaction(SIGBUS, &sa, NULL) < 0) {
 		atomic_flag_clear_explicit(&touch_lock, memory_order_release);
 		return -1;
 	}
