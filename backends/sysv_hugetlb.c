@@ -179,7 +179,7 @@ static int sysv_probe(const struct hpshm_instance *self, const struct hpshm_requ
  * kernel.shmmax (bytes) and kernel.shmall (base pages of all segments together: this one
  * alone must fit).
  */
-static int sysv_needs(const struct hpshm_request *rq, hpshm_requirement_fn fn, void *user)
+static int sysv_needs(const struct hpshm_request *rq, hpshm_need_fn fn, void *user)
 {
 	struct hpshm__sysv_limits lim;
 	struct hpshm_requirement r;
@@ -229,7 +229,7 @@ static int sysv_needs(const struct hpshm_request *rq, hpshm_requirement_fn fn, v
 }
 
 static int sysv_requirements(const struct hpshm_instance *self, const struct hpshm_request *rq,
-			     hpshm_requirement_fn fn, void *user)
+			     hpshm_need_fn fn, void *user)
 {
 	(void)self;
 	(void)sysv_needs(rq, fn, user); /* non-zero: fn asked to stop */

@@ -108,9 +108,9 @@ static void segment_request(struct hpshm_request *rq, const struct hpshm_config 
 	rq->size = size;
 	if (cfg->name[0])
 		rq->size = size > SIZE_MAX - HPSHM_HEADER_REGION ? SIZE_MAX : size + HPSHM_HEADER_REGION;
-	rq->page_size = HPSHM_PAGE_DEFAULT;
+	rq->page_size = HPSHM_PAGE_SIZE_DEFAULT;
 	if (p->ops->caps & HPSHM_CAP_HUGE)
-		rq->page_size = cfg->huge_page_size == HPSHM__LARGEST ? HPSHM_PAGE_LARGEST : cfg->huge_page_size;
+		rq->page_size = cfg->huge_page_size == HPSHM__LARGEST ? HPSHM_PAGE_SIZE_LARGEST : cfg->huge_page_size;
 	rq->name = cfg->name[0] ? cfg->name : NULL;
 	rq->mode = cfg->mode;
 	rq->address = (void *)cfg->base_address;
@@ -342,7 +342,7 @@ static int segment_try(struct segment_walk *w, const struct hpshm_instance *p, s
 	rc = p->ops->probe(p, &rq, &pr);
 	if (rc < 0) {
 		segment_keep_hint(w, pr.fix);
-		if (pr.page_size == 0 && wish != HPSHM_PAGE_DEFAULT && wish != HPSHM_PAGE_LARGEST) {
+		if (pr.page_size == 0 && wish != HPSHM_PAGE_SIZE_DEFAULT && wish != HPSHM_PAGE_SIZE_LARGEST) {
 			/* A size the mechanism does not offer is the configuration's fault. */
 			hpshm__strlcpy(w->key, "huge_page_size", sizeof(w->key));
 			segment_attempt(w, p, wish, HPSHM_EUNAVAILABLE, pr.sys_errno, "config",
@@ -748,7 +748,7 @@ int hpshm_provider_probe(const char *name, size_t size, const hpshm_config *cfg_
  * needs nothing, or a negative code.
  */
 static int requirements_of(const struct hpshm_instance *p, size_t size, size_t page_size,
-			   const struct hpshm_config *cfg, hpshm_requirement_cb fn, void *user)
+			   const struct hpshm_config *cfg, hpshm_requirement_fn fn, void *user)
 {
 	struct hpshm_request rq;
 	struct hpshm_probe pr;
@@ -778,8 +778,8 @@ int hpshm__requirement_relay(void *user, const struct hpshm_requirement *r)
 	return relay->fn(relay->user, relay->provider, r);
 }
 
-int hpshm_requirements(size_t size, size_t page_size, const hpshm_config *cfg_in, hpshm_requirement_cb fn,
-		       void *user, hpshm_error *err)
+int hpshm__requirements(size_t size, size_t page_size, const hpshm_config *cfg_in, hpshm_requirement_fn fn,
+			void *user, hpshm_error *err)
 {
 	struct hpshm_config defaults;
 	const struct hpshm_config *cfg = cfg_in;

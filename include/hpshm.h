@@ -43,6 +43,13 @@ extern "C" {
 #define HPSHM_VERSION_MINOR 2
 /** Patch version of the library. */
 #define HPSHM_VERSION_PATCH 0
+/**
+ * The version as one number, MAJOR * 10000 + MINOR * 100 + PATCH (0.2.0 is 200), for
+ * comparing in the preprocessor: `#if HPSHM_VERSION_NUMBER >= 300`.  hpshm_version_number()
+ * is the library's own at run time, which may be newer than the header a program was built
+ * with (a patch release) but, the soname being what it is, never of another minor in 0.x.
+ */
+#define HPSHM_VERSION_NUMBER (HPSHM_VERSION_MAJOR * 10000 + HPSHM_VERSION_MINOR * 100 + HPSHM_VERSION_PATCH)
 
 /*
  * Exports.  On Windows a function of a DLL is exported by __declspec(dllexport) where it is
@@ -127,8 +134,9 @@ enum hpshm_errcode {
 
 /*
  * Growing the public structs.  The structs the library fills for a caller (hpshm_error,
- * hpshm_report with its hpshm_attempt entries, hpshm_object, hpshm_child) open with a
- * `version` the library sets to the layout it filled, and close with reserved space it zeroes.
+ * hpshm_report with its hpshm_attempt entries, hpshm_object, hpshm_child, hpshm_requirement)
+ * open with a `version` the library sets to the layout it filled, and close with reserved
+ * space it zeroes.
  * A later version carves its new members out of the reserved space, so a struct never changes
  * size or moves a member: a program built against an older header hands the library exactly
  * as many bytes as the library writes, copies and arrays of the structs stay valid, and a
@@ -152,6 +160,8 @@ enum hpshm_errcode {
 #define HPSHM_OBJECT_VERSION 1
 /** hpshm_child.version of the children this library starts. */
 #define HPSHM_CHILD_VERSION 1
+/** hpshm_requirement.version of the needs this library hands to hpshm_requirements()'s callback. */
+#define HPSHM_REQUIREMENT_VERSION 1
 
 /**
  * A caller-owned error record.  Every field is filled on failure; text fields are
@@ -278,6 +288,13 @@ HPSHM_API const char *hpshm_errname(int code);
  * @return a static string
  */
 HPSHM_API const char *hpshm_version(void);
+
+/**
+ * The library version as a number, as HPSHM_VERSION_NUMBER computes it: that of the library
+ * loaded at run time, where the macro is that of the header a program was built with.
+ * @return MAJOR * 10000 + MINOR * 100 + PATCH
+ */
+HPSHM_API unsigned hpshm_version_number(void);
 
 /**
  * Make a configuration holding every key's default.
@@ -714,12 +731,15 @@ HPSHM_API int hpshm_provider_probe(const char *name, size_t size, const hpshm_co
  * hugetlb cgroup limit), "privilege" (a user right such as Windows' "Lock pages in memory").
  */
 typedef struct hpshm_requirement {
+	unsigned version;                              /**< HPSHM_REQUIREMENT_VERSION, set by the library as it hands the
+							    need to the callback (a provider leaves it 0) */
 	char what[HPSHM_NAME_MAX];                     /**< the need, one of the words above */
 	int  met;                                      /**< 1 if it holds already */
 	char detail[HPSHM_REQUIREMENT_TEXT];           /**< what is short, with the figures; empty when met */
 	char now[3][HPSHM_REQUIREMENT_TEXT];           /**< commands that fix it at once (empty strings: none) */
 	char persist[3][HPSHM_REQUIREMENT_TEXT];       /**< what keeps the fix across a reboot (empty: none) */
 	char note[HPSHM_REQUIREMENT_TEXT];             /**< advice that goes with it, shortfall or not (empty: none) */
+	uint64_t reserved[8];                          /**< zeroed by the library: room for the members of later versions */
 } hpshm_requirement;
 
 /**
@@ -729,7 +749,7 @@ typedef struct hpshm_requirement {
  * @param r        the need
  * @return 0 to go on, non-zero to stop
  */
-typedef int (*hpshm_requirement_cb)(void *user, const char *provider, const hpshm_requirement *r);
+typedef int (*hpshm_requirement_fn)(void *user, const char *provider, const hpshm_requirement *r);
 
 /**
  * What an operator must set up so that a segment of size bytes on page_size pages can be
@@ -744,7 +764,7 @@ typedef int (*hpshm_requirement_cb)(void *user, const char *provider, const hpsh
  * @param err       filled on failure, may be NULL
  * @return the number of providers asked (0: none offers page_size), or a negative HPSHM_E* code
  */
-HPSHM_API int hpshm_requirements(size_t size, size_t page_size, const hpshm_config *cfg, hpshm_requirement_cb fn,
+HPSHM_API int hpshm_requirements(size_t size, size_t page_size, const hpshm_config *cfg, hpshm_requirement_fn fn,
 				 void *user, hpshm_error *err);
 
 /**
