@@ -206,7 +206,7 @@ static int hugetlb_pool_need(const struct hpshm_request *rq, hpshm_need_fn fn, v
 {
 	struct hpshm__pool pool;
 	struct hpshm_requirement r;
-	char ps[32], ks[16], knob[96];
+	char ps[32], ks[24], knob[96]; /* ks: "%zuK" of any size_t >> 10 fits (gcc -O3 checks) */
 	unsigned long avail, short_by, target;
 	size_t pages = rq->size / rq->page_size + (rq->size % rq->page_size != 0);
 	int is_default = rq->page_size == hpshm__default_huge_page_size();

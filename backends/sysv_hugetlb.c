@@ -497,7 +497,7 @@ static char *sysv_owner(unsigned long uid, char *buf, size_t len)
 	struct passwd pw, *res = NULL;
 	char pwbuf[1024];
 
-	if (getpwuid_r((uid_t)uid, &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res)
+	if (hpshm__sys.getpwuid_r((uid_t)uid, &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res)
 		snprintf(buf, len, "uid %lu (%s)", uid, res->pw_name);
 	else
 		snprintf(buf, len, "uid %lu", uid);

@@ -57,11 +57,12 @@ bash scripts/deps.sh abi
 # The library alone, with gcc and full debug information.  -ffile-prefix-map keeps this
 # checkout's path out of the description, so a baseline made anywhere compares the same.
 echo "== check-abi: build the shared library ($build)"
+mkdir -p "$build"
 cmake -S . -B "$build" -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=Debug -DHPSHM_WERROR=ON \
 	-DHPSHM_BUILD_TESTS=OFF -DHPSHM_BUILD_TOOLS=OFF -DHPSHM_BUILD_EXAMPLES=OFF -DHPSHM_BUILD_DOCS=OFF \
-	-DHPSHM_BUILD_PRELOAD=OFF "-DCMAKE_C_FLAGS=-ffile-prefix-map=$root/=" >"$build.configure.log" ||
+	-DHPSHM_BUILD_PRELOAD=OFF "-DCMAKE_C_FLAGS=-ffile-prefix-map=$root/=" >"$build/configure.log" ||
 	{
-		cat "$build.configure.log" >&2
+		cat "$build/configure.log" >&2
 		exit 1
 	}
 cmake --build "$build" --target hpshm --parallel "$(nproc 2>/dev/null || echo 2)" >/dev/null
