@@ -326,7 +326,7 @@ static int segment_try(struct segment_walk *w, const struct hpshm_instance *p, s
 	char why_text[HPSHM_TEXT_MAX], psz[32];
 	size_t wish;
 	uint64_t t0;
-	int rc;
+	int rc, locked;
 
 	why = segment_excluded(cfg, p);
 	if (why) {
@@ -379,9 +379,18 @@ static int segment_try(struct segment_walk *w, const struct hpshm_instance *p, s
 		segment_attempt(w, p, rq.page_size, HPSHM_EINVAL, 0, "config", why_text);
 		return HPSHM_EINVAL;
 	}
+	/* A range hpshm__pick_address() found is only free until someone maps there: another
+	 * thread's create must not be handed it too, so the choice and the mappings go together
+	 * under the address lock. */
+	locked = hpshm__wants_header(cfg);
+	if (locked)
+		hpshm__address_lock();
 	rc = segment_place(w, p, cfg, size, &rq, &place, &companion);
-	if (rc < 0)
+	if (rc < 0) {
+		if (locked)
+			hpshm__address_unlock();
 		return rc;
+	}
 	/* The held header is written before the object exists: its nonce and address are the
 	 * label the provider gives the object. */
 	if (place == HPSHM__HEADER_TAG) {
@@ -394,6 +403,8 @@ static int segment_try(struct segment_walk *w, const struct hpshm_instance *p, s
 	m.handle = HPSHM_NO_HANDLE;
 	memset(&perr, 0, sizeof(perr));
 	rc = p->ops->create(p, &m, &rq, &perr);
+	if (locked)
+		hpshm__address_unlock();
 	if (rc < 0)
 		hpshm__companion_release(&companion, 1);
 	if (rc < 0 && segment_address_outside(&rq, perr.sys_errno, why_text, sizeof(why_text))) {
