@@ -22,6 +22,43 @@
  * Every int-returning function returns 0 (or a count) on success and a negative HPSHM_E*
  * code on failure.  Functions that take an hpshm_error pointer fill it on failure when it is
  * not NULL; the record is owned by the caller and nothing is allocated on a failure path.
+ *
+ * Threads.  The library needs no initialisation and starts no thread; what may run at once,
+ * by function group (doc/threads.md has the reasons and the proof: tests/test_threads.c under
+ * ThreadSanitizer):
+ *   - Any thread, any time: hpshm_strerror(), hpshm_errname(), hpshm_version(),
+ *     hpshm_version_number(), hpshm_size_parse(), hpshm_size_format(), hpshm_config_key_name(),
+ *     hpshm_populate_name(), hpshm_base_page_size(), hpshm_huge_page_sizes(),
+ *     hpshm_provider_name().  An hpshm_error record is the caller's: one per call in flight.
+ *   - Configurations: a configuration is not locked.  Any number of threads may use one at
+ *     once for what only reads it (hpshm_segment_create(), _create_ex(), _attach(),
+ *     _attach_env(), hpshm_segment_footprint(), hpshm_requirements(), hpshm_provider_probe(),
+ *     hpshm_config_get()) while no thread changes it; the setters, hpshm_config_parse(),
+ *     _load_file(), _load_env(), _set_log() and hpshm_config_free() need it to themselves.
+ *     A segment keeps a copy: a configuration may change or go once its creates returned.
+ *   - Segments: creating, attaching and destroying different segments from different threads
+ *     at once is safe, whatever their providers (the address a re-attachable or named
+ *     segment gets is chosen and mapped under a lock of the library's, so two threads are
+ *     never handed one range).  On one segment, the calls that only read it may run at once:
+ *     hpshm_segment_address(), _size(), _report(), _is_owner(), _token(), _inherit(),
+ *     hpshm_child_spawn(), and hpshm_report_format() of its report.  hpshm_segment_destroy()
+ *     must be the last call on it, after every other thread is done with it.  The memory
+ *     itself is the application's to synchronise.
+ *   - Children: hpshm_child_wait() once per child, from one thread.
+ *   - Named objects: hpshm_objects_list() and hpshm_objects_remove() may run beside creates
+ *     and destroys, in this process and in others: an object that comes or goes meanwhile
+ *     may be listed or not, and one being created is never removed as dead.
+ *   - Providers: hpshm_provider_register() and _unregister() may run beside each other and
+ *     beside creates (the table is locked); unregister a provider only when no thread is
+ *     creating with it and none of its segments remains (hpshm/provider.h).
+ *   - Logging: a log callback runs in the thread that made the call, so several at once when
+ *     several threads create or destroy with it: it must be thread-safe itself.
+ *   - What the process shares: the library reads the environment (HPSHM_<KEY>, HPSHM_TOKEN)
+ *     and may replace SIGBUS's action for the length of a guarded touch (populate's last
+ *     resort, one touch at a time): do not change either in another thread meanwhile.  A
+ *     thread that calls fork() while another is inside the library leaves a child that may
+ *     call only async-signal-safe functions until it execs, as POSIX says for any
+ *     multi-threaded fork.
  */
 #ifndef HPSHM_H
 #define HPSHM_H
