@@ -24,12 +24,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "harness.h"
 
 #include "fixture.h"
 #include "hpshm/provider.h"
+#include "ports/posix/sys.h"
 #include "reattach_child.h"
 
 #ifndef HPSHM_REATTACH_CHILD
@@ -413,5 +415,47 @@ Test(threads, eight_threads_read_one_segment_at_once)
 	}
 	pthread_barrier_destroy(&start);
 	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	hpshm_config_free(cfg);
+}
+
+/*
+ * Something else in the process maps in the range the core chose, after the choice and before
+ * the segment is mapped there (another thread's malloc arena, a library loaded): the first
+ * mapping at a fixed address meets a foreign one, as a thread that is not hpshm's would leave
+ * it.  The core must choose again rather than fail with HPSHM_EEXIST.
+ */
+static void *intruder = MAP_FAILED; /* the foreign mapping */
+static size_t intruder_len;         /* its length */
+
+static void *intrude_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	if (addr && (flags & MAP_FIXED_NOREPLACE) && intruder == MAP_FAILED) {
+		intruder = mmap(addr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		intruder_len = len;
+	}
+	return mmap(addr, len, prot, flags, fd, off);
+}
+
+Test(threads, a_chosen_range_something_else_maps_first_is_chosen_again)
+{
+	hpshm_segment *seg = NULL;
+	hpshm_config *cfg;
+	hpshm_error err;
+	int rc;
+
+	cr_assert_eq(hpshm_config_new(&cfg), 0);
+	hpt_config_parsef(cfg, "provider=plain,huge_pages=off,reattach=exec");
+	hpshm__sys.mmap = intrude_mmap;
+	rc = hpshm_segment_create(&seg, MIB, cfg, &err);
+	hpshm__sys_reset();
+	hpt_skip_emulated_refusal(rc, &err);
+	cr_assert_neq(intruder, MAP_FAILED, "no mapping at a fixed address was made, or the intruder could not be placed");
+	cr_expect_eq(rc, 0, "create after a foreign mapping took the chosen range: %s: %s", hpshm_errname(rc), err.message);
+	if (rc == 0) {
+		cr_expect_neq(hpshm_segment_address(seg), intruder, "mapped over the foreign mapping");
+		cr_expect_eq(hpshm_segment_destroy(seg), 0);
+	}
+	cr_assert_eq(munmap(intruder, intruder_len), 0);
+	intruder = MAP_FAILED;
 	hpshm_config_free(cfg);
 }
