@@ -570,7 +570,7 @@ static char *named_owner(uid_t uid, char *buf, size_t len)
 	struct passwd pw, *res = NULL;
 	char pwbuf[1024];
 
-	if (getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res)
+	if (hpshm__sys.getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res)
 		snprintf(buf, len, "uid %lu (%s)", (unsigned long)uid, res->pw_name);
 	else
 		snprintf(buf, len, "uid %lu", (unsigned long)uid);

@@ -173,9 +173,9 @@ static int lp_probe(const struct hpshm_instance *self, const struct hpshm_reques
 			 "turn superpages on: vm.pmap.pg_ps_enabled=1 in /boot/loader.conf, then reboot");
 		return HPSHM_EUNAVAILABLE;
 	}
-	if (rq->page_size == HPSHM_PAGE_DEFAULT)
+	if (rq->page_size == HPSHM_PAGE_SIZE_DEFAULT)
 		out->page_size = out->sizes[0];
-	else if (rq->page_size == HPSHM_PAGE_LARGEST)
+	else if (rq->page_size == HPSHM_PAGE_SIZE_LARGEST)
 		out->page_size = out->sizes[out->nsizes - 1];
 	else
 		for (unsigned i = 0; i < out->nsizes; i++)

@@ -40,11 +40,11 @@ static size_t hugetlb_choose(const struct hpshm_request *rq, const struct hpshm_
 {
 	size_t d;
 
-	if (rq->page_size == HPSHM_PAGE_DEFAULT) {
+	if (rq->page_size == HPSHM_PAGE_SIZE_DEFAULT) {
 		d = hpshm__default_huge_page_size();
 		return d ? d : pools[0].page_size;
 	}
-	if (rq->page_size == HPSHM_PAGE_LARGEST) {
+	if (rq->page_size == HPSHM_PAGE_SIZE_LARGEST) {
 		for (int i = n - 1; i >= 0; i--) {
 			size_t pages = rq->size / pools[i].page_size + (rq->size % pools[i].page_size != 0);
 
@@ -202,11 +202,11 @@ void hpshm__requirement_add(char (*slots)[HPSHM_REQUIREMENT_TEXT], const char *f
  * the default, and 1 GiB pages of any kind, are reserved at boot: they need contiguous
  * memory the kernel rarely still has later.
  */
-static int hugetlb_pool_need(const struct hpshm_request *rq, hpshm_requirement_fn fn, void *user)
+static int hugetlb_pool_need(const struct hpshm_request *rq, hpshm_need_fn fn, void *user)
 {
 	struct hpshm__pool pool;
 	struct hpshm_requirement r;
-	char ps[32], ks[16], knob[96];
+	char ps[32], ks[24], knob[96]; /* ks: "%zuK" of any size_t >> 10 fits (gcc -O3 checks) */
 	unsigned long avail, short_by, target;
 	size_t pages = rq->size / rq->page_size + (rq->size % rq->page_size != 0);
 	int is_default = rq->page_size == hpshm__default_huge_page_size();
@@ -271,7 +271,7 @@ static const char *hugetlb_bytes(uint64_t v, char *buf, size_t len)
  * the mapped length.  A fault-time limit without a reservation limit is advice, not a
  * shortfall: a fault past it would SIGBUS, which is why hpshm populates at create time.
  */
-static int hugetlb_cgroup_need(const struct hpshm_request *rq, hpshm_requirement_fn fn, void *user)
+static int hugetlb_cgroup_need(const struct hpshm_request *rq, hpshm_need_fn fn, void *user)
 {
 	struct hpshm__cgroup cg;
 	struct hpshm_requirement r;
@@ -321,7 +321,7 @@ static int hugetlb_cgroup_need(const struct hpshm_request *rq, hpshm_requirement
 	return fn(user, &r);
 }
 
-int hpshm__hugetlb_requirements(const struct hpshm_request *rq, hpshm_requirement_fn fn, void *user)
+int hpshm__hugetlb_requirements(const struct hpshm_request *rq, hpshm_need_fn fn, void *user)
 {
 	int rc = hugetlb_pool_need(rq, fn, user);
 
@@ -329,7 +329,7 @@ int hpshm__hugetlb_requirements(const struct hpshm_request *rq, hpshm_requiremen
 }
 
 int hpshm__hugetlb_requirements_member(const struct hpshm_instance *self, const struct hpshm_request *rq,
-				       hpshm_requirement_fn fn, void *user)
+				       hpshm_need_fn fn, void *user)
 {
 	(void)self;
 	(void)hpshm__hugetlb_requirements(rq, fn, user); /* non-zero: fn asked to stop */

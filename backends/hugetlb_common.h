@@ -29,10 +29,10 @@ int hpshm__hugetlb_probe(const struct hpshm_request *rq, struct hpshm_probe *out
  * meet it and the line that keeps it across a reboot.  rq->size is the mapped length.
  * Returns 0, or fn's non-zero answer when it asked to stop (the caller stops too).
  */
-int hpshm__hugetlb_requirements(const struct hpshm_request *rq, hpshm_requirement_fn fn, void *user);
+int hpshm__hugetlb_requirements(const struct hpshm_request *rq, hpshm_need_fn fn, void *user);
 /* The same, as the requirements() member of a provider that needs nothing else. */
 int hpshm__hugetlb_requirements_member(const struct hpshm_instance *self, const struct hpshm_request *rq,
-				       hpshm_requirement_fn fn, void *user);
+				       hpshm_need_fn fn, void *user);
 
 /* A requirement with every text empty, met = 0. */
 void hpshm__requirement_init(struct hpshm_requirement *r, const char *what);

@@ -209,7 +209,7 @@ static int hugetlbfs_find_dir(const struct hpshm_instance *self, const struct hp
  * other sizes get their own directory beside it.
  */
 static int hugetlbfs_needs(const struct hpshm_instance *self, const struct hpshm_request *rq,
-				  hpshm_requirement_fn fn, void *user)
+				  hpshm_need_fn fn, void *user)
 {
 	struct hpshm__mount *mounts;
 	struct hpshm_requirement r;
@@ -263,7 +263,7 @@ static int hugetlbfs_needs(const struct hpshm_instance *self, const struct hpshm
 }
 
 static int hugetlbfs_requirements(const struct hpshm_instance *self, const struct hpshm_request *rq,
-				  hpshm_requirement_fn fn, void *user)
+				  hpshm_need_fn fn, void *user)
 {
 	(void)hugetlbfs_needs(self, rq, fn, user); /* non-zero: fn asked to stop */
 	return 0;

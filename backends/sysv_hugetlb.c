@@ -183,7 +183,7 @@ static int sysv_probe(const struct hpshm_instance *self, const struct hpshm_requ
  * kernel.shmmax (bytes) and kernel.shmall (base pages of all segments together: this one
  * alone must fit).
  */
-static int sysv_needs(const struct hpshm_request *rq, hpshm_requirement_fn fn, void *user)
+static int sysv_needs(const struct hpshm_request *rq, hpshm_need_fn fn, void *user)
 {
 	struct hpshm__sysv_limits lim;
 	struct hpshm_requirement r;
@@ -233,7 +233,7 @@ static int sysv_needs(const struct hpshm_request *rq, hpshm_requirement_fn fn, v
 }
 
 static int sysv_requirements(const struct hpshm_instance *self, const struct hpshm_request *rq,
-			     hpshm_requirement_fn fn, void *user)
+			     hpshm_need_fn fn, void *user)
 {
 	(void)self;
 	(void)sysv_needs(rq, fn, user); /* non-zero: fn asked to stop */
@@ -501,7 +501,7 @@ static char *sysv_owner(unsigned long uid, char *buf, size_t len)
 	struct passwd pw, *res = NULL;
 	char pwbuf[1024];
 
-	if (getpwuid_r((uid_t)uid, &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res)
+	if (hpshm__sys.getpwuid_r((uid_t)uid, &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res)
 		snprintf(buf, len, "uid %lu (%s)", uid, res->pw_name);
 	else
 		snprintf(buf, len, "uid %lu", uid);

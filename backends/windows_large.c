@@ -137,7 +137,7 @@ static int large_probe(const struct hpshm_instance *self, const struct hpshm_req
 	}
 	out->nsizes = 1;
 	out->sizes[0] = large;
-	if (rq->page_size != HPSHM_PAGE_DEFAULT && rq->page_size != HPSHM_PAGE_LARGEST && rq->page_size != large) {
+	if (rq->page_size != HPSHM_PAGE_SIZE_DEFAULT && rq->page_size != HPSHM_PAGE_SIZE_LARGEST && rq->page_size != large) {
 		hpshm_size_format(rq->page_size, wish, sizeof(wish));
 		hpshm_size_format(large, lsz, sizeof(lsz));
 		snprintf(out->reason, sizeof(out->reason),
@@ -223,7 +223,7 @@ static int large_remove(const struct hpshm_instance *self, const struct hpshm_fo
  * no pool to size: Windows finds contiguous memory at creation or fails, hence the note.
  */
 static int large_requirements(const struct hpshm_instance *self, const struct hpshm_request *rq,
-			      hpshm_requirement_fn fn, void *user)
+			      hpshm_need_fn fn, void *user)
 {
 	struct hpshm_requirement r;
 	struct hpshm__win_fix f;

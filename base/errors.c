@@ -51,6 +51,11 @@ const char *hpshm_version(void)
 		HPSHM_VERSION_PATCH);
 }
 
+unsigned hpshm_version_number(void)
+{
+	return HPSHM_VERSION_NUMBER;
+}
+
 int hpshm_error_set(hpshm_error *err, int code, int sys_errno, const char *call, const char *hint,
 		    const char *fmt, ...)
 {

@@ -9,8 +9,8 @@
  * as hpshm does for its own segments, so setup compares like with like.  The first bytes
  * of an APR segment hold APR's own header, so the region starts at apr_shm_baseaddr_get().
  *
- * Built with APR only when CMake's pkg-config finds apr-1 (HPSHM_BENCH_APR); otherwise the
- * peer says so and the run compares the rest.
+ * Built with APR only when configured with -DHPSHM_BENCH_APR=ON (CMake then defines
+ * HPSHM_BENCH_APR and links apr-1); otherwise the peer says so and the run compares the rest.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -119,7 +119,7 @@ int bench_apr_destroy(struct bench_region *r)
 
 int bench_apr_available(char *why, size_t len)
 {
-	snprintf(why, len, "built without APR (pkg-config found no apr-1; install libapr1-dev and rebuild)");
+	snprintf(why, len, "built without APR (configure with -DHPSHM_BENCH_APR=ON, with libapr1-dev installed)");
 	return 0;
 }
 

@@ -2,8 +2,9 @@
 /*
  * core/abi.c -- where the public structs leave the library with their version.
  *
- * hpshm.h ("Growing the public structs") promises that every report, child and listed object
- * the library fills carries the version of its layout and has its reserved space zeroed.  The
+ * hpshm.h ("Growing the public structs") promises that every report, child, listed object and
+ * requirement the library fills carries the version of its layout and has its reserved space
+ * zeroed.  The
  * work is done in core/segment.c and core/reattach.c; the public functions that hand those
  * structs out are these thin wrappers, which stamp them on the way out, so no path through
  * the walk or the re-attach code can forget, and the next version is a change here and in the
@@ -97,4 +98,35 @@ int hpshm_objects_list(hpshm_object_fn fn, void *user, hpshm_error *err)
 	a.fn = fn;
 	a.user = user;
 	return hpshm__objects_list(abi_object, &a, err);
+}
+
+/*
+ * A requirement is filled by a provider, which may be the application's own and knows nothing
+ * of versions: the copy handed to the caller is stamped here, whatever the provider left in it.
+ */
+struct abi_requirements {
+	hpshm_requirement_fn fn;   /* the caller's callback */
+	void                *user; /* its pointer */
+};
+
+static int abi_requirement(void *user, const char *provider, const hpshm_requirement *r)
+{
+	const struct abi_requirements *a = user;
+	hpshm_requirement need = *r;
+
+	need.version = HPSHM_REQUIREMENT_VERSION;
+	memset(need.reserved, 0, sizeof(need.reserved));
+	return a->fn(a->user, provider, &need);
+}
+
+int hpshm_requirements(size_t size, size_t page_size, const hpshm_config *cfg, hpshm_requirement_fn fn,
+		       void *user, hpshm_error *err)
+{
+	struct abi_requirements a;
+
+	if (!fn)
+		return hpshm__requirements(size, page_size, cfg, NULL, NULL, err); /* which refuses it */
+	a.fn = fn;
+	a.user = user;
+	return hpshm__requirements(size, page_size, cfg, abi_requirement, &a, err);
 }

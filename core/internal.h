@@ -191,10 +191,12 @@ int hpshm__segment_attach_env(hpshm_segment **out, const hpshm_config *cfg, hpsh
 int hpshm__child_spawn(const hpshm_segment *seg, const char *path, char *const argv[], char *const envp[],
 		       hpshm_child *child, hpshm_error *err);
 int hpshm__objects_list(hpshm_object_fn fn, void *user, hpshm_error *err);
+int hpshm__requirements(size_t size, size_t page_size, const hpshm_config *cfg, hpshm_requirement_fn fn,
+			void *user, hpshm_error *err);
 
 /* Hands a provider's requirements() on to the public callback, with the provider's name. */
 struct hpshm__requirement_relay {
-	hpshm_requirement_cb fn;       /* the caller's callback */
+	hpshm_requirement_fn fn;       /* the caller's callback */
 	void                *user;     /* its pointer */
 	const char          *provider; /* the name the provider is registered under */
 };

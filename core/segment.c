@@ -108,9 +108,9 @@ static void segment_request(struct hpshm_request *rq, const struct hpshm_config 
 	rq->size = size;
 	if (cfg->name[0])
 		rq->size = size > SIZE_MAX - HPSHM_HEADER_REGION ? SIZE_MAX : size + HPSHM_HEADER_REGION;
-	rq->page_size = HPSHM_PAGE_DEFAULT;
+	rq->page_size = HPSHM_PAGE_SIZE_DEFAULT;
 	if (p->ops->caps & HPSHM_CAP_HUGE)
-		rq->page_size = cfg->huge_page_size == HPSHM__LARGEST ? HPSHM_PAGE_LARGEST : cfg->huge_page_size;
+		rq->page_size = cfg->huge_page_size == HPSHM__LARGEST ? HPSHM_PAGE_SIZE_LARGEST : cfg->huge_page_size;
 	rq->name = cfg->name[0] ? cfg->name : NULL;
 	rq->mode = cfg->mode;
 	rq->address = (void *)cfg->base_address;
@@ -308,6 +308,61 @@ static int segment_place(struct segment_walk *w, const struct hpshm_instance *p,
 	}
 }
 
+/* How often a create at an address the core chose is tried when something else took the range. */
+#define SEGMENT_MAP_TRIES 4
+
+/*
+ * Place the segment (segment_place()) and have the provider create it there.  A range
+ * hpshm__pick_address() found is free only until someone maps there.  hpshm's creates in
+ * other threads wait for the address lock, held from the choice until the segment and its
+ * companion are mapped; what else the process maps meanwhile (another thread's malloc arena,
+ * a library being loaded), create() meets as HPSHM_EEXIST, and a range the core chose is then
+ * chosen again (a base_address the configuration gave is not).  *placed says whether the
+ * segment was placed (a placement failure has its attempt recorded already); the return is
+ * create()'s code, with perr filled on failure and the companion released.
+ */
+static int segment_map(struct segment_walk *w, const struct hpshm_instance *p, size_t size,
+		       struct hpshm_request *rq, enum hpshm__header_place *place, struct hpshm__companion *companion,
+		       struct hpshm_header *held, char *tag, struct hpshm_mapping *m, hpshm_error *perr, int *placed)
+{
+	const struct hpshm_config *cfg = w->cfg;
+	const struct hpshm_request asked = *rq;
+	const enum hpshm__header_place asked_place = *place;
+	int locked = hpshm__wants_header(cfg), rc;
+
+	*placed = 0;
+	if (locked)
+		hpshm__address_lock();
+	for (int tries = 1;; tries++) {
+		rc = segment_place(w, p, cfg, size, rq, place, companion);
+		if (rc < 0)
+			break;
+		*placed = 1;
+		/* The held header is written before the object exists: its nonce and address are
+		 * the label the provider gives the object. */
+		if (*place == HPSHM__HEADER_TAG) {
+			hpshm__header_hold(held, rq->size, hpshm__random64(), (uint64_t)(uintptr_t)rq->address, p->name,
+					   rq->page_size);
+			rq->tag = hpshm__header_tag(held->nonce, held->creator_address, tag);
+		}
+		memset(m, 0, sizeof(*m));
+		m->handle = HPSHM_NO_HANDLE;
+		memset(perr, 0, sizeof(*perr));
+		rc = p->ops->create(p, m, rq, perr);
+		if (rc < 0)
+			hpshm__companion_release(companion, 1);
+		if (rc != HPSHM_EEXIST || !locked || asked.address || tries == SEGMENT_MAP_TRIES)
+			break;
+		hpshm__log(cfg, HPSHM_LOG_DEBUG, "%s: the range at %p was taken before the segment was mapped there: "
+			   "choosing another", p->name, rq->address);
+		*rq = asked;
+		*place = asked_place;
+	}
+	if (locked)
+		hpshm__address_unlock();
+	return rc;
+}
+
 /* Try one candidate.  0 with *seg made, or a negative code (recorded) to move on. */
 static int segment_try(struct segment_walk *w, const struct hpshm_instance *p, size_t size,
 		       struct hpshm_segment **seg)
@@ -326,7 +381,7 @@ static int segment_try(struct segment_walk *w, const struct hpshm_instance *p, s
 	char why_text[HPSHM_TEXT_MAX], psz[32];
 	size_t wish;
 	uint64_t t0;
-	int rc;
+	int rc, placed;
 
 	why = segment_excluded(cfg, p);
 	if (why) {
@@ -342,7 +397,7 @@ static int segment_try(struct segment_walk *w, const struct hpshm_instance *p, s
 	rc = p->ops->probe(p, &rq, &pr);
 	if (rc < 0) {
 		segment_keep_hint(w, pr.fix);
-		if (pr.page_size == 0 && wish != HPSHM_PAGE_DEFAULT && wish != HPSHM_PAGE_LARGEST) {
+		if (pr.page_size == 0 && wish != HPSHM_PAGE_SIZE_DEFAULT && wish != HPSHM_PAGE_SIZE_LARGEST) {
 			/* A size the mechanism does not offer is the configuration's fault. */
 			hpshm__strlcpy(w->key, "huge_page_size", sizeof(w->key));
 			segment_attempt(w, p, wish, HPSHM_EUNAVAILABLE, pr.sys_errno, "config",
@@ -379,23 +434,9 @@ static int segment_try(struct segment_walk *w, const struct hpshm_instance *p, s
 		segment_attempt(w, p, rq.page_size, HPSHM_EINVAL, 0, "config", why_text);
 		return HPSHM_EINVAL;
 	}
-	rc = segment_place(w, p, cfg, size, &rq, &place, &companion);
-	if (rc < 0)
+	rc = segment_map(w, p, size, &rq, &place, &companion, &held, tag, &m, &perr, &placed);
+	if (rc < 0 && !placed)
 		return rc;
-	/* The held header is written before the object exists: its nonce and address are the
-	 * label the provider gives the object. */
-	if (place == HPSHM__HEADER_TAG) {
-		hpshm__header_hold(&held, rq.size, hpshm__random64(), (uint64_t)(uintptr_t)rq.address, p->name,
-				   rq.page_size);
-		rq.tag = hpshm__header_tag(held.nonce, held.creator_address, tag);
-	}
-
-	memset(&m, 0, sizeof(m));
-	m.handle = HPSHM_NO_HANDLE;
-	memset(&perr, 0, sizeof(perr));
-	rc = p->ops->create(p, &m, &rq, &perr);
-	if (rc < 0)
-		hpshm__companion_release(&companion, 1);
 	if (rc < 0 && segment_address_outside(&rq, perr.sys_errno, why_text, sizeof(why_text))) {
 		/* Every provider will fail the same way: this hint replaces any earlier one. */
 		w->bad_address = 1;
@@ -749,7 +790,7 @@ int hpshm_provider_probe(const char *name, size_t size, const hpshm_config *cfg_
  * needs nothing, or a negative code.
  */
 static int requirements_of(const struct hpshm_instance *p, size_t size, size_t page_size,
-			   const struct hpshm_config *cfg, hpshm_requirement_cb fn, void *user)
+			   const struct hpshm_config *cfg, hpshm_requirement_fn fn, void *user)
 {
 	struct hpshm_request rq;
 	struct hpshm_probe pr;
@@ -779,8 +820,8 @@ int hpshm__requirement_relay(void *user, const struct hpshm_requirement *r)
 	return relay->fn(relay->user, relay->provider, r);
 }
 
-int hpshm_requirements(size_t size, size_t page_size, const hpshm_config *cfg_in, hpshm_requirement_cb fn,
-		       void *user, hpshm_error *err)
+int hpshm__requirements(size_t size, size_t page_size, const hpshm_config *cfg_in, hpshm_requirement_fn fn,
+			void *user, hpshm_error *err)
 {
 	struct hpshm_config defaults;
 	const struct hpshm_config *cfg = cfg_in;

@@ -22,6 +22,43 @@
  * Every int-returning function returns 0 (or a count) on success and a negative HPSHM_E*
  * code on failure.  Functions that take an hpshm_error pointer fill it on failure when it is
  * not NULL; the record is owned by the caller and nothing is allocated on a failure path.
+ *
+ * Threads.  The library needs no initialisation and starts no thread; what may run at once,
+ * by function group (doc/threads.md has the reasons and the proof: tests/test_threads.c under
+ * ThreadSanitizer):
+ *   - Any thread, any time: hpshm_strerror(), hpshm_errname(), hpshm_version(),
+ *     hpshm_version_number(), hpshm_size_parse(), hpshm_size_format(), hpshm_config_key_name(),
+ *     hpshm_populate_name(), hpshm_base_page_size(), hpshm_huge_page_sizes(),
+ *     hpshm_provider_name().  An hpshm_error record is the caller's: one per call in flight.
+ *   - Configurations: a configuration is not locked.  Any number of threads may use one at
+ *     once for what only reads it (hpshm_segment_create(), _create_ex(), _attach(),
+ *     _attach_env(), hpshm_segment_footprint(), hpshm_requirements(), hpshm_provider_probe(),
+ *     hpshm_config_get()) while no thread changes it; the setters, hpshm_config_parse(),
+ *     _load_file(), _load_env(), _set_log() and hpshm_config_free() need it to themselves.
+ *     A segment keeps a copy: a configuration may change or go once its creates returned.
+ *   - Segments: creating, attaching and destroying different segments from different threads
+ *     at once is safe, whatever their providers (the address a re-attachable or named
+ *     segment gets is chosen and mapped under a lock of the library's, so two threads are
+ *     never handed one range).  On one segment, the calls that only read it may run at once:
+ *     hpshm_segment_address(), _size(), _report(), _is_owner(), _token(), _inherit(),
+ *     hpshm_child_spawn(), and hpshm_report_format() of its report.  hpshm_segment_destroy()
+ *     must be the last call on it, after every other thread is done with it.  The memory
+ *     itself is the application's to synchronise.
+ *   - Children: hpshm_child_wait() once per child, from one thread.
+ *   - Named objects: hpshm_objects_list() and hpshm_objects_remove() may run beside creates
+ *     and destroys, in this process and in others: an object that comes or goes meanwhile
+ *     may be listed or not, and one being created is never removed as dead.
+ *   - Providers: hpshm_provider_register() and _unregister() may run beside each other and
+ *     beside creates (the table is locked); unregister a provider only when no thread is
+ *     creating with it and none of its segments remains (hpshm/provider.h).
+ *   - Logging: a log callback runs in the thread that made the call, so several at once when
+ *     several threads create or destroy with it: it must be thread-safe itself.
+ *   - What the process shares: the library reads the environment (HPSHM_<KEY>, HPSHM_TOKEN)
+ *     and may replace SIGBUS's action for the length of a guarded touch (populate's last
+ *     resort, one touch at a time): do not change either in another thread meanwhile.  A
+ *     thread that calls fork() while another is inside the library leaves a child that may
+ *     call only async-signal-safe functions until it execs, as POSIX says for any
+ *     multi-threaded fork.
  */
 #ifndef HPSHM_H
 #define HPSHM_H
@@ -43,6 +80,13 @@ extern "C" {
 #define HPSHM_VERSION_MINOR 2
 /** Patch version of the library. */
 #define HPSHM_VERSION_PATCH 0
+/**
+ * The version as one number, MAJOR * 10000 + MINOR * 100 + PATCH (0.2.0 is 200), for
+ * comparing in the preprocessor: `#if HPSHM_VERSION_NUMBER >= 300`.  hpshm_version_number()
+ * is the library's own at run time, which may be newer than the header a program was built
+ * with (a patch release) but, the soname being what it is, never of another minor in 0.x.
+ */
+#define HPSHM_VERSION_NUMBER (HPSHM_VERSION_MAJOR * 10000 + HPSHM_VERSION_MINOR * 100 + HPSHM_VERSION_PATCH)
 
 /*
  * Exports.  On Windows a function of a DLL is exported by __declspec(dllexport) where it is
@@ -127,8 +171,9 @@ enum hpshm_errcode {
 
 /*
  * Growing the public structs.  The structs the library fills for a caller (hpshm_error,
- * hpshm_report with its hpshm_attempt entries, hpshm_object, hpshm_child) open with a
- * `version` the library sets to the layout it filled, and close with reserved space it zeroes.
+ * hpshm_report with its hpshm_attempt entries, hpshm_object, hpshm_child, hpshm_requirement)
+ * open with a `version` the library sets to the layout it filled, and close with reserved
+ * space it zeroes.
  * A later version carves its new members out of the reserved space, so a struct never changes
  * size or moves a member: a program built against an older header hands the library exactly
  * as many bytes as the library writes, copies and arrays of the structs stay valid, and a
@@ -152,6 +197,8 @@ enum hpshm_errcode {
 #define HPSHM_OBJECT_VERSION 1
 /** hpshm_child.version of the children this library starts. */
 #define HPSHM_CHILD_VERSION 1
+/** hpshm_requirement.version of the needs this library hands to hpshm_requirements()'s callback. */
+#define HPSHM_REQUIREMENT_VERSION 1
 
 /**
  * A caller-owned error record.  Every field is filled on failure; text fields are
@@ -278,6 +325,13 @@ HPSHM_API const char *hpshm_errname(int code);
  * @return a static string
  */
 HPSHM_API const char *hpshm_version(void);
+
+/**
+ * The library version as a number, as HPSHM_VERSION_NUMBER computes it: that of the library
+ * loaded at run time, where the macro is that of the header a program was built with.
+ * @return MAJOR * 10000 + MINOR * 100 + PATCH
+ */
+HPSHM_API unsigned hpshm_version_number(void);
 
 /**
  * Make a configuration holding every key's default.
@@ -714,12 +768,15 @@ HPSHM_API int hpshm_provider_probe(const char *name, size_t size, const hpshm_co
  * hugetlb cgroup limit), "privilege" (a user right such as Windows' "Lock pages in memory").
  */
 typedef struct hpshm_requirement {
+	unsigned version;                              /**< HPSHM_REQUIREMENT_VERSION, set by the library as it hands the
+							    need to the callback (a provider leaves it 0) */
 	char what[HPSHM_NAME_MAX];                     /**< the need, one of the words above */
 	int  met;                                      /**< 1 if it holds already */
 	char detail[HPSHM_REQUIREMENT_TEXT];           /**< what is short, with the figures; empty when met */
 	char now[3][HPSHM_REQUIREMENT_TEXT];           /**< commands that fix it at once (empty strings: none) */
 	char persist[3][HPSHM_REQUIREMENT_TEXT];       /**< what keeps the fix across a reboot (empty: none) */
 	char note[HPSHM_REQUIREMENT_TEXT];             /**< advice that goes with it, shortfall or not (empty: none) */
+	uint64_t reserved[8];                          /**< zeroed by the library: room for the members of later versions */
 } hpshm_requirement;
 
 /**
@@ -729,7 +786,7 @@ typedef struct hpshm_requirement {
  * @param r        the need
  * @return 0 to go on, non-zero to stop
  */
-typedef int (*hpshm_requirement_cb)(void *user, const char *provider, const hpshm_requirement *r);
+typedef int (*hpshm_requirement_fn)(void *user, const char *provider, const hpshm_requirement *r);
 
 /**
  * What an operator must set up so that a segment of size bytes on page_size pages can be
@@ -744,7 +801,7 @@ typedef int (*hpshm_requirement_cb)(void *user, const char *provider, const hpsh
  * @param err       filled on failure, may be NULL
  * @return the number of providers asked (0: none offers page_size), or a negative HPSHM_E* code
  */
-HPSHM_API int hpshm_requirements(size_t size, size_t page_size, const hpshm_config *cfg, hpshm_requirement_cb fn,
+HPSHM_API int hpshm_requirements(size_t size, size_t page_size, const hpshm_config *cfg, hpshm_requirement_fn fn,
 				 void *user, hpshm_error *err);
 
 /**

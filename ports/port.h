@@ -61,6 +61,16 @@ int hpshm__populate(void *addr, size_t len, size_t page_size, int fd, unsigned *
  */
 int hpshm__pick_address(size_t len, size_t align, void **out);
 
+/*
+ * The address lock, one per process.  hpshm__pick_address() finds a range free now and keeps
+ * nothing, so two threads creating at once would be handed the same range and one would fail
+ * to map there: the core holds this lock from choosing a segment's address until the segment
+ * and its header's companion are mapped.  Another thread may wait meanwhile (a blocking lock,
+ * not a spin: a create may take a while on some systems).  Not recursive.
+ */
+void hpshm__address_lock(void);
+void hpshm__address_unlock(void);
+
 /* The first line of the process's map (/proc/self/maps on Linux) overlapping [addr,
  * addr+size) (size 0: the byte at addr), for error messages that name what holds a range.
  * 0, or HPSHM_EUNAVAILABLE. */

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # scripts/deps.sh -- install what hpshm needs from Debian's package registry.
 #
-#   scripts/deps.sh [build|test|cross|coverage|postgres|nginx]     (default: test)
+#   scripts/deps.sh [build|test|cross|coverage|abi|postgres|nginx]     (default: test)
 #
 #   build  compiler, CMake, pkg-config: enough for the library and the hpshm tool
 #   test   build + Criterion, APR, Doxygen/graphviz, clang with its sanitizer runtime, python3
@@ -10,6 +10,7 @@
 #          compilers with their C libraries, qemu-user, musl-gcc.  Never gcc-multilib: it
 #          conflicts with the cross compilers and apt would remove them
 #   coverage test + gcovr, which scripts/coverage.sh reads gcc's --coverage data with
+#   abi    build + abigail-tools (libabigail's abidw and abidiff), for scripts/check-abi.sh
 #   postgres PostgreSQL 15, the server scripts/pg-exec.sh and scripts/busy-machine.sh run; any
 #          cluster the package starts is stopped again, so it takes no huge pages from the pool
 #   nginx  Debian's nginx, which scripts/nginx-exec.sh runs under `hpshm exec` (its binary
@@ -26,6 +27,7 @@ test_pkgs=(libcriterion-dev libapr1-dev doxygen graphviz clang libclang-rt-14-de
 cross_pkgs=(gcc-i686-linux-gnu libc6-dev-i386-cross gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 	gcc-s390x-linux-gnu libc6-dev-s390x-cross qemu-user musl-tools)
 coverage_pkgs=(gcovr)
+abi_pkgs=(abigail-tools)
 postgres_pkgs=(postgresql-15)
 nginx_pkgs=(nginx)
 
@@ -34,10 +36,11 @@ build) pkgs=("${build_pkgs[@]}") ;;
 test) pkgs=("${build_pkgs[@]}" "${test_pkgs[@]}") ;;
 cross) pkgs=("${build_pkgs[@]}" "${cross_pkgs[@]}") ;;
 coverage) pkgs=("${build_pkgs[@]}" "${test_pkgs[@]}" "${coverage_pkgs[@]}") ;;
+abi) pkgs=("${build_pkgs[@]}" "${abi_pkgs[@]}") ;;
 postgres) pkgs=("${postgres_pkgs[@]}") ;;
 nginx) pkgs=("${nginx_pkgs[@]}") ;;
 *)
-	echo "usage: $0 [build|test|cross|coverage|postgres|nginx]" >&2
+	echo "usage: $0 [build|test|cross|coverage|abi|postgres|nginx]" >&2
 	exit 2
 	;;
 esac

@@ -38,6 +38,9 @@ builtin) build=${HPSHM_BUILD_DIR:-build-builtin} ;;
 esac
 read -r -a extra_cmake <<<"${HPSHM_CMAKE_ARGS:-}"
 extra_cmake+=("-DHPSHM_TEST_HARNESS=$harness")
+# The bench's APR peer is off in a default build (packaging: bin/hpshm would link libapr-1);
+# the test builds have APR (scripts/deps.sh test) and build it, so test_bench runs it.
+extra_cmake=(-DHPSHM_BENCH_APR=ON "${extra_cmake[@]}")
 
 echo "== test: dependencies"
 bash scripts/deps.sh test

@@ -250,8 +250,8 @@ static int fake_probe(const struct hpshm_instance *self, const struct hpshm_requ
 	out->nsizes = 1;
 	out->sizes[0] = (f->provider.caps & HPSHM_CAP_HUGE) ? 2 * HPT_MIB : hpshm_base_page_size();
 	out->page_size = out->sizes[0];
-	if ((f->provider.caps & HPSHM_CAP_HUGE) && rq->page_size != HPSHM_PAGE_DEFAULT &&
-	    rq->page_size != HPSHM_PAGE_LARGEST && rq->page_size != 2 * HPT_MIB)
+	if ((f->provider.caps & HPSHM_CAP_HUGE) && rq->page_size != HPSHM_PAGE_SIZE_DEFAULT &&
+	    rq->page_size != HPSHM_PAGE_SIZE_LARGEST && rq->page_size != 2 * HPT_MIB)
 		out->page_size = 0;
 	out->available = HPSHM_PAGES_UNKNOWN;
 	/* A huge fake advises populate where a hugetlb provider would: a cgroup that limits

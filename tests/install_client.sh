@@ -14,7 +14,14 @@
 #   - find_package(hpshm) with hpshm::hpshm (CMake's build-tree rpath finds the library);
 #   - find_package(hpshm) with hpshm::hpshm_static.
 # Each client creates a 1 MiB segment with the default configuration, writes all of it and
-# destroys it.  The checks also make sure the client was built against this prefix, not
+# destroys it.  A fully static client must link without glibc's warning that a function needs
+# NSS's shared libraries at run time (getpwuid_r: ports/posix/sys.c binds it weakly).
+#
+# The installed files are checked as a packager ships them: libhpshm.so's soname is the ABI's
+# (libhpshm.so.0.MINOR in 0.x, doc/abi.md) and the client needs that name; the interposer of
+# `hpshm exec` is in LIBDIR/hpshm/, not in LIBDIR, and bin/hpshm finds it there after the
+# prefix moved; bin/hpshm depends on libapr-1 exactly when the build asked for the bench's APR
+# peer (-DHPSHM_BENCH_APR=ON), never because APR happened to be installed.  The checks also make sure the client was built against this prefix, not
 # against another copy of hpshm that happens to be installed on the machine.  A client linked
 # statically must see HPSHM_STATIC (so that on Windows it would not import hpshm from a DLL),
 # and a client of the shared library must not: hpshm::hpshm_static defines it, and so does
@@ -29,6 +36,10 @@
 #                         are run through it, and the shared client's dependency on libhpshm.so
 #                         is read from its dynamic section, since the host's ldd cannot load
 #                         a foreign program
+#   HPSHM_SONAME          the soname the library must have (libhpshm.so.0.2)
+#   HPSHM_EXPECT_TOOL     1 if bin/hpshm was built (HPSHM_BUILD_TOOLS), else 0
+#   HPSHM_EXPECT_PRELOAD  1 if the interposer was built (HPSHM_BUILD_PRELOAD), else 0
+#   HPSHM_EXPECT_APR      1 if the bench's APR peer was asked for (HPSHM_BENCH_APR), else 0
 set -euo pipefail
 
 build=${1:?usage: install_client.sh BUILD_DIR [CONFIG]}
@@ -79,6 +90,37 @@ libdir=$(dirname "$pcdir")   # the .pc sits in LIBDIR/pkgconfig, LIBDIR being li
 [[ -e $libdir/libhpshm.a && -e $libdir/libhpshm.so ]] || fail "libhpshm.a and libhpshm.so are not in $libdir"
 if grep -rlF "$tmp/stage" "$prefix" --include='*.pc' --include='*.cmake' >"$tmp/stale"; then
 	fail "installed files still name the prefix they were installed to: $(tr '\n' ' ' <"$tmp/stale")"
+fi
+
+step "the installed files: soname, the interposer's directory, bin/hpshm's libraries"
+if [[ -n ${HPSHM_SONAME:-} ]]; then
+	soname=$(readelf -d "$libdir/libhpshm.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+	[[ $soname == "$HPSHM_SONAME" ]] || fail "libhpshm.so's soname is '$soname', not $HPSHM_SONAME"
+	[[ -e $libdir/$soname ]] || fail "$libdir/$soname (the soname's link) is not installed"
+fi
+if [[ ${HPSHM_EXPECT_PRELOAD:-0} == 1 ]]; then
+	[[ -e $libdir/hpshm/libhpshm_preload.so ]] || fail "the interposer is not in $libdir/hpshm/"
+	[[ ! -e $libdir/libhpshm_preload.so ]] || fail "the interposer is installed in $libdir, the loader's directory"
+	if [[ ${HPSHM_EXPECT_TOOL:-0} == 1 ]] && ((${#emulator[@]} == 0)) && [[ -z ${HPSHM_TOOLCHAIN_FILE:-} ]]; then
+		# `hpshm exec` finds it from where bin/hpshm is now; `env` shows what it preloads.
+		preloaded=$("$prefix/bin/hpshm" exec -- env 2>"$tmp/exec.err" | sed -n 's/^LD_PRELOAD=//p') ||
+			{ cat "$tmp/exec.err"; fail "hpshm exec -- env failed from the moved prefix"; }
+		[[ $preloaded == *"$prefix/"*"/hpshm/libhpshm_preload.so"* ]] ||
+			fail "hpshm exec preloads '$preloaded', not the interposer under $libdir/hpshm/"
+	fi
+fi
+if [[ ${HPSHM_EXPECT_TOOL:-0} == 1 ]]; then
+	[[ -x $prefix/bin/hpshm ]] || fail "bin/hpshm is not installed"
+	if ((${#emulator[@]} == 0)) && [[ -z ${HPSHM_TOOLCHAIN_FILE:-} ]]; then
+		deps=$(LD_LIBRARY_PATH=$libdir ldd "$prefix/bin/hpshm")
+	else
+		deps=$(readelf -d "$prefix/bin/hpshm" | grep NEEDED || true)
+	fi
+	if [[ ${HPSHM_EXPECT_APR:-0} == 1 ]]; then
+		grep -q 'libapr-1' <<<"$deps" || fail "bin/hpshm was built with the APR peer and does not load libapr-1"
+	elif grep -qE 'libapr-1|libuuid' <<<"$deps"; then
+		fail "bin/hpshm loads APR although the build did not ask for it (-DHPSHM_BENCH_APR): $(grep -E 'apr|uuid' <<<"$deps" | tr -s ' \n' ' ')"
+	fi
 fi
 
 export PKG_CONFIG_PATH=$pcdir
@@ -155,8 +197,13 @@ if ((${#cflags[@]})); then
 	pc_static=("${pc_static[@]/#-lhpshm/-l:libhpshm.a}")
 fi
 "$cc" "${cflags[@]}" "${static[@]}" -DCLIENT_STATIC -o "$tmp/client_static" "$tmp/src/client.c" \
-	"${pc_static_cflags[@]}" "${pc_static[@]}" ||
-	fail "cc ${static[*]} client.c \$(pkg-config --static --cflags --libs hpshm) failed"
+	"${pc_static_cflags[@]}" "${pc_static[@]}" 2>"$tmp/static.err" ||
+	{ cat "$tmp/static.err" >&2; fail "cc ${static[*]} client.c \$(pkg-config --static --cflags --libs hpshm) failed"; }
+cat "$tmp/static.err" >&2
+# glibc's linker warning for a call that loads NSS modules into a static program.
+if grep -E "statically linked applications requires at runtime" "$tmp/static.err" >&2; then
+	fail "client_static links a function that needs glibc's shared NSS libraries at run time (above)"
+fi
 not_needing_shared "$tmp/client_static" || fail "client_static needs libhpshm.so"
 if ((${#static[@]})) && readelf -d "$tmp/client_static" 2>/dev/null | grep -q NEEDED; then
 	fail "client_static is not a static executable"

@@ -112,6 +112,58 @@ Test(bench, json_has_every_workload_with_verified_page_sizes)
 	cr_expect(plain_pt[1] && plain_pt[2] && plain_pt[4], "page tables not measured with 1, 2 and 4 workers");
 }
 
+#ifndef HPSHM_TEST_BENCH_APR
+#error "HPSHM_TEST_BENCH_APR must say whether the tool was built with the APR peer (-DHPSHM_BENCH_APR)"
+#endif
+
+/*
+ * The APR peer is in the tool exactly when the build asked for it (-DHPSHM_BENCH_APR=ON, which
+ * scripts/test.sh sets): then it measures APR's segments, on base pages; else the report lists
+ * it as unavailable and says how to build it, and the run measures the rest.
+ */
+Test(bench, apr_peer_runs_when_built_with_it_and_says_how_to_build_it_otherwise)
+{
+	struct hpt_run *r;
+	const char *cur;
+	struct hpt_row row;
+	int apr_rows = 0, apr_unavailable = 0, plain_rows = 0;
+
+	HPT_SKIP_UNDER_EMULATOR(BENCH_EXEC_SELF);
+	r = bench("--size", "16MiB", "--fork", "--providers", "plain,apr", SMALL, NULL);
+	cr_assert_eq(r->status, 0, "bench failed: %s", r->err);
+	cr_assert(hpt_json_ok(r->out), "not one JSON value:\n%s", r->out);
+	for (cur = r->out; hpt_row_next(&cur, &row);) {
+		char provider[64], workload[32], reason[256];
+		double ps;
+
+		if (!hpt_row_str(&row, "provider", provider, sizeof provider))
+			continue;
+		if (!hpt_row_str(&row, "workload", workload, sizeof workload)) {
+			if (strcmp(provider, "apr") == 0 && hpt_row_str(&row, "reason", reason, sizeof reason)) {
+				apr_unavailable++;
+				cr_expect(strstr(reason, "HPSHM_BENCH_APR"), "the reason does not say how to build it: %s",
+					  reason);
+			}
+			continue;
+		}
+		if (strcmp(provider, "plain") == 0)
+			plain_rows++;
+		if (strcmp(provider, "apr") != 0)
+			continue;
+		apr_rows++;
+		cr_assert(hpt_row_num(&row, "page_size", &ps), "an apr row without a verified page size");
+		cr_expect_eq((long)ps, sysconf(_SC_PAGESIZE), "apr %s: page size %.0f", workload, ps);
+	}
+	cr_expect_gt(plain_rows, 0, "no plain rows:\n%s", r->out);
+#if HPSHM_TEST_BENCH_APR
+	cr_expect_gt(apr_rows, 0, "built with the APR peer, and no apr rows:\n%s", r->out);
+	cr_expect_eq(apr_unavailable, 0, "built with the APR peer, and it is unavailable:\n%s", r->out);
+#else
+	cr_expect_eq(apr_rows, 0, "built without the APR peer, and apr rows:\n%s", r->out);
+	cr_expect_eq(apr_unavailable, 1, "built without the APR peer, and no unavailable entry for it:\n%s", r->out);
+#endif
+}
+
 /* Pages of the default huge page pool from its sysfs file (free_hugepages, nr_hugepages). */
 static long pool_count(size_t *page_size, const char *file);
 

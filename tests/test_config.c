@@ -1197,6 +1197,23 @@ Test(config, version_is_major_minor_patch)
 	cr_assert_str_eq(hpshm_version(), want);
 }
 
+/* The preprocessor can compare the number: it is an integer constant expression. */
+#if !defined(HPSHM_VERSION_NUMBER) || HPSHM_VERSION_NUMBER < 200
+#error "HPSHM_VERSION_NUMBER is missing or not a number the preprocessor can compare"
+#endif
+
+Test(config, version_number_is_the_version_string_as_one_number)
+{
+	unsigned major = 0, minor = 0, patch = 0;
+
+	cr_assert_eq(sscanf(hpshm_version(), "%u.%u.%u", &major, &minor, &patch), 3, "%s", hpshm_version());
+	cr_assert_lt(minor, 100u);
+	cr_assert_lt(patch, 100u);
+	cr_assert_eq(hpshm_version_number(), major * 10000 + minor * 100 + patch, "%u for %s", hpshm_version_number(),
+		     hpshm_version());
+	cr_assert_eq(hpshm_version_number(), (unsigned)HPSHM_VERSION_NUMBER);
+}
+
 /* What create would map, as `hpshm plan` and a server sizing its pool ask it. */
 Test(config, footprint_is_whole_pages_and_counts_the_header_of_reattachable_segments)
 {

@@ -846,7 +846,7 @@ Test(faults, hugetlb_probe_advises_populate_under_a_fault_time_cgroup_limit)
 	hpt_fakeroot_set_pool(64, 64);
 	memset(&rq, 0, sizeof rq);
 	rq.size = 3 * MIB;
-	rq.page_size = HPSHM_PAGE_DEFAULT;
+	rq.page_size = HPSHM_PAGE_SIZE_DEFAULT;
 	memset(&pr, 0, sizeof pr);
 	cr_assert_eq(hpshm__hugetlb_probe(&rq, &pr, &at), 0, "%s", pr.reason);
 	cr_assert_eq(pr.advice & HPSHM_ADVISE_POPULATE, 0u, "no cgroup limit, no advice");

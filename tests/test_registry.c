@@ -577,7 +577,7 @@ Test(registry, probe_of_a_registered_provider_reports_its_reason)
 	cr_assert_eq(ps, 2 * MIB, "the page size comes from the provider's probe");
 	/* ABI 3: probe sees the size asked for and the configuration's wish, and picks the pages */
 	cr_assert_eq(f->last_size, 3 * MIB);
-	cr_assert_eq(f->last_page_size, HPSHM_PAGE_DEFAULT);
+	cr_assert_eq(f->last_page_size, HPSHM_PAGE_SIZE_DEFAULT);
 
 	f->probe_result = 0;
 	cr_assert_eq(hpshm_provider_probe("fake_absent", 3 * MIB, NULL, &ps, reason, sizeof reason), 0);
@@ -771,7 +771,7 @@ static int needs_collect(void *user, const char *provider, const hpshm_requireme
 }
 
 /* A fake's requirements(): one unmet privilege, with the length it was asked about. */
-static int fake_needs(const struct hpshm_instance *self, const struct hpshm_request *rq, hpshm_requirement_fn fn,
+static int fake_needs(const struct hpshm_instance *self, const struct hpshm_request *rq, hpshm_need_fn fn,
 		      void *user)
 {
 	struct hpt_fake *f = self->user;
@@ -785,6 +785,46 @@ static int fake_needs(const struct hpshm_instance *self, const struct hpshm_requ
 	snprintf(r.now[0], sizeof r.now[0], "grant it");
 	(void)fn(user, &r);
 	return 0;
+}
+
+/* A requirements() that fills its need carelessly: no memset, garbage where the version and
+ * the reserved space are, as an application's provider built without knowing of them may. */
+static int fake_needs_careless(const struct hpshm_instance *self, const struct hpshm_request *rq, hpshm_need_fn fn,
+			       void *user)
+{
+	hpshm_requirement r;
+
+	(void)self;
+	(void)rq;
+	memset(&r, 0xa5, sizeof r);
+	snprintf(r.what, sizeof r.what, "pool");
+	r.met = 1;
+	r.detail[0] = r.now[0][0] = r.now[1][0] = r.now[2][0] = '\0';
+	r.persist[0][0] = r.persist[1][0] = r.persist[2][0] = r.note[0] = '\0';
+	(void)fn(user, &r);
+	return 0;
+}
+
+Test(registry, requirements_reach_the_caller_with_their_version_and_zeroed_reserved_space)
+{
+	struct hpt_fake *f = hpt_fake_init(0, "fake_careless", HPSHM_CAP_HUGE);
+	struct needs_seen seen;
+	hpshm_error err;
+
+	f->provider.requirements = fake_needs_careless;
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpt_fake_register(f, &err), 0, "%s", err.message);
+	registered[0] = f;
+
+	set("provider=fake_careless");
+	memset(&seen, 0, sizeof seen);
+	cr_assert_eq(hpshm_requirements(3 * MIB, 0, cfg, needs_collect, &seen, &err), 1, "%s", err.message);
+	cr_assert_eq(seen.n, 1);
+	cr_assert_eq(seen.need[0].version, HPSHM_REQUIREMENT_VERSION);
+	for (size_t i = 0; i < sizeof seen.need[0].reserved / sizeof seen.need[0].reserved[0]; i++)
+		cr_assert_eq(seen.need[0].reserved[i], 0, "reserved[%zu] is %#llx", i,
+			     (unsigned long long)seen.need[0].reserved[i]);
+	cr_assert_str_eq(seen.need[0].what, "pool");
 }
 
 Test(registry, requirements_reach_the_caller_with_the_provider_name_and_the_mapped_length)

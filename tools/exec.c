@@ -50,7 +50,7 @@
 #define HPSHM_PRELOAD_BUILD_REL "../preload"
 #endif
 #ifndef HPSHM_PRELOAD_INSTALL_REL
-#define HPSHM_PRELOAD_INSTALL_REL "../lib"
+#define HPSHM_PRELOAD_INSTALL_REL "../lib/hpshm"
 #endif
 #define EXEC_PRELOAD_NAME "libhpshm_preload.so"
 

@@ -19,7 +19,9 @@
  * The core guarantees on every call, so providers do not check again:
  *   - pointers are non-NULL, except rq->name and rq->address, which may be NULL;
  *   - probe(): rq->size > 0 is the size asked for, not rounded; rq->page_size is the wish
- *     (HPSHM_PAGE_DEFAULT, HPSHM_PAGE_LARGEST or a size in bytes);
+ *     (HPSHM_PAGE_SIZE_DEFAULT: the mechanism's default huge page size;
+ *     HPSHM_PAGE_SIZE_LARGEST: the largest size that holds rq->size now, else the largest
+ *     offered; or a size in bytes);
  *   - create() and attach(): rq->page_size is the one probe() chose, a power of two;
  *     rq->size > 0 is a multiple of it; rq->address, when set, is a multiple of it and of
  *     64 KiB, and at least HPSHM_MIN_ADDRESS;
@@ -66,7 +68,10 @@
  *      without the cap never sees a tag, so one built before them works unchanged); then
  *      hpshm_mapping.object (the core zeroes it before every call, so a provider built
  *      before it leaves it empty, and the headers of its segments are not bound to their
- *      objects, as before).
+ *      objects, as before).  In 0.2.0 the page-size wishes took hpshm.h's names
+ *      (HPSHM_PAGE_SIZE_DEFAULT and _LARGEST), requirements()' callback type became
+ *      hpshm_need_fn, and hpshm_requirement gained its version and reserved space: rebuild
+ *      against this header.
  * hpshm_provider_register() accepts only HPSHM_PROVIDER_ABI: a provider built against an
  * older header is refused with an error that says to rebuild it (hpshm is 0.x: no shims).
  */
@@ -93,10 +98,6 @@ extern "C" {
 /** Page sizes one probe() can report. */
 #define HPSHM_PROBE_SIZES 8
 
-/** probe()'s rq->page_size: the mechanism's default page size (its default huge size). */
-#define HPSHM_PAGE_DEFAULT ((size_t)0)
-/** probe()'s rq->page_size: the largest size that holds rq->size now, else the largest offered. */
-#define HPSHM_PAGE_LARGEST SIZE_MAX
 /** hpshm_probe.available when the mechanism cannot tell (or has no pool: base pages). */
 #define HPSHM_PAGES_UNKNOWN UINT64_MAX
 /** hpshm_mapping.handle when the segment has none. */
@@ -136,7 +137,7 @@ struct hpshm_instance {
 /** What the core asks a provider for (see the guarantees above for what each member holds when). */
 struct hpshm_request {
 	size_t              size;      /**< probe(): the bytes asked for; create()/attach(): a multiple of page_size */
-	size_t              page_size; /**< probe(): the wish (HPSHM_PAGE_DEFAULT, _LARGEST or bytes); then probe's choice */
+	size_t              page_size; /**< probe(): the wish (HPSHM_PAGE_SIZE_DEFAULT, _LARGEST or bytes); then probe's choice */
 	const char         *name;      /**< the segment's name (config key name), or NULL */
 	unsigned            mode;      /**< permissions of named objects (config key mode), never 0 */
 	void               *address;   /**< where to map (base_address, or the core's choice), or NULL */
@@ -207,8 +208,9 @@ struct hpshm_found {
 typedef int (*hpshm_found_fn)(void *user, const struct hpshm_found *f);
 
 /** Called by requirements() for each need (struct hpshm_requirement, in hpshm.h); return
- *  non-zero to stop. */
-typedef int (*hpshm_requirement_fn)(void *user, const struct hpshm_requirement *r);
+ *  non-zero to stop.  The core hands each on to hpshm_requirements()'s hpshm_requirement_fn
+ *  with the provider's name, its version set and its reserved space zeroed. */
+typedef int (*hpshm_need_fn)(void *user, const struct hpshm_requirement *r);
 
 /** Longest hpshm_mapping.object, with its NUL. */
 #define HPSHM_OBJECT_MAX 128
@@ -323,7 +325,7 @@ struct hpshm_provider {
 	 * @return 0 or a negative HPSHM_E* code
 	 */
 	int (*requirements)(const struct hpshm_instance *self, const struct hpshm_request *rq,
-			    hpshm_requirement_fn fn, void *user);
+			    hpshm_need_fn fn, void *user);
 };
 
 /**

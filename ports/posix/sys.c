@@ -15,12 +15,16 @@
  *     is a glibc and BSD extension), so the wrapper opens with O_CLOEXEC and fdopen()s: a
  *     program a server starts never inherits a file hpshm was reading.
  *
+ *   - getpwuid_r() is bound weakly with glibc (below), so a static program is not handed
+ *     glibc's NSS.
+ *
  * The table is written only by tests, while no segment is being created: no locking.
  */
 #include "posix/sys.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/file.h>
@@ -70,6 +74,32 @@ static FILE *sys_fopen(const char *path, const char *mode)
 }
 
 /*
+ * hpshm looks a user up only to name them in a message ("uid 1000 (alice)").  glibc answers
+ * getpwuid_r() through NSS, which loads shared modules at run time even into a static program
+ * (and they must come from the very glibc it was linked with), so its linker warns every static
+ * program that links the call; a server linking libhpshm.a statically should not inherit that
+ * for a message.  So with glibc the call is referenced weakly: a dynamic program binds it as
+ * ever, and a static one has it only when something else in the program links it; otherwise
+ * the lookup fails with ENOSYS and the message gives the uid alone.  Other C libraries (musl
+ * reads /etc/passwd itself) link it as usual.
+ */
+#ifdef __GLIBC__
+extern int getpwuid_r(uid_t uid, struct passwd *pw, char *buf, size_t len, struct passwd **res)
+	__attribute__((weak));
+#endif
+
+static int sys_getpwuid_r(uid_t uid, struct passwd *pw, char *buf, size_t len, struct passwd **res)
+{
+#ifdef __GLIBC__
+	if (!getpwuid_r) {
+		*res = NULL;
+		return ENOSYS;
+	}
+#endif
+	return getpwuid_r(uid, pw, buf, len, res);
+}
+
+/*
  * The real calls, written once: the table is initialised from this list and reset to it,
  * so the two can never disagree.
  */
@@ -97,6 +127,7 @@ static FILE *sys_fopen(const char *path, const char *mode)
 		.linkat       = linkat,         \
 		.fopen        = sys_fopen,      \
 		.readlink     = readlink,       \
+		.getpwuid_r   = sys_getpwuid_r, \
 	}
 
 struct hpshm__syscalls hpshm__sys = SYS_REAL_CALLS;

@@ -27,6 +27,8 @@
 #include <sys/shm.h>
 #include <sys/stat.h>
 
+struct passwd;
+
 struct hpshm__syscalls {
 	void *(*mmap)(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 	int   (*munmap)(void *addr, size_t len);
@@ -50,6 +52,8 @@ struct hpshm__syscalls {
 	int   (*linkat)(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, int flags);
 	FILE *(*fopen)(const char *path, const char *mode); /* close-on-exec: see hpshm__fopen() */
 	ssize_t (*readlink)(const char *path, char *buf, size_t len);
+	/* ENOSYS in a static glibc program that links no NSS (ports/posix/sys.c) */
+	int   (*getpwuid_r)(uid_t uid, struct passwd *pw, char *buf, size_t len, struct passwd **res);
 };
 
 extern struct hpshm__syscalls hpshm__sys;

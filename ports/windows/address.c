@@ -27,6 +27,20 @@
 
 #include "windows/sys.h"
 
+/* The address lock (port.h): a slim reader/writer lock taken exclusively, statically
+ * initialised, so it needs no setup call. */
+static SRWLOCK address_lock = SRWLOCK_INIT;
+
+void hpshm__address_lock(void)
+{
+	AcquireSRWLockExclusive(&address_lock);
+}
+
+void hpshm__address_unlock(void)
+{
+	ReleaseSRWLockExclusive(&address_lock);
+}
+
 int hpshm__pick_address(size_t len, size_t align, void **out)
 {
 #if UINTPTR_MAX > 0xffffffffu

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ports/posix/lock.c -- the address lock (port.h), as a POSIX mutex.
+ *
+ * A statically initialised mutex needs no setup call and no teardown, so the library keeps
+ * its "no init function" promise.  A child made by fork() while another thread holds it
+ * inherits it held; hpshm__spawn()'s children only exec, and a server that forks workers from
+ * a thread while another creates a segment must follow POSIX's rule for such children (only
+ * async-signal-safe calls until exec), which hpshm's calls are not.
+ */
+#include <pthread.h>
+
+#include "port.h"
+
+static pthread_mutex_t address_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void hpshm__address_lock(void)
+{
+	(void)pthread_mutex_lock(&address_lock);
+}
+
+void hpshm__address_unlock(void)
+{
+	(void)pthread_mutex_unlock(&address_lock);
+}
