@@ -114,8 +114,9 @@ void hpt_skip_emulated_refusal(int rc, const hpshm_error *err);
 /*
  * Under an emulator that cannot attach a SysV segment of huge pages at all (qemu-i386 7.2 keeps
  * the guest's 4 GiB reserved and attaches at a base-page boundary of its own choosing, which
- * the kernel refuses for huge pages with EINVAL), why, as a skip reason; natively, or where the
- * emulator can, NULL.  A test that attaches real SysV hugetlb segments, itself or through the
+ * the kernel refuses for huge pages with EINVAL), or attaches it where its smaps shows base
+ * pages (qemu-i386 run with -p 2097152: the smaps it passes through is its own view), why, as
+ * a skip reason; natively, or where the emulator can, NULL.  A test that attaches real SysV hugetlb segments, itself or through the
  * library's look at them, asks first, undoes its setup and skips with the reason returned.
  * page_size: the segment's pages.
  */
