@@ -7,10 +7,10 @@
  * real calls back.  SQLite's aSyscall[] does the same for its VFS.
  *
  * Most entries are the libc functions themselves, since their prototypes match the table's.
- * Three are wrapped:
- *   - open() and fcntl() are variadic in libc, and a variadic function cannot sit in a
- *     pointer of a fixed-argument type; the wrappers always pass the third argument (every
- *     fcntl() command we use takes an int or ignores it).
+ * These are wrapped:
+ *   - open(), openat() and fcntl() are variadic in libc, and a variadic function cannot sit
+ *     in a pointer of a fixed-argument type; the wrappers always pass the last argument
+ *     (every fcntl() command we use takes an int or ignores it).
  *   - fopen() cannot make its descriptor close-on-exec in POSIX.1-2008 (the "e" of the mode
  *     is a glibc and BSD extension), so the wrapper opens with O_CLOEXEC and fdopen()s: a
  *     program a server starts never inherits a file hpshm was reading.
@@ -35,6 +35,11 @@
 static int sys_open(const char *path, int flags, mode_t mode)
 {
 	return open(path, flags, mode);
+}
+
+static int sys_openat(int dirfd, const char *path, int flags, mode_t mode)
+{
+	return openat(dirfd, path, flags, mode);
 }
 
 static int sys_fcntl(int fd, int cmd, int arg)
@@ -128,6 +133,11 @@ static int sys_getpwuid_r(uid_t uid, struct passwd *pw, char *buf, size_t len, s
 		.fopen        = sys_fopen,      \
 		.readlink     = readlink,       \
 		.getpwuid_r   = sys_getpwuid_r, \
+		.openat       = sys_openat,     \
+		.mkdirat      = mkdirat,        \
+		.renameat     = renameat,       \
+		.unlinkat     = unlinkat,       \
+		.fstatat      = fstatat,        \
 	}
 
 struct hpshm__syscalls hpshm__sys = SYS_REAL_CALLS;
