@@ -44,7 +44,17 @@
  *   - scan() reports every object of the namespace, each with what it is (HPSHM_FOUND_*),
  *     and remove() unlinks a dead one only if it is still what scan() reported;
  *   - remove() unlinks only while holding LOCK_EX, and destroy() unlinks before closing, so a
- *     name is never unlinked by someone who does not hold its object's lock.
+ *     name is never unlinked by someone who does not hold its object's lock;
+ *   - remove() never unlinks by name what it looked at through a descriptor: between the look
+ *     and an unlink(path) anyone who may write the directory can swap the name onto another
+ *     object (rename(2) with RENAME_EXCHANGE, in a loop: root's gc then unlinked a live
+ *     segment's name every time).  It opens the directory once, makes a private directory
+ *     of its own in it (0700, owned by the caller, so in a sticky /dev/shm nobody else may
+ *     touch what is inside), moves whatever the name holds into it (renameat(), atomic),
+ *     and unlinks it there only if it is the very inode it locked and checked; anything else
+ *     goes back under its name (linkat(), which never replaces what took the name
+ *     meanwhile; else beside it under a new name).  The private directory goes on every
+ *     path, once empty.
  * Locks are taken with LOCK_NB and a short retry: a checker holds LOCK_EX for microseconds,
  * and a foreign process holding it must not hang us.
  *
@@ -74,6 +84,8 @@
 #include "backends/fdseg.h"
 
 #define SEGMENT_CREATE_TRIES 4   /* named objects: rounds of "exists, dead, unlinked, try again" */
+#define SEGMENT_PRIVATE_TRIES 8  /* remove(): names tried for its private directory */
+#define SEGMENT_TAKEN "taken"    /* remove(): the name an object has inside that directory */
 #define SEGMENT_LOCK_TRIES   200 /* 1 ms apart: a checker holds LOCK_EX for microseconds */
 #define SEGMENT_LINE_MAX     (HPSHM_TEXT_MAX - 80) /* a maps line, leaving room for the words around it */
 
@@ -956,6 +968,166 @@ int hpshm__named_inspect(const struct hpshm__names *ns, const char *path, const 
 	return 0;
 }
 
+/* ---- remove(): unlink the object locked, never whatever its name holds by then ---- */
+
+/* Do a and b describe the same inode? */
+static int named_same_inode(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/*
+ * Make remove()'s private directory in the directory open on dfd (whose fstat() is dir) and
+ * open it: name ".hpshm-gc-<pid>-<random>" (a dot and no "hpshm." prefix: no scan lists it,
+ * and a test can tell whose it is), mode 0700.  What gets opened under that name must be the
+ * directory we made: ours, private, on the same file system (rename() moves nothing across).
+ * Its descriptor with name filled, or -1 with errno.
+ */
+static int named_private_open(int dfd, const struct stat *dir, char *name, size_t len)
+{
+	struct stat st;
+	int pfd, tries, saved;
+
+	for (tries = 0;; tries++) {
+		snprintf(name, len, ".hpshm-gc-%lld-%016llx", hpshm__getpid(), (unsigned long long)hpshm__random64());
+		if (hpshm__sys.mkdirat(dfd, name, 0700) == 0)
+			break;
+		if (errno != EEXIST || tries + 1 == SEGMENT_PRIVATE_TRIES)
+			return -1;
+	}
+	pfd = hpshm__sys.openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+	if (pfd < 0) {
+		saved = errno; /* unlinkat() below may clobber it */
+		(void)hpshm__sys.unlinkat(dfd, name, AT_REMOVEDIR); /* only ever removes an empty directory */
+		errno = saved;
+		return -1;
+	}
+	if (hpshm__sys.fstat(pfd, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 077) != 0 || st.st_dev != dir->st_dev) {
+		(void)hpshm__sys.close(pfd); /* swapped for someone else's: not ours to remove */
+		errno = EPERM;
+		return -1;
+	}
+	/* A umask may have taken the owner's write bit; the caller needs it to move objects in. */
+	(void)hpshm__sys.fchmod(pfd, 0700);
+	return pfd;
+}
+
+/* Remove the private directory, if the name still is ours (rmdir takes only an empty one), and close it. */
+static void named_private_close(int dfd, const char *name, int pfd)
+{
+	struct stat a, b;
+
+	if (hpshm__sys.fstat(pfd, &a) == 0 && hpshm__sys.fstatat(dfd, name, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    named_same_inode(&a, &b))
+		(void)hpshm__sys.unlinkat(dfd, name, AT_REMOVEDIR);
+	(void)hpshm__sys.close(pfd);
+}
+
+/*
+ * An object that is not the one remove() checked was moved into the private directory (its
+ * name was given to it meanwhile): give it back its name base in dfd.  linkat() never
+ * replaces, so if something took the name again, or the object is a directory (which cannot
+ * be linked), it goes beside it under "<base>.kept-<random>", a name nobody could have
+ * foreseen.  0 with where naming it, or -1 with errno (it stays in the private directory).
+ */
+static int named_put_back(int pfd, int dfd, const char *base, char *where, size_t len)
+{
+	int tries;
+
+	snprintf(where, len, "%s", base);
+	if (hpshm__sys.linkat(pfd, SEGMENT_TAKEN, dfd, base, 0) == 0) {
+		(void)hpshm__sys.unlinkat(pfd, SEGMENT_TAKEN, 0);
+		return 0;
+	}
+	for (tries = 0; tries < SEGMENT_PRIVATE_TRIES; tries++) {
+		snprintf(where, len, "%s.kept-%016llx", base, (unsigned long long)hpshm__random64());
+		if (hpshm__sys.renameat(pfd, SEGMENT_TAKEN, dfd, where) == 0)
+			return 0;
+		if (errno != EEXIST && errno != ENOTEMPTY && errno != EISDIR && errno != ENOTDIR)
+			return -1;
+	}
+	return -1;
+}
+
+/*
+ * Unlink path, whose object is open on fd (st its fstat(), LOCK_EX held), and nothing else
+ * (top comment): into a private directory, checked there, unlinked there.  hint is for
+ * permission errors.  0 (also when the name is gone: someone removed it first), or an error;
+ * HPSHM_EINVAL when the name held another object by then, which is put back and kept.
+ */
+static int named_take(const struct hpshm__names *ns, int fd, const struct stat *st, const char *path,
+		      const char *hint, hpshm_error *err)
+{
+	char dir[HPSHM_PATH_MAX], full[HPSHM_PATH_MAX], priv[64], where[HPSHM_PATH_MAX + 32];
+	const char *base;
+	struct stat dst, moved;
+	int dfd, pfd, saved, rc, same;
+
+	if (named_where(ns, path, dir, sizeof(dir), full, sizeof(full)) < 0) {
+		/*
+		 * Shm names the system keeps out of sight (no directory to work in): by name, as
+		 * shm_unlink() alone can.  No scan() lists such objects, so gc never gets here.
+		 */
+		if (named_same(ns, fd, path) && hpshm__named_unlink(ns, path) < 0 && errno != ENOENT) {
+			saved = errno;
+			return hpshm_error_set(err, HPSHM_ESYS, saved, ns->shm_names ? "shm_unlink" : "unlink",
+					       saved == EACCES || saved == EPERM ? hint : NULL, "could not remove %s %s",
+					       ns->noun, path);
+		}
+		return 0;
+	}
+	base = strrchr(full, '/') + 1; /* named_where() gives a path with a directory */
+	dfd = hpshm__sys.open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+	if (dfd < 0 || hpshm__sys.fstat(dfd, &dst) < 0) {
+		saved = errno;
+		if (dfd >= 0)
+			(void)hpshm__sys.close(dfd);
+		return hpshm_error_set(err, HPSHM_ESYS, saved, dfd < 0 ? "open" : "fstat", NULL,
+				       "could not open the directory %s to remove %s %s", dir, ns->noun, path);
+	}
+	pfd = named_private_open(dfd, &dst, priv, sizeof(priv));
+	if (pfd < 0) {
+		saved = errno;
+		(void)hpshm__sys.close(dfd);
+		return hpshm_error_set(err, HPSHM_ESYS, saved, "mkdirat",
+				       saved == EACCES || saved == EPERM ? hint : NULL,
+				       "could not make a private directory in %s to remove %s %s from", dir, ns->noun,
+				       path);
+	}
+	if (hpshm__sys.renameat(dfd, base, pfd, SEGMENT_TAKEN) < 0) {
+		saved = errno;
+		rc = saved == ENOENT ? 0 /* someone removed it first */
+				     : hpshm_error_set(err, HPSHM_ESYS, saved, "renameat",
+						       saved == EACCES || saved == EPERM ? hint : NULL,
+						       "could not remove %s %s", ns->noun, path);
+	} else {
+		/* Nobody else may enter the private directory: what is checked here is what goes. */
+		same = hpshm__sys.fstatat(pfd, SEGMENT_TAKEN, &moved, AT_SYMLINK_NOFOLLOW) == 0 &&
+		       named_same_inode(&moved, st);
+		if (same && hpshm__sys.unlinkat(pfd, SEGMENT_TAKEN, 0) == 0) {
+			rc = 0;
+		} else {
+			/* Another object (or ours, which could not be unlinked): back under its name. */
+			saved = errno;
+			if (named_put_back(pfd, dfd, base, where, sizeof(where)) < 0)
+				rc = hpshm_error_set(err, HPSHM_ESYS, errno, "renameat", "move it back by hand",
+						     "%s changed while it was being removed, and what its name held could "
+						     "not be put back: it is %s/%s/%s", path, dir, priv, SEGMENT_TAKEN);
+			else if (same)
+				rc = hpshm_error_set(err, HPSHM_ESYS, saved, "unlinkat", NULL,
+						     "could not remove %s %s (kept as %s/%s)", ns->noun, path, dir, where);
+			else
+				rc = hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "run hpshm ls again",
+						     "%s is no longer the one listed: its name came to hold another object, "
+						     "which is kept (as %s/%s)", path, dir, where);
+		}
+	}
+	named_private_close(dfd, priv, pfd);
+	(void)hpshm__sys.close(dfd);
+	return rc;
+}
+
 int hpshm__named_remove(const struct hpshm__names *ns, const struct hpshm_found *f, hpshm_error *err)
 {
 	const char *path = f->id;
@@ -1005,14 +1177,8 @@ int hpshm__named_remove(const struct hpshm__names *ns, const struct hpshm_found 
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "run hpshm ls again", "%s is no longer the one listed",
 				       path);
 	}
-	/* Unlinked under the lock, and only if the name still is this object. */
-	if (named_same(ns, fd, path) && hpshm__named_unlink(ns, path) < 0 && errno != ENOENT) {
-		saved = errno;
-		(void)hpshm__sys.close(fd);
-		return hpshm_error_set(err, HPSHM_ESYS, saved, ns->shm_names ? "shm_unlink" : "unlink",
-				       saved == EACCES || saved == EPERM ? hint : NULL, "could not remove %s %s", ns->noun,
-				       path);
-	}
+	/* Unlinked under the lock, and only this object, whatever the name holds by then. */
+	saved = named_take(ns, fd, &st, path, hint, err);
 	(void)hpshm__sys.close(fd);
-	return 0;
+	return saved;
 }

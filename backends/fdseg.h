@@ -231,8 +231,10 @@ int hpshm__named_inspect(const struct hpshm__names *ns, const char *path, const 
 
 /*
  * remove(): unlink f->id if it is dead and still what f says (its has_header, the header's
- * nonce), under LOCK_EX, and only if the name still is the object locked.  Never a foreign
- * object; one without a header only when f says so, which the core passes only when forced.
+ * nonce), under LOCK_EX, and only the object locked: the name is moved into a private
+ * directory of the caller's and unlinked there only if it is that inode, else put back
+ * (backends/fdseg.c's top comment).  Never a foreign object; one without a header only when
+ * f says so, which the core passes only when forced.
  */
 int hpshm__named_remove(const struct hpshm__names *ns, const struct hpshm_found *f, hpshm_error *err);
 

@@ -31,6 +31,7 @@
 #include <string.h>
 #include <sys/shm.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -909,6 +910,177 @@ Test(gc, random_kills_of_hpshm_run_on_sysv_then_gc_give_the_pool_back, .timeout 
 	}
 	cr_assert_eq(n, 0, "gc left %d segments of killed runs", n);
 	cr_assert_eq(after, before, "huge pages held: %ld before, %ld after gc", before, after);
+}
+
+/* ---- a name swapped onto a live segment while gc removes a dead one ---- */
+
+#define SWAP_ROUNDS 1000 /* dead segments removed (or refused) while the names swap */
+
+/* renameat2(a, b, RENAME_EXCHANGE) by the system call: not every C library wraps it. */
+static int exchange_names(const char *a, const char *b)
+{
+#ifdef SYS_renameat2
+	return (int)syscall(SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b, 2 /* RENAME_EXCHANGE */);
+#else
+	(void)a;
+	(void)b;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+/* remove()'s private directories of this process left in dir: how many. */
+static int private_dirs_left(const char *dir)
+{
+	char pat[64];
+	struct dirent *e;
+	DIR *d = opendir(dir);
+	int n = 0;
+
+	if (!d)
+		return 0;
+	snprintf(pat, sizeof pat, ".hpshm-gc-%ld-", (long)getpid());
+	while ((e = readdir(d)) != NULL)
+		if (strncmp(e->d_name, pat, strlen(pat)) == 0)
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* The object listed under one of the two ids in state want, in *out: 1, or 0 if neither is. */
+static int listed_either(const char *a, const char *b, int want, hpshm_object *out)
+{
+	hpshm_object o;
+
+	if (listed(a, &o) && o.state == want) {
+		*out = o;
+		return 1;
+	}
+	if (listed(b, &o) && o.state == want) {
+		*out = o;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * A user who may write the directory swaps a live segment's name with a dead one's
+ * (renameat2(RENAME_EXCHANGE)) in a loop while gc removes the dead one: the live one must
+ * keep its name, round after round, whatever the name held when gc looked and when it
+ * removed.  kv_live and kv_dead make the two segments in dir, size bytes each.
+ */
+static void swap_race(const char *dir, const char *kv_live, const char *kv_dead, size_t size)
+{
+	char live[512], dead[512], live_id[512], dead_id[512];
+	hpshm_config *cfg_live = config(kv_live), *cfg_dead = config(kv_dead);
+	hpshm_segment *seg = NULL;
+	hpshm_error err;
+	struct stat ls, a, b;
+	int watch, rc, removed = 0, refused = 0, lost = -1, misplaced = -1, status;
+	pid_t swapper;
+
+	obj_path(dir, "swap-live", live, sizeof live);
+	obj_path(dir, "swap-dead", dead, sizeof dead);
+	/* scan() ids: a file's path, or the shm name of a /dev/shm object */
+	snprintf(live_id, sizeof live_id, "%s", live);
+	snprintf(dead_id, sizeof dead_id, "%s", dead);
+	if (!dir) {
+		snprintf(live_id, sizeof live_id, "/hpshm.%sswap-live", prefix);
+		snprintf(dead_id, sizeof dead_id, "/hpshm.%sswap-dead", prefix);
+	}
+	memset(&err, 0, sizeof err);
+	rc = hpshm_segment_create(&seg, size, cfg_live, &err);
+	cr_assert_eq(rc, 0, "the live segment: %s: %s", hpshm_errname(rc), err.message);
+	watch = open(live, O_RDONLY | O_CLOEXEC);
+	cr_assert_geq(watch, 0, "%s: %s", live, strerror(errno));
+	cr_assert_eq(fstat(watch, &ls), 0);
+	hpt_crashed_creator(cfg_dead, size, "the dead segment");
+	if (exchange_names(live, dead) < 0) {
+		int e = errno;
+
+		close(watch);
+		hpshm_segment_destroy(seg);
+		(void)unlink(dead);
+		hpshm_config_free(cfg_live);
+		hpshm_config_free(cfg_dead);
+		HPT_UNAVAILABLE("renameat2", NULL, "renameat2(RENAME_EXCHANGE) on %s: %s", live, strerror(e));
+	}
+
+	swapper = hpt_fork();
+	cr_assert_neq(swapper, -1);
+	if (swapper == 0) {
+		for (;;)
+			(void)exchange_names(live, dead);
+	}
+	for (int r = 0; r < SWAP_ROUNDS && lost < 0 && misplaced < 0; r++) {
+		hpshm_object o;
+		int tries;
+
+		/* The dead one, as gc lists it: under whichever name it has at that moment. */
+		for (tries = 0; tries < 100 && !listed_either(live_id, dead_id, HPSHM_OBJECT_DEAD, &o); tries++)
+			;
+		cr_assert_lt(tries, 100, "round %d: the dead segment is not listed dead", r);
+		memset(&err, 0, sizeof err);
+		rc = hpshm_objects_remove(&o, 0, &err);
+		if (rc == 0)
+			removed++;
+		else
+			refused++;
+		kill(swapper, SIGSTOP);
+		(void)waitpid(swapper, &status, WUNTRACED);
+		if (fstat(watch, &a) < 0 || a.st_nlink == 0)
+			lost = r;
+		else if (!((stat(live, &a) == 0 && a.st_ino == ls.st_ino) || (stat(dead, &b) == 0 && b.st_ino == ls.st_ino)))
+			misplaced = r;
+		/* The next round's dead segment, unless the last one is still there (refused); its
+		 * name must be free, so the live one goes back under its own first. */
+		if (lost < 0 && misplaced < 0 && rc == 0) {
+			if ((stat(live, &a) < 0 || a.st_ino != ls.st_ino) && stat(dead, &b) == 0 && b.st_ino == ls.st_ino)
+				cr_assert_eq(rename(dead, live), 0, "rename %s %s: %s", dead, live, strerror(errno));
+			hpt_crashed_creator(cfg_dead, size, "the dead segment");
+		}
+		kill(swapper, SIGCONT);
+	}
+	kill(swapper, SIGKILL);
+	(void)waitpid(swapper, &status, 0);
+	close(watch);
+	hpshm_segment_destroy(seg);
+	(void)unlink(live);
+	(void)unlink(dead);
+	hpshm_config_free(cfg_live);
+	hpshm_config_free(cfg_dead);
+	cr_log_info("%s: %d dead segments removed and %d removals refused while the names swapped", dir ? dir : "/dev/shm",
+		    removed, refused);
+	cr_assert_lt(lost, 0, "round %d: gc unlinked the live segment's name (%d removed before)", lost, removed);
+	cr_assert_lt(misplaced, 0, "round %d: the live segment is under neither of its names", misplaced);
+	cr_assert_eq(private_dirs_left(dir ? dir : "/dev/shm"), 0, "gc left a private directory in %s",
+		     dir ? dir : "/dev/shm");
+	cr_assert_gt(removed, 0, "no dead segment was removed in %d rounds", SWAP_ROUNDS);
+}
+
+Test(gc, a_name_swapped_onto_a_live_posix_segment_while_gc_removes_never_loses_it, .timeout = 120)
+{
+	char live[256], dead[256];
+
+	snprintf(live, sizeof live, "provider=plain,huge_pages=off,name=%sswap-live", prefix);
+	snprintf(dead, sizeof dead, "provider=plain,huge_pages=off,name=%sswap-dead", prefix);
+	swap_race(NULL, live, dead, 65536);
+}
+
+Test(gc, a_name_swapped_onto_a_live_hugetlbfs_file_while_gc_removes_never_loses_it, .timeout = 120)
+{
+	char live[768], dead[768], psz[32];
+	size_t ps;
+
+	need_root();
+	if (!test_mount())
+		HPT_UNAVAILABLE("hugetlbfs", NULL, "HPSHM_TEST_HUGETLBFS names no hugetlbfs mount");
+	ps = need_pool(4);
+	snprintf(live, sizeof live, "provider=hugetlbfs,huge_pages=on,huge_page_size=%s,hugetlbfs_path=%s,name=%sswap-live",
+		 hpt_size_text(ps, psz, sizeof psz), test_mount(), prefix);
+	snprintf(dead, sizeof dead, "provider=hugetlbfs,huge_pages=on,huge_page_size=%s,hugetlbfs_path=%s,name=%sswap-dead",
+		 hpt_size_text(ps, psz, sizeof psz), test_mount(), prefix);
+	swap_race(test_mount(), live, dead, ps);
 }
 
 /* ---- modes and other users ---- */

@@ -44,7 +44,7 @@ static enum {
 	RACE_HOLD,        /* a process opens and locks it just before remove() locks it */
 	RACE_RECYCLE,     /* another object takes its name just before remove() opens it */
 	RACE_EACCES,      /* remove() may not open it */
-	RACE_EPERM        /* remove() may not unlink it */
+	RACE_EPERM        /* remove() may not take its name away */
 } race;
 
 static int hook_shm_open(const char *name, int flags, mode_t mode)
@@ -87,14 +87,15 @@ static int hook_flock(int fd, int op)
 	return real.flock(fd, op);
 }
 
-static int hook_shm_unlink(const char *name)
+/* remove() takes the name away with renameat() from the directory of the shm objects. */
+static int hook_renameat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath)
 {
-	if (race == RACE_EPERM && strcmp(name, shm_path) == 0) {
+	if (race == RACE_EPERM && strcmp(oldpath, shm_path + 1) == 0) {
 		race = RACE_NONE;
 		errno = EPERM;
 		return -1;
 	}
-	return real.shm_unlink(name);
+	return real.renameat(olddirfd, oldpath, newdirfd, newpath);
 }
 
 static void gc_init(void)
@@ -169,7 +170,7 @@ static int remove_during(int what, struct hpshm_instance *inst, const struct loo
 	race = what;
 	hpshm__sys.shm_open = hook_shm_open;
 	hpshm__sys.flock = hook_flock;
-	hpshm__sys.shm_unlink = hook_shm_unlink;
+	hpshm__sys.renameat = hook_renameat;
 	return inst->ops->remove(inst, &l->found, err);
 }
 
@@ -250,9 +251,9 @@ Test(paths_gc, remove_that_may_not_unlink_the_segment_is_esys_eperm_with_a_hint)
 	l = listed(&inst);
 	cr_assert_eq(remove_during(RACE_EPERM, &inst, &l, &err), HPSHM_ESYS, "%s", err.message);
 	cr_assert_eq(err.sys_errno, EPERM);
-	cr_assert_str_eq(err.call, "shm_unlink");
+	cr_assert_str_eq(err.call, "renameat");
 	cr_assert(hpt_contains(err.hint, "gc as"), "hint: %s", err.hint);
-	cr_assert(exists(), "shm_unlink failed, yet the object is gone");
+	cr_assert(exists(), "the rename failed, yet the object is gone");
 }
 
 Test(paths_gc, remove_through_the_api_refuses_an_object_that_vanished_after_ls)
