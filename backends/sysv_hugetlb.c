@@ -40,9 +40,12 @@
  * the header at its tail.  So every segment is asked for SYSV_MARK (0x48, 'H') bytes less
  * than the whole pages it maps: shm_segsz is then SYSV_MARK short of a multiple of its huge
  * page size from the instant shmget() returns, which no other program has a reason to ask
- * for.  With the mark, hugetlb backing and nobody attached, a segment whose creator is gone
- * is provably debris of an hpshm create and removed like a dead segment; without it, a
- * segment is only debris for `gc --force` (an older hpshm's, or another program's).
+ * for.  With the mark, hugetlb backing, nobody attached and a tail as such a create leaves
+ * it (all zeros, or our header torn by the kill), a segment whose creator is gone is
+ * provably debris of an hpshm create and removed like a dead segment; anything else in the
+ * tail makes it foreign, mark or not, since anyone can ask for that size.  Without the mark
+ * and with a zero tail, a segment is only debris for `gc --force` (an older hpshm's, or
+ * another program's).
  *
  * Named segments (rq->name set) are different on purpose: they have a key, and they are NOT
  * marked at creation, so `hpshm ls` and `hpshm gc` can find them after a crash
@@ -389,8 +392,9 @@ struct sysv_seen {
 
 /*
  * Whose is the segment attached at s->at?  Memory that is not hugetlb, or a length that is
- * neither a whole number of its pages nor SYSV_MARK short of one, is not hpshm's; the mark
- * proves it is; otherwise the tail says (header, zeros, or something else).  The tail is
+ * neither a whole number of its pages nor SYSV_MARK short of one, is not hpshm's; then the
+ * tail says: hpshm's header; zeros (the mark makes those a killed create's, else debris);
+ * or something else, foreign even with the mark (top comment).  The tail is
  * faulted in with MADV_POPULATE_READ first, so a segment made with SHM_NORESERVE (never
  * hpshm's) on an empty pool is an error here, not a SIGBUS.
  */
@@ -409,9 +413,16 @@ static int sysv_class(struct sysv_seen *s, uint64_t segsz)
 	if (!marked && segsz % b.page_size != 0)
 		return HPSHM_FOUND_FOREIGN_BACKING;
 	tail = (const char *)s->at + s->mapped - HPSHM_HEADER_REGION;
+	/* A tail we cannot read proves nothing, mark or not.  EINVAL: before Linux 5.14. */
 	if (hpshm__linux_sys.madvise((void *)(uintptr_t)tail, HPSHM_HEADER_REGION, MADV_POPULATE_READ) < 0 &&
 	    errno != EINVAL)
-		return marked ? HPSHM_FOUND_MARKED : HPSHM_FOUND_FOREIGN_HEADER; /* EINVAL: before Linux 5.14 */
+		return HPSHM_FOUND_FOREIGN_HEADER;
+	/*
+	 * The mark proves a create killed before its header only while the tail is as such a
+	 * create leaves it: all zeros (fresh huge pages), or our header torn by the kill.  Data
+	 * there that is not hpshm's header is foreign whatever the size says: anyone can ask
+	 * shmget() for SYSV_MARK bytes short of a page.
+	 */
 	switch (hpshm__header_class(tail, HPSHM_HEADER_REGION, "sysv_hugetlb", &s->header)) {
 	case HPSHM_FOUND_HEADER:
 		return HPSHM_FOUND_HEADER;
@@ -420,7 +431,7 @@ static int sysv_class(struct sysv_seen *s, uint64_t segsz)
 	case HPSHM_FOUND_BARE:
 		return marked ? HPSHM_FOUND_MARKED : HPSHM_FOUND_BARE;
 	default:
-		return marked ? HPSHM_FOUND_MARKED : HPSHM_FOUND_FOREIGN_HEADER;
+		return HPSHM_FOUND_FOREIGN_HEADER;
 	}
 }
 

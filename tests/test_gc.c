@@ -336,12 +336,23 @@ static hpshm_config *config(const char *kv)
 	return cfg;
 }
 
+static int sysv_made_by_a_dead_process_at(key_t key, size_t size, int huge, const char *tail, size_t tail_at,
+					   uid_t owner);
+
 /*
  * In a child that then exits (so the creator is dead): shmget(key, size) with SHM_HUGETLB if
  * huge, and when tail is set, tail written at the start of the last 4 KiB.  The id, or -1 with
  * the child's errno.
  */
 static int sysv_made_by_a_dead_process(key_t key, size_t size, int huge, const char *tail)
+{
+	return sysv_made_by_a_dead_process_at(key, size, huge, tail, size - 4096, 0);
+}
+
+/* The same with tail written at byte tail_at of the mapping, and the owner (IPC_SET) uid
+ * owner unless it is 0. */
+static int sysv_made_by_a_dead_process_at(key_t key, size_t size, int huge, const char *tail, size_t tail_at,
+					   uid_t owner)
 {
 	int fds[2], id = -1, status;
 	pid_t pid;
@@ -359,11 +370,22 @@ static int sysv_made_by_a_dead_process(key_t key, size_t size, int huge, const c
 			if (p == (void *)-1)
 				v = -errno;
 			else {
-				memcpy(p + size - 4096, tail, strlen(tail));
+				memcpy(p + tail_at, tail, strlen(tail));
 				shmdt(p);
 			}
 		} else if (v < 0) {
 			v = -errno;
+		}
+		if (v >= 0 && owner != 0) {
+			struct shmid_ds ds;
+
+			if (shmctl(v, IPC_STAT, &ds) < 0)
+				v = -errno;
+			else {
+				ds.shm_perm.uid = owner;
+				if (shmctl(v, IPC_SET, &ds) < 0)
+					v = -errno;
+			}
 		}
 		(void)!write(fds[1], &v, sizeof v);
 		_exit(0);
@@ -633,6 +655,52 @@ Test(gc, a_headerless_hugetlb_segment_survives_gc_and_goes_only_with_force)
 	cr_assert(survived, "`hpshm gc` without --force removed the headerless segment %d", shm);
 	cr_assert_eq(rc, 0);
 	cr_assert_eq(hpt_pages_held(ps), before, "the pool did not come back");
+}
+
+/*
+ * A segment SYSV_MARK (0x48) bytes short of a whole huge page, hpshm's creation mark, with
+ * another program's data in its tail: the size alone proves nothing (anyone may ask for it),
+ * and the data says it is not a create of hpshm's killed before its header.  Foreign: listed
+ * so, and kept by gc and by a forced gc.
+ */
+static void marked_size_with_data_is_foreign(key_t key)
+{
+	hpshm_object o;
+	hpshm_error err;
+	size_t ps;
+	char id[32];
+	int shm, state = -1, after_gc, after_force, rc;
+
+	need_root();
+	ps = need_sysv_pool(2);
+	/* The tail is the last 4 KiB of the page the kernel maps, whatever shmget() was asked. */
+	shm = sysv_made_by_a_dead_process_at(key, ps - 0x48, 1, FOREIGN_DATA, ps - 4096, NOBODY_A);
+	cr_assert_geq(shm, 0, "shmget: %s", strerror(errno));
+	snprintf(id, sizeof id, "shm=%d", shm);
+	memset(&o, 0, sizeof o);
+	if (listed(id, &o))
+		state = o.state;
+	assert_finished(tool("gc", NULL), "gc");
+	after_gc = sysv_exists(shm);
+	assert_finished(tool("gc", "--force", NULL), "gc --force");
+	after_force = sysv_exists(shm);
+	memset(&err, 0, sizeof err);
+	rc = o.state == HPSHM_OBJECT_FOREIGN ? hpshm_objects_remove(&o, HPSHM_REMOVE_FORCE, &err) : -1;
+	(void)shmctl(shm, IPC_RMID, NULL);
+	cr_assert_eq(state, HPSHM_OBJECT_FOREIGN, "segment %d is state %d (%s), not foreign", shm, state, o.note);
+	cr_assert(after_gc, "`hpshm gc` removed segment %d, whose tail holds another program's data", shm);
+	cr_assert(after_force, "`hpshm gc --force` removed segment %d, whose tail holds another program's data", shm);
+	cr_assert_neq(rc, 0, "a forced remove took segment %d", shm);
+}
+
+Test(gc, another_users_marked_size_segment_in_the_key_range_with_data_in_its_tail_is_foreign_and_kept)
+{
+	marked_size_with_data_is_foreign(foreign_key(4));
+}
+
+Test(gc, another_users_unnamed_marked_size_segment_with_data_in_its_tail_is_foreign_and_kept)
+{
+	marked_size_with_data_is_foreign(IPC_PRIVATE);
 }
 
 /* ---- creates killed at the worst moment ---- */
