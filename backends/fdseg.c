@@ -542,6 +542,12 @@ static int named_same(const struct hpshm__names *ns, int fd, const char *path)
 	return same;
 }
 
+/* Does the calling user own the object st describes?  1 or 0. */
+static int named_mine(const struct stat *st)
+{
+	return st->st_uid == geteuid();
+}
+
 /* 0 if nobody holds a lock on fd (dead), 1 if someone does (alive), -1 if flock cannot tell. */
 static int named_alive(int fd)
 {
@@ -956,6 +962,7 @@ int hpshm__named_inspect(const struct hpshm__names *ns, const char *path, const 
 		return -1;
 	}
 	f->size = (size_t)st.st_size;
+	f->mine = named_mine(&st);
 	{
 		struct hpshm_header h;
 
@@ -1166,10 +1173,14 @@ int hpshm__named_remove(const struct hpshm__names *ns, const struct hpshm_found 
 					       "segment %s is alive: a process still holds it", path);
 		return hpshm_error_set(err, HPSHM_ESYS, saved, "flock", NULL, "could not lock %s", path);
 	}
-	/* Under the lock: still what was listed (a recycled name holds a new object). */
+	/*
+	 * Under the lock: still what was listed (a recycled name holds a new object), and debris
+	 * that a forced remove may take because it is the caller's is still the caller's.
+	 */
 	cls = named_class(ns, fd, &st, &h);
 	hpshm__header_of(f, &listed);
-	if (cls < 0 || cls != f->has_header || (cls == HPSHM_FOUND_HEADER && h.nonce != listed.nonce)) {
+	if (cls < 0 || cls != f->has_header || (cls == HPSHM_FOUND_HEADER && h.nonce != listed.nonce) ||
+	    (cls == HPSHM_FOUND_BARE && f->mine == 1 && !named_mine(&st))) {
 		(void)hpshm__sys.close(fd);
 		if (cls < 0)
 			return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "%s is not an hpshm segment: never removed",

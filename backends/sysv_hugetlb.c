@@ -384,6 +384,7 @@ struct sysv_seen {
 	pid_t               cpid;       /* its creator (shm_cpid) */
 	time_t              ctime;      /* when it was created (shm_ctime) */
 	unsigned long       uid;        /* its owner */
+	unsigned long       cuid;       /* its creator's user */
 	long long           key;        /* its key; IPC_PRIVATE once marked for removal */
 	int                 dest;       /* 1 if marked for removal (SHM_DEST) */
 	void               *at;         /* our read-only attachment: the caller shmdt()s it */
@@ -468,6 +469,7 @@ static int sysv_see(int id, struct sysv_seen *s)
 	s->cpid = ds.shm_cpid;
 	s->ctime = ds.shm_ctime;
 	s->uid = (unsigned long)ds.shm_perm.uid;
+	s->cuid = (unsigned long)ds.shm_perm.cuid;
 	s->key = (long long)ds.shm_perm.__key;
 	s->dest = (ds.shm_perm.mode & SHM_DEST) != 0;
 	return 0;
@@ -497,6 +499,17 @@ static int sysv_alive(const struct sysv_seen *s)
 	if (s->others > 0)
 		return 1;
 	return s->cls != HPSHM_FOUND_HEADER && !sysv_creator_gone(s);
+}
+
+/*
+ * Is a segment the calling user's own: its owner and its creator both?  An owner alone can be
+ * given away (IPC_SET), so it says nothing of who made the segment.
+ */
+static int sysv_mine(const struct sysv_seen *s)
+{
+	unsigned long me = (unsigned long)geteuid();
+
+	return s->uid == me && s->cuid == me;
 }
 
 /* Why a segment is not hpshm's, for messages. */
@@ -867,6 +880,7 @@ static int sysv_scan(const struct hpshm_instance *self, hpshm_found_fn fn, void 
 			if (s.mapped)
 				f.size = (size_t)s.mapped;
 			f.has_header = s.cls;
+			f.mine = sysv_mine(&s);
 			hpshm__header_to(&f, &s.header);
 			/* The core adds the header's creator; without one, ours is the only word. */
 			f.alive = sysv_alive(&s);
@@ -916,9 +930,11 @@ static int sysv_remove(const struct hpshm_instance *self, const struct hpshm_fou
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "SysV segment %d is not hpshm's (%s): never removed",
 				       id, sysv_foreign_why(s.cls));
 	}
-	/* Same segment as scan() saw (ids are reused), and still in hpshm's name space. */
+	/* Same segment as scan() saw (ids are reused), still in hpshm's name space, and debris a
+	 * forced remove may take because it is the caller's is still the caller's. */
 	if (!sysv_space_ours(s.key, s.dest) || s.cls != f->has_header ||
-	    (s.cls == HPSHM_FOUND_HEADER && s.header.nonce != sysv_listed_nonce(f))) {
+	    (s.cls == HPSHM_FOUND_HEADER && s.header.nonce != sysv_listed_nonce(f)) ||
+	    (s.cls == HPSHM_FOUND_BARE && f->mine == 1 && !sysv_mine(&s))) {
 		(void)hpshm__sys.shmdt(s.at);
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "run hpshm ls again",
 				       "SysV segment %d is no longer the one listed", id);

@@ -837,7 +837,11 @@ static hpshm_object_state objects_state(const struct hpshm_found *f, char *note,
 			snprintf(note, len, "no header, and a process holds it or its creator runs");
 			return HPSHM_OBJECT_ALIVE;
 		}
-		snprintf(note, len, "no header or mark proves it is hpshm's: only a forced gc removes it");
+		if (f->mine == 1)
+			snprintf(note, len, "no header or mark proves it is hpshm's: only a forced gc removes it");
+		else
+			snprintf(note, len, "no header or mark proves it is hpshm's, and another user owns it: only a "
+				 "forced gc for all users removes it");
 		return HPSHM_OBJECT_DEBRIS;
 	case HPSHM_FOUND_FOREIGN_TYPE:
 		snprintf(note, len, "not a regular file (a FIFO, socket, device or directory): not hpshm's");
@@ -877,6 +881,7 @@ static int objects_one(void *user, const struct hpshm_found *f)
 	o.created_unix = headed ? h.created_unix : 0;
 	o.state = objects_state(f, o.note, sizeof(o.note));
 	o.alive = o.state == HPSHM_OBJECT_FOREIGN ? -1 : o.state == HPSHM_OBJECT_ALIVE;
+	o.mine = f->mine == 1;
 	w->count++;
 	if (w->fn(w->user, &o)) {
 		w->stop = 1;
@@ -937,8 +942,9 @@ int hpshm_objects_remove(const hpshm_object *obj, unsigned flags, hpshm_error *e
 
 	if (!obj)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_objects_remove: NULL object");
-	if (flags & ~HPSHM_REMOVE_FORCE)
-		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass 0 or HPSHM_REMOVE_FORCE",
+	if (flags & ~(HPSHM_REMOVE_FORCE | HPSHM_REMOVE_ALL_USERS))
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL,
+				       "pass 0, HPSHM_REMOVE_FORCE or HPSHM_REMOVE_FORCE | HPSHM_REMOVE_ALL_USERS",
 				       "hpshm_objects_remove: unknown flags %#x", flags);
 	if (hpshm__provider_find(obj->provider, &inst) < 0 || !p->ops->scan || !p->ops->remove)
 		return hpshm_error_set(err, HPSHM_ENOPROVIDER, 0, NULL, NULL, "provider %s has no named segments",
@@ -966,6 +972,13 @@ int hpshm_objects_remove(const hpshm_object *obj, unsigned flags, hpshm_error *e
 					       "if you know it is hpshm's, remove it with `hpshm gc --force` "
 					       "(HPSHM_REMOVE_FORCE)",
 					       "%s has no hpshm header and nothing else proves it is hpshm's", obj->id);
+		/* Root's forced gc must not take another user's objects on its word alone. */
+		if (q.found.mine != 1 && !(flags & HPSHM_REMOVE_ALL_USERS))
+			return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL,
+					       "if you know it is hpshm's, remove it with `hpshm gc --force --all-users` "
+					       "(HPSHM_REMOVE_ALL_USERS), or as its owner",
+					       "%s has no hpshm header and belongs to another user: a forced remove takes "
+					       "only this user's debris", obj->id);
 		break;
 	default:
 		break;

@@ -193,8 +193,8 @@ enum hpshm_errcode {
 #define HPSHM_ERROR_VERSION 1
 /** hpshm_report.version of the reports this library fills (it covers the hpshm_attempt entries too). */
 #define HPSHM_REPORT_VERSION 1
-/** hpshm_object.version of the objects this library lists. */
-#define HPSHM_OBJECT_VERSION 1
+/** hpshm_object.version of the objects this library lists (2: with mine). */
+#define HPSHM_OBJECT_VERSION 2
 /** hpshm_child.version of the children this library starts. */
 #define HPSHM_CHILD_VERSION 1
 /** hpshm_requirement.version of the needs this library hands to hpshm_requirements()'s callback. */
@@ -683,7 +683,8 @@ typedef enum hpshm_object_state {
 	HPSHM_OBJECT_ALIVE   = 0, /**< hpshm's, and a process holds it or its creator runs: never removed */
 	HPSHM_OBJECT_DEAD    = 1, /**< hpshm's (its header, or its provider's creation mark), and nobody holds it */
 	HPSHM_OBJECT_DEBRIS  = 2, /**< nobody holds it, and nothing proves it is hpshm's (no header, no mark):
-	                               removed only with HPSHM_REMOVE_FORCE */
+	                               removed only with HPSHM_REMOVE_FORCE (another user's: and
+	                               HPSHM_REMOVE_ALL_USERS) */
 	HPSHM_OBJECT_FOREIGN = 3  /**< not hpshm's (a FIFO, a symbolic link, another program's segment): never removed */
 } hpshm_object_state;
 
@@ -700,7 +701,10 @@ typedef struct hpshm_object {
 	int       alive;                    /**< 1 if a process still holds it, 0 if none does, -1 foreign */
 	int       state;                    /**< an hpshm_object_state */
 	char      note[128];                /**< why it is in that state, for people */
-	uint64_t  reserved[16];             /**< zeroed by the library: room for the members of later versions */
+	int       mine;                     /**< version 2: 1 if the calling user owns it (a SysV segment: as owner and
+	                                         creator), 0 if another user does or the system cannot tell */
+	int       spare;                    /**< zeroed by the library: room for a member of a later version */
+	uint64_t  reserved[15];             /**< zeroed by the library: room for the members of later versions */
 } hpshm_object;
 
 /**
@@ -729,18 +733,27 @@ typedef int (*hpshm_object_fn)(void *user, const hpshm_object *obj);
  */
 HPSHM_API int hpshm_objects_list(hpshm_object_fn fn, void *user, hpshm_error *err);
 
-/** hpshm_objects_remove(): also remove debris (HPSHM_OBJECT_DEBRIS), which nothing proves is hpshm's. */
+/** hpshm_objects_remove(): also remove debris (HPSHM_OBJECT_DEBRIS), which nothing proves is
+ *  hpshm's, when it belongs to the calling user (its effective uid). */
 #define HPSHM_REMOVE_FORCE 0x1u
+/** hpshm_objects_remove(), with HPSHM_REMOVE_FORCE: remove other users' debris too.  Alone it
+ *  changes nothing, since dead hpshm segments are removed whoever owns them. */
+#define HPSHM_REMOVE_ALL_USERS 0x2u
 
 /**
- * Remove an object found by hpshm_objects_list(): with no flags, a dead hpshm segment only.
- * The object is looked at again first, so a segment some process holds is never removed, nor
- * a foreign object; debris only with HPSHM_REMOVE_FORCE.
+ * Remove an object found by hpshm_objects_list(): with no flags, a dead hpshm segment only,
+ * whoever owns it (the header or mark proves it is hpshm's, and nobody holds it).  The object
+ * is looked at again first, so a segment some process holds is never removed, nor a foreign
+ * object; debris only with HPSHM_REMOVE_FORCE, and another user's debris only with
+ * HPSHM_REMOVE_FORCE | HPSHM_REMOVE_ALL_USERS: root's forced gc must not take what another
+ * user's program left, which nothing proves is hpshm's.  Only the object that was looked at
+ * is removed: if its name comes to hold another object meanwhile, that one is kept.
  * @param obj   the object, as listed (only its provider and id are read)
- * @param flags 0 or HPSHM_REMOVE_FORCE
+ * @param flags 0, HPSHM_REMOVE_FORCE, or HPSHM_REMOVE_FORCE | HPSHM_REMOVE_ALL_USERS
  * @param err   filled on failure, may be NULL
  * @return 0; HPSHM_EEXIST if it is alive; HPSHM_EINVAL if it is foreign, debris without
- *         HPSHM_REMOVE_FORCE, gone or no longer the object listed; or another negative code
+ *         HPSHM_REMOVE_FORCE, another user's debris without HPSHM_REMOVE_ALL_USERS, gone or no
+ *         longer the object listed; or another negative code
  */
 HPSHM_API int hpshm_objects_remove(const hpshm_object *obj, unsigned flags, hpshm_error *err);
 

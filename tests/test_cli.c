@@ -106,6 +106,12 @@ Test(cli, unknown_option_is_named)
 	expect_usage_error(tool("check", "--size", "4MiB", "--bogus-flag", NULL), "--bogus-flag");
 }
 
+Test(cli, gc_all_users_without_force_is_refused)
+{
+	/* Alone it would widen nothing (dead segments go whoever owns them): a usage error, not a silent no-op. */
+	expect_usage_error(tool("gc", "--all-users", NULL), "--all-users");
+}
+
 Test(cli, mode_without_the_owners_read_and_write_is_named)
 {
 	static const char *const modes[] = {"0", "0000", "0400", "0200", "0066"};

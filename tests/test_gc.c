@@ -1151,6 +1151,96 @@ Test(gc, a_name_swapped_onto_a_live_hugetlbfs_file_while_gc_removes_never_loses_
 	swap_race(test_mount(), live, dead, ps);
 }
 
+/* ---- a forced gc and other users' debris ---- */
+
+/*
+ * Debris (no header, no mark, nobody holds it) of this user and of another: `gc --force`,
+ * run by root, takes this user's only, and hpshm_objects_remove() with HPSHM_REMOVE_FORCE
+ * refuses the other's; `gc --force --all-users` takes both.  A headerless file is made, then
+ * given to another user.
+ */
+Test(gc, a_forced_gc_keeps_another_users_headerless_file_unless_told_all_users)
+{
+	char own[256], other[256], own_id[256], other_id[256];
+	hpshm_object o;
+	hpshm_error err;
+	int own_state, other_state, other_mine, own_mine, own_after, other_after, rc;
+
+	need_root();
+	obj_path(NULL, "own-bare", own, sizeof own);
+	obj_path(NULL, "other-bare", other, sizeof other);
+	snprintf(own_id, sizeof own_id, "/hpshm.%sown-bare", prefix);
+	snprintf(other_id, sizeof other_id, "/hpshm.%sother-bare", prefix);
+	make_file(own, 65536, NULL);
+	make_file(other, 65536, NULL);
+	cr_assert_eq(chown(other, NOBODY_A, NOBODY_A), 0, "chown %s: %s", other, strerror(errno));
+	cr_assert(listed(own_id, &o), "%s is not listed", own_id);
+	own_state = o.state;
+	own_mine = o.mine;
+	cr_assert(listed(other_id, &o), "%s is not listed", other_id);
+	other_state = o.state;
+	other_mine = o.mine;
+
+	assert_finished(tool("gc", "--force", NULL), "gc --force");
+	own_after = exists_as(own, S_IFREG);
+	other_after = exists_as(other, S_IFREG);
+	memset(&err, 0, sizeof err);
+	rc = other_after ? hpshm_objects_remove(&o, HPSHM_REMOVE_FORCE, &err) : 0;
+	if (!other_after || !exists_as(other, S_IFREG)) {
+		(void)unlink(own);
+		cr_assert_fail("a forced gc run by root removed uid %d's headerless %s:\n%s", NOBODY_A, other, run.out);
+	}
+	cr_assert_eq(own_state, HPSHM_OBJECT_DEBRIS, "%s is state %d, not debris", own, own_state);
+	cr_assert_eq(other_state, HPSHM_OBJECT_DEBRIS, "%s is state %d, not debris", other, other_state);
+	cr_assert_eq(own_mine, 1, "root's own %s is not listed as its own", own);
+	cr_assert_eq(other_mine, 0, "uid %d's %s is listed as root's own", NOBODY_A, other);
+	cr_assert(!own_after, "`hpshm gc --force` left root's own headerless %s:\n%s", own, run.out);
+	cr_assert_eq(rc, HPSHM_EINVAL, "a forced remove of another user's debris: %s: %s", hpshm_errname(rc), err.message);
+	cr_assert(err.hint[0] != '\0', "no hint with: %s", err.message);
+
+	assert_finished(tool("gc", "--force", "--all-users", NULL), "gc --force --all-users");
+	cr_assert(!exists_as(other, S_IFREG), "`hpshm gc --force --all-users` left uid %d's %s:\n%s", NOBODY_A, other,
+		  run.out);
+}
+
+/* The same for a headerless SysV hugetlb segment in hpshm's key range whose owner is another user. */
+Test(gc, a_forced_gc_keeps_another_users_headerless_sysv_segment_unless_told_all_users)
+{
+	hpshm_object o;
+	hpshm_error err;
+	size_t ps;
+	char id[32];
+	int shm, state = -1, mine = -1, after_force, after_api, rc = 0;
+
+	need_root();
+	ps = need_sysv_pool(2);
+	shm = sysv_made_by_a_dead_process_at(foreign_key(5), ps, 1, NULL, 0, NOBODY_A);
+	cr_assert_geq(shm, 0, "shmget: %s", strerror(errno));
+	snprintf(id, sizeof id, "shm=%d", shm);
+	memset(&o, 0, sizeof o);
+	if (listed(id, &o)) {
+		state = o.state;
+		mine = o.mine;
+	}
+	assert_finished(tool("gc", "--force", NULL), "gc --force");
+	after_force = sysv_exists(shm);
+	memset(&err, 0, sizeof err);
+	if (after_force && state == HPSHM_OBJECT_DEBRIS)
+		rc = hpshm_objects_remove(&o, HPSHM_REMOVE_FORCE, &err);
+	after_api = sysv_exists(shm);
+	if (!after_force || !after_api)
+		cr_assert_fail("a forced %s run by root removed segment %d of uid %d, which has no header",
+			       after_force ? "hpshm_objects_remove()" : "`hpshm gc`", shm, NOBODY_A);
+	cr_assert_eq(state, HPSHM_OBJECT_DEBRIS, "segment %d is state %d (%s), not debris", shm, state, o.note);
+	cr_assert_eq(mine, 0, "segment %d of uid %d is listed as root's own", shm, NOBODY_A);
+	cr_assert_eq(rc, HPSHM_EINVAL, "a forced remove of another user's debris: %s: %s", hpshm_errname(rc), err.message);
+	assert_finished(tool("gc", "--force", "--all-users", NULL), "gc --force --all-users");
+	if (sysv_exists(shm)) {
+		(void)shmctl(shm, IPC_RMID, NULL);
+		cr_assert_fail("`hpshm gc --force --all-users` left segment %d:\n%s", shm, run.out);
+	}
+}
+
 /* ---- modes and other users ---- */
 
 Test(gc, mode_0666_is_applied_exactly_whatever_the_umask)

@@ -199,7 +199,7 @@ static const struct tool_cmd tool_cmds[] = {
 	{
 		.name = "gc",
 		.run = cmd_gc,
-		.synopsis = "gc [--force] [--dry-run] [--json]",
+		.synopsis = "gc [--force [--all-users]] [--dry-run] [--json]",
 		.summary = "remove the named segments no live process holds",
 		.help =
 		"Removes every dead segment `hpshm ls` shows, and never a live or a foreign one:\n"
@@ -208,10 +208,14 @@ static const struct tool_cmd tool_cmds[] = {
 		"segment failed.  On Windows it finds nothing to remove: a section goes with the\n"
 		"last process that holds it, and hpshm never closes another process's handles.\n"
 		"\n"
-		"  --force     also remove debris: objects nobody holds that have no hpshm header\n"
-		"              or mark (left by an older hpshm, or another program's)\n"
-		"  --dry-run   say what would be removed, remove nothing\n"
-		"  --json      one JSON object {dry_run, force, objects: [...], counts, ok}\n",
+		"Dead segments go whoever owns them: their header or mark proves they are hpshm's.\n"
+		"\n"
+		"  --force      also remove debris that belongs to this user: objects nobody holds\n"
+		"               that have no hpshm header or mark (left by an older hpshm, or\n"
+		"               another program's); other users' debris is kept, even for root\n"
+		"  --all-users  with --force: other users' debris too\n"
+		"  --dry-run    say what would be removed, remove nothing\n"
+		"  --json       one JSON object {dry_run, force, all_users, objects: [...], counts, ok}\n",
 	},
 };
 

@@ -134,6 +134,7 @@ static void ls_json_members(struct json *j, const hpshm_object *o)
 	json_kv_uint(j, "created_unix", o->created_unix);
 	json_kv_string(j, "created", ls_time(o->created_unix, t, sizeof(t)));
 	json_kv_bool(j, "alive", o->alive == 1);
+	json_kv_bool(j, "mine", o->mine == 1);
 	json_kv_string(j, "state", ls_state(o));
 	json_kv_string(j, "note", o->note);
 }
@@ -220,6 +221,7 @@ enum gc_verdict {
 	GC_WOULD_REMOVE, /* the same, --dry-run */
 	GC_KEPT_ALIVE,   /* alive when listed or when re-checked: never removed */
 	GC_KEPT_DEBRIS,  /* nothing proves it is hpshm's: only --force removes it */
+	GC_KEPT_OTHERS,  /* the same, and another user's: only --force --all-users removes it */
 	GC_KEPT_FOREIGN, /* not hpshm's: never removed */
 	GC_GONE,         /* dead, but someone removed it before us */
 	GC_FAILED        /* dead, and the removal failed */
@@ -230,12 +232,20 @@ static const char *const gc_words[] = {
 	[GC_WOULD_REMOVE] = "would remove",
 	[GC_KEPT_ALIVE] = "kept",
 	[GC_KEPT_DEBRIS] = "kept",
+	[GC_KEPT_OTHERS] = "kept",
 	[GC_KEPT_FOREIGN] = "kept",
 	[GC_GONE] = "gone",
 	[GC_FAILED] = "failed",
 };
 
-static enum gc_verdict gc_one(const hpshm_object *o, int dry_run, int force, char *why, size_t len)
+/* What `gc` may remove: --force, --all-users. */
+struct gc_reach {
+	int force;     /* debris too */
+	int all_users; /* other users' debris too */
+};
+
+static enum gc_verdict gc_one(const hpshm_object *o, int dry_run, const struct gc_reach *reach, char *why,
+			      size_t len)
 {
 	hpshm_error err;
 	int rc;
@@ -248,9 +258,13 @@ static enum gc_verdict gc_one(const hpshm_object *o, int dry_run, int force, cha
 		snprintf(why, len, "foreign, never removed: %s", o->note);
 		return GC_KEPT_FOREIGN;
 	case HPSHM_OBJECT_DEBRIS:
-		if (!force) {
+		if (!reach->force) {
 			snprintf(why, len, "debris: %s (--force removes it)", o->note);
 			return GC_KEPT_DEBRIS;
+		}
+		if (!o->mine && !reach->all_users) {
+			snprintf(why, len, "another user's debris: %s (--force --all-users removes it)", o->note);
+			return GC_KEPT_OTHERS;
 		}
 		break;
 	default:
@@ -261,7 +275,8 @@ static enum gc_verdict gc_one(const hpshm_object *o, int dry_run, int force, cha
 		return GC_WOULD_REMOVE;
 	}
 	memset(&err, 0, sizeof(err));
-	rc = hpshm_objects_remove(o, force ? HPSHM_REMOVE_FORCE : 0, &err);
+	rc = hpshm_objects_remove(o, (reach->force ? HPSHM_REMOVE_FORCE : 0u) | (reach->all_users ? HPSHM_REMOVE_ALL_USERS : 0u),
+				  &err);
 	if (rc == 0) {
 		snprintf(why, len, "%s: %s", ls_state(o), o->note);
 		return GC_REMOVED;
@@ -275,11 +290,22 @@ static enum gc_verdict gc_one(const hpshm_object *o, int dry_run, int force, cha
 	return GC_FAILED;
 }
 
+/* The summary's clause for other users' debris kept, when there is some: in buf, or "". */
+static const char *gc_others(unsigned n, char *buf, size_t len)
+{
+	if (n == 0)
+		return "";
+	snprintf(buf, len, ", %u kept (another user's debris: --force --all-users removes it)", n);
+	return buf;
+}
+
 int cmd_gc(int argc, char **argv)
 {
 	struct ls_list l;
 	struct json j;
-	int json = 0, dry_run = 0, force = 0, rc, failed = 0;
+	struct gc_reach reach = { 0, 0 };
+	char others[96];
+	int json = 0, dry_run = 0, rc, failed = 0;
 	unsigned counts[GC_FAILED + 1] = { 0 };
 
 	for (int i = 1; i < argc; i++) {
@@ -296,23 +322,31 @@ int cmd_gc(int argc, char **argv)
 		} else if ((r = tool_opt_flag("gc", argv[i], "--force")) != 0) {
 			if (r < 0)
 				return TOOL_EXIT_USAGE;
-			force = 1;
+			reach.force = 1;
+		} else if ((r = tool_opt_flag("gc", argv[i], "--all-users")) != 0) {
+			if (r < 0)
+				return TOOL_EXIT_USAGE;
+			reach.all_users = 1;
 		} else {
 			return tool_usage_error("gc", "unexpected argument '%s'", argv[i]);
 		}
 	}
+	/* Without --force, every user's dead segments go already: --all-users alone would promise more. */
+	if (reach.all_users && !reach.force)
+		return tool_usage_error("gc", "--all-users widens --force to other users' debris: give both");
 	rc = ls_load("gc", &l);
 	if (json) {
 		json_begin(&j, stdout, 1);
 		json_object_open(&j);
 		json_kv_bool(&j, "dry_run", dry_run);
-		json_kv_bool(&j, "force", force);
+		json_kv_bool(&j, "force", reach.force);
+		json_kv_bool(&j, "all_users", reach.all_users);
 		json_key(&j, "objects");
 		json_array_open(&j);
 	}
 	for (size_t i = 0; i < l.n; i++) {
-		char why[HPSHM_MESSAGE_MAX + HPSHM_TEXT_MAX + 16];
-		enum gc_verdict v = gc_one(&l.v[i], dry_run, force, why, sizeof(why));
+		char why[HPSHM_MESSAGE_MAX + HPSHM_TEXT_MAX + 64];
+		enum gc_verdict v = gc_one(&l.v[i], dry_run, &reach, why, sizeof(why));
 
 		counts[v]++;
 		if (v == GC_FAILED)
@@ -334,6 +368,7 @@ int cmd_gc(int argc, char **argv)
 		json_kv_uint(&j, "would_remove", counts[GC_WOULD_REMOVE]);
 		json_kv_uint(&j, "kept", counts[GC_KEPT_ALIVE]);
 		json_kv_uint(&j, "kept_debris", counts[GC_KEPT_DEBRIS]);
+		json_kv_uint(&j, "kept_other_users", counts[GC_KEPT_OTHERS]);
 		json_kv_uint(&j, "kept_foreign", counts[GC_KEPT_FOREIGN]);
 		json_kv_uint(&j, "gone", counts[GC_GONE]);
 		json_kv_uint(&j, "failed", counts[GC_FAILED]);
@@ -342,13 +377,14 @@ int cmd_gc(int argc, char **argv)
 		if (json_end(&j) < 0)
 			rc = tool_fail("gc", "internal error writing JSON");
 	} else if (dry_run) {
-		printf("%u would be removed, %u kept (alive), %u kept (debris: --force removes it), %u kept (foreign)\n",
-		       counts[GC_WOULD_REMOVE], counts[GC_KEPT_ALIVE], counts[GC_KEPT_DEBRIS], counts[GC_KEPT_FOREIGN]);
+		printf("%u would be removed, %u kept (alive), %u kept (debris: --force removes it), %u kept (foreign)%s\n",
+		       counts[GC_WOULD_REMOVE], counts[GC_KEPT_ALIVE], counts[GC_KEPT_DEBRIS], counts[GC_KEPT_FOREIGN],
+		       gc_others(counts[GC_KEPT_OTHERS], others, sizeof(others)));
 	} else {
 		printf("%u removed, %u kept (alive), %u kept (debris: --force removes it), %u kept (foreign), "
-		       "%u already gone, %u failed\n",
+		       "%u already gone, %u failed%s\n",
 		       counts[GC_REMOVED], counts[GC_KEPT_ALIVE], counts[GC_KEPT_DEBRIS], counts[GC_KEPT_FOREIGN],
-		       counts[GC_GONE], counts[GC_FAILED]);
+		       counts[GC_GONE], counts[GC_FAILED], gc_others(counts[GC_KEPT_OTHERS], others, sizeof(others)));
 	}
 	free(l.v);
 	if (failed && rc == 0)

@@ -68,7 +68,9 @@
  *      without the cap never sees a tag, so one built before them works unchanged); then
  *      hpshm_mapping.object (the core zeroes it before every call, so a provider built
  *      before it leaves it empty, and the headers of its segments are not bound to their
- *      objects, as before).  In 0.2.0 the page-size wishes took hpshm.h's names
+ *      objects, as before); then hpshm_found.mine, whose an object is, so that a forced gc
+ *      keeps to the caller's own debris (the struct grew: a provider with a scan() must be
+ *      rebuilt).  In 0.2.0 the page-size wishes took hpshm.h's names
  *      (HPSHM_PAGE_SIZE_DEFAULT and _LARGEST), requirements()' callback type became
  *      hpshm_need_fn, and hpshm_requirement gained its version and reserved space: rebuild
  *      against this header.
@@ -202,6 +204,8 @@ struct hpshm_found {
 	int           alive;                      /**< 1 if some process still maps it, 0 if none does, -1 unknown */
 	int           has_header;                 /**< HPSHM_FOUND_*: 1 hpshm's header, 2 its mark, 0 neither, < 0 foreign */
 	unsigned char header[HPSHM_HEADER_BYTES]; /**< the start of its header region as read, for the core to decode */
+	int           mine;                       /**< 1 if the calling user owns it (a SysV segment: as owner and
+	                                               creator), 0 if another user does or the system cannot tell */
 };
 
 /** Called by scan() for each object; return non-zero to stop. */
@@ -309,8 +313,11 @@ struct hpshm_provider {
 
 	/**
 	 * Remove a named object scan() found.  The core calls it only for dead objects that are
-	 * hpshm's (HPSHM_FOUND_BARE ones only when the caller forces it), and the provider
-	 * re-checks liveness and has_header itself, so a live or foreign one is never removed.
+	 * hpshm's (HPSHM_FOUND_BARE ones only when the caller forces it, and only the caller's
+	 * own, f->mine 1, unless it asks for all users' too), and the provider re-checks
+	 * liveness, has_header and mine itself, so a live or foreign one is never removed, nor
+	 * anything but the object that was looked at: a name that comes to hold another object
+	 * meanwhile keeps it.
 	 * @return 0, HPSHM_EEXIST if it turned out to be alive, or another negative code
 	 */
 	int (*remove)(const struct hpshm_instance *self, const struct hpshm_found *f, hpshm_error *err);
