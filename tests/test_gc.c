@@ -39,9 +39,11 @@
 
 #include "harness.h"
 
+#include "base/header.h"
 #include "fixture.h"
 #include "hpshm.h"
 #include "posix/sys.h"
+#include "toolrun.h"
 
 #ifndef HPSHM_TOOL_PATH
 #error "HPSHM_TOOL_PATH must name the built hpshm tool"
@@ -1149,6 +1151,85 @@ Test(gc, a_name_swapped_onto_a_live_hugetlbfs_file_while_gc_removes_never_loses_
 	snprintf(dead, sizeof dead, "provider=hugetlbfs,huge_pages=on,huge_page_size=%s,hugetlbfs_path=%s,name=%sswap-dead",
 		 hpt_size_text(ps, psz, sizeof psz), test_mount(), prefix);
 	swap_race(test_mount(), live, dead, ps);
+}
+
+/* ---- names that would drive a terminal ---- */
+
+/* What a terminal acts on, in raw output: a control byte (other than the line ends the tool
+ * writes), DEL, a C1 control in UTF-8, a direction override, a byte that is not UTF-8 here. */
+static const char *raw_terminal_bytes(const char *out)
+{
+	for (const unsigned char *p = (const unsigned char *)out; *p; p++) {
+		if ((*p < 0x20 && *p != '\n') || *p == 0x7f || *p == 0xff)
+			return (const char *)p;
+		if ((p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) || (p[0] == 0xe2 && p[1] == 0x80 && p[2] == 0xae))
+			return (const char *)p;
+	}
+	return NULL;
+}
+
+/* r's output shows no raw terminal bytes, no line made by a name, and the escaped texts. */
+static void assert_escaped(const struct tool_run *r, const char *what, const char *esc_file, const char *esc_header)
+{
+	const char *raw = raw_terminal_bytes(r->out);
+
+	cr_assert_null(raw, "`hpshm %s` printed byte %#x raw at offset %zu:\n%s", what, raw ? (unsigned char)raw[0] : 0u,
+		       raw ? (size_t)(raw - r->out) : 0, r->out);
+	cr_assert(!hpt_contains(r->out, "\nhpshm-fake-line"), "`hpshm %s` let a name start a line:\n%s", what, r->out);
+	cr_assert(hpt_contains(r->out, esc_file), "`hpshm %s` does not show the file name as %s:\n%s", what, esc_file,
+		  r->out);
+	cr_assert(hpt_contains(r->out, esc_header), "`hpshm %s` does not show the header's name as %s:\n%s", what,
+		  esc_header, r->out);
+}
+
+/*
+ * Names come from whoever made the object: a file name, or the name in a header.  One with
+ * an ESC sequence, CR and LF, an OSC that sets the terminal's title, a right-to-left
+ * override and a byte that is not UTF-8 is shown escaped by `hpshm ls` and `hpshm gc`, and as
+ * JSON escapes by `hpshm ls --json`.
+ */
+Test(gc, ls_and_gc_show_names_with_terminal_sequences_escaped)
+{
+	static const char forged[] = "\x1b]0;owned\x07\x1b[2J\xe2\x80\xae" "evil\xff";
+	char file[256], dead[256], kv[256], esc_file[256], esc_header[128], json_header[128];
+	struct tool_run *r;
+	hpshm_config *cfg;
+	struct stat st;
+	int fd;
+
+	need_root();
+	/* A headerless file whose name carries the sequences: debris, listed by its file name. */
+	snprintf(file, sizeof file, "/dev/shm/hpshm.%sesc\x1b[31mRED\rX\nhpshm-fake-line", prefix);
+	make_file(file, 65536, NULL);
+	snprintf(esc_file, sizeof esc_file, "/hpshm.%sesc\\u001b[31mRED\\rX\\nhpshm-fake-line", prefix);
+	/* A dead segment of a clean name whose header names it with the sequences. */
+	snprintf(kv, sizeof kv, "provider=plain,huge_pages=off,name=%shdr", prefix);
+	cfg = config(kv);
+	hpt_crashed_creator(cfg, 65536, "segment");
+	hpshm_config_free(cfg);
+	obj_path(NULL, "hdr", dead, sizeof dead);
+	fd = open(dead, O_WRONLY | O_CLOEXEC);
+	cr_assert_geq(fd, 0, "%s: %s", dead, strerror(errno));
+	cr_assert_eq(fstat(fd, &st), 0);
+	/* The header sits at the start of the file's last 4 KiB. */
+	cr_assert_eq(pwrite(fd, forged, sizeof forged, st.st_size - 4096 + (off_t)offsetof(struct hpshm_header, name)),
+		     (ssize_t)sizeof forged);
+	close(fd);
+	snprintf(esc_header, sizeof esc_header, "\\u001b]0;owned\\u0007\\u001b[2J\\u202eevil\\xff");
+	snprintf(json_header, sizeof json_header, "\\u001b]0;owned\\u0007\\u001b[2J");
+
+	r = tool("ls", NULL);
+	assert_finished(r, "ls");
+	assert_escaped(r, "ls", esc_file, esc_header);
+	r = tool("ls", "--json", NULL);
+	assert_finished(r, "ls --json");
+	cr_assert(hpt_json_ok(r->out), "`hpshm ls --json` is not one JSON value:\n%s", r->out);
+	cr_assert(hpt_contains(r->out, json_header), "`hpshm ls --json` does not escape the header's name:\n%s", r->out);
+	r = tool("gc", NULL);
+	assert_finished(r, "gc");
+	assert_escaped(r, "gc", esc_file, esc_header);
+	cr_assert(!exists_as(dead, S_IFREG), "`hpshm gc` left the dead %s:\n%s", dead, r->out);
+	cr_assert_eq(unlink(file), 0);
 }
 
 /* ---- a forced gc and other users' debris ---- */

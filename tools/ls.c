@@ -23,6 +23,15 @@
  * The list is taken first and acted on after, so removals never run inside a provider's
  * scan.
  *
+ * `gc --force` takes only the caller's own debris: root's gc must not remove what another
+ * user's program left on its word alone.  `--force --all-users` widens it to everyone's.
+ *
+ * Names come from whoever made the object (a file name, the name in a header), so the text
+ * output escapes what a terminal would act on: control bytes (an ESC sequence could repaint
+ * the screen, a CR or LF fake a line), the C1 controls, the bidirectional overrides that
+ * reorder what is shown, and bytes that are not UTF-8.  The JSON carries them escaped by the
+ * JSON writer.
+ *
  * `gc` exits 1 only if the removal of a dead object failed (or a provider could not be
  * listed): objects kept are the normal case, not a failure.
  */
@@ -33,6 +42,104 @@
 
 #include "base/json.h"
 #include "tool.h"
+
+/* ---- text a terminal shows as it is ---- */
+
+/*
+ * The length of the UTF-8 sequence that starts p (at most n bytes), with *cp its code point:
+ * 1 to 4, or 0 if it is not valid UTF-8 (a stray or missing continuation byte, an overlong
+ * form, a surrogate, beyond U+10FFFF).
+ */
+static size_t ls_utf8(const unsigned char *p, size_t n, uint32_t *cp)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t len;
+	uint32_t c;
+
+	if (p[0] < 0x80) {
+		*cp = p[0];
+		return 1;
+	}
+	if (p[0] >= 0xc2 && p[0] <= 0xdf) {
+		len = 2;
+		c = p[0] & 0x1fu;
+	} else if (p[0] >= 0xe0 && p[0] <= 0xef) {
+		len = 3;
+		c = p[0] & 0x0fu;
+		lo = p[0] == 0xe0 ? 0xa0 : 0x80; /* no overlong form */
+		hi = p[0] == 0xed ? 0x9f : 0xbf; /* no surrogate */
+	} else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+		len = 4;
+		c = p[0] & 0x07u;
+		lo = p[0] == 0xf0 ? 0x90 : 0x80; /* no overlong form */
+		hi = p[0] == 0xf4 ? 0x8f : 0xbf; /* nothing past U+10FFFF */
+	} else {
+		return 0;
+	}
+	if (n < len)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if (p[i] < lo || p[i] > hi)
+			return 0;
+		c = (c << 6) | (p[i] & 0x3fu);
+		lo = 0x80;
+		hi = 0xbf;
+	}
+	*cp = c;
+	return len;
+}
+
+/* Would a terminal act on code point c rather than show it?  C0 and C1 controls, DEL, and the
+ * marks and overrides that change the direction of what follows. */
+static int ls_unsafe(uint32_t c)
+{
+	return c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == 0x061c || c == 0x200e || c == 0x200f ||
+	       (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069);
+}
+
+/*
+ * in, as a terminal may show it, in out (len bytes): a backslash doubled, \t \n \r for
+ * those, \uXXXX for another code point ls_unsafe() names, \xHH for a byte that is not
+ * UTF-8; the rest as it is.  Cut short, never inside an escape, when out is too small.  out.
+ */
+static const char *ls_safe(const char *in, char *out, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)in;
+	size_t n = strlen(in), o = 0;
+
+	while (n > 0) {
+		char esc[16];
+		uint32_t c = 0;
+		size_t k = ls_utf8(p, n, &c), w;
+
+		if (k == 0) {
+			snprintf(esc, sizeof(esc), "\\x%02x", p[0]);
+			k = 1;
+		} else if (c == '\\') {
+			snprintf(esc, sizeof(esc), "\\\\");
+		} else if (c == '\t' || c == '\n' || c == '\r') {
+			snprintf(esc, sizeof(esc), "\\%c", c == '\t' ? 't' : c == '\n' ? 'n' : 'r');
+		} else if (ls_unsafe(c)) {
+			snprintf(esc, sizeof(esc), "\\u%04x", (unsigned)c);
+		} else {
+			memcpy(esc, p, k);
+			esc[k] = '\0';
+		}
+		w = strlen(esc);
+		if (o + w >= len)
+			break;
+		memcpy(out + o, esc, w);
+		o += w;
+		p += k;
+		n -= k;
+	}
+	if (len > 0)
+		out[o] = '\0';
+	return out;
+}
+
+/* Room for any text the tool prints escaped: ls_safe() makes at most six bytes of one. */
+#define LS_SAFE_MAX(n) ((n) * 6 + 1)
 
 /* The objects found, copied out of the callback. */
 struct ls_list {
@@ -76,9 +183,12 @@ static int ls_load(const char *cmd, struct ls_list *l)
 	if (l->oom)
 		return tool_fail(cmd, "out of memory after %zu segments", l->n);
 	if (rc < 0) {
-		tool_fail(cmd, "cannot list the segments: %s", err.message[0] ? err.message : hpshm_strerror(rc));
+		char msg[LS_SAFE_MAX(HPSHM_MESSAGE_MAX)], hint[LS_SAFE_MAX(HPSHM_TEXT_MAX)];
+
+		tool_fail(cmd, "cannot list the segments: %s",
+			  ls_safe(err.message[0] ? err.message : hpshm_strerror(rc), msg, sizeof(msg)));
 		if (err.hint[0])
-			fprintf(stderr, "  hint: %s\n", err.hint);
+			fprintf(stderr, "  hint: %s\n", ls_safe(err.hint, hint, sizeof(hint)));
 		return TOOL_EXIT_FAIL;
 	}
 	return 0;
@@ -148,13 +258,16 @@ static void ls_text_header(void)
 static void ls_text_row(const hpshm_object *o)
 {
 	char s[32], p[32], t[32];
+	char prov[LS_SAFE_MAX(sizeof(o->provider))], id[LS_SAFE_MAX(sizeof(o->id))];
+	char name[LS_SAFE_MAX(sizeof(o->name))], note[LS_SAFE_MAX(sizeof(o->note))];
 
-	printf("%-14s %-28s %-20s %10s %6s %8lld %-19s %s", o->provider, o->id, o->name[0] ? o->name : "-",
+	printf("%-14s %-28s %-20s %10s %6s %8lld %-19s %s", ls_safe(o->provider, prov, sizeof(prov)),
+	       ls_safe(o->id, id, sizeof(id)), o->name[0] ? ls_safe(o->name, name, sizeof(name)) : "-",
 	       hpshm_size_format(o->size, s, sizeof(s)), o->page_size ? hpshm_size_format(o->page_size, p, sizeof(p)) : "-",
 	       o->creator_pid, ls_time(o->created_unix, t, sizeof(t)), ls_state(o));
 	/* Plain alive and dead segments need no explanation; the other states do. */
 	if (o->state == HPSHM_OBJECT_DEBRIS || o->state == HPSHM_OBJECT_FOREIGN || o->creator_pid == 0)
-		printf(" (%s)", o->note);
+		printf(" (%s)", ls_safe(o->note, note, sizeof(note)));
 	printf("\n");
 }
 
@@ -358,8 +471,13 @@ int cmd_gc(int argc, char **argv)
 			json_kv_string(&j, "reason", why);
 			json_object_close(&j);
 		} else {
-			printf("%-12s %s %s%s%s: %s\n", gc_words[v], l.v[i].provider, l.v[i].id, l.v[i].name[0] ? " " : "",
-			       l.v[i].name, why);
+			const hpshm_object *o = &l.v[i];
+			char prov[LS_SAFE_MAX(sizeof(o->provider))], id[LS_SAFE_MAX(sizeof(o->id))];
+			char name[LS_SAFE_MAX(sizeof(o->name))], safe[LS_SAFE_MAX(sizeof(why))];
+
+			printf("%-12s %s %s%s%s: %s\n", gc_words[v], ls_safe(o->provider, prov, sizeof(prov)),
+			       ls_safe(o->id, id, sizeof(id)), o->name[0] ? " " : "", ls_safe(o->name, name, sizeof(name)),
+			       ls_safe(why, safe, sizeof(safe)));
 		}
 	}
 	if (json) {
