@@ -988,13 +988,14 @@ static int named_same_inode(const struct stat *a, const struct stat *b)
  * open it: name ".hpshm-gc-<pid>-<random>" (a dot and no "hpshm." prefix: no scan lists it,
  * and a test can tell whose it is), mode 0700.  What gets opened under that name must be the
  * directory we made: ours, private, on the same file system (rename() moves nothing across).
- * Its descriptor with name filled, or -1 with errno.
+ * Its descriptor with name filled, or -1 with errno and *call the call that failed.
  */
-static int named_private_open(int dfd, const struct stat *dir, char *name, size_t len)
+static int named_private_open(int dfd, const struct stat *dir, char *name, size_t len, const char **call)
 {
 	struct stat st;
 	int pfd, tries, saved;
 
+	*call = "mkdirat";
 	for (tries = 0;; tries++) {
 		snprintf(name, len, ".hpshm-gc-%lld-%016llx", hpshm__getpid(), (unsigned long long)hpshm__random64());
 		if (hpshm__sys.mkdirat(dfd, name, 0700) == 0)
@@ -1002,6 +1003,7 @@ static int named_private_open(int dfd, const struct stat *dir, char *name, size_
 		if (errno != EEXIST || tries + 1 == SEGMENT_PRIVATE_TRIES)
 			return -1;
 	}
+	*call = "openat";
 	pfd = hpshm__sys.openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
 	if (pfd < 0) {
 		saved = errno; /* unlinkat() below may clobber it */
@@ -1067,7 +1069,7 @@ static int named_take(const struct hpshm__names *ns, int fd, const struct stat *
 		      const char *hint, hpshm_error *err)
 {
 	char dir[HPSHM_PATH_MAX], full[HPSHM_PATH_MAX], priv[64], where[HPSHM_PATH_MAX + 32];
-	const char *base;
+	const char *base, *call;
 	struct stat dst, moved;
 	int dfd, pfd, saved, rc, same;
 
@@ -1093,11 +1095,11 @@ static int named_take(const struct hpshm__names *ns, int fd, const struct stat *
 		return hpshm_error_set(err, HPSHM_ESYS, saved, dfd < 0 ? "open" : "fstat", NULL,
 				       "could not open the directory %s to remove %s %s", dir, ns->noun, path);
 	}
-	pfd = named_private_open(dfd, &dst, priv, sizeof(priv));
+	pfd = named_private_open(dfd, &dst, priv, sizeof(priv), &call);
 	if (pfd < 0) {
 		saved = errno;
 		(void)hpshm__sys.close(dfd);
-		return hpshm_error_set(err, HPSHM_ESYS, saved, "mkdirat",
+		return hpshm_error_set(err, HPSHM_ESYS, saved, call,
 				       saved == EACCES || saved == EPERM ? hint : NULL,
 				       "could not make a private directory in %s to remove %s %s from", dir, ns->noun,
 				       path);

@@ -219,12 +219,12 @@ int hpshm__named_unlink(const struct hpshm__names *ns, const char *path);
 int hpshm__named_destroy(const struct hpshm__names *ns, struct hpshm_mapping *m);
 
 /*
- * scan(): fill f for object path (f->id = path, f->name = name) with its size, liveness and
- * has_header: hpshm's header, none (size 0 or a zero tail), or foreign -- a symbolic link, a
- * FIFO or other non-file (told by d_type, the directory entry's type or 0 for unknown, or
- * found on opening, which never blocks), a file on the wrong file system or of a size hpshm
- * never makes, a tail that is not hpshm's header.  Foreign objects get alive -1.  0, or -1 if
- * it is gone or not ours to open: skip it.
+ * scan(): fill f for object path (f->id = path, f->name = name) with its size, liveness, whose
+ * it is (mine: its owner is the effective uid) and has_header: hpshm's header, none (size 0
+ * or a zero tail), or foreign -- a symbolic link, a FIFO or other non-file (told by d_type,
+ * the directory entry's type or 0 for unknown, or found on opening, which never blocks), a
+ * file on the wrong file system or of a size hpshm never makes, a tail that is not hpshm's
+ * header.  Foreign objects get alive -1.  0, or -1 if it is gone or not ours to open: skip it.
  */
 int hpshm__named_inspect(const struct hpshm__names *ns, const char *path, const char *name, unsigned d_type,
 			 struct hpshm_found *f);
