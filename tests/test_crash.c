@@ -17,11 +17,15 @@
  * the object must then be listed alive, hpshm_objects_remove() must refuse it with
  * HPSHM_EEXIST and gc must keep it; once the holder is gone, gc removes it.
  *
- * At the end the huge page pools (free, resv, surplus of every size), the SysV segment list,
- * the hugetlbfs mount's files and /dev/shm must be as they began (the fixture checks the
- * whole machine too).  The test process is a child subreaper, so the children of a killed
- * creator become its own and none is left running.  Root only (SysV hugetlb and other
- * users' objects).
+ * At the end what this run made must be gone: the huge pages it holds (by its own
+ * accounting), its SysV segments (by the keys of its names), its files in the hugetlbfs mount
+ * and /dev/shm (by its name prefix), and gc's private directories.  Only this run's objects
+ * are judged, never the machine: other programs (a PostgreSQL, another suite) make and
+ * remove segments beside it, and pids are reused, so a segment is this run's by its key,
+ * never by its creator's pid (a neighbour that got the pid of one of this run's dead
+ * creators is made on purpose, and must be neither judged nor removed).  The test process
+ * is a child subreaper, so the children of a killed creator become its own and none is left
+ * running.  Root only (SysV hugetlb and other users' objects).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -37,6 +41,7 @@
 #include <sys/prctl.h>
 #include <sys/shm.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -44,6 +49,7 @@
 
 #include "harness.h"
 
+#include "base/base.h"
 #include "fixture.h"
 #include "hpshm.h"
 #include "reattach_child.h"
@@ -65,6 +71,8 @@ TestSuite(crash, .init = hpt_fixture_init, .fini = hpt_fixture_fini);
 static char first_failure[2048];
 static pid_t creators[256];
 static int ncreators;
+static char run_names[256][96]; /* every segment name this run used */
+static int nnames;
 
 static void failed(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -190,7 +198,37 @@ static int named_providers(struct named *out, int max)
 	return n;
 }
 
-/* ---- machine state, as this test compares it ---- */
+/* ---- what this run made ---- */
+
+/* Remember a segment name of this run, once. */
+static void name_used(const char *name)
+{
+	for (int i = 0; i < nnames; i++)
+		if (strcmp(run_names[i], name) == 0)
+			return;
+	if (nnames < (int)(sizeof run_names / sizeof run_names[0]))
+		snprintf(run_names[nnames++], sizeof run_names[0], "%s", name);
+}
+
+/* The SysV key of a named segment (sysv_hugetlb: hpshm's range, FNV-1a 32 of "hpshm:<name>"). */
+static long run_key_of(const char *name)
+{
+	uint32_t h = hpshm__fnv1a32(HPSHM__FNV1A32_INIT, "hpshm:", 6);
+
+	h = hpshm__fnv1a32(h, name, strlen(name));
+	return (long)(0x48000000u | (h & 0x00ffffffu));
+}
+
+/* Is key the key of one of this run's names? */
+static int run_key(long key)
+{
+	for (int i = 0; i < nnames; i++)
+		if (run_key_of(run_names[i]) == key)
+			return 1;
+	return 0;
+}
+
+/* ---- this run's objects, as this test compares them ---- */
 
 struct state {
 	char text[65536];
@@ -213,7 +251,27 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void state_dir(struct state *s, const char *dir)
+/*
+ * Is a name in a directory this run's: hpshm.<prefix>*, or a private directory of gc's
+ * (".hpshm-gc-<pid>-...") made by this process or by tool (the `hpshm gc` it ran, or 0)?
+ */
+static int run_entry(const char *name, const char *prefix, pid_t tool)
+{
+	char pat[96];
+
+	snprintf(pat, sizeof pat, "hpshm.%s", prefix);
+	if (strncmp(name, pat, strlen(pat)) == 0)
+		return 1;
+	snprintf(pat, sizeof pat, ".hpshm-gc-%ld-", (long)getpid());
+	if (strncmp(name, pat, strlen(pat)) == 0)
+		return 1;
+	snprintf(pat, sizeof pat, ".hpshm-gc-%ld-", (long)tool);
+	return tool > 0 && strncmp(name, pat, strlen(pat)) == 0;
+}
+
+static pid_t tool_pid; /* the `hpshm gc` this run started, 0 before */
+
+static void state_dir(struct state *s, const char *dir, const char *prefix)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
@@ -225,7 +283,7 @@ static void state_dir(struct state *s, const char *dir)
 		return;
 	}
 	while ((e = readdir(d)) != NULL && n < 1024)
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+		if (run_entry(e->d_name, prefix, tool_pid))
 			names[n++] = strdup(e->d_name);
 	closedir(d);
 	qsort(names, n, sizeof *names, cmp_str);
@@ -235,7 +293,8 @@ static void state_dir(struct state *s, const char *dir)
 	}
 }
 
-static void state_take(struct state *s)
+/* The pages this run holds, its SysV segments (by their keys) and files (by prefix), one line each. */
+static void state_take(struct state *s, const char *prefix)
 {
 	size_t sizes[16];
 	int ns = hpshm_huge_page_sizes(sizes, 16);
@@ -251,14 +310,14 @@ static void state_take(struct state *s)
 		while (fgets(line, sizeof line, f)) {
 			long key, id;
 
-			if (sscanf(line, "%ld %ld", &key, &id) == 2)
+			if (sscanf(line, "%ld %ld", &key, &id) == 2 && run_key(key))
 				state_add(s, "sysv shmid=%ld key=%ld\n", id, key);
 		}
 		fclose(f);
 	}
 	if (test_mount())
-		state_dir(s, test_mount());
-	state_dir(s, "/dev/shm");
+		state_dir(s, test_mount(), prefix);
+	state_dir(s, "/dev/shm", prefix);
 }
 
 /* ---- processes ---- */
@@ -378,8 +437,9 @@ struct found_list {
 
 /*
  * Is o one of this run's objects?  By its name; but a SysV segment whose creator was killed
- * before the header was written is listed without one (its key is only a hash of the name),
- * so then by its creator (shm_cpid), which must be one of this run's creators.
+ * before the header was written is listed without one, so then by its key, the hash of one
+ * of this run's names.  Never by its creator's pid: pids are reused, and a segment another
+ * program made under a pid one of this run's dead creators had is not this run's.
  */
 static int of_this_run(const char *prefix, const hpshm_object *o)
 {
@@ -389,10 +449,7 @@ static int of_this_run(const char *prefix, const hpshm_object *o)
 		return 1;
 	if (o->name[0] != '\0' || strncmp(o->id, "shm=", 4) != 0 || shmctl(atoi(o->id + 4), IPC_STAT, &ds) != 0)
 		return 0;
-	for (int k = 0; k < ncreators; k++)
-		if (creators[k] == ds.shm_cpid)
-			return 1;
-	return 0;
+	return run_key((long)ds.shm_perm.__key);
 }
 
 static int collect(void *user, const hpshm_object *o)
@@ -458,8 +515,8 @@ static int object_present(const char *prefix, const char *name, hpshm_object *ou
 /*
  * After a failure, or to report a leak: remove by hand what this run left and the gc logic
  * did not (it must list and remove objects without a header too).  Files named
- * hpshm.<prefix>* in /dev/shm and the test's hugetlbfs mount; SysV segments created by one
- * of this run's creators.  Returns how many it removed and names them in buf.
+ * hpshm.<prefix>* in /dev/shm and the test's hugetlbfs mount; SysV segments under the key of
+ * one of this run's names.  Returns how many it removed and names them in buf.
  */
 static int remove_leftovers(const char *prefix, char *buf, size_t len)
 {
@@ -499,11 +556,10 @@ static int remove_leftovers(const char *prefix, char *buf, size_t len)
 
 			if (sscanf(line, "%ld %ld %lo %ld %ld", &key, &id, &perms, &size, &cpid) != 5)
 				continue;
-			for (int k = 0; k < ncreators; k++)
-				if (creators[k] == (pid_t)cpid && shmctl((int)id, IPC_RMID, NULL) == 0) {
-					n++;
-					snprintf(buf + strlen(buf), len - strlen(buf), " shmid=%ld(cpid %ld)", id, cpid);
-				}
+			if (run_key(key) && shmctl((int)id, IPC_RMID, NULL) == 0) {
+				n++;
+				snprintf(buf + strlen(buf), len - strlen(buf), " shmid=%ld(key %#lx, cpid %ld)", id, key, cpid);
+			}
 		}
 		fclose(f);
 	}
@@ -528,6 +584,7 @@ static void run_tool_gc(void)
 		_exit(127);
 	}
 	cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
+	tool_pid = pid;
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
 		failed("`hpshm gc` did not exit normally (status %#x)", status);
 	else if (WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != 1)
@@ -542,6 +599,79 @@ static void run_tool_gc(void)
 		cr_log_info("`hpshm gc` exited 1: something outside this run was not removed or listed");
 }
 #endif
+
+/* ---- a neighbour that got a dead creator's pid ---- */
+
+/* struct clone_args up to set_tid_size (CLONE_ARGS_SIZE_VER1, Linux 5.5), as clone3() takes it. */
+struct neighbour_clone_args {
+	uint64_t flags;        /* none: a copy of this process, as fork() makes */
+	uint64_t pidfd;        /* unused */
+	uint64_t child_tid;    /* unused */
+	uint64_t parent_tid;   /* unused */
+	uint64_t exit_signal;  /* SIGCHLD, so waitpid() reaps it */
+	uint64_t stack;        /* unused: the child runs on a copy of this stack */
+	uint64_t stack_size;   /* unused */
+	uint64_t tls;          /* unused */
+	uint64_t set_tid;      /* the pid the child must get */
+	uint64_t set_tid_size; /* 1: in this pid namespace only */
+};
+
+/*
+ * Another program's process that got the pid one of this run's dead creators had (a busy
+ * machine wraps pid_max often, and pids are reused), and left a SysV segment of its own: a
+ * 4 KiB IPC_PRIVATE one, which no scan of hpshm's looks at.  clone3() with set_tid gives the
+ * process exactly that pid (root, Linux 5.5).  The segment's id, or -1 where no such process
+ * can be made (logged: the rounds run without it).
+ */
+static int neighbour_with_a_creators_pid(void)
+{
+#ifdef SYS_clone3
+	for (int k = 0; k < ncreators; k++) {
+		struct neighbour_clone_args a;
+		pid_t want = creators[k], got;
+		int fds[2], id = -1, e;
+
+		if (kill(want, 0) == 0 || errno != ESRCH)
+			continue; /* the pid is in use again */
+		cr_assert_eq(pipe2(fds, O_CLOEXEC), 0);
+		memset(&a, 0, sizeof a);
+		a.exit_signal = SIGCHLD;
+		a.set_tid = (uint64_t)(uintptr_t)&want;
+		a.set_tid_size = 1;
+		fflush(NULL);
+		got = (pid_t)syscall(SYS_clone3, &a, sizeof a);
+		if (got == 0) {
+			int v = shmget(IPC_PRIVATE, 4096, IPC_CREAT | IPC_EXCL | 0600);
+
+			(void)!write(fds[1], &v, sizeof v);
+			_exit(0);
+		}
+		e = errno;
+		close(fds[1]);
+		if (got < 0) {
+			close(fds[0]);
+			if (e == EEXIST)
+				continue; /* taken again meanwhile */
+			cr_log_info("the rounds run without a neighbour that reuses a creator's pid: clone3(set_tid): %s",
+				    strerror(e));
+			return -1;
+		}
+		if (read(fds[0], &id, sizeof id) != (ssize_t)sizeof id)
+			id = -1;
+		close(fds[0]);
+		cr_assert_eq(waitpid(got, NULL, 0), got);
+		if (id < 0)
+			cr_log_info("the neighbour with pid %ld could not make its segment", (long)got);
+		else
+			cr_log_info("a neighbour got pid %ld, a dead creator's, and made SysV segment %d", (long)got, id);
+		return id;
+	}
+	cr_log_info("the rounds run without a neighbour that reuses a creator's pid: every pid is taken again");
+#else
+	cr_log_info("the rounds run without a neighbour that reuses a creator's pid: no clone3() here");
+#endif
+	return -1;
+}
 
 /* Read the creator's messages until EOF (every writer dead) or, with wait_ready, READY. */
 struct round_news {
@@ -603,7 +733,7 @@ Test(crash, sigkill_rounds_then_gc_leave_the_machine_as_it_began, .timeout = 600
 {
 	static struct state before, after;
 	struct named provs[4];
-	int nprov, tool_used = 0, removed = 0, kept_alive = 0, created = 0, recycled_rounds = 0;
+	int nprov, tool_used = 0, removed = 0, kept_alive = 0, created = 0, recycled_rounds = 0, neighbour = -1;
 	char prefix[64];
 
 	check_root();
@@ -613,7 +743,13 @@ Test(crash, sigkill_rounds_then_gc_leave_the_machine_as_it_began, .timeout = 600
 		cr_log_info("crash rounds use %s (%zu-byte pages)", provs[i].provider, provs[i].page_size);
 	subreaper();
 	snprintf(prefix, sizeof prefix, "crash%ld-", (long)getpid());
-	state_take(&before);
+	for (int r = 0; r < ROUNDS; r += 2) {
+		char name[96];
+
+		snprintf(name, sizeof name, "%s%d", prefix, r / 2);
+		name_used(name);
+	}
+	state_take(&before, prefix);
 	rng = SEED;
 
 	for (int r = 0; r < ROUNDS; r++) {
@@ -696,6 +832,9 @@ Test(crash, sigkill_rounds_then_gc_leave_the_machine_as_it_began, .timeout = 600
 		kill_and_reap_all();
 		read_news(fds[0], &news, 0);
 		close(fds[0]);
+		/* Round 0's creator is dead: its pid is free for another program from here on. */
+		if (r == 0)
+			neighbour = neighbour_with_a_creators_pid();
 		if (news.created) {
 			CHECK((news.create_rc) == (0), "round %d: %s create of %s failed: %s%s", r, p->provider, name, hpshm_errname((int)news.create_rc), second ? " (the first round of the pair left it dead: it should be recycled)" : "");
 			created++;
@@ -737,6 +876,14 @@ Test(crash, sigkill_rounds_then_gc_leave_the_machine_as_it_began, .timeout = 600
 		    ROUNDS, nprov, created, recycled_rounds, removed, kept_alive, tool_used ? "used" : "not built or not needed");
 done:
 	kill_and_reap_all();
+	if (neighbour >= 0) {
+		struct shmid_ds ds;
+		int kept = shmctl(neighbour, IPC_STAT, &ds) == 0;
+
+		(void)shmctl(neighbour, IPC_RMID, NULL); /* the test made it: the test removes it */
+		if (!kept)
+			failed("the neighbour's SysV segment %d, made under a dead creator's pid, was removed", neighbour);
+	}
 	if (first_failure[0]) {
 		char left[1024];
 		int alive = gc_ours(prefix, NULL), n = remove_leftovers(prefix, left, sizeof left);
@@ -748,9 +895,9 @@ done:
 #ifdef HPSHM_TOOL_PATH
 	cr_assert(tool_used, "no round left a dead object for the `hpshm gc` tool");
 #endif
-	state_take(&after);
-	cr_assert_str_eq(after.text, before.text, "the machine changed:\n--- before\n%s--- after\n%s", before.text,
-			 after.text);
+	state_take(&after, prefix);
+	cr_assert_str_eq(after.text, before.text, "this run left objects behind:\n--- before\n%s--- after\n%s",
+			 before.text, after.text);
 }
 
 /* A named segment whose creator runs cannot be created again; once it is killed, it can. */
@@ -767,6 +914,7 @@ static void owner_interlock(const struct named *p, const char *prefix)
 	pid_t c;
 
 	snprintf(name, sizeof name, "%sowner-%s", prefix, p->provider);
+	name_used(name);
 	cfg = named_config(p, name, named_size(p));
 	cr_assert_not_null(cfg);
 	cr_assert_eq(pipe2(fds, O_CLOEXEC), 0);
