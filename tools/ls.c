@@ -361,6 +361,7 @@ static enum gc_verdict gc_one(const hpshm_object *o, int dry_run, const struct g
 			      size_t len)
 {
 	hpshm_error err;
+	unsigned flags;
 	int rc;
 
 	switch (o->state) {
@@ -388,8 +389,8 @@ static enum gc_verdict gc_one(const hpshm_object *o, int dry_run, const struct g
 		return GC_WOULD_REMOVE;
 	}
 	memset(&err, 0, sizeof(err));
-	rc = hpshm_objects_remove(o, (reach->force ? HPSHM_REMOVE_FORCE : 0u) | (reach->all_users ? HPSHM_REMOVE_ALL_USERS : 0u),
-				  &err);
+	flags = (reach->force ? HPSHM_REMOVE_FORCE : 0u) | (reach->all_users ? HPSHM_REMOVE_ALL_USERS : 0u);
+	rc = hpshm_objects_remove(o, flags, &err);
 	if (rc == 0) {
 		snprintf(why, len, "%s: %s", ls_state(o), o->note);
 		return GC_REMOVED;
