@@ -102,10 +102,13 @@ static void sweep_dir(const char *dir)
 static int sysv_by_creators(const pid_t *pids, int npids, int *ids, int max);
 static const char *test_mount(void);
 
+static time_t test_started; /* a segment made before it is never the test's, whatever its creator pid */
+
 static void gc_init(void)
 {
 	names_init();
 	nmade = nmade_by = 0;
+	test_started = time(NULL);
 	hpt_fixture_init();
 }
 
@@ -769,7 +772,7 @@ static pid_t create_killed(const char *kv, size_t size, enum death death)
 	return pid;
 }
 
-/* SysV segments whose creator (shm_cpid) is one of pids[0, npids): their ids, at most max. */
+/* SysV segments made since the test began whose creator (shm_cpid) is one of pids[0, npids): their ids, at most max. */
 static int sysv_by_creators(const pid_t *pids, int npids, int *ids, int max)
 {
 	FILE *f = fopen("/proc/sysvipc/shm", "r");
@@ -779,10 +782,15 @@ static int sysv_by_creators(const pid_t *pids, int npids, int *ids, int max)
 	if (!f)
 		return 0;
 	while (fgets(line, sizeof line, f)) {
-		long key, id, cp;
+		long key, id, cp, lp, nattch, uid, gid, cuid, cgid;
+		long long atime, dtime, changed;
 		unsigned long perms, size;
 
-		if (sscanf(line, "%ld %ld %lo %lu %ld", &key, &id, &perms, &size, &cp) != 5)
+		/* Pids are reused: a segment made before this test began is another program's, even
+		 * when its creator had a pid one of the test's processes has now. */
+		if (sscanf(line, "%ld %ld %lo %lu %ld %ld %ld %ld %ld %ld %ld %lld %lld %lld", &key, &id, &perms, &size, &cp,
+			   &lp, &nattch, &uid, &gid, &cuid, &cgid, &atime, &dtime, &changed) != 14 ||
+		    changed < (long long)test_started)
 			continue;
 		for (int i = 0; i < npids && n < max; i++)
 			if (pids[i] == (pid_t)cp) {
