@@ -207,13 +207,7 @@ Test(api, public_structs_keep_the_0_2_0_layout)
 	SAME(hpshm_object, object_v1, alive);
 	SAME(hpshm_object, object_v1, state);
 	SAME(hpshm_object, object_v1, note);
-	/* Version 2's members were carved out of the start of version 1's reserved space. */
-	cr_expect_eq(offsetof(hpshm_object, mine), offsetof(struct object_v1, reserved),
-		     "hpshm_object.mine is at byte %zu, not where the 0.2.0 reserved space began (%zu)",
-		     offsetof(hpshm_object, mine), offsetof(struct object_v1, reserved));
-	cr_expect_eq(offsetof(hpshm_object, reserved), offsetof(struct object_v1, reserved) + 8,
-		     "hpshm_object.reserved is at byte %zu, not 8 bytes into the 0.2.0 reserved space (%zu)",
-		     offsetof(hpshm_object, reserved), offsetof(struct object_v1, reserved) + 8);
+	SAME(hpshm_object, object_v1, reserved);
 	SAME_SIZE(hpshm_object, object_v1);
 
 	SAME(hpshm_child, child_v1, version);
@@ -349,9 +343,8 @@ static int find_object(void *user, const hpshm_object *o)
 		return 0;
 	f->seen = 1;
 	f->version = v1->version;
-	/* Version 2 took mine and spare out of the first 8 bytes of version 1's reserved space. */
-	f->zeroed = o->spare == 0 && (o->mine == 0 || o->mine == 1);
-	for (size_t i = 1; i < sizeof v1->reserved / sizeof v1->reserved[0]; i++)
+	f->zeroed = 1;
+	for (size_t i = 0; i < sizeof v1->reserved / sizeof v1->reserved[0]; i++)
 		if (v1->reserved[i])
 			f->zeroed = 0;
 	return 1;
