@@ -193,8 +193,8 @@ enum hpshm_errcode {
 #define HPSHM_ERROR_VERSION 1
 /** hpshm_report.version of the reports this library fills (it covers the hpshm_attempt entries too). */
 #define HPSHM_REPORT_VERSION 1
-/** hpshm_object.version of the objects this library lists (2: with mine). */
-#define HPSHM_OBJECT_VERSION 2
+/** hpshm_object.version of the objects this library lists. */
+#define HPSHM_OBJECT_VERSION 1
 /** hpshm_child.version of the children this library starts. */
 #define HPSHM_CHILD_VERSION 1
 /** hpshm_requirement.version of the needs this library hands to hpshm_requirements()'s callback. */
@@ -701,8 +701,8 @@ typedef struct hpshm_object {
 	int       alive;                    /**< 1 if a process still holds it, 0 if none does, -1 foreign */
 	int       state;                    /**< an hpshm_object_state */
 	char      note[128];                /**< why it is in that state, for people */
-	int       mine;                     /**< version 2: 1 if the calling user owns it (a SysV segment: as owner and
-	                                         creator), 0 if another user does or the system cannot tell */
+	int       mine;                     /**< 1 if the calling user owns it (a SysV segment: as owner and creator),
+	                                         0 if another user does or the system cannot tell */
 	int       spare;                    /**< zeroed by the library: room for a member of a later version */
 	uint64_t  reserved[15];             /**< zeroed by the library: room for the members of later versions */
 } hpshm_object;

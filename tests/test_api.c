@@ -81,7 +81,9 @@ struct object_v1 {
 	int       alive;
 	int       state;
 	char      note[128];
-	uint64_t  reserved[16];
+	int       mine;
+	int       spare;
+	uint64_t  reserved[15];
 };
 
 struct child_v1 {
@@ -207,6 +209,8 @@ Test(api, public_structs_keep_the_0_2_0_layout)
 	SAME(hpshm_object, object_v1, alive);
 	SAME(hpshm_object, object_v1, state);
 	SAME(hpshm_object, object_v1, note);
+	SAME(hpshm_object, object_v1, mine);
+	SAME(hpshm_object, object_v1, spare);
 	SAME(hpshm_object, object_v1, reserved);
 	SAME_SIZE(hpshm_object, object_v1);
 
@@ -343,7 +347,7 @@ static int find_object(void *user, const hpshm_object *o)
 		return 0;
 	f->seen = 1;
 	f->version = v1->version;
-	f->zeroed = 1;
+	f->zeroed = v1->spare == 0;
 	for (size_t i = 0; i < sizeof v1->reserved / sizeof v1->reserved[0]; i++)
 		if (v1->reserved[i])
 			f->zeroed = 0;
