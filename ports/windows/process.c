@@ -62,6 +62,12 @@ static uint64_t process_created(HANDLE h)
 	return process_filetime(&created);
 }
 
+uint64_t hpshm__self_start(void)
+{
+	/* A question to the kernel about this process, no file to read: nothing to keep. */
+	return process_created(GetCurrentProcess());
+}
+
 uint64_t hpshm__process_start(long long pid)
 {
 	HANDLE h;
