@@ -64,6 +64,12 @@ static const char *open_foreign_why(int cls)
 	}
 }
 
+/* The object an identifier names, for messages: the path or section name without its key. */
+static const char *open_where(const char *id)
+{
+	return strncmp(id, "path=", 5) == 0 || strncmp(id, "name=", 5) == 0 ? id + 5 : id;
+}
+
 /*
  * Is f, found by p under name, an hpshm segment this configuration may open?  0 with *t the
  * token that maps it; 1 when it is another provider's or another name's (the walk goes on,
@@ -80,19 +86,19 @@ static int open_check(const struct hpshm_instance *p, const char *name, const st
 				       "open it once its creator's hpshm_segment_create() has returned; if its creator "
 				       "was killed, `hpshm gc` removes what it left",
 				       "segment %s (%s) has no header yet: its creator is still creating it, or was "
-				       "killed while it did", name, f->id);
+				       "killed while it did", name, open_where(f->id));
 	if (f->has_header != HPSHM_FOUND_HEADER)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL,
 				       "choose another name=; remove that object yourself only if you know nothing "
 				       "needs it (hpshm never does)",
-				       "%s, found under the name %s by provider %s, is not an hpshm segment: %s", f->id,
-				       name, p->name, open_foreign_why(f->has_header));
+				       "%s, found under the name %s by provider %s, is not an hpshm segment: %s",
+				       open_where(f->id), name, p->name, open_foreign_why(f->has_header));
 	hpshm__header_of(f, &h);
 	h.provider[sizeof(h.provider) - 1] = '\0';
 	h.name[sizeof(h.name) - 1] = '\0';
 	if (strcmp(h.provider, p->name) != 0 || strcmp(h.name, name) != 0) {
-		snprintf(w->other, sizeof(w->other), "%.100s holds segment \"%.64s\" of provider %.31s", f->id, h.name,
-			 h.provider);
+		snprintf(w->other, sizeof(w->other), "%.100s holds segment \"%.64s\" of provider %.31s",
+			 open_where(f->id), h.name, h.provider);
 		return 1;
 	}
 	/* A provisional header (backends/fdseg.c) says whose the object is before the core has
@@ -100,7 +106,7 @@ static int open_check(const struct hpshm_instance *p, const char *name, const st
 	if (h.nonce == 0)
 		return hpshm_error_set(err, HPSHM_ENOENT, 0, NULL,
 				       "open it once its creator's hpshm_segment_create() has returned",
-				       "segment %s (%s) is still being created", name, f->id);
+				       "segment %s (%s) is still being created", name, open_where(f->id));
 	/* The reading rules of struct hpshm_header: creator_address exists from version 2 on. */
 	if (!HPSHM__HEADER_HAS(&h, 2, creator_address))
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL,
@@ -111,7 +117,7 @@ static int open_check(const struct hpshm_instance *p, const char *name, const st
 	    f->size % h.page_size || h.usable_size != f->size - HPSHM_HEADER_REGION)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "choose another name=; `hpshm ls` shows what it is",
 				       "%s is not the segment its header describes: %zu bytes, the header says %llu "
-				       "usable on %llu-byte pages", f->id, f->size, (unsigned long long)h.usable_size,
+				       "usable on %llu-byte pages", open_where(f->id), f->size, (unsigned long long)h.usable_size,
 				       (unsigned long long)h.page_size);
 	if (cfg->huge_page_size != HPSHM_PAGE_SIZE_DEFAULT && cfg->huge_page_size != HPSHM__LARGEST &&
 	    cfg->huge_page_size != h.page_size) {
