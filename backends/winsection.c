@@ -435,7 +435,8 @@ int hpshm__winsection_lookup(const struct hpshm__winsection_kind *k, const struc
 		sec = hpshm__win_sys.open_file_mapping(FILE_MAP_READ, FALSE, wpath);
 		if (sec == NULL) {
 			code = GetLastError();
-			if (code == ERROR_FILE_NOT_FOUND)
+			/* A namespace without the name, or (Global\ where a session has none) at all. */
+			if (code == ERROR_FILE_NOT_FOUND || code == ERROR_PATH_NOT_FOUND)
 				continue;
 			if (code == ERROR_ACCESS_DENIED)
 				return hpshm_error_set(err, HPSHM_EACCES, (int)code, "OpenFileMappingW",
