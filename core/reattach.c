@@ -117,8 +117,7 @@ struct hpshm_header *hpshm__header_write(void *dst_region, size_t usable, const 
 	 * outlive its creator (hpshm gc, a stale token after a reboot). */
 	hpshm__header_hold(&h, usable, hpshm__random64(), (uint64_t)(uintptr_t)at, provider, page_size);
 	memset(h.magic, 0, sizeof(h.magic));
-	h.creator_pid = hpshm__getpid();
-	h.creator_start = hpshm__self_start();
+	h.creator_pid = hpshm__self(&h.creator_start);
 	h.created_unix = (uint64_t)time(NULL);
 	if (hpshm__boot_id(h.boot_id, sizeof(h.boot_id)) < 0)
 		h.boot_id[0] = '\0';

@@ -472,8 +472,7 @@ static int segment_try(struct segment_walk *w, const struct hpshm_instance *p, s
 	(*seg)->inst = *p;
 	(*seg)->map = m;
 	/* The owner is this process, by pid and start time: not a flag that fork() would copy. */
-	(*seg)->creator_pid = hpshm__getpid();
-	(*seg)->creator_start = hpshm__self_start();
+	(*seg)->creator_pid = hpshm__self(&(*seg)->creator_start);
 	(*seg)->header = header;
 	if (place == HPSHM__HEADER_TAG) {
 		(*seg)->held = held;
@@ -645,12 +644,11 @@ int hpshm__segment_owned(const struct hpshm_segment *seg)
 {
 	uint64_t start;
 
-	if (seg->creator_pid == 0 || seg->creator_pid != hpshm__getpid())
-		return 0;
 	/* Our pid: the creator, unless the creator is gone and the kernel gave its pid to a
 	 * process that inherited the handle by fork(), which started later.  A start time the
 	 * OS does not tell (0) leaves the pid to decide. */
-	start = hpshm__self_start();
+	if (seg->creator_pid == 0 || seg->creator_pid != hpshm__self(&start))
+		return 0;
 	return seg->creator_start == 0 || start == 0 || start == seg->creator_start;
 }
 

@@ -79,12 +79,12 @@ int hpshm__maps_line(const void *addr, size_t size, char *buf, size_t len);
  * for the creator; 0 if unknown. */
 uint64_t hpshm__process_start(long long pid);
 /*
- * This process's own start time, as hpshm__process_start(hpshm__getpid()) says it, read once
- * per process: the value is kept with the pid it was read for, so a process made by fork()
- * reads its own.  What tells a segment's creator from a worker it forked (the owner) without a
- * file read per create and destroy.  0 if unknown.
+ * This process's pid, and in *start its start time as hpshm__process_start() says it, read
+ * once per process: the value is kept with the pid it was read for, so a process made by
+ * fork() reads its own.  What tells a segment's creator from a worker it forked (the owner)
+ * with one getpid() and no file read per create and destroy.  *start is 0 if unknown.
  */
-uint64_t hpshm__self_start(void);
+long long hpshm__self(uint64_t *start);
 /* Is pid, started at start, still running?  1 yes, 0 no, -1 cannot tell. */
 int hpshm__process_alive(long long pid, uint64_t start);
 long long hpshm__getpid(void);

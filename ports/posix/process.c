@@ -63,17 +63,18 @@ long long hpshm__getpid(void)
 static _Atomic uint64_t self_start;
 static _Atomic long long self_pid;
 
-uint64_t hpshm__self_start(void)
+long long hpshm__self(uint64_t *start)
 {
 	long long pid = hpshm__getpid();
-	uint64_t start;
 
-	if (atomic_load_explicit(&self_pid, memory_order_acquire) == pid)
-		return atomic_load_explicit(&self_start, memory_order_relaxed);
-	start = hpshm__process_start(pid);
-	atomic_store_explicit(&self_start, start, memory_order_relaxed);
+	if (atomic_load_explicit(&self_pid, memory_order_acquire) == pid) {
+		*start = atomic_load_explicit(&self_start, memory_order_relaxed);
+		return pid;
+	}
+	*start = hpshm__process_start(pid);
+	atomic_store_explicit(&self_start, *start, memory_order_relaxed);
 	atomic_store_explicit(&self_pid, pid, memory_order_release);
-	return start;
+	return pid;
 }
 
 /* Is path an executable regular file for this process's effective ids?  0, or an errno. */

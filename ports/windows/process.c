@@ -62,10 +62,11 @@ static uint64_t process_created(HANDLE h)
 	return process_filetime(&created);
 }
 
-uint64_t hpshm__self_start(void)
+long long hpshm__self(uint64_t *start)
 {
 	/* A question to the kernel about this process, no file to read: nothing to keep. */
-	return process_created(GetCurrentProcess());
+	*start = process_created(GetCurrentProcess());
+	return (long long)GetCurrentProcessId();
 }
 
 uint64_t hpshm__process_start(long long pid)
