@@ -24,7 +24,8 @@
  *     offered; or a size in bytes);
  *   - create() and attach(): rq->page_size is the one probe() chose, a power of two;
  *     rq->size > 0 is a multiple of it; rq->address, when set, is a multiple of it and of
- *     64 KiB, and at least HPSHM_MIN_ADDRESS;
+ *     64 KiB, and at least HPSHM_MIN_ADDRESS; attach() gets no address (NULL) only for
+ *     hpshm_segment_open() without reattach=exec, and then maps where the system chooses;
  *   - rq->mode is never 0 (the configuration refuses it);
  *   - err is non-NULL, and the core records it in the segment's report.
  *
@@ -68,10 +69,14 @@
  *      without the cap never sees a tag, so one built before them works unchanged); then
  *      hpshm_mapping.object (the core zeroes it before every call, so a provider built
  *      before it leaves it empty, and the headers of its segments are not bound to their
- *      objects, as before).  In 0.2.0 the page-size wishes took hpshm.h's names
- *      (HPSHM_PAGE_SIZE_DEFAULT and _LARGEST), requirements()' callback type became
- *      hpshm_need_fn, and hpshm_requirement gained its version and reserved space: rebuild
- *      against this header.
+ *      objects, as before).  Then detach() became the release of this process's mapping of
+ *      any segment, not only an attached one (hpshm_segment_detach(), and the destroy of a
+ *      process that is not the segment's owner: a worker made by fork()), so a provider with
+ *      HPSHM_CAP_NAMED must have it; then lookup was appended (hpshm_segment_open(): a
+ *      provider built before it leaves it NULL, and its segments cannot be opened by name).
+ *      In 0.2.0 the page-size wishes took hpshm.h's names (HPSHM_PAGE_SIZE_DEFAULT and
+ *      _LARGEST), requirements()' callback type became hpshm_need_fn, and hpshm_requirement
+ *      gained its version and reserved space: rebuild against this header.
  * hpshm_provider_register() accepts only HPSHM_PROVIDER_ABI: a provider built against an
  * older header is refused with an error that says to rebuild it (hpshm is 0.x: no shims).
  */
@@ -280,7 +285,9 @@ struct hpshm_provider {
 
 	/**
 	 * In another process, map the object id names at exactly rq->address with length rq->size
-	 * (the creator's mapped length).  Fails with HPSHM_EEXIST if the range is taken, and with
+	 * (the creator's mapped length), or where the system chooses when rq->address is NULL
+	 * (hpshm_segment_open() without reattach=exec).  Fails with HPSHM_EEXIST if the range is
+	 * taken, with HPSHM_EACCES if this user may not map the object, and with
 	 * HPSHM_EINVAL, before mapping anything, for an object that is not exactly rq->size long
 	 * or is memory this provider never makes (a hugetlb file for a base-page provider): a
 	 * token edited to another size or object must not map part of one, nor more than asked.
@@ -291,7 +298,12 @@ struct hpshm_provider {
 		      const char *id, hpshm_error *err);
 
 	/**
-	 * Undo attach(): unmap, close, never remove the object.
+	 * Release this process's mapping and handles, never the object: undo attach(), and also
+	 * end a mapping create() made where the object must stay (hpshm_segment_detach(); the
+	 * destroy of a process that inherited the creator's mapping by fork(), whose mapping and
+	 * descriptors are copies).  Required with HPSHM_CAP_REATTACH or HPSHM_CAP_NAMED; a
+	 * provider with neither may leave it NULL, and its destroy() is then called in every
+	 * process, so it must remove nothing another process could still use.
 	 * @return 0 or a negative HPSHM_E* code
 	 */
 	int (*detach)(const struct hpshm_instance *self, struct hpshm_mapping *m);
@@ -326,6 +338,24 @@ struct hpshm_provider {
 	 */
 	int (*requirements)(const struct hpshm_instance *self, const struct hpshm_request *rq,
 			    hpshm_need_fn fn, void *user);
+
+	/**
+	 * Find the named object a create() with rq->name made, for hpshm_segment_open() in any
+	 * process, without mapping it: fill f as scan() would for it (size: the length attach()
+	 * maps; has_header and header: whose it is, read from the object), except that f->id is
+	 * the identifier attach() takes ("path=<file>", "shm=<id>", "name=<section>").  rq->name
+	 * is set and rq->size is 0 (unknown); rq->page_size is the configuration's wish
+	 * (HPSHM_PAGE_SIZE_DEFAULT, HPSHM_PAGE_SIZE_LARGEST or bytes), which may order where to look and
+	 * never hides an object of another page size (the core refuses that one, saying so).
+	 * The core then checks the header and calls attach() with f->id, the header's page size
+	 * and at rq->address either the creator's address or NULL (map where the system
+	 * chooses).  NULL: segments of this provider cannot be opened by name (appended in 0.x).
+	 * @return 0 with f filled; HPSHM_ENOENT (no object of that name: the core asks the next
+	 *         provider); HPSHM_EACCES (this user may not read it: err names its owner and
+	 *         the fix); or another negative HPSHM_E* code with err filled
+	 */
+	int (*lookup)(const struct hpshm_instance *self, const struct hpshm_request *rq, struct hpshm_found *f,
+		      hpshm_error *err);
 };
 
 /**
