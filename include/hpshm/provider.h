@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * hpshm/provider.h -- what every provider implements (provider ABI 3).
+ * hpshm/provider.h -- what every provider implements (provider ABI 4).
  *
  * A provider wraps one mechanism for shared memory (MAP_HUGETLB, SysV SHM_HUGETLB, a
  * hugetlbfs file, a memfd, Windows SEC_LARGE_PAGES, FreeBSD largepage shm, a plain mapping,
@@ -69,14 +69,15 @@
  *      without the cap never sees a tag, so one built before them works unchanged); then
  *      hpshm_mapping.object (the core zeroes it before every call, so a provider built
  *      before it leaves it empty, and the headers of its segments are not bound to their
- *      objects, as before).  Then detach() became the release of this process's mapping of
- *      any segment, not only an attached one (hpshm_segment_detach(), and the destroy of a
+ *      objects, as before).  In 0.2.0 the page-size wishes took hpshm.h's names
+ *      (HPSHM_PAGE_SIZE_DEFAULT and _LARGEST), requirements()' callback type became
+ *      hpshm_need_fn, and hpshm_requirement gained its version and reserved space.
+ *   4  appends lookup (hpshm_segment_open(): NULL, and the provider's segments cannot be
+ *      opened by name), and detach() becomes the release of this process's mapping of any
+ *      segment, not only an attached one (hpshm_segment_detach(), and the destroy of a
  *      process that is not the segment's owner: a worker made by fork()), so a provider with
- *      HPSHM_CAP_NAMED must have it; then lookup was appended (hpshm_segment_open(): a
- *      provider built before it leaves it NULL, and its segments cannot be opened by name).
- *      In 0.2.0 the page-size wishes took hpshm.h's names (HPSHM_PAGE_SIZE_DEFAULT and
- *      _LARGEST), requirements()' callback type became hpshm_need_fn, and hpshm_requirement
- *      gained its version and reserved space: rebuild against this header.
+ *      HPSHM_CAP_NAMED must have it.  A provider struct of ABI 3 ends before lookup, so the
+ *      core could not read it: ABI 3 providers are refused and must be rebuilt.
  * hpshm_provider_register() accepts only HPSHM_PROVIDER_ABI: a provider built against an
  * older header is refused with an error that says to rebuild it (hpshm is 0.x: no shims).
  */
@@ -95,7 +96,7 @@ extern "C" {
  *  @brief The provider SDK: the versioned interface a backend implements. */
 
 /** The provider ABI this header describes (see the history above). */
-#define HPSHM_PROVIDER_ABI 3
+#define HPSHM_PROVIDER_ABI 4
 
 /** Longest path a mapping records, with its NUL. */
 #define HPSHM_PATH_MAX 256
