@@ -886,9 +886,13 @@ int hpshm__named_attach(const struct hpshm__names *ns, const char *path, hpshm_e
 					       "%s %s does not exist (its creator removed it)", ns->noun, path);
 		if (saved == ELOOP || saved == ENXIO)
 			return named_attach_foreign(ns, path, saved, type, err);
-		return hpshm_error_set(err, HPSHM_ESYS, saved, named_open_call(ns),
-				       saved == EACCES ? "run the child as the creator's user, or create with a wider mode=" : NULL,
-				       "could not open %s %s", ns->noun, path);
+		if (saved == EACCES || saved == EPERM)
+			return hpshm_error_set(err, HPSHM_EACCES, saved, named_open_call(ns),
+					       "run this process as the creator's user, or have the creator give the "
+					       "segment a mode= that admits this user (mode=0660 and a group both are in)",
+					       "this user may not open %s %s for reading and writing", ns->noun, path);
+		return hpshm_error_set(err, HPSHM_ESYS, saved, named_open_call(ns), NULL, "could not open %s %s", ns->noun,
+				       path);
 	}
 	/* Our mark of liveness for scan() and the next create(). */
 	if (hpshm__lock(fd, LOCK_SH) < 0) {
@@ -1135,6 +1139,38 @@ static int named_take(const struct hpshm__names *ns, int fd, const struct stat *
 	named_private_close(dfd, priv, pfd);
 	(void)hpshm__sys.close(dfd);
 	return rc;
+}
+
+int hpshm__named_lookup(const struct hpshm__names *ns, const char *path, const char *name, struct hpshm_found *f,
+			hpshm_error *err)
+{
+	char owner[96], hint[HPSHM_TEXT_MAX], where[HPSHM_PATH_MAX + 32];
+	int saved, n;
+
+	/* 0: the type is not known from a directory entry, so the object is looked at itself. */
+	if (hpshm__named_inspect(ns, path, name, 0, f) < 0) {
+		saved = errno;
+		if (saved == ENOENT || saved == ENOTDIR)
+			return hpshm_error_set(err, HPSHM_ENOENT, saved, named_open_call(ns), NULL, "no %s %s", ns->noun,
+					       path);
+		if (saved == EACCES || saved == EPERM) {
+			if (named_owner_of(ns, path, owner, sizeof(owner)) < 0)
+				snprintf(owner, sizeof(owner), "another user");
+			snprintf(hint, sizeof(hint),
+				 "open it as %s, or have its creator give it a mode= that admits this user (mode=0660 "
+				 "and a group both are in)", owner);
+			return hpshm_error_set(err, HPSHM_EACCES, saved, named_open_call(ns), hint,
+					       "segment %s (%s) belongs to %s, and this user may not open it", name,
+					       named_where_text(ns, path, where, sizeof(where)), owner);
+		}
+		return hpshm_error_set(err, HPSHM_ESYS, saved, named_open_call(ns), NULL, "could not open %s %s",
+				       ns->noun, path);
+	}
+	n = snprintf(f->id, sizeof(f->id), "path=%s", path);
+	if (n < 0 || (size_t)n >= sizeof(f->id))
+		return hpshm_error_set(err, HPSHM_ENOTSUP, 0, NULL, "use a shorter name, or a mount on a shorter path",
+				       "%s is too long a path to open by name", path);
+	return 0;
 }
 
 int hpshm__named_remove(const struct hpshm__names *ns, const struct hpshm_found *f, hpshm_error *err)

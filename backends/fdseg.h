@@ -230,6 +230,15 @@ int hpshm__named_inspect(const struct hpshm__names *ns, const char *path, const 
 			 struct hpshm_found *f);
 
 /*
+ * lookup() of the object at path, which a segment named name would have: f as scan() fills
+ * it (hpshm__named_inspect()), but f->id "path=<path>", the identifier attach() takes.
+ * HPSHM_ENOENT when nothing is there; HPSHM_EACCES, naming the owner, when this user may not
+ * open it; HPSHM_ESYS for another failure.
+ */
+int hpshm__named_lookup(const struct hpshm__names *ns, const char *path, const char *name, struct hpshm_found *f,
+			hpshm_error *err);
+
+/*
  * remove(): unlink f->id if it is dead and still what f says (its has_header, the header's
  * nonce), under LOCK_EX, and only the object locked: the name is moved into a private
  * directory of the caller's and unlinked there only if it is that inode, else put back

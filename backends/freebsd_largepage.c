@@ -405,6 +405,20 @@ static int lp_scan(const struct hpshm_instance *self, hpshm_found_fn fn, void *u
 	return 0;
 }
 
+/* lookup(): the shm name "/hpshm.<name>", opened by name as attach() opens it. */
+static int lp_lookup(const struct hpshm_instance *self, const struct hpshm_request *rq, struct hpshm_found *f,
+		     hpshm_error *err)
+{
+	char path[HPSHM_PATH_MAX];
+
+	(void)self;
+	if (!hpshm__shm_name_ok(rq->name))
+		return hpshm_error_set(err, HPSHM_ENOENT, 0, NULL, NULL,
+				       "\"%.64s\" cannot be a POSIX shared memory name", rq->name);
+	snprintf(path, sizeof(path), HPSHM__SHM_PREFIX "%s", rq->name);
+	return hpshm__named_lookup(&lp_names, path, rq->name, f, err);
+}
+
 static int lp_remove(const struct hpshm_instance *self, const struct hpshm_found *f, hpshm_error *err)
 {
 	(void)self;
@@ -427,4 +441,5 @@ const struct hpshm_provider hpshm__provider_freebsd_largepage = {
 	.detach      = hpshm__fd_unmap, /* unmap and close (dropping our lock); the creator owns the name */
 	.scan        = lp_scan,
 	.remove      = lp_remove,
+	.lookup      = lp_lookup,
 };

@@ -59,6 +59,10 @@
  * mapping's object is the file's st_dev and st_ino, recorded at create and read again at
  * attach: the header of an unnamed segment that fills its pages lives in a companion
  * (core/reattach.c), and it is bound to this file by them, not by the descriptor number.
+ *
+ * Open by name (hpshm_segment_open(), in any process): lookup() looks for "hpshm.<name>" in
+ * hugetlbfs_path, else in every hugetlbfs mount, and hands the core the header read from the
+ * file's tail; attach() then maps it by path, where the system chooses when no address is given.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -521,6 +525,63 @@ static int hugetlbfs_attach(const struct hpshm_instance *self, struct hpshm_mapp
 	return hpshm__fd_attach_map(m, rq, fd, named ? id + 5 : NULL, what, err);
 }
 
+/*
+ * lookup(): the file "hpshm.<name>" in the configured directory, else in every hugetlbfs
+ * mount (one file system mounted twice is looked at once), those of the page size asked for
+ * first: the creator may have used any of them, and an object of another page size is found
+ * too, for the core to refuse naming its pages.
+ */
+static int hugetlbfs_lookup(const struct hpshm_instance *self, const struct hpshm_request *rq, struct hpshm_found *f,
+			    hpshm_error *err)
+{
+	char option[HPSHM_PATH_MAX], path[HPSHM_PATH_MAX];
+	const char *override = hugetlbfs_override(self, rq, option, sizeof(option));
+	struct hpshm__mount *mounts;
+	dev_t *seen;
+	struct stat st;
+	int n, i, j, pass, nseen = 0, dup, rc = HPSHM_ENOENT, len;
+
+	if (!hugetlbfs_name_ok(rq->name))
+		return hpshm_error_set(err, HPSHM_ENOENT, 0, NULL, NULL, "\"%.64s\" cannot name a hugetlbfs file",
+				       rq->name);
+	if (override) {
+		len = snprintf(path, sizeof(path), "%s/" HUGETLBFS_PREFIX "%s", override, rq->name);
+		if (len < 0 || (size_t)len >= sizeof(path))
+			return hpshm_error_set(err, HPSHM_ENOENT, ENAMETOOLONG, NULL, NULL, "%s/" HUGETLBFS_PREFIX
+					       "%.64s is too long a path", override, rq->name);
+		return hpshm__named_lookup(&hugetlbfs_names, path, rq->name, f, err);
+	}
+	mounts = hpshm__hugetlbfs_mount_list(&n);
+	seen = n > 0 ? malloc((size_t)n * sizeof(*seen)) : NULL;
+	if (n > 0 && seen == NULL) {
+		free(mounts);
+		return hpshm_error_set(err, HPSHM_ENOMEM, 0, "malloc", NULL, "out of memory for the mount list");
+	}
+	hpshm_error_set(err, HPSHM_ENOENT, 0, NULL, NULL, "no hugetlbfs file %s%s", HUGETLBFS_PREFIX, rq->name);
+	/* Pass 0: mounts of the page size asked for; pass 1: the others. */
+	for (pass = 0; pass < 2 && rc == HPSHM_ENOENT; pass++) {
+		for (i = 0; i < n && rc == HPSHM_ENOENT; i++) {
+			int wished = rq->page_size == HPSHM_PAGE_SIZE_DEFAULT || rq->page_size == HPSHM_PAGE_SIZE_LARGEST ||
+				     mounts[i].page_size == rq->page_size;
+
+			if (wished != (pass == 0) || hpshm__sys.stat(mounts[i].path, &st) < 0)
+				continue;
+			for (dup = 0, j = 0; j < nseen; j++)
+				dup |= seen[j] == st.st_dev;
+			if (dup)
+				continue;
+			seen[nseen++] = st.st_dev;
+			len = snprintf(path, sizeof(path), "%s/" HUGETLBFS_PREFIX "%s", mounts[i].path, rq->name);
+			if (len < 0 || (size_t)len >= sizeof(path))
+				continue;
+			rc = hpshm__named_lookup(&hugetlbfs_names, path, rq->name, f, err);
+		}
+	}
+	free(seen);
+	free(mounts);
+	return rc;
+}
+
 /* Report the files "hpshm.*" of one mount directory.  Returns fn's non-zero answer, or 0. */
 static int hugetlbfs_scan_dir(const char *dir, hpshm_found_fn fn, void *user)
 {
@@ -601,4 +662,5 @@ const struct hpshm_provider hpshm__provider_hugetlbfs = {
 	.detach      = hpshm__fd_unmap, /* unmap and close (dropping our lock); the creator owns the file */
 	.scan        = hugetlbfs_scan,
 	.remove      = hugetlbfs_remove,
+	.lookup      = hugetlbfs_lookup,
 };

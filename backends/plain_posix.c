@@ -47,6 +47,8 @@
  * name with ':' or white space cannot sit in a token; such a segment is identified by its
  * descriptor instead.  A named segment belongs to its creator: destroy() unlinks it.  A
  * crash leaves it in /dev/shm, dead, for `hpshm gc` (scan/remove) or the next create().
+ * Any process opens a named one by its name (hpshm_segment_open()): lookup() opens
+ * "/hpshm.<name>" through shm_open(), as attach() does, on every system.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -400,6 +402,20 @@ static int plain_scan(const struct hpshm_instance *self, hpshm_found_fn fn, void
 }
 #endif
 
+/* lookup(): the shm name "/hpshm.<name>", opened by name (through the C library) on every system. */
+static int plain_lookup(const struct hpshm_instance *self, const struct hpshm_request *rq, struct hpshm_found *f,
+			hpshm_error *err)
+{
+	char path[HPSHM_PATH_MAX];
+
+	(void)self;
+	if (!plain_name_ok(rq->name))
+		return hpshm_error_set(err, HPSHM_ENOENT, 0, NULL, NULL,
+				       "\"%.64s\" cannot be a POSIX shared memory name", rq->name);
+	snprintf(path, sizeof(path), PLAIN_PREFIX "%s", rq->name);
+	return hpshm__named_lookup(&plain_names, path, rq->name, f, err);
+}
+
 static int plain_remove(const struct hpshm_instance *self, const struct hpshm_found *f, hpshm_error *err)
 {
 	(void)self;
@@ -422,4 +438,5 @@ const struct hpshm_provider hpshm__provider_plain = {
 	.detach      = hpshm__fd_unmap, /* unmap and close (dropping our lock); the creator owns the name */
 	.scan        = plain_scan,
 	.remove      = plain_remove,
+	.lookup      = plain_lookup,
 };

@@ -108,6 +108,13 @@ static int plain_scan(const struct hpshm_instance *self, hpshm_found_fn fn, void
 	return hpshm__winsection_scan(&plain_kind, fn, user);
 }
 
+static int plain_lookup(const struct hpshm_instance *self, const struct hpshm_request *rq, struct hpshm_found *f,
+			hpshm_error *err)
+{
+	(void)self;
+	return hpshm__winsection_lookup(&plain_kind, rq, f, err);
+}
+
 static int plain_remove(const struct hpshm_instance *self, const struct hpshm_found *f, hpshm_error *err)
 {
 	(void)self;
@@ -127,5 +134,6 @@ const struct hpshm_provider hpshm__provider_plain = {
 	.detach       = plain_detach,
 	.scan         = plain_scan,
 	.remove       = plain_remove,
+	.lookup       = plain_lookup,
 	.requirements = NULL, /* base pages need nothing set up */
 };

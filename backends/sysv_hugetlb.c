@@ -75,7 +75,10 @@
  * time, size) is read at create and again in the child once attached: an unnamed segment
  * that fills its pages keeps its header in a companion (core/reattach.c), which records the
  * creator's, so a token edited to another id, or a stale one whose id a new segment got,
- * is refused.  An unnamed segment can be attached only while at least one process (normally
+ * is refused.  A named segment is found by any process from its name (hpshm_segment_open()):
+ * lookup() asks shmget() for the name's key and looks at the segment as scan() does; the
+ * core compares the header's name, since another name may hash to the same key.  An
+ * unnamed segment can be attached only while at least one process (normally
  * the creator) keeps it attached, which is also what PostgreSQL's EXEC_BACKEND path assumes.
  *
  * Crash safety: unnamed segments vanish with their last detach once marked for removal.
@@ -765,8 +768,9 @@ static int sysv_attach(const struct hpshm_instance *self, struct hpshm_mapping *
 	if (hpshm__sys.shmctl(id, IPC_STAT, &ds) < 0) {
 		saved = errno;
 		if (saved == EACCES)
-			return hpshm_error_set(err, HPSHM_ESYS, saved, "shmctl",
-					       "run the child as the creator's user, or create with a wider mode=",
+			return hpshm_error_set(err, HPSHM_EACCES, saved, "shmctl",
+					       "run this process as the creator's user, or have the creator give the "
+					       "segment a mode= that admits this user (mode=0660 and a group both are in)",
 					       "this user may not read SysV segment %d", id);
 		/* EINVAL, or EIDRM (Linux's answer for a segment destroyed meanwhile). */
 		return hpshm_error_set(err, HPSHM_EINVAL, saved, "shmctl",
@@ -787,9 +791,10 @@ static int sysv_attach(const struct hpshm_instance *self, struct hpshm_mapping *
 	if (p == (void *)-1) {
 		saved = errno;
 		if (saved == EACCES)
-			return hpshm_error_set(err, HPSHM_ESYS, saved, "shmat",
-					       "run the child as the creator's user, or create with a wider mode=",
-					       "this user may not attach SysV segment %d", id);
+			return hpshm_error_set(err, HPSHM_EACCES, saved, "shmat",
+					       "run this process as the creator's user, or have the creator give the "
+					       "segment a mode= that admits this user (mode=0660 and a group both are in)",
+					       "this user may not attach SysV segment %d for reading and writing", id);
 		if (saved == EINVAL || saved == EIDRM) {
 			/* EINVAL is both "range taken" and "segment gone": ask which. */
 			if (hpshm__sys.shmctl(id, IPC_STAT, &ds) < 0)
@@ -802,7 +807,7 @@ static int sysv_attach(const struct hpshm_instance *self, struct hpshm_mapping *
 				       saved == ENOMEM ? "check ulimit -v" : NULL, "could not attach SysV segment %d at %p", id,
 				       rq->address);
 	}
-	if (p != rq->address) {
+	if (rq->address && p != rq->address) {
 		/* shmat() with an address maps there or fails; a mismatch means a broken kernel or shim. */
 		(void)hpshm__sys.shmdt(p);
 		return hpshm_error_set(err, HPSHM_EEXIST, EEXIST, "shmat",
@@ -896,6 +901,89 @@ static int sysv_scan(const struct hpshm_instance *self, hpshm_found_fn fn, void 
 	return 0;
 }
 
+/*
+ * The owner of SysV segment id, from /proc/sysvipc/shm (readable by anyone, where IPC_STAT
+ * needs read permission on the segment): "uid N (name)" in buf, or -1 if it is not listed.
+ */
+static int sysv_owner_of(int id, char *buf, size_t len)
+{
+	char path[512], line[512];
+	unsigned long long size;
+	unsigned long perms, nattch, uid;
+	long long key;
+	long cpid, lpid;
+	int got, n, found = -1;
+	FILE *in;
+
+	n = snprintf(path, sizeof(path), "%s/proc/sysvipc/shm", hpshm__sysroot());
+	if (n < 0 || (size_t)n >= sizeof(path) || (in = hpshm__fopen(path, "r")) == NULL)
+		return -1;
+	while (found < 0 && fgets(line, sizeof(line), in))
+		if (sscanf(line, "%lld %d %lo %llu %ld %ld %lu %lu", &key, &got, &perms, &size, &cpid, &lpid, &nattch,
+			   &uid) == 8 && got == id) {
+			sysv_owner(uid, buf, len);
+			found = 0;
+		}
+	fclose(in);
+	return found;
+}
+
+/*
+ * lookup(): the segment with the key of rq->name (sysv_key()), looked at under a read-only
+ * attachment of our own as scan() looks (sysv_see()): its size, whose it is, its header.  A
+ * key is a hash of the name, which another name may share: the core compares the header's
+ * name with the one asked for.
+ */
+static int sysv_lookup(const struct hpshm_instance *self, const struct hpshm_request *rq, struct hpshm_found *f,
+		       hpshm_error *err)
+{
+	key_t key;
+	struct sysv_seen s;
+	char owner[96], hint[HPSHM_TEXT_MAX];
+	int id, saved;
+
+	(void)self;
+	if (rq->name[0] == '\0' || strlen(rq->name) > SYSV_NAME_MAX)
+		return hpshm_error_set(err, HPSHM_ENOENT, 0, NULL, NULL, "\"%.64s\" cannot name a SysV segment", rq->name);
+	key = sysv_key(rq->name);
+	id = hpshm__sys.shmget(key, 0, 0);
+	if (id < 0) {
+		saved = errno;
+		if (saved == ENOENT)
+			return hpshm_error_set(err, HPSHM_ENOENT, saved, "shmget", NULL,
+					       "no SysV segment with key 0x%08x (name %s)", (unsigned)key, rq->name);
+		return hpshm_error_set(err, saved == EACCES ? HPSHM_EACCES : HPSHM_ESYS, saved, "shmget", NULL,
+				       "could not look up the SysV key 0x%08x of name %s", (unsigned)key, rq->name);
+	}
+	if (sysv_see(id, &s) < 0) {
+		saved = errno;
+		if (saved == EINVAL || saved == EIDRM)
+			return hpshm_error_set(err, HPSHM_ENOENT, saved, s.failed, NULL,
+					       "SysV segment %d (name %s) went away while it was looked at", id, rq->name);
+		if (saved == EACCES || saved == EPERM) {
+			if (sysv_owner_of(id, owner, sizeof(owner)) < 0)
+				snprintf(owner, sizeof(owner), "another user");
+			snprintf(hint, sizeof(hint),
+				 "open it as %s, or have its creator give it a mode= that admits this user (mode=0660 "
+				 "and a group both are in)", owner);
+			return hpshm_error_set(err, HPSHM_EACCES, saved, s.failed, hint,
+					       "segment %s (SysV id %d) belongs to %s, and this user may not open it",
+					       rq->name, id, owner);
+		}
+		return hpshm_error_set(err, HPSHM_ESYS, saved, s.failed, NULL, "could not inspect SysV segment %d", id);
+	}
+	memset(f, 0, sizeof(*f));
+	snprintf(f->id, sizeof(f->id), "shm=%d", id);
+	snprintf(f->name, sizeof(f->name), "%s", rq->name);
+	f->size = (size_t)s.mapped;
+	f->has_header = s.cls;
+	if (s.cls == HPSHM_FOUND_HEADER)
+		hpshm__header_to(f, &s.header);
+	f->alive = sysv_alive(&s);
+	(void)hpshm__sys.shmdt(s.at);
+	return 0;
+}
+
 /* The nonce of the header scan() listed for f. */
 static uint64_t sysv_listed_nonce(const struct hpshm_found *f)
 {
@@ -977,4 +1065,5 @@ const struct hpshm_provider hpshm__provider_sysv_hugetlb = {
 	.detach      = sysv_detach,
 	.scan        = sysv_scan,
 	.remove      = sysv_remove,
+	.lookup      = sysv_lookup,
 };

@@ -209,6 +209,13 @@ static int large_scan(const struct hpshm_instance *self, hpshm_found_fn fn, void
 	return hpshm__winsection_scan(&large_kind, fn, user);
 }
 
+static int large_lookup(const struct hpshm_instance *self, const struct hpshm_request *rq, struct hpshm_found *f,
+			hpshm_error *err)
+{
+	(void)self;
+	return hpshm__winsection_lookup(&large_kind, rq, f, err);
+}
+
 static int large_remove(const struct hpshm_instance *self, const struct hpshm_found *f, hpshm_error *err)
 {
 	(void)self;
@@ -261,5 +268,6 @@ const struct hpshm_provider hpshm__provider_windows_large = {
 	.detach       = large_detach,
 	.scan         = large_scan,
 	.remove       = large_remove,
+	.lookup       = large_lookup,
 	.requirements = large_requirements,
 };

@@ -31,7 +31,9 @@
  * way at exactly the creator's address, which hpshm__spawn() kept reserved in the child until
  * the core released it just before attach().  Every view gets the backend's view flags:
  * PostgreSQL's children map a large-page section without FILE_MAP_LARGE_PAGES, and on Windows
- * 10 1703 and later such a view is backed by small pages.
+ * 10 1703 and later such a view is backed by small pages.  Any process of the user opens a
+ * named section by its name (hpshm_segment_open()): lookup() opens it read-only, reads the
+ * header at its tail, and attach() maps it where the system chooses when given no address.
  */
 #include "backends/winsection.h"
 
@@ -343,9 +345,6 @@ int hpshm__winsection_attach(const struct hpshm__winsection_kind *k, struct hpsh
 	void *p;
 	int value, named = 0;
 
-	if (rq->address == NULL)
-		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass the creator's token unchanged",
-				       "attach needs the creator's address");
 	if (strncmp(id, "name=", 5) == 0) {
 		if (!winsection_path_ok(id + 5) || hpshm__win_wide(id + 5, wpath, sizeof(wpath) / sizeof(wpath[0])) < 0)
 			return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass the creator's token unchanged",
@@ -359,7 +358,8 @@ int hpshm__winsection_attach(const struct hpshm__winsection_kind *k, struct hpsh
 						       "no section %s: its creator and every process attached to it have "
 						       "ended",
 						       id + 5);
-			return hpshm_error_set(err, HPSHM_ESYS, (int)code, "OpenFileMappingW",
+			return hpshm_error_set(err, code == ERROR_ACCESS_DENIED ? HPSHM_EACCES : HPSHM_ESYS, (int)code,
+					       "OpenFileMappingW",
 					       code == ERROR_ACCESS_DENIED ? "attach as the user who created the segment"
 									   : NULL,
 					       "cannot open section %s: %s", id + 5,
@@ -403,6 +403,75 @@ int hpshm__winsection_attach(const struct hpshm__winsection_kind *k, struct hpsh
 	return 0;
 }
 
+/* Is the header region all zeros (a section whose creator has not written it yet)?  1 or 0. */
+static int winsection_tail_blank(const struct hpshm_header *h)
+{
+	const unsigned char *p = (const unsigned char *)h;
+
+	for (size_t i = 0; i < sizeof(*h); i++)
+		if (p[i] != 0)
+			return 0;
+	return 1;
+}
+
+int hpshm__winsection_lookup(const struct hpshm__winsection_kind *k, const struct hpshm_request *rq,
+			     struct hpshm_found *f, hpshm_error *err)
+{
+	static const enum hpshm__winsection_ns spaces[] = { HPSHM__WINSECTION_LOCAL, HPSHM__WINSECTION_GLOBAL };
+	char path[HPSHM_PATH_MAX], text[256];
+	wchar_t wpath[HPSHM_PATH_MAX];
+	struct hpshm_header h;
+	size_t size = 0;
+	HANDLE sec;
+	DWORD code;
+
+	if (!hpshm__winsection_name_ok(rq->name))
+		return hpshm_error_set(err, HPSHM_ENOENT, 0, NULL, NULL, "\"%.64s\" cannot name a section", rq->name);
+	for (size_t i = 0; i < sizeof(spaces) / sizeof(spaces[0]); i++) {
+		if (hpshm__winsection_path(spaces[i], rq->name, path, sizeof(path)) < 0 ||
+		    hpshm__win_wide(path, wpath, sizeof(wpath) / sizeof(wpath[0])) < 0)
+			return hpshm_error_set(err, HPSHM_ENOENT, 0, NULL, NULL, "\"%.64s\" is too long to name a section",
+					       rq->name);
+		sec = hpshm__win_sys.open_file_mapping(FILE_MAP_READ, FALSE, wpath);
+		if (sec == NULL) {
+			code = GetLastError();
+			/* A namespace without the name, or (Global\ where a session has none) at all. */
+			if (code == ERROR_FILE_NOT_FOUND || code == ERROR_PATH_NOT_FOUND)
+				continue;
+			if (code == ERROR_ACCESS_DENIED)
+				return hpshm_error_set(err, HPSHM_EACCES, (int)code, "OpenFileMappingW",
+						       "open it as the user whose program created it: a named section "
+						       "admits its creator's user alone",
+						       "segment %s (%s) belongs to another user, and this user may not "
+						       "open it", rq->name, path);
+			return hpshm_error_set(err, HPSHM_ESYS, (int)code, "OpenFileMappingW", NULL,
+					       "cannot open section %s: %s", path, winsection_text(code, text, sizeof(text)));
+		}
+		if (winsection_read_tail(k, sec, &h, &size) < 0) {
+			code = GetLastError(); /* CloseHandle() below may change it */
+			(void)hpshm__win_sys.close_handle(sec);
+			return hpshm_error_set(err, HPSHM_ESYS, (int)code, "MapViewOfFileEx", NULL,
+					       "cannot read section %s: %s", path, winsection_text(code, text, sizeof(text)));
+		}
+		(void)hpshm__win_sys.close_handle(sec);
+		memset(f, 0, sizeof(*f));
+		snprintf(f->id, sizeof(f->id), "name=%s", path);
+		snprintf(f->name, sizeof(f->name), "%s", rq->name);
+		f->size = size;
+		f->alive = 1; /* a section that can be opened has a holder */
+		if (memcmp(h.magic, HPSHM_HEADER_MAGIC, sizeof(h.magic)) == 0) {
+			f->has_header = HPSHM_FOUND_HEADER;
+			hpshm__header_to(f, &h);
+		} else {
+			f->has_header = winsection_tail_blank(&h) ? HPSHM_FOUND_BARE : HPSHM_FOUND_FOREIGN_HEADER;
+		}
+		return 0;
+	}
+	return hpshm_error_set(err, HPSHM_ENOENT, ERROR_FILE_NOT_FOUND, "OpenFileMappingW", NULL,
+			       "no section Local\\" HPSHM__WINSECTION_PREFIX "%s or Global\\" HPSHM__WINSECTION_PREFIX "%s",
+			       rq->name, rq->name);
+}
+
 /* ---- scan() and remove(): `hpshm ls` and `hpshm gc` ---- */
 
 /* One scan(): whose objects it lists, and where they go. */
@@ -425,16 +494,6 @@ static int winsection_lists(const struct hpshm__winsection_kind *k, const struct
 	return k->lists_rest ? !large : large;
 }
 
-/* Is the header region all zeros (a section whose creator has not written it yet)?  1 or 0. */
-static int winsection_tail_blank(const struct hpshm_header *h)
-{
-	const unsigned char *p = (const unsigned char *)h;
-
-	for (size_t i = 0; i < sizeof(*h); i++)
-		if (p[i] != 0)
-			return 0;
-	return 1;
-}
 
 static int winsection_scan_one(void *user, const wchar_t *wname, const wchar_t *wtype)
 {

@@ -70,11 +70,20 @@ int hpshm__winsection_identify(const struct hpshm_mapping *m, char *id, size_t l
 
 /*
  * attach(): map the section id names ("handle=<n>", inherited; "name=<Local|Global>\hpshm.x")
- * at exactly rq->address with length rq->size.  An inherited handle becomes this process's own
+ * at exactly rq->address (where the system chooses when it is NULL) with length rq->size.  An inherited handle becomes this process's own
  * (no longer inheritable by programs it starts) on success only.
  */
 int hpshm__winsection_attach(const struct hpshm__winsection_kind *k, struct hpshm_mapping *m,
 			     const struct hpshm_request *rq, const char *id, hpshm_error *err);
+
+/*
+ * lookup(): the section <Local|Global>\hpshm.<rq->name>, Local first: f as scan() fills it for
+ * that section (its size, and its header when it is hpshm's), with f->id "name=<path>", the
+ * identifier attach() takes.  HPSHM_ENOENT when neither namespace has it; HPSHM_EACCES when it
+ * is another user's (its DACL admits its creator's user alone); HPSHM_ESYS otherwise.
+ */
+int hpshm__winsection_lookup(const struct hpshm__winsection_kind *k, const struct hpshm_request *rq,
+			     struct hpshm_found *f, hpshm_error *err);
 
 /*
  * scan(): every object named <Local|Global>\hpshm.* in this session's namespaces (the object

@@ -61,6 +61,15 @@ int hpshm_segment_attach_env(hpshm_segment **out, const hpshm_config *cfg, hpshm
 	return rc;
 }
 
+int hpshm_segment_open(hpshm_segment **out, const char *name, const hpshm_config *cfg, hpshm_error *err)
+{
+	int rc = hpshm__segment_open(out, name, cfg, err);
+
+	if (rc == 0)
+		abi_report(&(*out)->report);
+	return rc;
+}
+
 int hpshm_child_spawn(const hpshm_segment *seg, const char *path, char *const argv[], char *const envp[],
 		      hpshm_child *child, hpshm_error *err)
 {

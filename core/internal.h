@@ -91,7 +91,8 @@ struct hpshm_segment {
 	struct hpshm_instance        inst;     /* who made it, and who destroys or detaches it */
 	struct hpshm_mapping         map;      /* what the provider made or attached */
 	size_t                       usable;   /* bytes for the caller, before any header region */
-	int                          owner;    /* 1: created here (destroy removes); 0: attached */
+	long long                    creator_pid;   /* the process that created it; 0 when attached or opened */
+	uint64_t                     creator_start; /* that process's start time (hpshm__process_start()), 0 if unknown */
 	struct hpshm_header         *header;   /* at addr + usable, in the companion or at held; NULL if none */
 	struct hpshm_header          held;     /* the header when no object holds it (HPSHM__HEADER_TAG) */
 	struct hpshm__companion      companion; /* the header's object, when it is not at the tail */
@@ -105,6 +106,15 @@ static inline unsigned hpshm__segment_caps(const struct hpshm_segment *seg)
 {
 	return seg->map.caps ? seg->map.caps : seg->inst.ops->caps;
 }
+
+/*
+ * Is the calling process the one that created seg (its pid and start time), and so the owner,
+ * whose hpshm_segment_destroy() removes the object?  A handle copied by fork() says the
+ * creator's pid, which is not the child's; a pid the kernel gave again to a descendant is told
+ * apart by its start time.  The one test of ownership: destroy, hpshm_segment_is_owner() and
+ * the companion's header (hpshm__companion_release()) all go by it.  1 or 0.
+ */
+int hpshm__segment_owned(const struct hpshm_segment *seg);
 
 /* rq->option of every request the core makes: hpshm_config_get() on rq->config. */
 int hpshm__request_option(const struct hpshm_request *rq, const char *key, char *buf, size_t len);
@@ -143,11 +153,12 @@ struct hpshm_header *hpshm__header_write(void *dst, size_t usable, const void *a
 int hpshm__companion_create(struct hpshm__companion *c, void *seg_at, size_t mapped, const struct hpshm_config *cfg,
 			    hpshm_error *err);
 /*
- * Destroy (owner) or detach a companion; nothing if it has no mapping.  The creator's destroy
- * first clears the magic of the header it holds, so a child that inherited the companion and
- * attaches later learns that the segment is gone, even when a new object took its id.
+ * Destroy (remove: the owner's destroy, hpshm__segment_owned()) or detach a companion;
+ * nothing if it has no mapping.  The owner's destroy first clears the magic of the header it
+ * holds, so a child that inherited the companion and attaches later learns that the segment
+ * is gone, even when a new object took its id.
  */
-void hpshm__companion_release(struct hpshm__companion *c, int owner);
+void hpshm__companion_release(struct hpshm__companion *c, int remove);
 
 /*
  * What create maps for a segment of size bytes on pages of page_size under this
@@ -178,9 +189,24 @@ struct hpshm__token {
  * filled, or HPSHM_EINVAL naming the rule the text broke.  Shared with the fuzz harness.
  */
 int hpshm__token_parse(const char *text, struct hpshm__token *t, hpshm_error *err);
+/* The checks of its numbers alone (page size, size, address): what hpshm__token_parse() does
+ * after reading the fields, and hpshm_segment_open() with the header's.  0, or HPSHM_EINVAL. */
+int hpshm__token_check(const struct hpshm__token *t, hpshm_error *err);
 
 /*
- * The work behind five public functions whose structs core/abi.c stamps with their version on
+ * Map the segment t describes through provider p, check its header and pages, and make the
+ * handle, as hpshm_segment_attach() does with a parsed token: at t->address, or where the
+ * system chooses when at_creator is 0 (hpshm_segment_open() without reattach=exec).  origin
+ * (HPSHM_ORIGIN_ATTACHED or _OPENED) and the time since t0 go in the report.  0, or a
+ * negative code with nothing left mapped.
+ */
+int hpshm__segment_map(hpshm_segment **out, const struct hpshm_instance *p, const struct hpshm__token *t,
+		       int at_creator, unsigned origin, const struct hpshm_config *cfg, uint64_t t0, hpshm_error *err);
+/* hpshm_segment_open() (core/open.c). */
+int hpshm__segment_open(hpshm_segment **out, const char *name, const hpshm_config *cfg, hpshm_error *err);
+
+/*
+ * The work behind six public functions whose structs core/abi.c stamps with their version on
  * the way out (hpshm.h, "Growing the public structs"): same arguments, same results, but the
  * report, child and objects they fill are not yet stamped.
  */

@@ -117,8 +117,7 @@ struct hpshm_header *hpshm__header_write(void *dst_region, size_t usable, const 
 	 * outlive its creator (hpshm gc, a stale token after a reboot). */
 	hpshm__header_hold(&h, usable, hpshm__random64(), (uint64_t)(uintptr_t)at, provider, page_size);
 	memset(h.magic, 0, sizeof(h.magic));
-	h.creator_pid = hpshm__getpid();
-	h.creator_start = hpshm__process_start(h.creator_pid);
+	h.creator_pid = hpshm__self(&h.creator_start);
 	h.created_unix = (uint64_t)time(NULL);
 	if (hpshm__boot_id(h.boot_id, sizeof(h.boot_id)) < 0)
 		h.boot_id[0] = '\0';
@@ -185,7 +184,7 @@ int hpshm__companion_create(struct hpshm__companion *c, void *seg_at, size_t map
 	return 0;
 }
 
-void hpshm__companion_release(struct hpshm__companion *c, int owner)
+void hpshm__companion_release(struct hpshm__companion *c, int remove)
 {
 	struct hpshm_header *h = c->map.addr;
 
@@ -196,14 +195,15 @@ void hpshm__companion_release(struct hpshm__companion *c, int owner)
 	 * creator is gone.  Were the header left whole, a child attaching later would find the
 	 * segment's nonce there and take whatever object has the segment's id by then for it (a
 	 * SysV id given to a new segment, by the same creator in the same second).  So the
-	 * creator clears the magic, which every attach checks first; the rest stays, for the
-	 * message.  Only the creator: a process it forked shares the companion's pages, and
-	 * its clean-up must not retire the creator's segment.
+	 * owner's destroy clears the magic, which every attach checks first; the rest stays, for
+	 * the message.  Only the owner's: a process it forked shares the companion's pages, and
+	 * its clean-up must not retire the creator's segment.  The caller says which it is by
+	 * hpshm__segment_owned(), the one test of ownership, so a forked child that calls
+	 * hpshm_segment_destroy() detaches here as it does from the segment.
 	 */
-	if (owner && memcmp(h->magic, HPSHM_HEADER_MAGIC, sizeof(h->magic)) == 0 &&
-	    h->creator_pid == (int64_t)hpshm__getpid())
+	if (remove && memcmp(h->magic, HPSHM_HEADER_MAGIC, sizeof(h->magic)) == 0)
 		memset(h->magic, 0, sizeof(h->magic));
-	if (owner)
+	if (remove)
 		(void)c->inst.ops->destroy(&c->inst, &c->map);
 	else
 		(void)c->inst.ops->detach(&c->inst, &c->map);
@@ -228,6 +228,13 @@ int hpshm_segment_token(const hpshm_segment *seg, char *buf, size_t len, hpshm_e
 				       "hugetlbfs or plain)",
 				       "segment from %s cannot be re-attached: it was not created with reattach=exec",
 				       seg->inst.name);
+	/* A token names the creator's address, which every attach checks against the header:
+	 * a segment this process opened elsewhere cannot hand its children that address. */
+	if (seg->report.relocated)
+		return hpshm_error_set(err, HPSHM_ENOTSUP, 0, NULL,
+				       "open the segment with reattach=exec, which maps it at its creator's address",
+				       "segment from %s was opened at %p, not at its creator's address: a child could "
+				       "not map it where its pointers lead", seg->inst.name, seg->map.addr);
 	n = seg->inst.ops->identify(&seg->inst, &seg->map, id, sizeof(id));
 	if (n < 0 || (size_t)n >= sizeof(id) || strpbrk(id, ": \t\n"))
 		return hpshm_error_set(err, HPSHM_ENOTSUP, 0, NULL, NULL, "provider %s cannot name this segment",
@@ -333,6 +340,11 @@ int hpshm__token_parse(const char *text, struct hpshm__token *t, hpshm_error *er
 	    token_hex(f[TF_ADDRESS], flen[TF_ADDRESS], &t->address) < 0 ||
 	    token_hex(f[TF_NONCE], flen[TF_NONCE], &t->nonce) < 0)
 		return token_bad(err, "a number is not lower-case hex");
+	return hpshm__token_check(t, err);
+}
+
+int hpshm__token_check(const struct hpshm__token *t, hpshm_error *err)
+{
 	if (t->page_size < 4096 || (t->page_size & (t->page_size - 1)))
 		return token_bad(err, "page size is not a power of two of at least 4KiB");
 	if (t->size == 0 || t->size % t->page_size || (strcmp(t->header, "tail") == 0 && t->size <= HPSHM_HEADER_REGION))
@@ -526,47 +538,24 @@ static int companion_attach(struct hpshm__companion *c, void *addr, const char *
 	return 0;
 }
 
-int hpshm__segment_attach(hpshm_segment **out, const char *token, const hpshm_config *cfg_in, hpshm_error *err)
+int hpshm__segment_map(hpshm_segment **out, const struct hpshm_instance *p, const struct hpshm__token *tp,
+		       int at_creator, unsigned origin, const struct hpshm_config *cfg, uint64_t t0, hpshm_error *err)
 {
-	struct hpshm_config defaults;
-	const struct hpshm_config *cfg = cfg_in;
-	struct hpshm_instance inst, *p = &inst;
+	const struct hpshm__token t = *tp;
 	struct hpshm_request rq;
 	struct hpshm_mapping m;
 	struct hpshm__backing b;
 	struct hpshm_segment *seg;
-	struct hpshm__token t;
 	struct hpshm__companion comp;
 	struct hpshm_header *header;
 	hpshm_error e;
-	uint64_t t0 = hpshm__now_ns();
 	char tag[HPSHM_TAG_MAX];
 	int rc, companion, tagged;
-
-	if (err)
-		memset(err, 0, sizeof(*err));
-	if (!out || !token)
-		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_segment_attach: NULL argument");
-	*out = NULL;
-	if (!cfg) {
-		hpshm__config_init(&defaults);
-		cfg = &defaults;
-	}
-	memset(&t, 0, sizeof(t));
-	rc = hpshm__token_parse(token, &t, err);
-	if (rc < 0)
-		return rc;
-	if (hpshm__provider_find(t.provider, &inst) < 0)
-		return hpshm_error_set(err, HPSHM_ENOPROVIDER, 0, NULL, "use the same hpshm build in parent and child",
-				       "token names provider \"%s\", which this process does not have", t.provider);
-	if (!(p->ops->caps & HPSHM_CAP_REATTACH))
-		return hpshm_error_set(err, HPSHM_ENOTSUP, 0, NULL, NULL, "provider %s cannot re-attach segments",
-				       p->name);
 
 	memset(&rq, 0, sizeof(rq));
 	rq.size = (size_t)t.size;
 	rq.page_size = (size_t)t.page_size;
-	rq.address = (void *)(uintptr_t)t.address;
+	rq.address = at_creator ? (void *)(uintptr_t)t.address : NULL;
 	rq.mode = cfg->mode;
 	rq.flags = HPSHM_REQ_REATTACH;
 	rq.config = cfg;
@@ -588,7 +577,8 @@ int hpshm__segment_attach(hpshm_segment **out, const char *token, const hpshm_co
 				       "the token's header is in a plain companion, and this process has no plain provider");
 	/* A parent on Windows reserved the range in this process before it ran (hpshm__spawn()),
 	 * the companion's granule included; give it back now, just before the providers map there. */
-	(void)hpshm__reservation_release(rq.address, rq.size + (companion ? HPSHM__ADDRESS_GRANULE : 0));
+	if (rq.address)
+		(void)hpshm__reservation_release(rq.address, rq.size + (companion ? HPSHM__ADDRESS_GRANULE : 0));
 	rc = p->ops->attach(p, &m, &rq, t.id, &e);
 	if (rc < 0) {
 		if (err) {
@@ -604,7 +594,7 @@ int hpshm__segment_attach(hpshm_segment **out, const char *token, const hpshm_co
 	 * close some other descriptor of this process.  It becomes ours only on success.  The
 	 * provider says which handles came by inheritance (HPSHM_MAP_INHERIT).
 	 */
-	if (m.addr != rq.address || m.size != rq.size) {
+	if ((rq.address && m.addr != rq.address) || m.size != rq.size) {
 		void *got = m.addr;
 		size_t len = m.size;
 
@@ -655,7 +645,7 @@ int hpshm__segment_attach(hpshm_segment **out, const char *token, const hpshm_co
 	}
 	seg->inst = *p;
 	seg->map = m;
-	seg->owner = 0;
+	seg->creator_pid = 0; /* attached or opened: never the owner (hpshm__segment_owned()) */
 	seg->usable = companion || tagged ? m.size : m.size - HPSHM_HEADER_REGION;
 	seg->header = header;
 	if (tagged) {
@@ -675,10 +665,45 @@ int hpshm__segment_attach(hpshm_segment **out, const char *token, const hpshm_co
 	hpshm__strlcpy(seg->report.verified_by, b.page_size ? b.source : "unverified", sizeof(seg->report.verified_by));
 	seg->report.huge = b.page_size ? b.huge : (p->ops->caps & HPSHM_CAP_HUGE) != 0;
 	seg->report.policy = cfg->huge_pages;
-	seg->report.create_ns = hpshm__now_ns() - t0;
-	hpshm__log(cfg, HPSHM_LOG_INFO, "attached %s segment %s at %p", p->name, t.id, m.addr);
+	/* An attach is no create: its time and its kind have their own members (version 2). */
+	seg->report.origin = origin;
+	seg->report.relocated = (uintptr_t)m.addr != (uintptr_t)t.address;
+	seg->report.attach_ns = hpshm__now_ns() - t0;
+	hpshm__log(cfg, HPSHM_LOG_INFO, "%s %s segment %s at %p%s", origin == HPSHM_ORIGIN_OPENED ? "opened" : "attached",
+		   p->name, t.id, m.addr, seg->report.relocated ? " (not the creator's address)" : "");
 	*out = seg;
 	return 0;
+}
+
+int hpshm__segment_attach(hpshm_segment **out, const char *token, const hpshm_config *cfg_in, hpshm_error *err)
+{
+	struct hpshm_config defaults;
+	const struct hpshm_config *cfg = cfg_in;
+	struct hpshm_instance inst, *p = &inst;
+	struct hpshm__token t;
+	uint64_t t0 = hpshm__now_ns();
+	int rc;
+
+	if (err)
+		memset(err, 0, sizeof(*err));
+	if (!out || !token)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_segment_attach: NULL argument");
+	*out = NULL;
+	if (!cfg) {
+		hpshm__config_init(&defaults);
+		cfg = &defaults;
+	}
+	memset(&t, 0, sizeof(t));
+	rc = hpshm__token_parse(token, &t, err);
+	if (rc < 0)
+		return rc;
+	if (hpshm__provider_find(t.provider, &inst) < 0)
+		return hpshm_error_set(err, HPSHM_ENOPROVIDER, 0, NULL, "use the same hpshm build in parent and child",
+				       "token names provider \"%s\", which this process does not have", t.provider);
+	if (!(p->ops->caps & HPSHM_CAP_REATTACH))
+		return hpshm_error_set(err, HPSHM_ENOTSUP, 0, NULL, NULL, "provider %s cannot re-attach segments",
+				       p->name);
+	return hpshm__segment_map(out, p, &t, 1, HPSHM_ORIGIN_ATTACHED, cfg, t0, err);
 }
 
 int hpshm__segment_attach_env(hpshm_segment **out, const hpshm_config *cfg, hpshm_error *err)
@@ -765,6 +790,21 @@ int hpshm_segment_inherit(const hpshm_segment *seg, char *buf, size_t len, hpshm
 	    (rc = hpshm__handle_inheritable(seg->companion.map.handle, err)) < 0)
 		return rc;
 	return n;
+}
+
+int hpshm_segment_uninherit(const hpshm_segment *seg, hpshm_error *err)
+{
+	int rc, rc2 = 0;
+
+	if (err)
+		memset(err, 0, sizeof(*err));
+	if (!seg)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_segment_uninherit: NULL argument");
+	/* Both handles are tried, so one the OS refuses does not leave the other inheritable. */
+	rc = (seg->map.flags & HPSHM_MAP_INHERIT) ? hpshm__handle_private(seg->map.handle, err) : 0;
+	if (seg->companion.map.addr && (seg->companion.map.flags & HPSHM_MAP_INHERIT))
+		rc2 = hpshm__handle_private(seg->companion.map.handle, rc < 0 ? NULL : err);
+	return rc < 0 ? rc : rc2;
 }
 
 int hpshm_child_wait(hpshm_child *child, int *status, hpshm_error *err)

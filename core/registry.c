@@ -184,10 +184,11 @@ int hpshm_provider_register(const struct hpshm_provider *p, const char *name, vo
 				       p->name ? p->name : "(unnamed)", p->abi_version, HPSHM_PROVIDER_ABI);
 	if (!p->name || !p->probe || !p->create || !p->destroy ||
 	    ((p->caps & HPSHM_CAP_REATTACH) && (!p->identify || !p->attach || !p->detach)) ||
+	    ((p->caps & HPSHM_CAP_NAMED) && !p->detach) ||
 	    (!p->scan != !p->remove))
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL,
 				       "fill name, probe, create and destroy; identify, attach and detach with "
-				       "HPSHM_CAP_REATTACH; scan and remove together",
+				       "HPSHM_CAP_REATTACH; detach with HPSHM_CAP_NAMED; scan and remove together",
 				       "provider to register is incomplete");
 	if (!name)
 		name = p->name;

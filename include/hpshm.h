@@ -150,7 +150,9 @@ extern "C" {
 	X(ENOTSUP, -11, "not supported")                                                     \
 	X(EIO, -12, "could not read a system file or config file")                           \
 	X(EEXIST, -13, "already exists")                                                     \
-	X(EFULL, -14, "table full")
+	X(EFULL, -14, "table full")                                                          \
+	X(ENOENT, -15, "no such segment")                                                    \
+	X(EACCES, -16, "permission denied")
 
 /** Error codes returned (negated) by every int-returning function. */
 enum hpshm_errcode {
@@ -191,8 +193,9 @@ enum hpshm_errcode {
 
 /** hpshm_error.version of the records this library fills. */
 #define HPSHM_ERROR_VERSION 1
-/** hpshm_report.version of the reports this library fills (it covers the hpshm_attempt entries too). */
-#define HPSHM_REPORT_VERSION 1
+/** hpshm_report.version of the reports this library fills (it covers the hpshm_attempt entries too);
+ *  2 added origin, relocated and attach_ns. */
+#define HPSHM_REPORT_VERSION 2
 /** hpshm_object.version of the objects this library lists. */
 #define HPSHM_OBJECT_VERSION 1
 /** hpshm_child.version of the children this library starts. */
@@ -279,6 +282,13 @@ typedef struct hpshm_attempt {
 	uint64_t reserved[4];            /**< zeroed by the library: room for later versions of the report */
 } hpshm_attempt;
 
+/** How the process that holds a segment got it (hpshm_report.origin). */
+typedef enum hpshm_origin {
+	HPSHM_ORIGIN_CREATED  = 0, /**< hpshm_segment_create() (in this process, or one it was forked from) */
+	HPSHM_ORIGIN_ATTACHED = 1, /**< hpshm_segment_attach() or _attach_env(), with the creator's token */
+	HPSHM_ORIGIN_OPENED   = 2  /**< hpshm_segment_open(), by name */
+} hpshm_origin;
+
 /** What a segment really is, verified from the kernel where the OS allows. */
 typedef struct hpshm_report {
 	unsigned version;                    /**< HPSHM_REPORT_VERSION once the library filled the report */
@@ -295,10 +305,17 @@ typedef struct hpshm_report {
 	hpshm_huge_pages policy;             /**< the huge_pages policy in force */
 	unsigned populate;                   /**< hpshm_populate_method bits used */
 	uint64_t populate_ns;                /**< time spent populating, nanoseconds */
-	uint64_t create_ns;                  /**< time for the whole create, nanoseconds */
-	unsigned nattempts;                  /**< entries used in attempts[] */
+	uint64_t create_ns;                  /**< time for the whole create, nanoseconds; 0 when attached or opened
+						  (attach_ns) */
+	unsigned nattempts;                  /**< entries used in attempts[]; 0 when attached or opened */
 	hpshm_attempt attempts[HPSHM_MAX_ATTEMPTS]; /**< providers considered, in order */
-	uint64_t reserved[32];               /**< zeroed by the library: room for the members of later versions */
+	/* ---- version 2: taken out of the reserved space, which kept the struct's size ---- */
+	unsigned origin;                     /**< an hpshm_origin: created, attached or opened */
+	int      relocated;                  /**< 1 if this process mapped the segment elsewhere than its creator did
+						  (hpshm_segment_open() without reattach=exec); 0 at the creator's address */
+	uint64_t attach_ns;                  /**< time hpshm_segment_attach() or _open() took, nanoseconds; 0 when
+						  created */
+	uint64_t reserved[30];               /**< zeroed by the library: room for the members of later versions */
 } hpshm_report;
 
 /** Opaque configuration: a set of key values with their sources. */
@@ -341,7 +358,9 @@ HPSHM_API unsigned hpshm_version_number(void);
 HPSHM_API int hpshm_config_new(hpshm_config **out);
 
 /**
- * Free a configuration.  NULL is allowed.
+ * Free a configuration.  NULL is allowed.  A segment keeps its own copy of the configuration it
+ * was created, attached or opened with (its log callback and user pointer included), so cfg may
+ * be freed, or changed, as soon as those calls have returned.
  * @param cfg the configuration
  */
 HPSHM_API void hpshm_config_free(hpshm_config *cfg);
@@ -466,6 +485,11 @@ HPSHM_API const char *hpshm_config_key_name(unsigned index, const char **descrip
 
 /**
  * Send the library's log lines to a callback instead of the built-in stderr sink.
+ *
+ * Lifetime: every segment created, attached or opened with cfg keeps a copy of fn and user
+ * and logs through them until it is destroyed or detached (the line that says so included),
+ * after cfg itself may have been freed.  So user, and whatever fn needs, must stay valid as
+ * long as cfg or any of those segments lives.  fn runs in the thread that made the call.
  * @param cfg  the configuration segments will be created with
  * @param fn   the callback, or NULL for the built-in sink (controlled by log_level)
  * @param user passed back to fn
@@ -510,10 +534,13 @@ HPSHM_API int hpshm_segment_footprint(size_t size, size_t page_size, const hpshm
 				      size_t *usable);
 
 /**
- * Create a shared segment of at least size bytes, choosing the provider as cfg says.
+ * Create a shared segment of at least size bytes, choosing the provider as cfg says.  This
+ * process is then the segment's owner (hpshm_segment_is_owner()).
  * @param[out] out the segment
  * @param size bytes wanted (> 0); the usable size may be larger (hpshm_segment_size())
- * @param cfg  the configuration, or NULL for the defaults
+ * @param cfg  the configuration, or NULL for the defaults; the segment keeps a copy, so it
+ *             may be freed once the call returned (see hpshm_config_set_log() for the log's
+ *             user pointer)
  * @param err  filled on failure with every provider's reason and one hint, may be NULL
  * @return 0 or a negative HPSHM_E* code
  */
@@ -533,11 +560,29 @@ HPSHM_API int hpshm_segment_create_ex(hpshm_segment **out, size_t size, const hp
 				      hpshm_report *report, hpshm_error *err);
 
 /**
- * Unmap and release a segment.  NULL is allowed.
- * @param seg the segment
+ * Release a segment: in its owner, unmap it and remove the object (a named segment's name, a
+ * SysV segment's id), so no process can attach or open it any more; anywhere else, only
+ * hpshm_segment_detach().  The owner is the process that created the segment, known by its
+ * process id and start time, not by the handle: a worker made by fork() holds a copy of the
+ * creator's handle, and its destroy (clean-up code that runs in every process, an atexit
+ * handler) only detaches, as does the destroy of a process that attached or opened the
+ * segment.  Memory the segment's processes share goes when the last of them lets go of it:
+ * an unnamed segment's at once, a named one's once its owner removed it.  NULL is allowed.
+ * @param seg the segment; the handle is freed
  * @return 0, or a negative HPSHM_E* code if the OS refused (the handle is freed anyway)
  */
 HPSHM_API int hpshm_segment_destroy(hpshm_segment *seg);
+
+/**
+ * Unmap a segment in this process and free the handle, leaving the object: even in its owner,
+ * the name or SysV id stays, and other processes can go on attaching or opening it (a named
+ * segment nobody maps then is dead to `hpshm gc`, which removes it; an unnamed one goes with
+ * the last process that maps it).  A server that hands its segment to a successor calls this
+ * rather than hpshm_segment_destroy().  NULL is allowed.
+ * @param seg the segment; the handle is freed
+ * @return 0, or a negative HPSHM_E* code if the OS refused (the handle is freed anyway)
+ */
+HPSHM_API int hpshm_segment_detach(hpshm_segment *seg);
 
 /**
  * The segment's first byte.
@@ -558,14 +603,18 @@ HPSHM_API void *hpshm_segment_address(const hpshm_segment *seg);
 HPSHM_API size_t hpshm_segment_size(const hpshm_segment *seg);
 
 /**
- * What the segment is: provider, sizes, verified page size, populate, attempts.
+ * What the segment is: provider, sizes, verified page size, populate, attempts, and how this
+ * process got it (origin: created, attached or opened; relocated when it is mapped elsewhere
+ * than its creator mapped it; attach_ns).
  * @param seg the segment
  * @return the report, valid until the segment is destroyed
  */
 HPSHM_API const hpshm_report *hpshm_segment_report(const hpshm_segment *seg);
 
 /**
- * The report as one line for people.
+ * The report as one line for people.  A created segment's line gives create= (the whole
+ * create) and attempts=; an attached or opened one's says so instead, with attach= or open=
+ * (the time that took) and whether it is at the creator's address.
  * @param r   the report
  * @param buf where to write it
  * @param len size of buf
@@ -622,7 +671,39 @@ HPSHM_API int hpshm_segment_attach(hpshm_segment **out, const char *token, const
 HPSHM_API int hpshm_segment_attach_env(hpshm_segment **out, const hpshm_config *cfg, hpshm_error *err);
 
 /**
- * Did this process create the segment (1), or attach it (0)?
+ * Open, in any process (not only a child of the creator, and without a token), the segment
+ * another process created with name= set, as shm_open() or APR's apr_shm_attach() do.  The
+ * object is found by its name: with provider= set in cfg only by those providers, else by
+ * every provider that names segments (HPSHM_CAP_NAMED), in the order `auto` walks them
+ * (SysV keys, hugetlbfs files, POSIX shared memory names, Windows named sections).  hugetlbfs
+ * looks in hugetlbfs_path when cfg sets it, else in every hugetlbfs mount.  The object must
+ * prove it is an hpshm segment by the header its creator wrote, and is mapped at the
+ * creator's address when cfg says reattach=exec (pointers stored in the segment are then
+ * right here too; a taken range is HPSHM_EEXIST naming what holds it), else where the system
+ * chooses.  The kernel's page size must be the one the creator verified, and
+ * cfg's huge_page_size when it names one.  The report says so: origin HPSHM_ORIGIN_OPENED,
+ * the provider, the verified page size, relocated when not at the creator's address.
+ * huge_pages and populate do not apply (the segment exists).  This process is not the
+ * owner: hpshm_segment_destroy() only detaches.
+ * @param[out] out the opened segment
+ * @param name the segment's name, as its creator's name= had it
+ * @param cfg  configuration (provider, hugetlbfs_path, huge_page_size, reattach, log sink),
+ *             or NULL; the segment keeps a copy
+ * @param err  filled on failure, may be NULL
+ * @return 0; HPSHM_ENOENT (no such segment, or one whose creator has not finished creating
+ *         it); HPSHM_EACCES (another user's segment this user may not open; err names the
+ *         owner); HPSHM_EINVAL (the object under that name is not an hpshm segment);
+ *         HPSHM_EVALUE (its page size is not cfg's huge_page_size; err->key says which key);
+ *         HPSHM_EEXIST (reattach=exec and the creator's range is taken here); or another
+ *         negative HPSHM_E* code
+ */
+HPSHM_API int hpshm_segment_open(hpshm_segment **out, const char *name, const hpshm_config *cfg, hpshm_error *err);
+
+/**
+ * Is the calling process the segment's owner: did it create the segment (1), or did it attach
+ * or open it, or inherit the handle from the creator by fork() (0)?  Asked of the calling
+ * process each time, by its process id and start time: in a worker forked from the creator
+ * the answer is 0, and there hpshm_segment_destroy() only detaches.
  * @param seg the segment
  * @return 1 or 0
  */
@@ -669,7 +750,21 @@ HPSHM_API int hpshm_child_wait(hpshm_child *child, int *status, hpshm_error *err
  * calls hpshm_segment_attach() or hpshm_segment_attach_env().  On Windows the program must be
  * started with handle inheritance (bInheritHandles); the range is not reserved in it, so an
  * attach that finds it taken fails and names the holder.  A segment found by name or SysV id
- * needs no handle.  The handles stay inheritable until the segment is destroyed.
+ * needs no handle.  The handles stay inheritable, for every program this process starts
+ * (CGI scripts, loggers), until hpshm_segment_uninherit() or the segment is destroyed.
+ *
+ * Which to use when:
+ *   - hpshm_child_spawn(): hands the segment to that one child only: the handles are passed
+ *     to it alone (POSIX: cleared of close-on-exec in the child between fork and exec;
+ *     Windows: the child's handle list) and stay private in this process, so nothing else
+ *     this process or its other threads start gets them.  Prefer it.
+ *   - hpshm_segment_inherit() then hpshm_segment_uninherit(): for a process manager that
+ *     starts its workers itself: call inherit just before its fork-and-exec, posix_spawn or
+ *     CreateProcess, and uninherit as soon as it returned, so children started later do not
+ *     get the handle.  Another thread of this process that starts a program in between still
+ *     hands it the handles: serialise process starts with it, or use hpshm_child_spawn().
+ *   - A process manager that fork()s and then execs can also call hpshm_segment_inherit() in
+ *     the forked child, before its exec: only that child's descriptor changes.
  * @param seg the segment, created with reattach=exec
  * @param buf where to write the token; HPSHM_TOKEN_MAX bytes are always enough
  * @param len size of buf
@@ -677,6 +772,19 @@ HPSHM_API int hpshm_child_wait(hpshm_child *child, int *status, hpshm_error *err
  * @return the token's length, or a negative HPSHM_E* code (HPSHM_ENOTSUP: not re-attachable)
  */
 HPSHM_API int hpshm_segment_inherit(const hpshm_segment *seg, char *buf, size_t len, hpshm_error *err);
+
+/**
+ * Undo hpshm_segment_inherit(): the segment's handles (and its header companion's) are
+ * private to this process again (close-on-exec; Windows: not inheritable), so programs this
+ * process starts from now on do not get them.  A child started before keeps what it
+ * inherited.  Harmless on a segment whose handles were never made inheritable, and on one that
+ * has none (found by name or SysV id).  See hpshm_segment_inherit() for which call to use when.
+ * @param seg the segment
+ * @param err filled on failure, may be NULL
+ * @return 0, or a negative HPSHM_E* code (HPSHM_ESYS: the OS refused; the handles may then be
+ *         left inheritable)
+ */
+HPSHM_API int hpshm_segment_uninherit(const hpshm_segment *seg, hpshm_error *err);
 
 /** What hpshm_objects_list() found an object to be (hpshm_object.state). */
 typedef enum hpshm_object_state {

@@ -88,6 +88,13 @@ int hpshm__maps_line(const void *addr, size_t size, char *buf, size_t len);
 /* A process's start time (clock ticks since boot on Linux), so a recycled pid is not taken
  * for the creator; 0 if unknown. */
 uint64_t hpshm__process_start(long long pid);
+/*
+ * This process's pid, and in *start its start time as hpshm__process_start() says it, read
+ * once per process: the value is kept with the pid it was read for, so a process made by
+ * fork() reads its own.  What tells a segment's creator from a worker it forked (the owner)
+ * with one getpid() and no file read per create and destroy.  *start is 0 if unknown.
+ */
+long long hpshm__self(uint64_t *start);
 /* Is pid, started at start, still running?  1 yes, 0 no, -1 cannot tell. */
 int hpshm__process_alive(long long pid, uint64_t start);
 long long hpshm__getpid(void);
@@ -144,6 +151,9 @@ int hpshm__reservation_release(void *addr, size_t len);
  * workers itself.  0, or an error.
  */
 int hpshm__handle_inheritable(intptr_t handle, hpshm_error *err);
+/* Undo hpshm__handle_inheritable(): handle no longer survives this process's exec or
+ * CreateProcess (POSIX: set FD_CLOEXEC; Windows: clear HANDLE_FLAG_INHERIT).  0, or an error. */
+int hpshm__handle_private(intptr_t handle, hpshm_error *err);
 /* This process's environment, NULL-terminated, as hpshm__spawn() passes it for envp NULL. */
 char **hpshm__environ(void);
 

@@ -13,7 +13,8 @@
  *   check ADDR PAGE_SIZE SLOT NSLOTS VALUE
  *       attach; the address must be ADDR; the pattern (reattach_pattern()) must be in every
  *       usable word except the NSLOTS write-back slots; smaps KernelPageSize of the segment's
- *       VMA and the report's verified page size must be PAGE_SIZE; write VALUE in slot SLOT;
+ *       VMA and the report's verified page size must be PAGE_SIZE; the report must say it was
+ *       attached (origin, attach_ns, and "attach=" in its line, not "create="); write VALUE in slot SLOT;
  *       detach (the range must then be unmapped); exit 0.
  *   clash ADDR OFFSET
  *       map an anonymous PROT_NONE page at ADDR + OFFSET with MAP_FIXED_NOREPLACE, then
@@ -29,6 +30,21 @@
  *       meanwhile); then attach, which must fail with HPSHM_EINVAL and leave nothing mapped
  *       in the token's range or the granule after it (a header companion's), and no
  *       descriptor; print the error and exit 0.
+ *   open NAME KV ADDR PAGE_SIZE VALUE
+ *       started without a token and by no hpshm_child_spawn() (HPSHM_TOKEN must be unset):
+ *       hpshm_segment_open(NAME) under the configuration KV ("-" for none) as its first act;
+ *       ADDR is the creator's address, where the segment must be (relocated 0) when KV says
+ *       reattach=exec, and "-" else; the report must say opened (origin, and "open=" in its
+ *       line rather than "create="), not the owner, PAGE_SIZE from smaps and the report; the
+ *       pattern must be in every usable word but word 0, where VALUE is written; then
+ *       hpshm_segment_destroy(), which must only detach (the range unmapped); exit 0.
+ *   refuse-open NAME KV CODE
+ *       hpshm_segment_open(NAME) under KV must fail with the HPSHM_E* code named CODE
+ *       ("HPSHM_EACCES"), with a message and a hint, and leave no mapping or descriptor
+ *       behind; print the error and exit 0.
+ *   fd N open|closed
+ *       descriptor N is open in this process (or is not): what a program exec'd by the test
+ *       inherited from it; exit 0 if so.
  *
  * Exit codes name the check that failed (CHILD_E* below); the reason goes to stderr, which
  * Criterion shows with the failing test.
@@ -154,6 +170,22 @@ static int fd_count(void)
 	return n - 1;
 }
 
+/* Shared mappings in /proc/self/maps (a segment's; private ones come and go with malloc). */
+static int maps_count(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[1024], perms[8];
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "%*s %7s", perms) == 1 && perms[3] == 's')
+			n++;
+	fclose(f);
+	return n;
+}
+
 static int mode_check(int argc, char **argv)
 {
 	unsigned long long addr, ps, slot, nslots, value;
@@ -184,6 +216,19 @@ static int mode_check(int argc, char **argv)
 		if (r->reserved[i] != 0)
 			return fail(CHILD_EREPORTV, "reserved[%zu] of the report is %#llx, not 0", i,
 				    (unsigned long long)r->reserved[i]);
+	/* An attach is no create: the report says which it was, and its own time (version 2). */
+	if (r->origin != HPSHM_ORIGIN_ATTACHED || r->create_ns != 0 || r->nattempts != 0 || r->attach_ns == 0 ||
+	    r->relocated)
+		return fail(CHILD_EREPORTV, "the report says origin %u, create_ns %llu, %u attempts, attach_ns %llu, "
+			    "relocated %d: not an attached segment's", r->origin, (unsigned long long)r->create_ns,
+			    r->nattempts, (unsigned long long)r->attach_ns, r->relocated);
+	{
+		char line[1024];
+
+		hpshm_report_format(r, line, sizeof line);
+		if (!strstr(line, " attach=") || strstr(line, "create=") || strstr(line, "attempts="))
+			return fail(CHILD_EREPORTV, "the report line does not say it was attached: %s", line);
+	}
 	words = hpshm_segment_size(seg) / sizeof *w;
 	if (words < nslots || r->usable_size != hpshm_segment_size(seg))
 		return fail(CHILD_EPATTERN, "usable size %zu (report %zu) is too small or inconsistent",
@@ -354,10 +399,141 @@ static int mode_hold(int argc, char **argv)
 	return rc < 0 ? fail(CHILD_EDETACH, "detach: %s", hpshm_errname(rc)) : 0;
 }
 
+/* A configuration from KV, or NULL for "-".  NULL with *bad set when KV is refused. */
+static hpshm_config *config_of(const char *kv, int *bad)
+{
+	hpshm_config *cfg = NULL;
+	hpshm_error err;
+
+	*bad = 0;
+	if (!strcmp(kv, "-"))
+		return NULL;
+	if (hpshm_config_new(&cfg) < 0 || hpshm_config_parse(cfg, kv, &err) < 0) {
+		fail(CHILD_EUSAGE, "configuration \"%s\" refused", kv);
+		*bad = 1;
+		hpshm_config_free(cfg);
+		return NULL;
+	}
+	return cfg;
+}
+
+static int mode_open(int argc, char **argv)
+{
+	unsigned long long addr = 0, ps, value;
+	hpshm_segment *seg = NULL;
+	hpshm_config *cfg;
+	const hpshm_report *r;
+	hpshm_error err;
+	char line[1024];
+	uint64_t *w;
+	size_t words, i, bad = 0, kps;
+	int rc, badcfg, exec;
+
+	if (argc != 7 || getenv("HPSHM_TOKEN"))
+		return fail(CHILD_EUSAGE, "usage: open NAME KV ADDR PAGE_SIZE VALUE, without HPSHM_TOKEN");
+	cfg = config_of(argv[3], &badcfg);
+	if (badcfg)
+		return CHILD_EUSAGE;
+	/* First act: open, before anything else can map memory at the creator's address. */
+	rc = hpshm_segment_open(&seg, argv[2], cfg, &err);
+	hpshm_config_free(cfg);
+	if (rc < 0)
+		return fail(CHILD_EATTACH, "open %s: %s: %s (hint: %s)", argv[2], hpshm_errname(rc), err.message, err.hint);
+	exec = strstr(argv[3], "reattach=exec") != NULL;
+	if ((exec && num(argv[4], &addr)) || num(argv[5], &ps) || num(argv[6], &value))
+		return fail(CHILD_EUSAGE, "usage: open NAME KV ADDR PAGE_SIZE VALUE");
+	if (hpshm_segment_is_owner(seg) != 0)
+		return fail(CHILD_EOWNER, "hpshm_segment_is_owner() says the opener created the segment");
+	r = hpshm_segment_report(seg);
+	w = hpshm_segment_address(seg);
+	if (r->version < 2 || r->origin != HPSHM_ORIGIN_OPENED || r->create_ns != 0 || r->nattempts != 0 ||
+	    r->attach_ns == 0)
+		return fail(CHILD_EREPORTV, "the report says origin %u, create_ns %llu, %u attempts, attach_ns %llu: not "
+			    "an opened segment's", r->origin, (unsigned long long)r->create_ns, r->nattempts,
+			    (unsigned long long)r->attach_ns);
+	hpshm_report_format(r, line, sizeof line);
+	if (!strstr(line, " open=") || strstr(line, "create=") || strstr(line, "attempts="))
+		return fail(CHILD_EREPORTV, "the report line does not say it was opened: %s", line);
+	if (exec && ((uintptr_t)w != addr || r->relocated))
+		return fail(CHILD_EADDRESS, "opened at %p (relocated %d) under reattach=exec, the creator's is %#llx",
+			    (void *)w, r->relocated, addr);
+	kps = smaps_page_size(w);
+	if (kps != ps)
+		return fail(CHILD_EKERNELPS, "smaps KernelPageSize of the segment is %zu, the creator's pages are %llu",
+			    kps, ps);
+	if (!r->verified || r->page_size != ps)
+		return fail(CHILD_EREPORTPS, "report says %zu-byte pages (verified=%d), want %llu", r->page_size,
+			    r->verified, ps);
+	words = hpshm_segment_size(seg) / sizeof *w;
+	for (i = 1; i < words; i++)
+		bad += w[i] != reattach_pattern(i);
+	if (bad)
+		return fail(CHILD_EPATTERN, "%zu of %zu words differ from the creator's pattern", bad, words);
+	w[0] = value;
+	addr = (uintptr_t)w;
+	rc = hpshm_segment_destroy(seg);
+	if (rc < 0)
+		return fail(CHILD_EDETACH, "destroy: %s", hpshm_errname(rc));
+	if (is_mapped(addr, words * sizeof *w) != 0)
+		return fail(CHILD_EDETACH, "the segment is still mapped after hpshm_segment_destroy()");
+	return 0;
+}
+
+static int mode_refuse_open(int argc, char **argv)
+{
+	hpshm_segment *seg = NULL;
+	hpshm_config *cfg;
+	hpshm_error err;
+	int rc, badcfg, fds0;
+	char maps0[64];
+
+	if (argc != 5 || getenv("HPSHM_TOKEN"))
+		return fail(CHILD_EUSAGE, "usage: refuse-open NAME KV CODE, without HPSHM_TOKEN");
+	cfg = config_of(argv[3], &badcfg);
+	if (badcfg)
+		return CHILD_EUSAGE;
+	fds0 = fd_count();
+	snprintf(maps0, sizeof maps0, "%d", maps_count());
+	memset(&err, 0, sizeof err);
+	rc = hpshm_segment_open(&seg, argv[2], cfg, &err);
+	hpshm_config_free(cfg);
+	if (rc == 0)
+		return fail(CHILD_EACCEPTED, "%s was opened (%zu bytes at %p), want %s", argv[2], hpshm_segment_size(seg),
+			    hpshm_segment_address(seg), argv[4]);
+	if (strcmp(hpshm_errname(rc), argv[4]) != 0 || err.code != rc)
+		return fail(CHILD_EREFUSAL, "refused with %s (err.code %d), want %s: %s", hpshm_errname(rc), err.code,
+			    argv[4], err.message);
+	if (seg != NULL || !err.message[0] || !err.hint[0])
+		return fail(CHILD_EREFUSAL, "*out %p, message \"%s\", hint \"%s\"", (void *)seg, err.message, err.hint);
+	if (fd_count() != fds0)
+		return fail(CHILD_ELEAK, "%d descriptors after the refusal, %d before", fd_count(), fds0);
+	if (atoi(maps0) != maps_count())
+		return fail(CHILD_ELEAK, "%d shared mappings after the refusal, %s before", maps_count(), maps0);
+	printf("reattach_child refuse-open [pid %ld]: %s: %s (hint: %s)\n", (long)getpid(), hpshm_errname(rc),
+	       err.message, err.hint);
+	return 0;
+}
+
+static int mode_fd(int argc, char **argv)
+{
+	unsigned long long fd;
+	char path[64];
+	int open_now;
+
+	if (argc != 4 || num(argv[2], &fd) || (strcmp(argv[3], "open") && strcmp(argv[3], "closed")))
+		return fail(CHILD_EUSAGE, "usage: fd N open|closed");
+	snprintf(path, sizeof path, "/proc/self/fd/%llu", fd);
+	open_now = access(path, F_OK) == 0;
+	if (open_now != !strcmp(argv[3], "open"))
+		return fail(CHILD_EINHERIT, "descriptor %llu is %s in the exec'd program, want %s", fd,
+			    open_now ? "open" : "closed", argv[3]);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
-		return fail(CHILD_EUSAGE, "usage: reattach_child check|clash|hold|refuse ...");
+		return fail(CHILD_EUSAGE, "usage: reattach_child check|clash|hold|refuse|open|refuse-open|fd ...");
 	mode = argv[1];
 	if (!strcmp(argv[1], "check"))
 		return mode_check(argc, argv);
@@ -367,5 +543,11 @@ int main(int argc, char **argv)
 		return mode_hold(argc, argv);
 	if (!strcmp(argv[1], "refuse"))
 		return mode_refuse(argc, argv);
+	if (!strcmp(argv[1], "open"))
+		return mode_open(argc, argv);
+	if (!strcmp(argv[1], "refuse-open"))
+		return mode_refuse_open(argc, argv);
+	if (!strcmp(argv[1], "fd"))
+		return mode_fd(argc, argv);
 	return fail(CHILD_EUSAGE, "unknown mode");
 }

@@ -23,7 +23,8 @@ enum {
 	CHILD_EHOLDER   = 21, /* ... or its message does not name the holder's maps line */
 	CHILD_ELEAK     = 22, /* ... or it left a mapping or a descriptor behind */
 	CHILD_EACCEPTED = 23, /* refuse: a token that names another object (or none) attached */
-	CHILD_EREFUSAL  = 24, /* refuse: it was refused, but not with HPSHM_EINVAL */
+	CHILD_EREFUSAL  = 24, /* refuse: it was refused, but not with HPSHM_EINVAL (refuse-open: the code asked) */
+	CHILD_EINHERIT  = 25, /* fd: the descriptor is open (or closed) against what the test said */
 	CHILD_EUSAGE    = 30  /* bad arguments, or the test's own setup failed */
 };
 

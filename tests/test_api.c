@@ -195,7 +195,13 @@ Test(api, public_structs_keep_the_0_2_0_layout)
 	SAME(hpshm_report, report_v1, create_ns);
 	SAME(hpshm_report, report_v1, nattempts);
 	SAME(hpshm_report, report_v1, attempts);
-	SAME(hpshm_report, report_v1, reserved);
+	/* Version 2 took origin, relocated and attach_ns out of the reserved space: they start
+	 * where it did, and what is left of it ends where it did. */
+	cr_expect_eq(offsetof(hpshm_report, origin), offsetof(struct report_v1, reserved),
+		     "hpshm_report.origin is not where the 0.2.0 reserved space began");
+	cr_expect_eq(offsetof(hpshm_report, reserved) + sizeof(((hpshm_report *)0)->reserved),
+		     offsetof(struct report_v1, reserved) + sizeof(((struct report_v1 *)0)->reserved),
+		     "hpshm_report.reserved no longer ends where the 0.2.0 one did");
 	SAME_SIZE(hpshm_report, report_v1);
 
 	SAME(hpshm_object, object_v1, version);
@@ -328,6 +334,95 @@ Test(api, reports_of_an_older_program_are_filled_within_their_size)
 	cr_assert_eq(rc, HPSHM_EINVAL);
 	assert_report_v1(&g.s, "a failed hpshm_segment_create_ex");
 	assert_guard(g.after, "a failed hpshm_segment_create_ex");
+	hpshm_config_free(cfg);
+}
+
+/* ---- lifetimes the header states ---- */
+
+/* A log sink's user data, which must outlive the configuration (hpshm_config_set_log()). */
+struct log_seen {
+	int  destroyed; /* lines saying the segment was destroyed */
+	int  opened;    /* lines saying a segment was opened */
+	char last[HPSHM_MESSAGE_MAX];
+};
+
+static void log_sink(void *user, hpshm_log_level level, const char *msg)
+{
+	struct log_seen *l = user;
+
+	(void)level;
+	snprintf(l->last, sizeof l->last, "%s", msg);
+	l->destroyed += strncmp(msg, "destroyed ", 10) == 0;
+	l->opened += strncmp(msg, "opened ", 7) == 0;
+}
+
+Test(api, a_segment_outlives_its_configuration_and_logs_through_its_copy)
+{
+	struct log_seen l;
+	hpshm_config *cfg = plain_config("");
+	hpshm_segment *seg = NULL;
+	hpshm_error err;
+
+	memset(&l, 0, sizeof l);
+	hpshm_config_set_log(cfg, log_sink, &l, HPSHM_LOG_INFO);
+	cr_assert_eq(hpshm_segment_create(&seg, (size_t)1 << 16, cfg, &err), 0, "%s", err.message);
+	/* Freed, and its memory reused: the segment holds a copy, not the configuration. */
+	hpshm_config_free(cfg);
+	cfg = plain_config("huge_pages=off");
+	hpshm_config_set_log(cfg, NULL, NULL, HPSHM_LOG_OFF);
+	memset(hpshm_segment_address(seg), 0x11, 4096);
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	cr_assert_eq(l.destroyed, 1, "the destroy did not log through the freed configuration's sink: last line \"%s\"",
+		     l.last);
+	hpshm_config_free(cfg);
+}
+
+Test(api, an_opened_segments_report_says_open_and_its_own_time)
+{
+	char name[64], extra[96], line[HPSHM_MESSAGE_MAX];
+	struct log_seen l;
+	hpshm_config *cfg, *ocfg;
+	hpshm_segment *seg = NULL, *opened = NULL;
+	const hpshm_report *r;
+	hpshm_error err;
+	int rc;
+
+	snprintf(name, sizeof name, "hpt-api-open-%ld", (long)getpid());
+	snprintf(extra, sizeof extra, "name=%s", name);
+	cfg = plain_config(extra);
+	cr_assert_eq(hpshm_segment_create(&seg, (size_t)1 << 16, cfg, &err), 0, "%s", err.message);
+	r = hpshm_segment_report(seg);
+	cr_assert_eq(r->origin, HPSHM_ORIGIN_CREATED);
+	cr_assert_gt(r->nattempts, 0);
+	cr_assert_eq(r->attach_ns, 0);
+	hpshm_report_format(r, line, sizeof line);
+	cr_assert(strstr(line, " create=") && strstr(line, " attempts="), "a created segment's line: %s", line);
+
+	memset(&l, 0, sizeof l);
+	ocfg = plain_config("");
+	hpshm_config_set_log(ocfg, log_sink, &l, HPSHM_LOG_INFO);
+	rc = hpshm_segment_open(&opened, name, ocfg, &err);
+	cr_assert_eq(rc, 0, "open %s: %s: %s", name, hpshm_errname(rc), err.message);
+	hpshm_config_free(ocfg);
+	r = hpshm_segment_report(opened);
+	cr_assert_eq(r->version, HPSHM_REPORT_VERSION);
+	cr_assert_eq(r->origin, HPSHM_ORIGIN_OPENED);
+	cr_assert_eq(r->create_ns, 0, "an open took no create");
+	cr_assert_eq(r->nattempts, 0, "an open tried no provider to create");
+	cr_assert_gt(r->attach_ns, 0);
+	cr_assert_eq(r->relocated, 1, "opened in its creator, it cannot be at the creator's address");
+	cr_assert_eq(hpshm_segment_is_owner(opened), 0);
+	hpshm_report_format(r, line, sizeof line);
+	cr_assert(strstr(line, " open=") && strstr(line, "address=elsewhere"), "an opened segment's line: %s", line);
+	cr_assert(!strstr(line, "create=") && !strstr(line, "attempts="), "an opened segment's line: %s", line);
+	cr_assert_eq(l.opened, 1, "last line \"%s\"", l.last);
+	cr_assert_eq(hpshm_segment_destroy(opened), 0);
+	/* The opener's destroy only detached: the creator's name still opens. */
+	cr_assert_eq(hpshm_segment_open(&opened, name, NULL, &err), 0, "%s", err.message);
+	cr_assert_eq(hpshm_segment_destroy(opened), 0);
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	cr_assert_eq(hpshm_segment_open(&opened, name, NULL, &err), HPSHM_ENOENT, "the owner's destroy left it: %s",
+		     err.message);
 	hpshm_config_free(cfg);
 }
 

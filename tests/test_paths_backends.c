@@ -613,7 +613,7 @@ Test(paths_backends, attach_to_a_symbolic_link_put_under_the_name_is_einval_and_
 	cr_assert(hpt_contains(err.message, "symbolic link"), "%s", err.message);
 }
 
-Test(paths_backends, attach_that_may_not_open_the_segment_is_esys_with_the_user_hint)
+Test(paths_backends, attach_that_may_not_open_the_segment_is_eacces_with_the_user_hint)
 {
 	hpshm_segment *seg = NULL;
 	char token[HPSHM_TOKEN_MAX];
@@ -625,7 +625,7 @@ Test(paths_backends, attach_that_may_not_open_the_segment_is_esys_with_the_user_
 	fds_before = hpt_fd_count();
 	inj.path = shm_path;
 	inj.shm_open_errno = EACCES;
-	err = attach_fails(token, HPSHM_ESYS);
+	err = attach_fails(token, HPSHM_EACCES);
 	cr_assert_str_eq(err.call, "shm_open");
 	cr_assert_eq(err.sys_errno, EACCES);
 	cr_assert(hpt_contains(err.hint, "creator's user"), "hint: %s", err.hint);

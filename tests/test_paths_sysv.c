@@ -479,24 +479,24 @@ static hpshm_error attach_fails(int want, uintptr_t *at_out)
 	return err;
 }
 
-Test(paths_sysv, attach_that_may_not_read_the_segment_is_esys_with_the_user_hint)
+Test(paths_sysv, attach_that_may_not_read_the_segment_is_eacces_with_the_user_hint)
 {
 	hpshm_error err;
 
 	inj.stat_errno = EACCES;
 	inj.stat_id = FAKE_ID;
-	err = attach_fails(HPSHM_ESYS, NULL);
+	err = attach_fails(HPSHM_EACCES, NULL);
 	cr_assert_str_eq(err.call, "shmctl");
 	cr_assert_eq(err.sys_errno, EACCES);
 	cr_assert(hpt_contains(err.hint, "creator's user"), "hint: %s", err.hint);
 }
 
-Test(paths_sysv, attach_that_may_not_attach_the_segment_is_esys_with_the_user_hint)
+Test(paths_sysv, attach_that_may_not_attach_the_segment_is_eacces_with_the_user_hint)
 {
 	hpshm_error err;
 
 	inj.shmat_errno = EACCES;
-	err = attach_fails(HPSHM_ESYS, NULL);
+	err = attach_fails(HPSHM_EACCES, NULL);
 	cr_assert_str_eq(err.call, "shmat");
 	cr_assert_eq(err.sys_errno, EACCES);
 	cr_assert(hpt_contains(err.hint, "creator's user"), "hint: %s", err.hint);

@@ -162,6 +162,13 @@ Test(registry, bad_registrations_are_refused)
 	cr_assert(hpt_contains(err.message, "ABI 2"), "%s", err.message);
 	cr_assert(hpt_contains(err.hint, "rebuild"), "%s", err.hint);
 
+	/* ABI 3's struct ends before lookup: the core could not read it, so it is refused too */
+	p = f->provider;
+	p.abi_version = 3;
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm_provider_register(&p, NULL, f, &err), HPSHM_EINVAL);
+	cr_assert(hpt_contains(err.message, "ABI 3"), "%s", err.message);
+
 	p = f->provider;
 	p.create = NULL;
 	cr_assert_eq(hpshm_provider_register(&p, NULL, f, NULL), HPSHM_EINVAL);

@@ -1081,6 +1081,137 @@ static void ls_tail_large(char *view, size_t len)
 				  "hpt-ls-large", 2 * MiB, "");
 }
 
+/* ---- the owner removes; a named section opened by a process started apart ---- */
+
+/* Is the section name (UTF-16, with its namespace) there?  Opened and closed at once. */
+static int section_exists(const wchar_t *name)
+{
+	HANDLE h = OpenFileMappingW(FILE_MAP_READ, FALSE, name);
+
+	if (h == NULL)
+		return 0;
+	CloseHandle(h);
+	return 1;
+}
+
+Test(winseg, a_spawned_childs_destroy_of_a_named_section_only_detaches)
+{
+	static const char *const args[] = { "attach", NULL };
+	char **argv = strings(child_path(), args);
+	char addr[32];
+	const char *open_args[] = { "open", "hpt-keep", addr, NULL };
+	hpshm_config *cfg = config("huge_pages=off,reattach=exec,name=hpt-keep");
+	volatile uint32_t *word;
+	hpshm_segment *seg;
+	hpshm_child child;
+	hpshm_error err;
+	int status = -1;
+
+	cr_assert_eq(hpshm_segment_create(&seg, 4 * MiB, cfg, &err), 0, "%s", err.message);
+	word = hpshm_segment_address(seg);
+	word[0] = WIN_CHILD_MAGIC;
+	word[2] = 0;
+	/* The child attaches, writes, and destroys its handle, as a worker's clean-up would. */
+	cr_assert_eq(hpshm_child_spawn(seg, argv[0], argv, NULL, &child, &err), 0, "%s", err.message);
+	strings_free(argv);
+	cr_assert_eq(hpshm_child_wait(&child, &status, &err), 0, "%s", err.message);
+	cr_assert_eq(status, WIN_CHILD_OK, "the child failed (status %d)", status);
+	cr_assert_eq(word[2], WIN_CHILD_REPLY);
+	/* The creator's segment is untouched, still its owner's, still named. */
+	cr_assert_eq(hpshm_segment_is_owner(seg), 1);
+	cr_assert_eq(word[0], WIN_CHILD_MAGIC);
+	word[4] = 0x1234abcdu;
+	cr_assert_eq(word[4], 0x1234abcdu);
+	cr_assert(section_exists(L"Local\\hpshm.hpt-keep"), "the child's destroy removed the section's name");
+	/* And a process started apart still opens it, at the creator's address. */
+	snprintf(addr, sizeof(addr), "%llx", (unsigned long long)(uintptr_t)word);
+	word[2] = 0;
+	status = run_child(open_args, NULL, NULL, 0, NULL, 0);
+	cr_assert_eq(status, WIN_CHILD_OK, "the opener failed (status %d)", status);
+	cr_assert_eq(word[2], WIN_CHILD_REPLY);
+	/* The owner's destroy lets the last handle go: the section is gone. */
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	cr_assert(!section_exists(L"Local\\hpshm.hpt-keep"), "the section outlived its owner's destroy");
+	hpshm_config_free(cfg);
+}
+
+Test(winseg, a_process_started_apart_opens_a_named_section_where_the_system_chooses)
+{
+	const char *open_args[] = { "open", "hpt-apart", "-", NULL };
+	hpshm_config *cfg = config("huge_pages=off,name=hpt-apart");
+	volatile uint32_t *word;
+	hpshm_segment *seg;
+	hpshm_error err;
+	int status;
+
+	cr_assert_eq(hpshm_segment_create(&seg, 4 * MiB, cfg, &err), 0, "%s", err.message);
+	word = hpshm_segment_address(seg);
+	word[0] = WIN_CHILD_MAGIC;
+	word[2] = 0;
+	status = run_child(open_args, NULL, NULL, 0, NULL, 0);
+	cr_assert_eq(status, WIN_CHILD_OK, "the opener failed (status %d)", status);
+	cr_assert_eq(word[2], WIN_CHILD_REPLY);
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	hpshm_config_free(cfg);
+}
+
+Test(winseg, open_refuses_a_section_that_is_not_hpshms)
+{
+	HANDLE h = ls_section(L"Local\\hpshm.hpt-open-foreign", 64 * 1024, ls_tail_foreign);
+	hpshm_segment *seg = NULL;
+	hpshm_error err;
+
+	cr_assert_eq(hpshm_segment_open(&seg, "hpt-open-foreign", NULL, &err), HPSHM_EINVAL, "%s", err.message);
+	cr_assert_null(seg);
+	cr_assert(err.hint[0] != '\0');
+	cr_assert(section_exists(L"Local\\hpshm.hpt-open-foreign"));
+	CloseHandle(h);
+}
+
+static HANDLE WINAPI fake_open_mapping_denied(DWORD access, BOOL inherit, LPCWSTR name)
+{
+	(void)access;
+	(void)inherit;
+	(void)name;
+	SetLastError(ERROR_ACCESS_DENIED);
+	return NULL;
+}
+
+Test(winseg, open_of_another_users_section_is_eacces)
+{
+	hpshm_config *cfg = config("huge_pages=off,name=hpt-open-denied");
+	hpshm_segment *seg, *opened = NULL;
+	hpshm_error err;
+
+	cr_assert_eq(hpshm_segment_create(&seg, MiB, cfg, &err), 0, "%s", err.message);
+	/* What another user's process gets: the section's DACL admits its creator's user alone
+	 * (a_named_section_admits_its_user_alone), which wine does not tell apart. */
+	hpshm__win_sys.open_file_mapping = fake_open_mapping_denied;
+	cr_assert_eq(hpshm_segment_open(&opened, "hpt-open-denied", NULL, &err), HPSHM_EACCES, "%s", err.message);
+	cr_assert_eq(err.sys_errno, ERROR_ACCESS_DENIED);
+	cr_assert(err.hint[0] != '\0');
+	cr_assert_null(opened);
+	hpshm__win_sys_reset();
+	hpshm_segment_destroy(seg);
+	hpshm_config_free(cfg);
+}
+
+Test(winseg, open_refuses_a_segment_of_another_page_size_than_asked)
+{
+	hpshm_config *cfg = config("huge_pages=off,name=hpt-open-size"), *ocfg = config("huge_page_size=2MB");
+	hpshm_segment *seg, *opened = NULL;
+	hpshm_error err;
+
+	cr_assert_eq(hpshm_segment_create(&seg, MiB, cfg, &err), 0, "%s", err.message);
+	cr_assert_eq(hpshm_segment_open(&opened, "hpt-open-size", ocfg, &err), HPSHM_EVALUE, "%s", err.message);
+	cr_assert_str_eq(err.key, "huge_page_size");
+	cr_assert_null(opened);
+	cr_assert_eq(hpshm_segment_open(&opened, "hpt-open-none", NULL, &err), HPSHM_ENOENT, "%s", err.message);
+	hpshm_segment_destroy(seg);
+	hpshm_config_free(ocfg);
+	hpshm_config_free(cfg);
+}
+
 Test(winls, a_named_segment_is_listed_alive_with_its_creator_until_destroyed)
 {
 	hpshm_config *cfg = config("huge_pages=off,name=hpt-ls");

@@ -13,7 +13,11 @@
  *   win_child utf8 TEXT               TEXT, as the UTF-16 command line has it, is WIN_CHILD_UTF8
  *   win_child env NAME VALUE          NAME is VALUE in this environment
  *   win_child attach                  attach the segment of HPSHM_TOKEN, check the word the
- *                                     parent wrote, write the reply
+ *                                     parent wrote, write the reply, destroy its handle
+ *   win_child open NAME ADDR          started with no token: open the named segment NAME, at
+ *                                     ADDR (hex, reattach=exec) or where the system chooses
+ *                                     (ADDR "-"); the report must say opened; check the word,
+ *                                     write the reply, destroy its handle (which only detaches)
  *
  * Exit status: WIN_CHILD_OK, WIN_CHILD_MISMATCH (with what differed on stderr) or
  * WIN_CHILD_USAGE.
@@ -102,6 +106,43 @@ static int child_attach(void)
 	return WIN_CHILD_OK;
 }
 
+static int child_open(const char *name, const char *addr)
+{
+	hpshm_config *cfg = NULL;
+	hpshm_segment *seg;
+	hpshm_error err;
+	const hpshm_report *r;
+	volatile uint32_t *word;
+	int exec = strcmp(addr, "-") != 0;
+
+	if (getenv("HPSHM_TOKEN") != NULL)
+		return mismatch("started with a token: not a process apart");
+	if (hpshm_config_new(&cfg) < 0 || (exec && hpshm_config_parse(cfg, "reattach=exec", &err) < 0))
+		return WIN_CHILD_USAGE;
+	if (hpshm_segment_open(&seg, name, cfg, &err) < 0) {
+		fprintf(stderr, "win_child: open %s: %s: %s (%s)\n", name, hpshm_errname(err.code), err.message, err.hint);
+		hpshm_config_free(cfg);
+		return WIN_CHILD_MISMATCH;
+	}
+	hpshm_config_free(cfg);
+	word = hpshm_segment_address(seg);
+	r = hpshm_segment_report(seg);
+	if (r->origin != HPSHM_ORIGIN_OPENED || hpshm_segment_is_owner(seg) != 0) {
+		hpshm_segment_destroy(seg);
+		return mismatch("the report does not say opened, or the opener is the owner");
+	}
+	if (exec && ((uintptr_t)word != (uintptr_t)strtoull(addr, NULL, 16) || r->relocated)) {
+		hpshm_segment_destroy(seg);
+		return mismatch("not opened at the creator's address under reattach=exec");
+	}
+	if (word[0] != WIN_CHILD_MAGIC) {
+		hpshm_segment_destroy(seg);
+		return mismatch("the segment does not hold the parent's word");
+	}
+	word[2] = WIN_CHILD_REPLY;
+	return hpshm_segment_destroy(seg) < 0 ? mismatch("destroy failed") : WIN_CHILD_OK;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -154,5 +195,7 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "attach") == 0)
 		return child_attach();
+	if (strcmp(argv[1], "open") == 0 && argc == 4)
+		return child_open(argv[2], argv[3]);
 	return WIN_CHILD_USAGE;
 }

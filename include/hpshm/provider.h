@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * hpshm/provider.h -- what every provider implements (provider ABI 3).
+ * hpshm/provider.h -- what every provider implements (provider ABI 4).
  *
  * A provider wraps one mechanism for shared memory (MAP_HUGETLB, SysV SHM_HUGETLB, a
  * hugetlbfs file, a memfd, Windows SEC_LARGE_PAGES, FreeBSD largepage shm, a plain mapping,
@@ -24,7 +24,8 @@
  *     offered; or a size in bytes);
  *   - create() and attach(): rq->page_size is the one probe() chose, a power of two;
  *     rq->size > 0 is a multiple of it; rq->address, when set, is a multiple of it and of
- *     64 KiB, and at least HPSHM_MIN_ADDRESS;
+ *     64 KiB, and at least HPSHM_MIN_ADDRESS; attach() gets no address (NULL) only for
+ *     hpshm_segment_open() without reattach=exec, and then maps where the system chooses;
  *   - rq->mode is never 0 (the configuration refuses it);
  *   - err is non-NULL, and the core records it in the segment's report.
  *
@@ -72,8 +73,13 @@
  *      keeps to the caller's own debris (the struct grew: a provider with a scan() must be
  *      rebuilt).  In 0.2.0 the page-size wishes took hpshm.h's names
  *      (HPSHM_PAGE_SIZE_DEFAULT and _LARGEST), requirements()' callback type became
- *      hpshm_need_fn, and hpshm_requirement gained its version and reserved space: rebuild
- *      against this header.
+ *      hpshm_need_fn, and hpshm_requirement gained its version and reserved space.
+ *   4  appends lookup (hpshm_segment_open(): NULL, and the provider's segments cannot be
+ *      opened by name), and detach() becomes the release of this process's mapping of any
+ *      segment, not only an attached one (hpshm_segment_detach(), and the destroy of a
+ *      process that is not the segment's owner: a worker made by fork()), so a provider with
+ *      HPSHM_CAP_NAMED must have it.  A provider struct of ABI 3 ends before lookup, so the
+ *      core could not read it: ABI 3 providers are refused and must be rebuilt.
  * hpshm_provider_register() accepts only HPSHM_PROVIDER_ABI: a provider built against an
  * older header is refused with an error that says to rebuild it (hpshm is 0.x: no shims).
  */
@@ -92,7 +98,7 @@ extern "C" {
  *  @brief The provider SDK: the versioned interface a backend implements. */
 
 /** The provider ABI this header describes (see the history above). */
-#define HPSHM_PROVIDER_ABI 3
+#define HPSHM_PROVIDER_ABI 4
 
 /** Longest path a mapping records, with its NUL. */
 #define HPSHM_PATH_MAX 256
@@ -284,7 +290,9 @@ struct hpshm_provider {
 
 	/**
 	 * In another process, map the object id names at exactly rq->address with length rq->size
-	 * (the creator's mapped length).  Fails with HPSHM_EEXIST if the range is taken, and with
+	 * (the creator's mapped length), or where the system chooses when rq->address is NULL
+	 * (hpshm_segment_open() without reattach=exec).  Fails with HPSHM_EEXIST if the range is
+	 * taken, with HPSHM_EACCES if this user may not map the object, and with
 	 * HPSHM_EINVAL, before mapping anything, for an object that is not exactly rq->size long
 	 * or is memory this provider never makes (a hugetlb file for a base-page provider): a
 	 * token edited to another size or object must not map part of one, nor more than asked.
@@ -295,7 +303,12 @@ struct hpshm_provider {
 		      const char *id, hpshm_error *err);
 
 	/**
-	 * Undo attach(): unmap, close, never remove the object.
+	 * Release this process's mapping and handles, never the object: undo attach(), and also
+	 * end a mapping create() made where the object must stay (hpshm_segment_detach(); the
+	 * destroy of a process that inherited the creator's mapping by fork(), whose mapping and
+	 * descriptors are copies).  Required with HPSHM_CAP_REATTACH or HPSHM_CAP_NAMED; a
+	 * provider with neither may leave it NULL, and its destroy() is then called in every
+	 * process, so it must remove nothing another process could still use.
 	 * @return 0 or a negative HPSHM_E* code
 	 */
 	int (*detach)(const struct hpshm_instance *self, struct hpshm_mapping *m);
@@ -333,6 +346,24 @@ struct hpshm_provider {
 	 */
 	int (*requirements)(const struct hpshm_instance *self, const struct hpshm_request *rq,
 			    hpshm_need_fn fn, void *user);
+
+	/**
+	 * Find the named object a create() with rq->name made, for hpshm_segment_open() in any
+	 * process, without mapping it: fill f as scan() would for it (size: the length attach()
+	 * maps; has_header and header: whose it is, read from the object), except that f->id is
+	 * the identifier attach() takes ("path=<file>", "shm=<id>", "name=<section>").  rq->name
+	 * is set and rq->size is 0 (unknown); rq->page_size is the configuration's wish
+	 * (HPSHM_PAGE_SIZE_DEFAULT, HPSHM_PAGE_SIZE_LARGEST or bytes), which may order where to look and
+	 * never hides an object of another page size (the core refuses that one, saying so).
+	 * The core then checks the header and calls attach() with f->id, the header's page size
+	 * and at rq->address either the creator's address or NULL (map where the system
+	 * chooses).  NULL: segments of this provider cannot be opened by name (appended in 0.x).
+	 * @return 0 with f filled; HPSHM_ENOENT (no object of that name: the core asks the next
+	 *         provider); HPSHM_EACCES (this user may not read it: err names its owner and
+	 *         the fix); or another negative HPSHM_E* code with err filled
+	 */
+	int (*lookup)(const struct hpshm_instance *self, const struct hpshm_request *rq, struct hpshm_found *f,
+		      hpshm_error *err);
 };
 
 /**

@@ -25,6 +25,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +51,30 @@ extern char **environ;
 long long hpshm__getpid(void)
 {
 	return (long long)getpid();
+}
+
+/*
+ * The start time is kept with the pid it was read for: a child made by fork() (or any clone)
+ * has another pid, so its first call reads its own.  Only a descendant that got the very pid
+ * of an ancestor, gone meanwhile, and whose forebears since never asked, could read the
+ * ancestor's: the kernel hands a pid out again only after its whole range (pid_max) went by.
+ * The start is stored before the pid, released, so a thread that sees the pid sees its start.
+ */
+static _Atomic uint64_t self_start;
+static _Atomic long long self_pid;
+
+long long hpshm__self(uint64_t *start)
+{
+	long long pid = hpshm__getpid();
+
+	if (atomic_load_explicit(&self_pid, memory_order_acquire) == pid) {
+		*start = atomic_load_explicit(&self_start, memory_order_relaxed);
+		return pid;
+	}
+	*start = hpshm__process_start(pid);
+	atomic_store_explicit(&self_start, *start, memory_order_relaxed);
+	atomic_store_explicit(&self_pid, pid, memory_order_release);
+	return pid;
 }
 
 /* Is path an executable regular file for this process's effective ids?  0, or an errno. */
@@ -247,17 +272,28 @@ char **hpshm__environ(void)
 	return environ;
 }
 
-int hpshm__handle_inheritable(intptr_t handle, hpshm_error *err)
+/* Set (inherit 0) or clear (1) descriptor handle's close-on-exec flag.  0, or an error. */
+static int process_cloexec(intptr_t handle, int inherit, hpshm_error *err)
 {
 	int fd = (int)handle, fl, saved;
 
 	if (handle < 0 || (intptr_t)fd != handle)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "%lld is not a descriptor", (long long)handle);
 	fl = hpshm__sys.fcntl(fd, F_GETFD, 0);
-	if (fl < 0 || hpshm__sys.fcntl(fd, F_SETFD, fl & ~FD_CLOEXEC) < 0) {
+	if (fl < 0 || hpshm__sys.fcntl(fd, F_SETFD, inherit ? fl & ~FD_CLOEXEC : fl | FD_CLOEXEC) < 0) {
 		saved = errno;
-		return hpshm_error_set(err, HPSHM_ESYS, saved, "fcntl", NULL,
-				       "cannot keep descriptor %d open across exec: %s", fd, strerror(saved));
+		return hpshm_error_set(err, HPSHM_ESYS, saved, "fcntl", NULL, "cannot %s descriptor %d: %s",
+				       inherit ? "keep open across exec" : "close on exec", fd, strerror(saved));
 	}
 	return 0;
+}
+
+int hpshm__handle_inheritable(intptr_t handle, hpshm_error *err)
+{
+	return process_cloexec(handle, 1, err);
+}
+
+int hpshm__handle_private(intptr_t handle, hpshm_error *err)
+{
+	return process_cloexec(handle, 0, err);
 }

@@ -124,14 +124,27 @@ char **hpshm__environ(void)
 	return _environ != NULL ? _environ : none;
 }
 
-int hpshm__handle_inheritable(intptr_t handle, hpshm_error *err)
+/* Set (inherit 1) or clear (0) HANDLE_FLAG_INHERIT on handle.  0, or an error. */
+static int system_inherit(intptr_t handle, int inherit, hpshm_error *err)
 {
 	DWORD code;
 
-	if (!hpshm__win_sys.set_handle_information((HANDLE)handle, HANDLE_FLAG_INHERIT, HANDLE_FLAG_INHERIT)) {
+	if (!hpshm__win_sys.set_handle_information((HANDLE)handle, HANDLE_FLAG_INHERIT,
+						   inherit ? HANDLE_FLAG_INHERIT : 0)) {
 		code = GetLastError();
 		return hpshm_error_set(err, HPSHM_ESYS, (int)code, "SetHandleInformation", NULL,
-				       "cannot make handle %p inheritable (error %lu)", (void *)handle, (unsigned long)code);
+				       "cannot make handle %p %s (error %lu)", (void *)handle,
+				       inherit ? "inheritable" : "private", (unsigned long)code);
 	}
 	return 0;
+}
+
+int hpshm__handle_inheritable(intptr_t handle, hpshm_error *err)
+{
+	return system_inherit(handle, 1, err);
+}
+
+int hpshm__handle_private(intptr_t handle, hpshm_error *err)
+{
+	return system_inherit(handle, 0, err);
 }
