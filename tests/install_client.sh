@@ -102,9 +102,15 @@ if [[ ${HPSHM_EXPECT_PRELOAD:-0} == 1 ]]; then
 	[[ -e $libdir/hpshm/libhpshm_preload.so ]] || fail "the interposer is not in $libdir/hpshm/"
 	[[ ! -e $libdir/libhpshm_preload.so ]] || fail "the interposer is installed in $libdir, the loader's directory"
 	if [[ ${HPSHM_EXPECT_TOOL:-0} == 1 ]] && ((${#emulator[@]} == 0)) && [[ -z ${HPSHM_TOOLCHAIN_FILE:-} ]]; then
-		# `hpshm exec` finds it from where bin/hpshm is now; `env` shows what it preloads.
-		preloaded=$("$prefix/bin/hpshm" exec -- env 2>"$tmp/exec.err" | sed -n 's/^LD_PRELOAD=//p') ||
-			{ cat "$tmp/exec.err"; fail "hpshm exec -- env failed from the moved prefix"; }
+		# `hpshm exec` finds it from where bin/hpshm is now; a program of our own shows what it
+		# preloads.  It is built with the library's sanitizers: the interposer of a sanitized
+		# build needs their run time, which a system program such as env lacks.
+		printf '%s\n' '#include <stdio.h>' '#include <stdlib.h>' \
+			'int main(void) { const char *p = getenv("LD_PRELOAD"); printf("%s\n", p ? p : ""); return 0; }' \
+			>"$tmp/show-preload.c"
+		"$cc" "${cflags[@]}" -o "$tmp/show-preload" "$tmp/show-preload.c" || fail "could not build show-preload"
+		preloaded=$("$prefix/bin/hpshm" exec -- "$tmp/show-preload" 2>"$tmp/exec.err") ||
+			{ cat "$tmp/exec.err"; fail "hpshm exec -- show-preload failed from the moved prefix"; }
 		[[ $preloaded == *"$prefix/"*"/hpshm/libhpshm_preload.so"* ]] ||
 			fail "hpshm exec preloads '$preloaded', not the interposer under $libdir/hpshm/"
 	fi
