@@ -11,6 +11,13 @@
  * or fails with EACCES/EPERM.  One test swaps the dead object's name with a live segment's
  * (renameat2(RENAME_EXCHANGE)) before the first system call remove() makes, then before the
  * second, and so on to its last: at no step may the live one lose its name.
+ *
+ * remove()'s own steps fail too (paths_gc_steps): the directory of the objects cannot be
+ * opened, its private directory cannot be made, its names are taken, it is swapped for one
+ * others may enter, the moved object cannot be unlinked, the name is taken again before the
+ * object can be given back.  Each test checks what stays: the segment under its name, or the
+ * other object beside it as "<name>.kept-*", and no private directory of remove()'s left.
+ * And opening a segment by name (paths_open) when the object cannot be opened says why.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -476,6 +483,483 @@ Test(paths_gc, a_live_segments_name_swapped_in_at_any_step_of_remove_is_never_re
 		    "%d times, the live one never lost", k - 1, removed, kept);
 	cr_assert_gt(removed, 0);
 	cr_assert_gt(kept, 0);
+}
+
+/* ---- remove()'s own steps failing: its directory, its private directory, putting back ---- */
+
+static int  fail_dir_open;        /* open() of /dev/shm fails with this errno */
+static int  fail_mkdirat;         /* mkdirat() of the private directory fails with this errno */
+static int  squat_mkdirat;        /* this many private names are taken by a directory just before mkdirat() */
+static int  fail_openat;          /* openat() of the private directory fails with this errno */
+static int  swap_private;         /* the private directory is swapped for one that others may enter */
+static int  fail_unlink_taken;    /* the unlinkat() of the object in the private directory fails with this errno */
+static int  retake_before_link;   /* another object takes the name just before it is given back */
+static int  fail_kept;            /* the renameat() to "<name>.kept-*" fails with this errno */
+static ino_t recycled_ino;        /* the object the recycle put under the name */
+
+static int hook_open(const char *path, int flags, mode_t mode)
+{
+	if (fail_dir_open && (flags & O_DIRECTORY) && strcmp(path, "/dev/shm") == 0) {
+		errno = fail_dir_open;
+		return -1;
+	}
+	return real.open(path, flags, mode);
+}
+
+static int is_private(const char *name)
+{
+	return strncmp(name, ".hpshm-gc-", 10) == 0;
+}
+
+static int hook_mkdirat(int dfd, const char *path, mode_t mode)
+{
+	if (is_private(path) && squat_mkdirat > 0) {
+		squat_mkdirat--;
+		(void)real.mkdirat(dfd, path, 0700); /* someone else's directory under the name */
+	}
+	if (is_private(path) && fail_mkdirat) {
+		errno = fail_mkdirat;
+		return -1;
+	}
+	return real.mkdirat(dfd, path, mode);
+}
+
+static int hook_openat(int dfd, const char *path, int flags, mode_t mode)
+{
+	if (is_private(path) && fail_openat) {
+		errno = fail_openat;
+		return -1;
+	}
+	if (is_private(path) && swap_private) {
+		/* Between mkdirat() and openat() the name comes to hold a directory anyone may enter. */
+		(void)real.unlinkat(dfd, path, AT_REMOVEDIR);
+		(void)real.mkdirat(dfd, path, 0700);
+		(void)fchmodat(dfd, path, 0777, 0);
+	}
+	return real.openat(dfd, path, flags, mode);
+}
+
+/* Put a new object of 64 KiB under the segment's name, in place of whatever is there; its inode. */
+static ino_t put_new_object(void)
+{
+	struct stat st;
+	int fd;
+
+	(void)real.shm_unlink(shm_path);
+	fd = real.shm_open(shm_path, O_RDWR | O_CREAT | O_EXCL, 0600);
+	if (fd < 0)
+		return 0;
+	(void)ftruncate(fd, 65536);
+	(void)fstat(fd, &st);
+	(void)close(fd);
+	return st.st_ino;
+}
+
+static int hook_gc_renameat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath)
+{
+	if (race == RACE_RECYCLE && strcmp(oldpath, shm_path + 1) == 0) {
+		race = RACE_NONE;
+		recycled_ino = put_new_object(); /* the name holds another object when it is taken away */
+	}
+	if (fail_kept && strstr(newpath, ".kept-")) {
+		errno = fail_kept;
+		return -1;
+	}
+	return real.renameat(olddirfd, oldpath, newdirfd, newpath);
+}
+
+static int hook_unlinkat(int dfd, const char *path, int flags)
+{
+	if (fail_unlink_taken && strcmp(path, "taken") == 0) {
+		errno = fail_unlink_taken;
+		fail_unlink_taken = 0;
+		return -1;
+	}
+	return real.unlinkat(dfd, path, flags);
+}
+
+static int hook_linkat(int a, const char *p, int b, const char *q, int f)
+{
+	if (retake_before_link && strcmp(q, shm_path + 1) == 0) {
+		retake_before_link = 0;
+		(void)put_new_object(); /* and again, before it can be given back */
+	}
+	return real.linkat(a, p, b, q, f);
+}
+
+static int remove_with_faults(struct hpshm_instance *inst, const struct look *l, hpshm_error *err)
+{
+	memset(err, 0, sizeof *err);
+	hpshm__sys.open = hook_open;
+	hpshm__sys.mkdirat = hook_mkdirat;
+	hpshm__sys.openat = hook_openat;
+	hpshm__sys.renameat = hook_gc_renameat;
+	hpshm__sys.unlinkat = hook_unlinkat;
+	hpshm__sys.linkat = hook_linkat;
+	return inst->ops->remove(inst, &l->found, err);
+}
+
+/* The entries of /dev/shm whose names start with prefix; the first one's name in first. */
+static int entries(const char *prefix, char *first, size_t len)
+{
+	struct dirent *e;
+	DIR *d = opendir("/dev/shm");
+	int n = 0;
+
+	cr_assert_not_null(d);
+	while ((e = readdir(d)) != NULL)
+		if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) {
+			if (n++ == 0 && first)
+				snprintf(first, len, "%s", e->d_name);
+		}
+	closedir(d);
+	return n;
+}
+
+/* Remove this process's private-looking directories (the test's own squatters), emptied first. */
+static void clear_private_dirs(void)
+{
+	char pat[64], name[256], path[512];
+
+	snprintf(pat, sizeof pat, ".hpshm-gc-%ld-", (long)getpid());
+	while (entries(pat, name, sizeof name) > 0) {
+		snprintf(path, sizeof path, "/dev/shm/%s/taken", name);
+		(void)unlink(path);
+		snprintf(path, sizeof path, "/dev/shm/%s", name);
+		cr_assert_eq(rmdir(path), 0, "rmdir %s: %s", path, strerror(errno));
+	}
+}
+
+/* The inode of the object under "<name>.kept-*", which is then unlinked; 0 if there is none. */
+static ino_t take_kept(void)
+{
+	char pat[128], name[256], path[512];
+	struct stat st;
+
+	snprintf(pat, sizeof pat, "%s.kept-", shm_path + 1);
+	if (entries(pat, name, sizeof name) != 1)
+		return 0;
+	snprintf(path, sizeof path, "/dev/shm/%s", name);
+	cr_assert_eq(lstat(path, &st), 0);
+	cr_assert_eq(unlink(path), 0);
+	return st.st_ino;
+}
+
+static void faults_init(void)
+{
+	gc_init();
+	fail_dir_open = fail_mkdirat = squat_mkdirat = fail_openat = swap_private = 0;
+	fail_unlink_taken = retake_before_link = fail_kept = 0;
+	recycled_ino = 0;
+}
+
+static void faults_fini(void)
+{
+	char pat[128], name[256], path[512];
+
+	hpshm__sys_reset();
+	clear_private_dirs();
+	snprintf(pat, sizeof pat, "%s.kept-", shm_path + 1);
+	while (entries(pat, name, sizeof name) > 0) {
+		snprintf(path, sizeof path, "/dev/shm/%s", name);
+		cr_assert_eq(unlink(path), 0, "unlink %s: %s", path, strerror(errno));
+	}
+	gc_fini();
+}
+
+TestSuite(paths_gc_steps, .init = faults_init, .fini = faults_fini, .timeout = 60);
+
+Test(paths_gc_steps, remove_that_may_not_open_the_shm_directory_is_esys_and_keeps_it)
+{
+	struct hpshm_instance inst;
+	struct look l;
+	hpshm_error err;
+
+	make_dead_segment();
+	l = listed(&inst);
+	fail_dir_open = EMFILE; /* out of descriptors */
+	cr_assert_eq(remove_with_faults(&inst, &l, &err), HPSHM_ESYS, "%s", err.message);
+	cr_assert_str_eq(err.call, "open");
+	cr_assert_eq(err.sys_errno, EMFILE);
+	cr_assert(exists(), "remove() could not work in /dev/shm, yet the segment is gone");
+	cr_assert_eq(private_dirs(), 0);
+}
+
+Test(paths_gc_steps, remove_that_may_not_make_its_private_directory_is_esys_with_a_hint)
+{
+	struct hpshm_instance inst;
+	struct look l;
+	hpshm_error err;
+
+	make_dead_segment();
+	l = listed(&inst);
+	fail_mkdirat = EACCES; /* a directory this user may read but not write */
+	cr_assert_eq(remove_with_faults(&inst, &l, &err), HPSHM_ESYS, "%s", err.message);
+	cr_assert_str_eq(err.call, "mkdirat");
+	cr_assert_eq(err.sys_errno, EACCES);
+	cr_assert(hpt_contains(err.hint, "gc as"), "hint: %s", err.hint);
+	cr_assert(exists());
+	cr_assert_eq(private_dirs(), 0);
+}
+
+Test(paths_gc_steps, remove_whose_private_name_is_taken_tries_another_and_leaves_the_squatter)
+{
+	struct hpshm_instance inst;
+	struct look l;
+	hpshm_error err;
+
+	make_dead_segment();
+	l = listed(&inst);
+	squat_mkdirat = 2;
+	cr_assert_eq(remove_with_faults(&inst, &l, &err), 0, "%s", err.message);
+	cr_assert(!exists());
+	cr_assert_eq(private_dirs(), 2, "the directories that held the names first were not left alone");
+}
+
+Test(paths_gc_steps, remove_whose_every_private_name_is_taken_is_esys_eexist_and_keeps_it)
+{
+	struct hpshm_instance inst;
+	struct look l;
+	hpshm_error err;
+
+	make_dead_segment();
+	l = listed(&inst);
+	squat_mkdirat = 1000;
+	cr_assert_eq(remove_with_faults(&inst, &l, &err), HPSHM_ESYS, "%s", err.message);
+	cr_assert_str_eq(err.call, "mkdirat");
+	cr_assert_eq(err.sys_errno, EEXIST);
+	cr_assert(exists());
+	cr_assert_gt(private_dirs(), 1, "remove() gave up after one name");
+}
+
+Test(paths_gc_steps, remove_that_cannot_open_its_private_directory_removes_it_and_keeps_the_segment)
+{
+	struct hpshm_instance inst;
+	struct look l;
+	hpshm_error err;
+
+	make_dead_segment();
+	l = listed(&inst);
+	fail_openat = EMFILE;
+	cr_assert_eq(remove_with_faults(&inst, &l, &err), HPSHM_ESYS, "%s", err.message);
+	cr_assert_str_eq(err.call, "openat");
+	cr_assert_eq(err.sys_errno, EMFILE);
+	cr_assert(exists());
+	cr_assert_eq(private_dirs(), 0, "the private directory it made was left behind");
+}
+
+Test(paths_gc_steps, remove_whose_private_directory_is_swapped_is_eperm_and_leaves_that_directory)
+{
+	struct hpshm_instance inst;
+	struct look l;
+	hpshm_error err;
+
+	make_dead_segment();
+	l = listed(&inst);
+	swap_private = 1;
+	cr_assert_eq(remove_with_faults(&inst, &l, &err), HPSHM_ESYS, "%s", err.message);
+	cr_assert_str_eq(err.call, "openat");
+	cr_assert_eq(err.sys_errno, EPERM);
+	cr_assert(exists(), "the segment was moved into a directory others may enter");
+	cr_assert_eq(private_dirs(), 1, "a directory that is not remove()'s own was removed");
+}
+
+Test(paths_gc_steps, remove_that_cannot_unlink_the_moved_segment_puts_it_back_under_its_name)
+{
+	struct hpshm_instance inst;
+	struct look l;
+	hpshm_error err;
+	ino_t before;
+
+	make_dead_segment();
+	before = ino_of(shm_path);
+	l = listed(&inst);
+	fail_unlink_taken = EBUSY;
+	cr_assert_eq(remove_with_faults(&inst, &l, &err), HPSHM_ESYS, "%s", err.message);
+	cr_assert_str_eq(err.call, "unlinkat");
+	cr_assert_eq(err.sys_errno, EBUSY);
+	cr_assert_eq(ino_of(shm_path), before, "the segment is not back under its name");
+	cr_assert(hpt_contains(err.message, shm_path + 1), "%s", err.message);
+	cr_assert_eq(private_dirs(), 0);
+	cr_assert_eq(take_kept(), 0, "put aside although its name was free");
+}
+
+Test(paths_gc_steps, remove_of_a_name_taken_twice_keeps_the_other_object_beside_it)
+{
+	struct hpshm_instance inst;
+	struct look l;
+	hpshm_error err;
+	ino_t kept;
+
+	make_dead_segment();
+	l = listed(&inst);
+	race = RACE_RECYCLE;       /* another object under the name when remove() takes it */
+	retake_before_link = 1;   /* and a third one there before the second can be given back */
+	cr_assert_eq(remove_with_faults(&inst, &l, &err), HPSHM_EINVAL, "%s", err.message);
+	cr_assert_neq(recycled_ino, 0, "the hook could not recycle the name");
+	cr_assert(hpt_contains(err.message, ".kept-"), "%s", err.message);
+	cr_assert(exists(), "the object that took the name last lost it");
+	cr_assert_neq(ino_of(shm_path), recycled_ino);
+	cr_assert_eq(private_dirs(), 0);
+	kept = take_kept();
+	cr_assert_eq(kept, recycled_ino, "the object that took the name first is not kept beside it");
+}
+
+Test(paths_gc_steps, remove_that_can_put_nothing_back_says_where_the_object_is)
+{
+	struct hpshm_instance inst;
+	struct look l;
+	hpshm_error err;
+	char pat[64], name[256], path[512];
+	struct stat st;
+
+	make_dead_segment();
+	l = listed(&inst);
+	race = RACE_RECYCLE;
+	retake_before_link = 1;
+	fail_kept = EIO;
+	cr_assert_eq(remove_with_faults(&inst, &l, &err), HPSHM_ESYS, "%s", err.message);
+	cr_assert_str_eq(err.call, "renameat");
+	cr_assert_eq(err.sys_errno, EIO);
+	/* The object stays in the private directory, which the message names. */
+	snprintf(pat, sizeof pat, ".hpshm-gc-%ld-", (long)getpid());
+	cr_assert_eq(entries(pat, name, sizeof name), 1);
+	cr_assert(hpt_contains(err.message, name), "%s", err.message);
+	snprintf(path, sizeof path, "/dev/shm/%s/taken", name);
+	cr_assert_eq(lstat(path, &st), 0, "%s: %s", path, strerror(errno));
+	cr_assert_eq(st.st_ino, recycled_ino);
+}
+
+/* ---- open by name: what lookup() and attach() tell when the object cannot be opened ---- */
+
+static int fail_open_errno;       /* shm_open() of the segment fails with this errno */
+static int fail_open_rdwr_only;   /* ... but only the read-write open of attach(), not lookup()'s look */
+
+static int hook_open_shm(const char *name, int flags, mode_t mode)
+{
+	if (fail_open_errno && strcmp(name, shm_path) == 0 && (!fail_open_rdwr_only || (flags & O_ACCMODE) == O_RDWR)) {
+		errno = fail_open_errno;
+		return -1;
+	}
+	return real.shm_open(name, flags, mode);
+}
+
+/* hpshm_segment_open() of the segment by plain, with shm_open() hooked. */
+static int open_plain(hpshm_segment **seg, hpshm_error *err)
+{
+	hpshm_config *cfg;
+	int rc;
+
+	cr_assert_eq(hpshm_config_new(&cfg), 0);
+	hpt_config_parsef(cfg, "provider=plain");
+	hpshm__sys.shm_open = hook_open_shm;
+	memset(err, 0, sizeof *err);
+	rc = hpshm_segment_open(seg, shm_name, cfg, err);
+	hpshm__sys = real;
+	hpshm_config_free(cfg);
+	return rc;
+}
+
+static void open_init(void)
+{
+	gc_init();
+	fail_open_errno = fail_open_rdwr_only = 0;
+}
+
+TestSuite(paths_open, .init = open_init, .fini = gc_fini, .timeout = 60);
+
+Test(paths_open, open_of_a_segment_this_user_may_not_open_is_eacces_naming_its_owner)
+{
+	hpshm_segment *seg = NULL;
+	hpshm_error err;
+	char uid[32];
+
+	make_dead_segment();
+	fail_open_errno = EACCES; /* its mode= admits only its creator's user */
+	cr_assert_eq(open_plain(&seg, &err), HPSHM_EACCES, "%s", err.message);
+	cr_assert_null(seg);
+	cr_assert_eq(err.sys_errno, EACCES);
+	cr_assert_str_eq(err.call, "shm_open");
+	snprintf(uid, sizeof uid, "uid %lu", (unsigned long)geteuid());
+	cr_assert(hpt_contains(err.hint, uid), "the hint does not name the owner %s: %s", uid, err.hint);
+	cr_assert(exists());
+}
+
+Test(paths_open, open_that_cannot_look_at_the_segment_is_esys_with_the_errno)
+{
+	hpshm_segment *seg = NULL;
+	hpshm_error err;
+
+	make_dead_segment();
+	fail_open_errno = EMFILE;
+	cr_assert_eq(open_plain(&seg, &err), HPSHM_ESYS, "%s", err.message);
+	cr_assert_null(seg);
+	cr_assert_eq(err.sys_errno, EMFILE);
+	cr_assert_str_eq(err.call, "shm_open");
+}
+
+Test(paths_open, open_whose_attach_cannot_open_the_segment_is_esys_and_leaves_it_to_its_owner)
+{
+	hpshm_segment *live = NULL, *seg = NULL;
+	hpshm_config *cfg;
+	hpshm_error err;
+
+	cr_assert_eq(hpshm_config_new(&cfg), 0);
+	hpt_config_parsef(cfg, "provider=plain,name=%s", shm_name);
+	cr_assert_eq(hpshm_segment_create(&live, 4 * MIB, cfg, &err), 0, "%s", err.message);
+	hpshm_config_free(cfg);
+	fail_open_errno = EMFILE; /* lookup() has looked; attach()'s own open runs out of descriptors */
+	fail_open_rdwr_only = 1;
+	cr_assert_eq(open_plain(&seg, &err), HPSHM_ESYS, "%s", err.message);
+	cr_assert_null(seg);
+	cr_assert_eq(err.sys_errno, EMFILE);
+	cr_assert_str_eq(err.call, "shm_open");
+	cr_assert(exists(), "a failed open removed the owner's segment");
+	cr_assert_eq(hpshm_segment_destroy(live), 0);
+	cr_assert(!exists());
+}
+
+Test(paths_open, open_by_a_path_too_long_for_a_token_is_enotsup)
+{
+	char dir[HPSHM_PATH_MAX], file[HPSHM_PATH_MAX + 80];
+	hpshm_segment *seg = NULL;
+	hpshm_config *cfg;
+	hpshm_error err;
+	size_t n;
+	int fd, rc;
+
+	/* A hugetlbfs_path whose file's path fits the path buffer but not "path=<path>" in a token. */
+	n = (size_t)snprintf(dir, sizeof dir, "/tmp/hpt-paths-open-%ld-", (long)getpid());
+	while (n + strlen("/hpshm.") + strlen(shm_name) < HPSHM_PATH_MAX - 3)
+		dir[n++] = 'd';
+	dir[n] = '\0';
+	cr_assert_eq(mkdir(dir, 0700), 0, "%s: %s", dir, strerror(errno));
+	snprintf(file, sizeof file, "%s/hpshm.%s", dir, shm_name);
+	fd = open(file, O_RDWR | O_CREAT | O_EXCL, 0600);
+	cr_assert_geq(fd, 0, "%s: %s", file, strerror(errno));
+	close(fd);
+	cr_assert_eq(hpshm_config_new(&cfg), 0);
+	hpt_config_parsef(cfg, "provider=hugetlbfs,hugetlbfs_path=%s", dir);
+	rc = hpshm_segment_open(&seg, shm_name, cfg, &err);
+	hpshm_config_free(cfg);
+	(void)unlink(file);
+	(void)rmdir(dir);
+	cr_assert_eq(rc, HPSHM_ENOTSUP, "%s", err.message);
+	cr_assert_null(seg);
+	cr_assert(hpt_contains(err.hint, "shorter"), "hint: %s", err.hint);
+}
+
+Test(paths_open, remove_never_takes_what_the_scan_found_foreign)
+{
+	struct hpshm_instance inst;
+	struct look l;
+	hpshm_error err;
+
+	make_dead_segment();
+	l = listed(&inst);
+	l.found.has_header = HPSHM_FOUND_FOREIGN_HEADER; /* a caller that kept a foreign entry */
+	cr_assert_eq(inst.ops->remove(&inst, &l.found, &err), HPSHM_EINVAL, "%s", err.message);
+	cr_assert(exists(), "remove() took an object the scan did not find to be hpshm's");
 }
 
 /* ---- the same races on SysV segments (needs a pool) ---- */
