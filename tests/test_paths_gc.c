@@ -971,6 +971,17 @@ static int sysv_stat_errno;       /* fail remove()'s IPC_STAT with this */
 static int sysv_rmid_errno;       /* fail remove()'s IPC_RMID with this */
 static int sysv_foreign_key;      /* IPC_STAT shows a key outside hpshm's range: the id was reused */
 static void *sysv_ours = (void *)-1; /* our own attachment */
+static int sysv_get_errno;        /* fail shmget() of the name's key with this */
+static key_t sysv_get_key;        /* that key */
+
+static int hook_shmget(key_t key, size_t size, int flags)
+{
+	if (sysv_get_errno && key == sysv_get_key) {
+		errno = sysv_get_errno;
+		return -1;
+	}
+	return real.shmget(key, size, flags);
+}
 
 static int hook_shmctl(int id, int cmd, struct shmid_ds *buf)
 {
@@ -1006,6 +1017,8 @@ static void sysv_gc_init(void)
 	gc_init();
 	sysv_id = -1;
 	sysv_attached_at_look = sysv_rmid_at_look = sysv_stat_errno = sysv_rmid_errno = sysv_foreign_key = 0;
+	sysv_get_errno = 0;
+	sysv_get_key = 0;
 	sysv_ours = (void *)-1;
 }
 
@@ -1130,4 +1143,105 @@ Test(paths_gc_sysv, remove_that_may_not_remove_a_sysv_segment_is_esys_eperm_with
 	cr_assert_str_eq(err.call, "shmctl");
 	cr_assert(hpt_contains(err.hint, "gc as"), "hint: %s", err.hint);
 	cr_assert(sysv_exists(), "IPC_RMID failed, yet the segment is gone");
+}
+
+/* hpshm_segment_open() of the SysV segment, with the hooks sysv_dead() put in place. */
+static int open_sysv(hpshm_segment **seg, hpshm_error *err)
+{
+	hpshm_config *cfg;
+	int rc;
+
+	cr_assert_eq(hpshm_config_new(&cfg), 0);
+	hpt_config_parsef(cfg, "provider=sysv_hugetlb");
+	memset(err, 0, sizeof *err);
+	rc = hpshm_segment_open(seg, shm_name, cfg, err);
+	hpshm_config_free(cfg);
+	return rc;
+}
+
+Test(paths_gc_sysv, open_of_a_sysv_segment_this_user_may_not_look_at_is_eacces_naming_its_owner)
+{
+	struct hpshm_instance inst;
+	struct look l = sysv_dead(&inst);
+	hpshm_segment *seg = NULL;
+	hpshm_error err;
+	char uid[32];
+
+	(void)l;
+	sysv_stat_errno = EACCES; /* IPC_STAT needs read permission; /proc/sysvipc/shm does not */
+	cr_assert_eq(open_sysv(&seg, &err), HPSHM_EACCES, "%s", err.message);
+	cr_assert_null(seg);
+	cr_assert_eq(err.sys_errno, EACCES);
+	cr_assert_str_eq(err.call, "shmctl");
+	snprintf(uid, sizeof uid, "uid %lu", (unsigned long)geteuid());
+	cr_assert(hpt_contains(err.hint, uid), "the hint does not name the owner %s: %s", uid, err.hint);
+	cr_assert(sysv_exists());
+}
+
+Test(paths_gc_sysv, open_of_a_sysv_segment_removed_while_it_is_looked_at_is_enoent)
+{
+	struct hpshm_instance inst;
+	struct look l = sysv_dead(&inst);
+	hpshm_segment *seg = NULL;
+	hpshm_error err;
+
+	(void)l;
+	sysv_rmid_at_look = 1;
+	cr_assert_eq(open_sysv(&seg, &err), HPSHM_ENOENT, "%s", err.message);
+	cr_assert_null(seg);
+	cr_assert(!sysv_exists());
+}
+
+Test(paths_gc_sysv, open_that_cannot_inspect_a_sysv_segment_is_esys_with_the_errno)
+{
+	struct hpshm_instance inst;
+	struct look l = sysv_dead(&inst);
+	hpshm_segment *seg = NULL;
+	hpshm_error err;
+
+	(void)l;
+	sysv_stat_errno = EOVERFLOW; /* IPC_STAT's answer when a value does not fit the caller's struct */
+	cr_assert_eq(open_sysv(&seg, &err), HPSHM_ESYS, "%s", err.message);
+	cr_assert_null(seg);
+	cr_assert_eq(err.sys_errno, EOVERFLOW);
+	cr_assert_str_eq(err.call, "shmctl");
+	cr_assert(sysv_exists());
+}
+
+Test(paths_gc_sysv, open_that_may_not_get_the_sysv_key_is_eacces)
+{
+	struct hpshm_instance inst;
+	struct look l = sysv_dead(&inst);
+	struct shmid_ds ds;
+	hpshm_segment *seg = NULL;
+	hpshm_error err;
+
+	(void)l;
+	cr_assert_eq(real.shmctl(sysv_id, IPC_STAT, &ds), 0);
+	sysv_get_key = ds.shm_perm.__key;
+	sysv_get_errno = EACCES; /* shmget() of a key whose segment's mode does not admit this user */
+	hpshm__sys.shmget = hook_shmget;
+	cr_assert_eq(open_sysv(&seg, &err), HPSHM_EACCES, "%s", err.message);
+	cr_assert_null(seg);
+	cr_assert_eq(err.sys_errno, EACCES);
+	cr_assert_str_eq(err.call, "shmget");
+	cr_assert(sysv_exists());
+}
+
+Test(paths_gc_sysv, remove_refuses_an_id_that_is_not_a_sysv_id_or_a_foreign_entry)
+{
+	struct hpshm_instance inst;
+	struct hpshm_found f;
+	hpshm_error err;
+
+	hpshm__sys_reset();
+	cr_assert_eq(hpshm__provider_find("sysv_hugetlb", &inst), 0);
+	memset(&f, 0, sizeof f);
+	snprintf(f.id, sizeof f.id, "/hpshm.%s", shm_name); /* another provider's id */
+	f.has_header = HPSHM_FOUND_HEADER;
+	cr_assert_eq(inst.ops->remove(&inst, &f, &err), HPSHM_EINVAL, "%s", err.message);
+	snprintf(f.id, sizeof f.id, "shm=%d", INT32_MAX);
+	f.has_header = HPSHM_FOUND_FOREIGN_HEADER; /* what the scan found not to be hpshm's */
+	cr_assert_eq(inst.ops->remove(&inst, &f, &err), HPSHM_EINVAL, "%s", err.message);
+	cr_assert(hpt_contains(err.message, "never removed"), "%s", err.message);
 }
