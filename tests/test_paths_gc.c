@@ -962,6 +962,73 @@ Test(paths_open, remove_never_takes_what_the_scan_found_foreign)
 	cr_assert(exists(), "remove() took an object the scan did not find to be hpshm's");
 }
 
+/* provider's lookup() of name, asked as hpshm_segment_open() asks it, with cfg's keys. */
+static int lookup_by(const char *provider, const char *name, const char *kv, struct hpshm_found *f, hpshm_error *err)
+{
+	struct hpshm_instance inst;
+	struct hpshm_request rq;
+	hpshm_config *cfg;
+	int rc;
+
+	cr_assert_eq(hpshm__provider_find(provider, &inst), 0);
+	cr_assert_eq(hpshm_config_new(&cfg), 0);
+	if (kv)
+		hpt_config_parsef(cfg, "%s", kv);
+	memset(&rq, 0, sizeof rq);
+	rq.name = name;
+	rq.page_size = HPSHM_PAGE_SIZE_DEFAULT;
+	rq.mode = 0600;
+	rq.config = cfg;
+	rq.option = hpshm__request_option;
+	memset(f, 0, sizeof *f);
+	memset(err, 0, sizeof *err);
+	rc = inst.ops->lookup(&inst, &rq, f, err);
+	hpshm_config_free(cfg);
+	return rc;
+}
+
+Test(paths_open, lookup_of_a_name_a_provider_cannot_hold_is_enoent)
+{
+	struct hpshm_found f;
+	hpshm_error err;
+
+	cr_assert_eq(lookup_by("plain", "a/b", NULL, &f, &err), HPSHM_ENOENT, "%s", err.message);
+	cr_assert_eq(lookup_by("hugetlbfs", "..", "hugetlbfs_path=/work", &f, &err), HPSHM_ENOENT, "%s", err.message);
+}
+
+Test(paths_open, lookup_under_a_hugetlbfs_path_too_long_for_the_name_is_enoent_enametoolong)
+{
+	char kv[HPSHM_PATH_MAX + 32];
+	struct hpshm_found f;
+	hpshm_error err;
+	int n;
+
+	n = snprintf(kv, sizeof kv, "hugetlbfs_path=/");
+	while (n < HPSHM_PATH_MAX - 4)
+		kv[n++] = 'd';
+	kv[n] = '\0';
+	cr_assert_eq(lookup_by("hugetlbfs", shm_name, kv, &f, &err), HPSHM_ENOENT, "%s", err.message);
+	cr_assert_eq(err.sys_errno, ENAMETOOLONG);
+}
+
+Test(paths_open, remove_refuses_an_id_that_is_not_the_providers_object)
+{
+	struct hpshm_instance inst, huge;
+	struct look l;
+	hpshm_error err;
+
+	make_dead_segment();
+	l = listed(&inst);
+	/* plain's ids are shm names, never paths; hugetlbfs never follows "/../" out of its mount. */
+	snprintf(l.found.id, sizeof l.found.id, "/dev/shm%s", shm_path);
+	cr_assert_eq(inst.ops->remove(&inst, &l.found, &err), HPSHM_EINVAL, "%s", err.message);
+	cr_assert(exists());
+	cr_assert_eq(hpshm__provider_find("hugetlbfs", &huge), 0);
+	snprintf(l.found.id, sizeof l.found.id, "/mnt/huge/../../dev/shm%s", shm_path);
+	cr_assert_eq(huge.ops->remove(&huge, &l.found, &err), HPSHM_EINVAL, "%s", err.message);
+	cr_assert(exists(), "hugetlbfs's remove() followed /../ out of its mount");
+}
+
 /* ---- the same races on SysV segments (needs a pool) ---- */
 
 static int sysv_id = -1;          /* the dead segment's id */
