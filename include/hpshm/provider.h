@@ -69,9 +69,7 @@
  *      without the cap never sees a tag, so one built before them works unchanged); then
  *      hpshm_mapping.object (the core zeroes it before every call, so a provider built
  *      before it leaves it empty, and the headers of its segments are not bound to their
- *      objects, as before); then hpshm_found.mine, whose an object is, so that a forced gc
- *      keeps to the caller's own debris (the struct grew: a provider with a scan() must be
- *      rebuilt).  In 0.2.0 the page-size wishes took hpshm.h's names
+ *      objects, as before).  In 0.2.0 the page-size wishes took hpshm.h's names
  *      (HPSHM_PAGE_SIZE_DEFAULT and _LARGEST), requirements()' callback type became
  *      hpshm_need_fn, and hpshm_requirement gained its version and reserved space.
  *   4  appends lookup (hpshm_segment_open(): NULL, and the provider's segments cannot be
@@ -79,7 +77,9 @@
  *      segment, not only an attached one (hpshm_segment_detach(), and the destroy of a
  *      process that is not the segment's owner: a worker made by fork()), so a provider with
  *      HPSHM_CAP_NAMED must have it.  A provider struct of ABI 3 ends before lookup, so the
- *      core could not read it: ABI 3 providers are refused and must be rebuilt.
+ *      core could not read it: ABI 3 providers are refused and must be rebuilt.  Also in 4:
+ *      hpshm_found.mine, whose an object is, so that a forced gc keeps to the caller's own
+ *      debris (scan() fills it; remove() checks it again).
  * hpshm_provider_register() accepts only HPSHM_PROVIDER_ABI: a provider built against an
  * older header is refused with an error that says to rebuild it (hpshm is 0.x: no shims).
  */
