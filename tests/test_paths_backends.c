@@ -70,6 +70,12 @@ static struct {
 	int memfd_huge_errno;    /* memfd_create(MFD_HUGETLB) fails with this ... */
 	unsigned memfd_huge_skip; /* ... after letting this many through (the probe's) */
 	int fstatfs_errno;       /* fstatfs of a descriptor on the fake mount fails with this */
+	unsigned fstat_type_skip; /* fstat_type acts only after this many armed fstat calls */
+	int any_fstatfs_errno;   /* fstatfs of a regular file anywhere fails with this */
+	int memfd_plain_errno;   /* memfd_create without MFD_HUGETLB fails with this */
+	int anon_mmap_errno;     /* mmap(MAP_ANONYMOUS) of base pages fails with this */
+	int ftruncate_errno;     /* ftruncate fails with this */
+	int fchmod_errno;        /* fchmod fails with this */
 } inj;
 
 static int watched(const char *path)
@@ -128,7 +134,9 @@ static int h_fstat(int fd, struct stat *st)
 		inj.fstat_skip--;
 	}
 	rc = real.fstat(fd, st);
-	if (rc == 0 && armed() && inj.fstat_type)
+	if (rc == 0 && armed() && inj.fstat_type && inj.fstat_type_skip > 0)
+		inj.fstat_type_skip--;
+	else if (rc == 0 && armed() && inj.fstat_type)
 		st->st_mode = (st->st_mode & ~(mode_t)S_IFMT) | inj.fstat_type;
 	if (rc == 0 && armed() && inj.fstat_size)
 		st->st_size = inj.fstat_size;
@@ -199,6 +207,10 @@ static void *h_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t o
 		errno = inj.fd_mmap_errno;
 		return MAP_FAILED;
 	}
+	if (fd < 0 && (flags & MAP_ANONYMOUS) && !(flags & MAP_HUGETLB) && prot != PROT_NONE && inj.anon_mmap_errno) {
+		errno = inj.anon_mmap_errno;
+		return MAP_FAILED;
+	}
 	if (fd < 0 && (flags & MAP_HUGETLB) && inj.anon_huge_errno) {
 		errno = inj.anon_huge_errno;
 		return MAP_FAILED;
@@ -238,7 +250,29 @@ static int h_memfd_create(const char *name, unsigned flags)
 		}
 		inj.memfd_huge_skip--;
 	}
+	if (!(flags & MFD_HUGETLB) && inj.memfd_plain_errno) {
+		errno = inj.memfd_plain_errno;
+		return -1;
+	}
 	return real_linux.memfd_create(name, flags);
+}
+
+static int h_ftruncate(int fd, off_t len)
+{
+	if (inj.ftruncate_errno) {
+		errno = inj.ftruncate_errno;
+		return -1;
+	}
+	return real.ftruncate(fd, len);
+}
+
+static int h_fchmod(int fd, mode_t mode)
+{
+	if (inj.fchmod_errno) {
+		errno = inj.fchmod_errno;
+		return -1;
+	}
+	return real.fchmod(fd, mode);
 }
 
 /* A directory that statfs() and fstatfs() report as a 2 MiB hugetlbfs mount. */
@@ -257,6 +291,14 @@ static int h_fstatfs(int fd, struct statfs *buf)
 {
 	int rc;
 
+	if (inj.any_fstatfs_errno) {
+		struct stat st;
+
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+			errno = inj.any_fstatfs_errno;
+			return -1;
+		}
+	}
 	if (inj.fstatfs_errno && hpt_on_fake_mount(fake_mount, fd)) {
 		struct stat st;
 
@@ -293,6 +335,8 @@ static void hooks_on(void)
 	hpshm__sys.linkat = h_linkat;
 	hpshm__sys.mmap = h_mmap;
 	hpshm__sys.munmap = h_munmap;
+	hpshm__sys.ftruncate = h_ftruncate;
+	hpshm__sys.fchmod = h_fchmod;
 	hpshm__linux_sys.memfd_create = h_memfd_create;
 	hpshm__linux_sys.statfs = h_statfs;
 	hpshm__linux_sys.fstatfs = h_fstatfs;
@@ -734,6 +778,234 @@ Test(paths_backends, destroy_of_an_unnamed_segment_whose_close_fails_is_esys)
 	cr_assert_eq(hpshm_segment_destroy(seg), HPSHM_ESYS);
 	cr_assert_eq(hpt_is_mapped(addr, len), 0);
 	assert_fds_as_before();
+}
+
+/* ---- plain's own calls failing at create and attach (backends/plain_posix.c) ---- */
+
+Test(paths_backends, plain_create_whose_shm_open_is_refused_is_esys_with_the_dev_shm_hint)
+{
+	hpshm_error err;
+
+	set("provider=plain,name=%s", name);
+	inj.tmpfile_errno = EOPNOTSUPP;   /* the shm_open(O_CREAT | O_EXCL) path */
+	inj.path = shm_path;
+	inj.arm_after = 1;   /* the look for an old object finds none; the create's own open fails */
+	inj.shm_open_errno = EACCES;
+	err = create_fails(4 * MIB, NULL);
+	cr_assert_eq(err.code, HPSHM_ESYS, "%s: %s", hpshm_errname(err.code), err.message);
+	cr_assert_str_eq(err.call, "shm_open");
+	cr_assert_eq(err.sys_errno, EACCES);
+	cr_assert(hpt_contains(err.hint, "/dev/shm"), "hint: %s", err.hint);
+	cr_assert(!exists(dev_path), "something was left under the name");
+}
+
+Test(paths_backends, plain_create_whose_shm_open_fails_otherwise_is_esys_without_a_hint)
+{
+	hpshm_error err;
+
+	set("provider=plain,name=%s", name);
+	inj.tmpfile_errno = EOPNOTSUPP;
+	inj.path = shm_path;
+	inj.arm_after = 1;   /* the look for an old object finds none; the create's own open fails */
+	inj.shm_open_errno = ENOSPC;
+	err = create_fails(4 * MIB, NULL);
+	cr_assert_eq(err.code, HPSHM_ESYS, "%s: %s", hpshm_errname(err.code), err.message);
+	cr_assert_str_eq(err.call, "shm_open");
+	cr_assert_eq(err.sys_errno, ENOSPC);
+	cr_assert(!hpt_contains(err.hint, "/dev/shm"), "hint: %s", err.hint);
+	cr_assert(!exists(dev_path), "something was left under the name");
+}
+
+Test(paths_backends, plain_create_that_cannot_set_the_mode_of_its_named_object_removes_it)
+{
+	hpshm_error err;
+
+	set("provider=plain,name=%s,mode=0640", name);
+	inj.tmpfile_errno = EOPNOTSUPP;   /* named at once, so the failure must unlink it */
+	inj.fchmod_errno = EPERM;
+	err = create_fails(4 * MIB, NULL);
+	cr_assert_eq(err.code, HPSHM_ESYS, "%s: %s", hpshm_errname(err.code), err.message);
+	cr_assert_str_eq(err.call, "fchmod");
+	cr_assert_eq(err.sys_errno, EPERM);
+	cr_assert(!exists(dev_path), "the new object was left under the name");
+}
+
+Test(paths_backends, plain_create_that_cannot_lock_its_named_object_removes_it)
+{
+	hpshm_error err;
+
+	set("provider=plain,name=%s", name);
+	inj.tmpfile_errno = EOPNOTSUPP;
+	inj.lock_sh_errno = ENOLCK;
+	err = create_fails(4 * MIB, NULL);
+	cr_assert_eq(err.code, HPSHM_ESYS, "%s: %s", hpshm_errname(err.code), err.message);
+	cr_assert_str_eq(err.call, "flock");
+	cr_assert_eq(err.sys_errno, ENOLCK);
+	cr_assert(!exists(dev_path), "the new object was left under the name");
+}
+
+Test(paths_backends, plain_create_whose_named_object_cannot_be_sized_is_enomem_and_removes_it)
+{
+	hpshm_error err;
+
+	set("provider=plain,name=%s", name);
+	inj.tmpfile_errno = EOPNOTSUPP;
+	inj.ftruncate_errno = ENOSPC;   /* /dev/shm is full */
+	err = create_fails(4 * MIB, NULL);
+	cr_assert_eq(err.code, HPSHM_ENOMEM, "%s: %s", hpshm_errname(err.code), err.message);
+	cr_assert_str_eq(err.call, "ftruncate");
+	cr_assert_eq(err.sys_errno, ENOSPC);
+	cr_assert(!exists(dev_path), "the new object was left under the name");
+}
+
+Test(paths_backends, plain_create_whose_memfd_cannot_be_sized_otherwise_is_esys)
+{
+	hpshm_error err;
+
+	set("provider=%s", "plain");
+	inj.ftruncate_errno = EIO;
+	err = create_fails(4 * MIB, NULL);
+	cr_assert_eq(err.code, HPSHM_ESYS, "%s: %s", hpshm_errname(err.code), err.message);
+	cr_assert_str_eq(err.call, "ftruncate");
+	cr_assert_eq(err.sys_errno, EIO);
+}
+
+Test(paths_backends, plain_create_out_of_descriptors_for_its_memfd_is_esys_with_the_ulimit_hint)
+{
+	hpshm_error err;
+
+	set("provider=%s", "plain");
+	inj.memfd_plain_errno = EMFILE;
+	err = create_fails(4 * MIB, NULL);
+	cr_assert_eq(err.code, HPSHM_ESYS, "%s: %s", hpshm_errname(err.code), err.message);
+	cr_assert_str_eq(err.call, "memfd_create");
+	cr_assert_eq(err.sys_errno, EMFILE);
+	cr_assert(hpt_contains(err.hint, "ulimit -n"), "hint: %s", err.hint);
+}
+
+Test(paths_backends, plain_create_whose_memfd_fails_otherwise_is_esys_without_the_ulimit_hint)
+{
+	hpshm_error err;
+
+	set("provider=%s", "plain");
+	inj.memfd_plain_errno = ENOMEM;
+	err = create_fails(4 * MIB, NULL);
+	cr_assert_eq(err.code, HPSHM_ESYS, "%s: %s", hpshm_errname(err.code), err.message);
+	cr_assert_str_eq(err.call, "memfd_create");
+	cr_assert_eq(err.sys_errno, ENOMEM);
+	cr_assert(!hpt_contains(err.hint, "ulimit -n"), "hint: %s", err.hint);
+}
+
+Test(paths_backends, plain_without_memfd_maps_anonymous_memory_that_cannot_be_reattached)
+{
+	hpshm_segment *seg = NULL;
+	char token[HPSHM_TOKEN_MAX];
+	hpshm_error err;
+	size_t len;
+	void *addr;
+
+	set("provider=%s", "plain");
+	inj.memfd_plain_errno = ENOSYS;   /* a kernel before 3.17 */
+	cr_assert_eq(hpshm_segment_create(&seg, 4 * MIB, cfg, &err), 0, "%s", err.message);
+	addr = hpshm_segment_address(seg);
+	len = hpshm_segment_report(seg)->mapped_size;
+	cr_assert_eq(hpt_is_mapped(addr, len), 1);
+	cr_assert_eq(hpt_fd_count(), fds_before, "the anonymous segment holds a descriptor");
+	memset(addr, 0x5a, 4 * MIB);
+	cr_assert_eq(hpshm_segment_token(seg, token, sizeof token, &err), HPSHM_ENOTSUP);
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	cr_assert_eq(hpt_is_mapped(addr, len), 0, "the mapping was left");
+}
+
+Test(paths_backends, plain_without_memfd_that_cannot_map_anonymous_memory_is_enomem)
+{
+	hpshm_error err;
+
+	set("provider=%s", "plain");
+	inj.memfd_plain_errno = ENOSYS;
+	inj.anon_mmap_errno = ENOMEM;
+	err = create_fails(4 * MIB, NULL);
+	cr_assert_eq(err.code, HPSHM_ENOMEM, "%s: %s", hpshm_errname(err.code), err.message);
+	cr_assert_str_eq(err.call, "mmap");
+	cr_assert_eq(err.sys_errno, ENOMEM);
+}
+
+/* A token of a live named plain segment; the caller destroys *seg. */
+static void token_of_a_named_segment(hpshm_segment **seg, char *token)
+{
+	hpshm_error err;
+
+	set("provider=plain,name=%s,reattach=exec", name);
+	cr_assert_eq(hpshm_segment_create(seg, 4 * MIB, cfg, &err), 0, "%s", err.message);
+	cr_assert_gt(hpshm_segment_token(*seg, token, HPSHM_TOKEN_MAX, &err), 0, "%s", err.message);
+	fds_before = hpt_fd_count();
+	inj.path = shm_path;   /* what follows acts once attach opened the name */
+}
+
+Test(paths_backends, plain_attach_that_cannot_fstat_the_opened_object_is_esys_and_closes_it)
+{
+	hpshm_segment *seg = NULL;
+	char token[HPSHM_TOKEN_MAX];
+	hpshm_error err;
+
+	token_of_a_named_segment(&seg, token);
+	inj.fstat_errno = EIO;
+	inj.fstat_skip = 1;   /* the open's own check passes, plain's look fails */
+	err = attach_fails(token, HPSHM_ESYS);
+	cr_assert_str_eq(err.call, "fstat");
+	cr_assert_eq(err.sys_errno, EIO);
+	inj.fstat_errno = 0;
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	cr_assert(!exists(dev_path));
+}
+
+Test(paths_backends, plain_attach_whose_object_is_closed_under_it_is_einval_and_closes_it)
+{
+	hpshm_segment *seg = NULL;
+	char token[HPSHM_TOKEN_MAX];
+	hpshm_error err;
+
+	token_of_a_named_segment(&seg, token);
+	inj.fstat_errno = EBADF;
+	inj.fstat_skip = 1;
+	err = attach_fails(token, HPSHM_EINVAL);
+	cr_assert_str_eq(err.call, "fstat");
+	cr_assert_eq(err.sys_errno, EBADF);
+	inj.fstat_errno = 0;
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+}
+
+Test(paths_backends, plain_attach_to_an_object_that_turns_into_a_fifo_after_its_open_is_einval)
+{
+	hpshm_segment *seg = NULL;
+	char token[HPSHM_TOKEN_MAX];
+	hpshm_error err;
+
+	token_of_a_named_segment(&seg, token);
+	inj.fstat_type = S_IFIFO;
+	inj.fstat_type_skip = 1;   /* the open's own check sees the file, plain's look a FIFO */
+	err = attach_fails(token, HPSHM_EINVAL);
+	cr_assert(hpt_contains(err.message, "not a regular file"), "%s", err.message);
+	cr_assert(hpt_contains(err.hint, "token unchanged"), "hint: %s", err.hint);
+	inj.fstat_type = 0;
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	cr_assert(!exists(dev_path));
+}
+
+Test(paths_backends, plain_attach_that_cannot_tell_the_objects_file_system_is_esys_fstatfs)
+{
+	hpshm_segment *seg = NULL;
+	char token[HPSHM_TOKEN_MAX];
+	hpshm_error err;
+
+	token_of_a_named_segment(&seg, token);
+	inj.any_fstatfs_errno = EIO;
+	err = attach_fails(token, HPSHM_ESYS);
+	cr_assert_str_eq(err.call, "fstatfs");
+	cr_assert_eq(err.sys_errno, EIO);
+	inj.any_fstatfs_errno = 0;
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	cr_assert(!exists(dev_path));
 }
 
 /* ---- ls and gc of named plain objects (fdseg.c hpshm__named_inspect, hpshm__named_remove) ---- */
@@ -1306,6 +1578,19 @@ static int probe(size_t size, size_t *ps, char *reason, size_t len)
 	*ps = 0;
 	reason[0] = '\0';
 	return hpshm_provider_probe("mmap_hugetlb", size, cfg, ps, reason, len);
+}
+
+Test(paths_backends, a_probe_of_an_empty_pool_tells_to_raise_nr_hugepages_from_zero)
+{
+	hpshm_attempt a;
+
+	hpt_fakeroot_set_pool(0, 0);
+	set("provider=%s,huge_pages=on", "mmap_hugetlb");
+	(void)create_fails(4 * MIB, &a);
+	cr_assert_eq(a.result, HPSHM_EUNAVAILABLE, "%s: %s", hpshm_errname(a.result), a.reason);
+	cr_assert_str_eq(a.call, "probe");
+	cr_assert(hpt_contains(a.reason, "is 0 for"), "%s", a.reason);
+	cr_assert(hpt_contains(a.reason, "at least 2"), "%s", a.reason);
 }
 
 Test(paths_backends, a_probe_on_a_kernel_without_huge_pages_says_so)
