@@ -496,6 +496,19 @@ static int  fail_unlink_taken;    /* the unlinkat() of the object in the private
 static int  retake_before_link;   /* another object takes the name just before it is given back */
 static int  fail_kept;            /* the renameat() to "<name>.kept-*" fails with this errno */
 static ino_t recycled_ino;        /* the object the recycle put under the name */
+static int  fail_dir_fstat;       /* fstat() of a directory (/dev/shm, opened) fails with this errno */
+static int  fail_take;            /* the renameat() of the object into the private directory fails with this errno */
+
+static int hook_fstat(int fd, struct stat *st)
+{
+	int rc = real.fstat(fd, st);
+
+	if (rc == 0 && fail_dir_fstat && S_ISDIR(st->st_mode)) {
+		errno = fail_dir_fstat;
+		return -1;
+	}
+	return rc;
+}
 
 static int hook_open(const char *path, int flags, mode_t mode)
 {
@@ -561,6 +574,10 @@ static int hook_gc_renameat(int olddirfd, const char *oldpath, int newdirfd, con
 		race = RACE_NONE;
 		recycled_ino = put_new_object(); /* the name holds another object when it is taken away */
 	}
+	if (fail_take && strcmp(oldpath, shm_path + 1) == 0 && strcmp(newpath, "taken") == 0) {
+		errno = fail_take;
+		return -1;
+	}
 	if (fail_kept && strstr(newpath, ".kept-")) {
 		errno = fail_kept;
 		return -1;
@@ -596,6 +613,7 @@ static int remove_with_faults(struct hpshm_instance *inst, const struct look *l,
 	hpshm__sys.renameat = hook_gc_renameat;
 	hpshm__sys.unlinkat = hook_unlinkat;
 	hpshm__sys.linkat = hook_linkat;
+	hpshm__sys.fstat = hook_fstat;
 	return inst->ops->remove(inst, &l->found, err);
 }
 
@@ -651,6 +669,7 @@ static void faults_init(void)
 	fail_dir_open = fail_mkdirat = squat_mkdirat = fail_openat = swap_private = 0;
 	fail_unlink_taken = retake_before_link = fail_kept = 0;
 	recycled_ino = 0;
+	fail_dir_fstat = fail_take = 0;
 }
 
 static void faults_fini(void)
@@ -683,6 +702,56 @@ Test(paths_gc_steps, remove_that_may_not_open_the_shm_directory_is_esys_and_keep
 	cr_assert_eq(err.sys_errno, EMFILE);
 	cr_assert(exists(), "remove() could not work in /dev/shm, yet the segment is gone");
 	cr_assert_eq(private_dirs(), 0);
+}
+
+Test(paths_gc_steps, remove_that_cannot_inspect_the_opened_shm_directory_is_esys_fstat_and_keeps_it)
+{
+	struct hpshm_instance inst;
+	struct look l;
+	hpshm_error err;
+
+	make_dead_segment();
+	l = listed(&inst);
+	fail_dir_fstat = EIO;
+	cr_assert_eq(remove_with_faults(&inst, &l, &err), HPSHM_ESYS, "%s", err.message);
+	cr_assert_str_eq(err.call, "fstat");
+	cr_assert_eq(err.sys_errno, EIO);
+	cr_assert(exists(), "remove() could not look at /dev/shm, yet the segment is gone");
+	cr_assert_eq(private_dirs(), 0);
+}
+
+Test(paths_gc_steps, remove_that_may_not_move_the_segment_aside_is_esys_renameat_with_a_hint)
+{
+	struct hpshm_instance inst;
+	struct look l;
+	hpshm_error err;
+
+	make_dead_segment();
+	l = listed(&inst);
+	fail_take = EPERM; /* a sticky directory, the object another user's */
+	cr_assert_eq(remove_with_faults(&inst, &l, &err), HPSHM_ESYS, "%s", err.message);
+	cr_assert_str_eq(err.call, "renameat");
+	cr_assert_eq(err.sys_errno, EPERM);
+	cr_assert(hpt_contains(err.hint, "gc as"), "hint: %s", err.hint);
+	cr_assert(exists(), "the segment left its name although it could not be moved");
+	cr_assert_eq(private_dirs(), 0, "remove() left its private directory");
+}
+
+Test(paths_gc_steps, remove_whose_move_aside_fails_otherwise_is_esys_renameat_without_the_hint)
+{
+	struct hpshm_instance inst;
+	struct look l;
+	hpshm_error err;
+
+	make_dead_segment();
+	l = listed(&inst);
+	fail_take = EIO;
+	cr_assert_eq(remove_with_faults(&inst, &l, &err), HPSHM_ESYS, "%s", err.message);
+	cr_assert_str_eq(err.call, "renameat");
+	cr_assert_eq(err.sys_errno, EIO);
+	cr_assert(!hpt_contains(err.hint, "gc as"), "hint: %s", err.hint);
+	cr_assert(exists());
+	cr_assert_eq(private_dirs(), 0, "remove() left its private directory");
 }
 
 Test(paths_gc_steps, remove_that_may_not_make_its_private_directory_is_esys_with_a_hint)
@@ -1040,6 +1109,24 @@ static int sysv_foreign_key;      /* IPC_STAT shows a key outside hpshm's range:
 static void *sysv_ours = (void *)-1; /* our own attachment */
 static int sysv_get_errno;        /* fail shmget() of the name's key with this */
 static key_t sysv_get_key;        /* that key */
+static int sysv_scribble = -1;    /* fill the header region with this byte when remove() looks; -1: never */
+
+/* What another program's write does to the dead segment's header: its region filled with fill. */
+static void sysv_fill_header(int id, int fill)
+{
+	struct shmid_ds ds;
+	size_t mapped;
+	char *p;
+
+	if (real.shmctl(id, IPC_STAT, &ds) < 0)
+		return;
+	p = real.shmat(id, NULL, 0);
+	if (p == (void *)-1)
+		return;
+	mapped = ((size_t)ds.shm_segsz + 2 * MIB - 1) & ~(2 * MIB - 1);
+	memset(p + mapped - HPSHM_HEADER_REGION, fill, HPSHM_HEADER_REGION);
+	(void)real.shmdt(p);
+}
 
 static int hook_shmget(key_t key, size_t size, int flags)
 {
@@ -1062,6 +1149,10 @@ static int hook_shmctl(int id, int cmd, struct shmid_ds *buf)
 		if (sysv_rmid_at_look) {
 			sysv_rmid_at_look = 0;
 			(void)real.shmctl(id, IPC_RMID, NULL);
+		}
+		if (sysv_scribble >= 0) {
+			sysv_fill_header(id, sysv_scribble);
+			sysv_scribble = -1;
 		}
 		if (sysv_attached_at_look) {
 			sysv_attached_at_look = 0;
@@ -1086,6 +1177,7 @@ static void sysv_gc_init(void)
 	sysv_attached_at_look = sysv_rmid_at_look = sysv_stat_errno = sysv_rmid_errno = sysv_foreign_key = 0;
 	sysv_get_errno = 0;
 	sysv_get_key = 0;
+	sysv_scribble = -1;
 	sysv_ours = (void *)-1;
 }
 
@@ -1182,6 +1274,30 @@ Test(paths_gc_sysv, remove_of_a_sysv_id_now_holding_another_segment_is_einval)
 	cr_assert_eq(inst.ops->remove(&inst, &l.found, &err), HPSHM_EINVAL, "%s", err.message);
 	cr_assert(hpt_contains(err.message, "no longer"), "%s", err.message);
 	cr_assert(sysv_exists());
+}
+
+Test(paths_gc_sysv, remove_of_a_sysv_segment_whose_header_was_overwritten_meanwhile_is_einval_and_keeps_it)
+{
+	struct hpshm_instance inst;
+	struct look l = sysv_dead(&inst);
+	hpshm_error err;
+
+	sysv_scribble = 0x5a;   /* data that is not hpshm's header: the segment is foreign now */
+	cr_assert_eq(inst.ops->remove(&inst, &l.found, &err), HPSHM_EINVAL, "%s", err.message);
+	cr_assert(hpt_contains(err.message, "not hpshm's"), "%s", err.message);
+	cr_assert(sysv_exists(), "a segment that is not hpshm's was removed");
+}
+
+Test(paths_gc_sysv, remove_of_a_sysv_segment_whose_header_was_cleared_meanwhile_is_einval_and_keeps_it)
+{
+	struct hpshm_instance inst;
+	struct look l = sysv_dead(&inst);
+	hpshm_error err;
+
+	sysv_scribble = 0;   /* the id now holds a segment whose create has not written its header */
+	cr_assert_eq(inst.ops->remove(&inst, &l.found, &err), HPSHM_EINVAL, "%s", err.message);
+	cr_assert(hpt_contains(err.message, "no longer"), "%s", err.message);
+	cr_assert(sysv_exists(), "a segment other than the one listed was removed");
 }
 
 Test(paths_gc_sysv, remove_that_may_not_look_at_a_sysv_segment_is_esys_eacces_with_a_hint)
