@@ -881,6 +881,11 @@ Test(paths_backends, plain_create_out_of_descriptors_for_its_memfd_is_esys_with_
 	cr_assert_str_eq(err.call, "memfd_create");
 	cr_assert_eq(err.sys_errno, EMFILE);
 	cr_assert(hpt_contains(err.hint, "ulimit -n"), "hint: %s", err.hint);
+	inj.memfd_plain_errno = ENFILE;   /* the system's table, not the process's */
+	err = create_fails(4 * MIB, NULL);
+	cr_assert_eq(err.code, HPSHM_ESYS, "%s: %s", hpshm_errname(err.code), err.message);
+	cr_assert_eq(err.sys_errno, ENFILE);
+	cr_assert(hpt_contains(err.hint, "ulimit -n"), "hint: %s", err.hint);
 }
 
 Test(paths_backends, plain_create_whose_memfd_fails_otherwise_is_esys_without_the_ulimit_hint)

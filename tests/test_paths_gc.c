@@ -1411,6 +1411,70 @@ Test(paths_gc_sysv, open_that_may_not_get_the_sysv_key_is_eacces)
 	cr_assert(sysv_exists());
 }
 
+Test(paths_gc_sysv, remove_that_cannot_inspect_a_sysv_segment_otherwise_is_esys_without_a_hint)
+{
+	struct hpshm_instance inst;
+	struct look l = sysv_dead(&inst);
+	hpshm_error err;
+
+	sysv_stat_errno = EOVERFLOW;
+	cr_assert_eq(inst.ops->remove(&inst, &l.found, &err), HPSHM_ESYS, "%s", err.message);
+	cr_assert_eq(err.sys_errno, EOVERFLOW);
+	cr_assert_str_eq(err.call, "shmctl");
+	cr_assert(!hpt_contains(err.hint, "owner or root"), "hint: %s", err.hint);
+	cr_assert(sysv_exists());
+}
+
+Test(paths_gc_sysv, open_of_a_sysv_segment_removed_while_it_is_inspected_is_enoent)
+{
+	struct hpshm_instance inst;
+	struct look l = sysv_dead(&inst);
+	hpshm_segment *seg = NULL;
+	hpshm_error err;
+
+	(void)l;
+	sysv_stat_errno = EIDRM; /* what Linux says of an id marked for removal meanwhile */
+	cr_assert_eq(open_sysv(&seg, &err), HPSHM_ENOENT, "%s", err.message);
+	cr_assert_null(seg);
+	cr_assert(sysv_exists());
+}
+
+Test(paths_gc_sysv, open_of_a_sysv_segment_this_user_is_not_permitted_to_inspect_is_eacces)
+{
+	struct hpshm_instance inst;
+	struct look l = sysv_dead(&inst);
+	hpshm_segment *seg = NULL;
+	hpshm_error err;
+
+	(void)l;
+	sysv_stat_errno = EPERM;
+	cr_assert_eq(open_sysv(&seg, &err), HPSHM_EACCES, "%s", err.message);
+	cr_assert_null(seg);
+	cr_assert_eq(err.sys_errno, EPERM);
+	cr_assert(hpt_contains(err.hint, "mode="), "hint: %s", err.hint);
+	cr_assert(sysv_exists());
+}
+
+Test(paths_gc_sysv, open_whose_key_lookup_fails_otherwise_is_esys)
+{
+	struct hpshm_instance inst;
+	struct look l = sysv_dead(&inst);
+	struct shmid_ds ds;
+	hpshm_segment *seg = NULL;
+	hpshm_error err;
+
+	(void)l;
+	cr_assert_eq(real.shmctl(sysv_id, IPC_STAT, &ds), 0);
+	sysv_get_key = ds.shm_perm.__key;
+	sysv_get_errno = ENOMEM;
+	hpshm__sys.shmget = hook_shmget;
+	cr_assert_eq(open_sysv(&seg, &err), HPSHM_ESYS, "%s", err.message);
+	cr_assert_null(seg);
+	cr_assert_eq(err.sys_errno, ENOMEM);
+	cr_assert_str_eq(err.call, "shmget");
+	cr_assert(sysv_exists());
+}
+
 Test(paths_gc_sysv, remove_refuses_an_id_that_is_not_a_sysv_id_or_a_foreign_entry)
 {
 	struct hpshm_instance inst;
