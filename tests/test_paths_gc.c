@@ -1065,6 +1065,36 @@ Test(paths_open, lookup_of_a_name_a_provider_cannot_hold_is_enoent)
 	cr_assert_eq(lookup_by("hugetlbfs", "..", "hugetlbfs_path=/work", &f, &err), HPSHM_ENOENT, "%s", err.message);
 }
 
+Test(paths_open, lookup_of_each_kind_of_name_a_provider_cannot_hold_is_enoent)
+{
+	static const char *const providers[] = { "plain", "hugetlbfs", "sysv_hugetlb" };
+	char tall[300];
+	const char *names[5];
+	struct hpshm_found f;
+	hpshm_error err;
+	size_t p, i;
+
+	memset(tall, 'n', sizeof tall - 1);   /* longer than any of the three takes */
+	tall[sizeof tall - 1] = '\0';
+	names[0] = "";
+	names[1] = ".";
+	names[2] = "..";
+	names[3] = "a/b";
+	names[4] = tall;
+	for (p = 0; p < sizeof providers / sizeof providers[0]; p++)
+		for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+			/* SysV keys are hashed from any short name: only "" and the tall one are refused. */
+			if (strcmp(providers[p], "sysv_hugetlb") == 0 && i >= 1 && i <= 3)
+				continue;
+			cr_assert_eq(lookup_by(providers[p], names[i], p == 1 ? "hugetlbfs_path=/work" : NULL, &f, &err),
+				     HPSHM_ENOENT, "%s, name \"%.20s\" (%zu chars): %s", providers[p], names[i],
+				     strlen(names[i]), err.message);
+			/* Refused as a name, not looked for: no call failed. */
+			cr_assert_eq(err.sys_errno, 0, "%s, name \"%.20s\": %s", providers[p], names[i], err.message);
+			cr_assert_str_eq(err.call, "", "%s, name \"%.20s\"", providers[p], names[i]);
+		}
+}
+
 Test(paths_open, lookup_under_a_hugetlbfs_path_too_long_for_the_name_is_enoent_enametoolong)
 {
 	char kv[HPSHM_PATH_MAX + 32];
@@ -1409,6 +1439,17 @@ Test(paths_gc_sysv, open_that_may_not_get_the_sysv_key_is_eacces)
 	cr_assert_eq(err.sys_errno, EACCES);
 	cr_assert_str_eq(err.call, "shmget");
 	cr_assert(sysv_exists());
+}
+
+Test(paths_gc_sysv, remove_of_a_sysv_segment_the_kernel_says_is_being_removed_leaves_it_to_the_kernel)
+{
+	struct hpshm_instance inst;
+	struct look l = sysv_dead(&inst);
+	hpshm_error err;
+
+	sysv_stat_errno = EIDRM;   /* marked for removal by someone else: nothing left to do */
+	cr_assert_eq(inst.ops->remove(&inst, &l.found, &err), 0, "%s", err.message);
+	cr_assert(sysv_exists(), "remove() went on to remove what it took for gone");
 }
 
 Test(paths_gc_sysv, remove_that_cannot_inspect_a_sysv_segment_otherwise_is_esys_without_a_hint)
