@@ -466,14 +466,20 @@ Test(preload, exec_refuses_what_it_cannot_apply)
 /* ---- SHM_NORESERVE, EPERM (issue 19, defects 1 and 12) ---- */
 
 /*
- * Take every huge page a new mapping could reserve, so the pool is empty for the program
- * under test (and only by this test's own doing); returns the mapping to give back, or NULL.
+ * Make the pool empty for the program under test: where the test has a cgroup of its own, its
+ * limits refuse every huge page (tests/fixture.h), whatever a neighbour takes or returns
+ * meanwhile, and NULL is returned; else every huge page a new mapping could reserve is taken,
+ * and the mapping to give back is returned (NULL if there was none).
  */
 static void *take_the_pool(size_t *len)
 {
-	unsigned long avail = pool_available();
+	unsigned long avail;
 	void *p;
 
+	*len = 0;
+	if (hpt_refuse_huge_pages(huge_size()) == 0)
+		return NULL;
+	avail = pool_available();
 	*len = avail * huge_size();
 	if (avail == 0)
 		return NULL;
@@ -765,8 +771,14 @@ Test(preload, a_refusal_says_each_reason_once_with_sizes_in_mib_or_gib)
 	const char *p, *nl;
 	struct hpt_run *run;
 
-	size_t bytes = (pool_available() + 4) * ps;
+	size_t bytes;
 
+	/*
+	 * Refused by the test's own cgroup where it has one (tests/fixture.h), so the pages that a
+	 * neighbour returns between a look at the pool and the mmap cannot make it succeed; else
+	 * more than the pool has free.
+	 */
+	bytes = hpt_refuse_huge_pages(ps) == 0 ? 0 : (pool_available() + 4) * ps;
 	/* At least the threshold, and not a whole number of MiB: the old line wrote "1095400KiB". */
 	if (bytes < ((size_t)32 << 20))
 		bytes = (size_t)32 << 20;
