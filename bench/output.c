@@ -6,7 +6,7 @@
  * row is one configuration's figure for one workload: the median over its samples by thread
  * CPU time with its min and max (one sample per round for chase and rmw, one per group for
  * setup, attach and teardown), the wall-time median beside it, and the gains over plain
- * 4 KiB pages and over the raw system calls, each the median [min, max] of the ratios run.c
+ * 4 KiB pages and over the raw system calls, each the median [min, max] of the ratios group.c
  * took within one group and round.  A gain is oriented so that above 1 is better whatever
  * the unit: value / ref for rates, ref / value for times and sizes.  Ratios that were not
  * measured (the two sides never alive in one group) are null in JSON and "-" in the table.

@@ -107,7 +107,7 @@ allowed_quoted() {
 		;;
 	core) echo "^(hpshm\.h|hpshm/provider\.h|$base_h|port\.h|core/internal\.h)$" ;;
 	tools) echo "^(hpshm\.h|hpshm/provider\.h|$base_h|ports/introspect\.h|tool\.h|bench\.h)$" ;;
-	bench) echo "^(hpshm\.h|hpshm/provider\.h|$base_h|ports/introspect\.h|bench\.h|os\.h)$" ;;
+	bench) echo "^(hpshm\.h|hpshm/provider\.h|$base_h|ports/introspect\.h|bench\.h|os\.h|run\.h)$" ;;
 	examples) echo '^(hpshm\.h|hpshm/provider\.h|shared_area\.h)$' ;;
 	*) echo '.*' ;;
 	esac
