@@ -29,9 +29,7 @@
 #include <apr_pools.h>
 #include <apr_shm.h>
 
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
+#include "ports/linux/flags.h"
 
 struct apr_peer {
 	apr_pool_t *pool;   /* owns the shm */

@@ -25,7 +25,10 @@
  *               (CreateProcessW, named pipes, threads, sections); nothing above it includes
  *               a system header beyond the C library
  *   pool.c      --reserve: size the huge page pool for the run, put it back after
- *   run.c       configurations, groups, rounds in alternating order, stopping on a signal
+ *   run.c       the controller's top level; its rooms (run.h): plan.c the configurations
+ *               and groups wanted, fit.c what memory holds at once, group.c a group's
+ *               cycles and rounds in alternating order, member.c one member, place.c the
+ *               address slots, latency.c the latencies; stopping on a signal
  *   stats.c     medians and per-round ratios
  *   output.c    the table, CSV and JSON;  svg.c  the chart
  *
@@ -57,7 +60,7 @@
 #define BENCH_GROUP_MAX     8    /* members of one group, the reference included */
 #define BENCH_MAX_SIZES     4    /* huge page sizes in one run */
 #define BENCH_SETUP_CYCLES  7    /* timed fresh create, attach, teardown of every member, per group */
-#define BENCH_POOL_CYCLES   21   /* as many in all for the members on a huge page pool (run.c) */
+#define BENCH_POOL_CYCLES   21   /* as many in all for the members on a huge page pool (group.c) */
 #define BENCH_LINE          64   /* the chase and rmw work on cache-line slots */
 #define BENCH_WHY_MAX       512  /* why a configuration could not run */
 #define BENCH_WORKER_CMD    "__bench-worker" /* the hidden subcommand a spawned worker runs */
@@ -239,7 +242,7 @@ static inline int bench_isinf(double v) { return v == v && (v > 1.79769313486231
 struct bench_summary { double median, min, max; unsigned n; };
 void bench_summarize(const double *v, unsigned n, struct bench_summary *s);
 
-/* ---- run.c: configurations, rounds, samples ---------------------------------------------- */
+/* ---- run.c and its rooms (run.h): configurations, rounds, samples ------------------------ */
 
 /*
  * BENCH_W_POPULATE and BENCH_W_SETUP_REST split a create (BENCH_W_SETUP) in two by wall time:

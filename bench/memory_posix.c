@@ -8,9 +8,9 @@
  * madvise(MADV_POPULATE_WRITE); for hugetlbfs the same with open + unlink of a file on a
  * mount of the page size instead of memfd_create; for sysv_hugetlb shmget(IPC_PRIVATE,
  * SHM_HUGETLB | size bits), shmat, IPC_RMID and the madvise; for mmap_hugetlb,
- * mmap(MAP_SHARED | MAP_ANONYMOUS | MAP_HUGETLB) and the madvise.  The raw calls go straight to libc, not through hpshm's
- * system call table (the flags old libc headers lack are defined below, with the kernel's
- * values, the same ones ports/linux/linux.h falls back to).
+ * mmap(MAP_SHARED | MAP_ANONYMOUS | MAP_HUGETLB) and the madvise.  The raw calls go straight
+ * to libc, not through hpshm's system call table; the flags old libc headers lack, and the
+ * page size bits, come from ports/linux/flags.h, as the port's do.
  *
  * thp: transparent huge pages.  Shared when /sys/kernel/mm/transparent_hugepage/
  * shmem_enabled allows advise (a memfd with MADV_HUGEPAGE: workers are processes, as for
@@ -32,33 +32,7 @@
 #include "bench.h"
 #include "os.h"
 #include "ports/introspect.h"
-
-/* glibc before 2.27 has no MFD_HUGETLB, before 2.35 no MADV_POPULATE_WRITE. */
-#ifndef MAP_HUGETLB
-#define MAP_HUGETLB 0x40000
-#endif
-#ifndef MAP_FIXED_NOREPLACE
-#define MAP_FIXED_NOREPLACE 0x100000
-#endif
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
-#ifndef MFD_CLOEXEC
-#define MFD_CLOEXEC 0x0001U
-#endif
-#ifndef MFD_HUGETLB
-#define MFD_HUGETLB 0x0004U
-#endif
-#ifndef SHM_HUGETLB
-#define SHM_HUGETLB 04000
-#endif
-
-#define HUGE_SHIFT 26   /* log2(page size) << 26 selects the size in mmap and memfd_create */
-
-static unsigned huge_bits(size_t page_size)
-{
-	return page_size ? (unsigned)__builtin_ctzll((unsigned long long)page_size) << HUGE_SHIFT : 0;
-}
+#include "ports/linux/flags.h"
 
 static size_t round_up(size_t v, size_t to)
 {
@@ -162,7 +136,7 @@ static void *raw_shm(size_t page_size, void *addr, size_t maplen, int *id, char 
 	void *p;
 	int e;
 
-	*id = shmget(IPC_PRIVATE, maplen, IPC_CREAT | IPC_EXCL | SHM_HUGETLB | (int)huge_bits(page_size) | 0600);
+	*id = shmget(IPC_PRIVATE, maplen, IPC_CREAT | IPC_EXCL | SHM_HUGETLB | (int)hpshm__huge_bits(page_size) | 0600);
 	if (*id < 0) {
 		(void)raw_fail(why, len, "shmget", errno);
 		return MAP_FAILED;
@@ -193,12 +167,13 @@ int bench_os_raw_create(const struct bench_config *c, void *addr, size_t size, s
 	}
 	if (c->kind == BENCH_RAW_MEMFD || c->kind == BENCH_RAW_FILE) {
 		fd = c->kind == BENCH_RAW_FILE ? raw_file(c->page_size, maplen, why, len) :
-		     raw_memfd("hpshm-bench:raw", MFD_CLOEXEC | (c->page_size ? MFD_HUGETLB | huge_bits(c->page_size) : 0),
-			       maplen, why, len);
+		     raw_memfd("hpshm-bench:raw",
+			       MFD_CLOEXEC | (c->page_size ? MFD_HUGETLB | hpshm__huge_bits(c->page_size) : 0), maplen,
+			       why, len);
 		if (fd < 0)
 			return -1;
 	} else if (c->kind == BENCH_RAW_ANON) {
-		flags |= MAP_ANONYMOUS | (c->page_size ? MAP_HUGETLB | (int)huge_bits(c->page_size) : 0);
+		flags |= MAP_ANONYMOUS | (c->page_size ? MAP_HUGETLB | (int)hpshm__huge_bits(c->page_size) : 0);
 	}
 	if (c->kind == BENCH_RAW_SHM) {
 		p = raw_shm(c->page_size, addr, maplen, &id, why, len);

@@ -6,9 +6,10 @@
  * implemented twice: bench/worker_posix.c and bench/memory_posix.c (fork, socketpair, POSIX
  * threads, signals, mmap, memfd, THP) and bench/worker_windows.c and bench/memory_windows.c
  * (CreateProcessW, named pipes, Win32 threads, the console control handler, VirtualAlloc,
- * CreateFileMappingW).  The files above the seam (run.c, worker.c, memory.c, workload.c,
- * output.c) are ISO C and include no system header beyond the C library, so a workload, a
- * group or an output format is written once and runs the same on every system.
+ * CreateFileMappingW).  The files above the seam (run.c and the controller's files of run.h,
+ * worker.c, memory.c, workload.c, output.c) are ISO C and include no system header beyond
+ * the C library, so a workload, a group or an output format is written once and runs the
+ * same on every system.
  *
  * A channel is the controller's line to one worker: a stream that carries the fixed-size
  * commands and replies of worker.c, both ways.  It is an intptr_t so the header names no

@@ -6,7 +6,7 @@
  * row is one configuration's figure for one workload: the median over its samples by thread
  * CPU time with its min and max (one sample per round for chase and rmw, one per group for
  * setup, attach and teardown), the wall-time median beside it, and the gains over plain
- * 4 KiB pages and over the raw system calls, each the median [min, max] of the ratios run.c
+ * 4 KiB pages and over the raw system calls, each the median [min, max] of the ratios group.c
  * took within one group and round.  A gain is oriented so that above 1 is better whatever
  * the unit: value / ref for rates, ref / value for times and sizes.  Ratios that were not
  * measured (the two sides never alive in one group) are null in JSON and "-" in the table.
@@ -397,6 +397,166 @@ static void json_ratio(struct json *j, const char *key, int have, const struct b
 		json_kv_null(j, k);
 }
 
+/* The run: its options, groups, timing and what it changed or left out. */
+static void json_run(struct json *j, const struct bench_result *res)
+{
+	json_kv_string(j, "version", hpshm_version());
+	json_kv_uint(j, "size", res->opt.size);
+	json_kv_uint(j, "workers", res->opt.workers);
+	json_kv_string(j, "start", run_start(&res->opt));
+	json_kv_uint(j, "rounds", res->opt.rounds);
+	json_kv_uint(j, "rounds_done", res->rounds_done);
+	json_kv_uint(j, "groups", res->groups);
+	json_kv_string(j, "group_members", res->groups_note);
+	if (res->split_note[0])
+		json_kv_string(j, "kept_apart", res->split_note);
+	else
+		json_kv_null(j, "kept_apart");
+	json_kv_double(j, "phase_seconds", res->opt.phase_seconds, 3);
+	json_kv_double(j, "seconds", res->seconds, 1);
+	json_kv_string(j, "timing", bench_cpu_clock_name());
+	json_kv_string(j, "ratios", "median of the gains taken within one group of live regions and one round; "
+		       "> 1 means better than the reference");
+	if (res->pool_note[0])
+		json_kv_string(j, "pool", res->pool_note);
+	else
+		json_kv_null(j, "pool");
+	if (res->left_out && res->left_out[0])
+		json_kv_string(j, "left_out", res->left_out);
+	else
+		json_kv_null(j, "left_out");
+}
+
+/* "headline": hpshm against plain and against its raw peer, per workload and page size. */
+static void json_headline(struct json *j, const struct bench_result *res, const struct bench_row *rows, unsigned n)
+{
+	static struct headline hl[BENCH_MAX_CONFIGS * 2];
+	unsigned k = headlines(res, rows, n, hl, sizeof(hl) / sizeof(hl[0]));
+
+	json_key(j, "headline");
+	json_array_open(j);
+	for (unsigned i = 0; i < k; i++) {
+		const struct headline *x = &hl[i];
+
+		json_object_open(j);
+		json_kv_string(j, "workload", x->h->workload);
+		json_kv_uint(j, "page_size", x->h->c->verified_page_size);
+		json_kv_string(j, "hpshm", x->h->c->label);
+		if (x->r)
+			json_kv_string(j, "raw", x->r->c->label);
+		else
+			json_kv_null(j, "raw");
+		json_ratio(j, "hpshm_vs_plain", x->h->has_plain, &x->h->vs_plain);
+		json_ratio(j, "raw_vs_plain", x->r && x->r->has_plain, x->r ? &x->r->vs_plain : NULL);
+		json_ratio(j, "hpshm_vs_raw", x->h->has_raw, &x->h->vs_raw);
+		if (bench_isnan(x->kept))
+			json_kv_null(j, "kept");
+		else
+			json_kv_double(j, "kept", x->kept, 4);
+		json_object_close(j);
+	}
+	json_array_close(j);
+}
+
+/* "results": every row, as the table has them. */
+static void json_results(struct json *j, const struct bench_result *res, const struct bench_row *rows, unsigned n)
+{
+	json_key(j, "results");
+	json_array_open(j);
+	for (unsigned i = 0; i < n; i++) {
+		const struct bench_row *r = &rows[i];
+
+		json_object_open(j);
+		json_kv_string(j, "provider", r->c->label);
+		json_kv_bool(j, "peer", r->c->kind != BENCH_HPSHM);
+		json_kv_uint(j, "page_size", r->c->verified_page_size);
+		json_kv_string(j, "verified_by", r->c->verified_by);
+		json_kv_bool(j, "huge", r->c->huge);
+		json_kv_string(j, "workload", r->workload);
+		json_kv_string(j, "metric", r->metric);
+		json_kv_uint(j, "workers", r->workers);
+		json_kv_string(j, "start", start_name(r->c->start));
+		json_kv_string(j, "unit", r->unit);
+		json_kv_bool(j, "higher_is_better", r->higher_is_better);
+		json_kv_bool(j, "deterministic", r->deterministic);
+		json_kv_double(j, "median", r->v.median, 6);
+		json_kv_double(j, "min", r->v.min, 6);
+		json_kv_double(j, "max", r->v.max, 6);
+		json_kv_uint(j, "samples", r->v.n);
+		json_kv_string(j, "sampled", r->deterministic ? "once" : r->per_group ? "per setup cycle" : "per round");
+		json_kv_double(j, "wall_median", r->wall_median, 6);
+		json_ratio(j, "ratio_vs_plain", r->has_plain, &r->vs_plain);
+		json_ratio(j, "ratio_vs_raw", r->has_raw, &r->vs_raw);
+		if (r->deterministic)
+			json_kv_double(j, "minor_faults", r->faults, 0);
+		if (r->deterministic && bench_isnan(r->v.median))
+			json_kv_string(j, "reason", res->pt_absent && res->pt_absent[0] ? res->pt_absent : "not measured");
+		if (r->c->note[0])
+			json_kv_string(j, "note", r->c->note);
+		json_object_close(j);
+	}
+	json_array_close(j);
+}
+
+/* "latency": the creates and the probes. */
+static void json_latency(struct json *j, const struct bench_result *res)
+{
+	json_key(j, "latency");
+	json_array_open(j);
+	for (unsigned i = 0; i < res->nlat; i++) {
+		const struct bench_latency *l = &res->lat[i];
+
+		json_object_open(j);
+		json_kv_string(j, "what", l->label);
+		json_kv_uint(j, "page_size", l->page_size);
+		json_kv_uint(j, "size", l->size);
+		json_kv_string(j, "unit", "us");
+		json_kv_double(j, "median", l->us.median, 1);
+		json_kv_double(j, "min", l->us.min, 1);
+		json_kv_double(j, "max", l->us.max, 1);
+		json_kv_uint(j, "samples", l->us.n);
+		if (l->vs_raw.n) {
+			json_kv_string(j, "raw", l->raw_label);
+			json_kv_double(j, "raw_median", l->raw_us.median, 1);
+		} else {
+			json_kv_null(j, "raw");
+			json_kv_null(j, "raw_median");
+		}
+		json_ratio(j, "ratio_vs_raw", l->vs_raw.n > 0, &l->vs_raw);
+		json_object_close(j);
+	}
+	json_array_close(j);
+}
+
+/* One "unavailable" entry; without has_size its page_size is null. */
+static void json_unavailable_one(struct json *j, const char *provider, size_t page_size, int has_size,
+				 const char *reason)
+{
+	json_object_open(j);
+	json_kv_string(j, "provider", provider);
+	if (has_size)
+		json_kv_uint(j, "page_size", page_size);
+	else
+		json_kv_null(j, "page_size");
+	json_kv_string(j, "reason", reason);
+	json_object_close(j);
+}
+
+/* "unavailable": what could not run, and why. */
+static void json_unavailable(struct json *j, const struct bench_result *res)
+{
+	json_key(j, "unavailable");
+	json_array_open(j);
+	for (unsigned i = 0; i < res->ncfg; i++)
+		if (!res->cfg[i].usable)
+			json_unavailable_one(j, res->cfg[i].label, res->cfg[i].page_size, 1, res->cfg[i].why);
+	if (res->thp_why[0])
+		json_unavailable_one(j, "thp", 0, 0, res->thp_why);
+	if (res->apr_why[0])
+		json_unavailable_one(j, "apr", 0, 0, res->apr_why);
+	json_array_close(j);
+}
+
 int bench_print_json(FILE *out, const struct bench_result *res)
 {
 	static struct bench_row rows[BENCH_MAX_CONFIGS * 8];
@@ -405,147 +565,11 @@ int bench_print_json(FILE *out, const struct bench_result *res)
 
 	json_begin(&j, out, 1);
 	json_object_open(&j);
-	json_kv_string(&j, "version", hpshm_version());
-	json_kv_uint(&j, "size", res->opt.size);
-	json_kv_uint(&j, "workers", res->opt.workers);
-	json_kv_string(&j, "start", run_start(&res->opt));
-	json_kv_uint(&j, "rounds", res->opt.rounds);
-	json_kv_uint(&j, "rounds_done", res->rounds_done);
-	json_kv_uint(&j, "groups", res->groups);
-	json_kv_string(&j, "group_members", res->groups_note);
-	if (res->split_note[0])
-		json_kv_string(&j, "kept_apart", res->split_note);
-	else
-		json_kv_null(&j, "kept_apart");
-	json_kv_double(&j, "phase_seconds", res->opt.phase_seconds, 3);
-	json_kv_double(&j, "seconds", res->seconds, 1);
-	json_kv_string(&j, "timing", bench_cpu_clock_name());
-	json_kv_string(&j, "ratios", "median of the gains taken within one group of live regions and one round; "
-		       "> 1 means better than the reference");
-	if (res->pool_note[0])
-		json_kv_string(&j, "pool", res->pool_note);
-	else
-		json_kv_null(&j, "pool");
-	if (res->left_out && res->left_out[0])
-		json_kv_string(&j, "left_out", res->left_out);
-	else
-		json_kv_null(&j, "left_out");
-	json_key(&j, "headline");
-	json_array_open(&j);
-	{
-		static struct headline hl[BENCH_MAX_CONFIGS * 2];
-		unsigned k = headlines(res, rows, n, hl, sizeof(hl) / sizeof(hl[0]));
-
-		for (unsigned i = 0; i < k; i++) {
-			const struct headline *x = &hl[i];
-
-			json_object_open(&j);
-			json_kv_string(&j, "workload", x->h->workload);
-			json_kv_uint(&j, "page_size", x->h->c->verified_page_size);
-			json_kv_string(&j, "hpshm", x->h->c->label);
-			if (x->r)
-				json_kv_string(&j, "raw", x->r->c->label);
-			else
-				json_kv_null(&j, "raw");
-			json_ratio(&j, "hpshm_vs_plain", x->h->has_plain, &x->h->vs_plain);
-			json_ratio(&j, "raw_vs_plain", x->r && x->r->has_plain, x->r ? &x->r->vs_plain : NULL);
-			json_ratio(&j, "hpshm_vs_raw", x->h->has_raw, &x->h->vs_raw);
-			if (bench_isnan(x->kept))
-				json_kv_null(&j, "kept");
-			else
-				json_kv_double(&j, "kept", x->kept, 4);
-			json_object_close(&j);
-		}
-	}
-	json_array_close(&j);
-	json_key(&j, "results");
-	json_array_open(&j);
-	for (unsigned i = 0; i < n; i++) {
-		const struct bench_row *r = &rows[i];
-
-		json_object_open(&j);
-		json_kv_string(&j, "provider", r->c->label);
-		json_kv_bool(&j, "peer", r->c->kind != BENCH_HPSHM);
-		json_kv_uint(&j, "page_size", r->c->verified_page_size);
-		json_kv_string(&j, "verified_by", r->c->verified_by);
-		json_kv_bool(&j, "huge", r->c->huge);
-		json_kv_string(&j, "workload", r->workload);
-		json_kv_string(&j, "metric", r->metric);
-		json_kv_uint(&j, "workers", r->workers);
-		json_kv_string(&j, "start", start_name(r->c->start));
-		json_kv_string(&j, "unit", r->unit);
-		json_kv_bool(&j, "higher_is_better", r->higher_is_better);
-		json_kv_bool(&j, "deterministic", r->deterministic);
-		json_kv_double(&j, "median", r->v.median, 6);
-		json_kv_double(&j, "min", r->v.min, 6);
-		json_kv_double(&j, "max", r->v.max, 6);
-		json_kv_uint(&j, "samples", r->v.n);
-		json_kv_string(&j, "sampled", r->deterministic ? "once" : r->per_group ? "per setup cycle" : "per round");
-		json_kv_double(&j, "wall_median", r->wall_median, 6);
-		json_ratio(&j, "ratio_vs_plain", r->has_plain, &r->vs_plain);
-		json_ratio(&j, "ratio_vs_raw", r->has_raw, &r->vs_raw);
-		if (r->deterministic)
-			json_kv_double(&j, "minor_faults", r->faults, 0);
-		if (r->deterministic && bench_isnan(r->v.median))
-			json_kv_string(&j, "reason", res->pt_absent && res->pt_absent[0] ? res->pt_absent : "not measured");
-		if (r->c->note[0])
-			json_kv_string(&j, "note", r->c->note);
-		json_object_close(&j);
-	}
-	json_array_close(&j);
-	json_key(&j, "latency");
-	json_array_open(&j);
-	for (unsigned i = 0; i < res->nlat; i++) {
-		const struct bench_latency *l = &res->lat[i];
-
-		json_object_open(&j);
-		json_kv_string(&j, "what", l->label);
-		json_kv_uint(&j, "page_size", l->page_size);
-		json_kv_uint(&j, "size", l->size);
-		json_kv_string(&j, "unit", "us");
-		json_kv_double(&j, "median", l->us.median, 1);
-		json_kv_double(&j, "min", l->us.min, 1);
-		json_kv_double(&j, "max", l->us.max, 1);
-		json_kv_uint(&j, "samples", l->us.n);
-		if (l->vs_raw.n) {
-			json_kv_string(&j, "raw", l->raw_label);
-			json_kv_double(&j, "raw_median", l->raw_us.median, 1);
-		} else {
-			json_kv_null(&j, "raw");
-			json_kv_null(&j, "raw_median");
-		}
-		json_ratio(&j, "ratio_vs_raw", l->vs_raw.n > 0, &l->vs_raw);
-		json_object_close(&j);
-	}
-	json_array_close(&j);
-	json_key(&j, "unavailable");
-	json_array_open(&j);
-	for (unsigned i = 0; i < res->ncfg; i++) {
-		const struct bench_config *c = &res->cfg[i];
-
-		if (c->usable)
-			continue;
-		json_object_open(&j);
-		json_kv_string(&j, "provider", c->label);
-		json_kv_uint(&j, "page_size", c->page_size);
-		json_kv_string(&j, "reason", c->why);
-		json_object_close(&j);
-	}
-	if (res->thp_why[0]) {
-		json_object_open(&j);
-		json_kv_string(&j, "provider", "thp");
-		json_kv_null(&j, "page_size");
-		json_kv_string(&j, "reason", res->thp_why);
-		json_object_close(&j);
-	}
-	if (res->apr_why[0]) {
-		json_object_open(&j);
-		json_kv_string(&j, "provider", "apr");
-		json_kv_null(&j, "page_size");
-		json_kv_string(&j, "reason", res->apr_why);
-		json_object_close(&j);
-	}
-	json_array_close(&j);
+	json_run(&j, res);
+	json_headline(&j, res, rows, n);
+	json_results(&j, res, rows, n);
+	json_latency(&j, res);
+	json_unavailable(&j, res);
 	json_object_close(&j);
 	return json_end(&j);
 }

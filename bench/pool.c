@@ -12,6 +12,9 @@
  *
  * The pool is read and written through ports/introspect.h, which knows where the OS keeps
  * it (on Linux the size's sysfs nr_hugepages file, which exists for every size).
+ *
+ * For a run, pool_reserve() adds the pages of every huge region alive at once, within what
+ * memory allows, and warms the new pages once so the first group does not measure the host.
  */
 #include <stdio.h>
 #include <string.h>
@@ -19,6 +22,7 @@
 #include "bench.h"
 #include "os.h"
 #include "ports/introspect.h"
+#include "run.h"
 
 static int pool_read(size_t page_size, unsigned long *pages, char *why, size_t len)
 {
@@ -69,3 +73,93 @@ int bench_pool_restore(struct bench_pool *p, char *why, size_t len)
 	p->changed = 0;
 	return 0;
 }
+
+/* ---- --reserve for a run --------------------------------------------------------------------- */
+
+/*
+ * A pool just filled by --reserve hands out memory the hypervisor has to fault in first
+ * (reference: cold pool, up to 4 s/GiB), which would make the first setup measure the host.
+ * Faulting every new page in once, and giving it back, makes every group see a warm pool.
+ */
+static void pool_warm(struct run *run, size_t ps, unsigned long pages)
+{
+	struct bench_config c;
+	struct bench_region reg;
+	char why[BENCH_WHY_MAX];
+	uint64_t t0 = bench_wall_ns();
+
+	memset(&c, 0, sizeof(c));
+	c.kind = BENCH_RAW_MEMFD;
+	c.page_size = ps;
+	if (bench_region_create(&c, NULL, pages * ps, &reg, why, sizeof(why)) == 0) {
+		bench_region_destroy(&reg);
+		bench_progress(run->opt, "warmed the %zu KiB pool (%lu pages) in %.2f s", ps >> 10, pages,
+			       (double)(bench_wall_ns() - t0) / 1e9);
+	}
+}
+
+/* Huge page regions of one page size that the wanted group holds at once. */
+static unsigned huge_regions(const struct bench_options *opt)
+{
+	const char *list = opt->providers ? opt->providers : DEFAULT_LIST;
+	const char *name;
+	unsigned caps, n = (unsigned)plan_has(list, "auto");
+	int anon = 0, fd = plan_has(list, "auto");
+
+	for (unsigned i = 0; (name = hpshm_provider_name(i, &caps)) != NULL; i++)
+		if ((caps & HPSHM_CAP_HUGE) && plan_has(list, name)) {
+			n++;
+			*(strcmp(name, "mmap_hugetlb") == 0 ? &anon : &fd) = 1;
+		}
+	/* One raw peer per set of calls (plan_configs()): anonymous MAP_HUGETLB, and the descriptor kind. */
+	if (plan_has(list, "raw"))
+		n += (unsigned)(anon + fd);
+	return n;
+}
+
+/*
+ * --reserve: add to each pool the pages of every huge region that will be alive at once
+ * (an hpshm provider and its raw peer: two regions), within 60 % of MemAvailable less the
+ * plain region that lives beside them.  What does not fit is said, and the groups then
+ * split (fit_run).  0, or -1 with why.
+ */
+int pool_reserve(struct run *run, struct bench_pool *pools, char *why, size_t len)
+{
+	const struct bench_options *opt = run->opt;
+	struct bench_result *res = run->res;
+	unsigned want = huge_regions(opt);
+	double room = 0.6 * (double)hpshm__os_mem_available() - (double)opt->size;
+	char pwhy[BENCH_WHY_MAX], a[32], b[32];
+
+	for (unsigned s = 0; s < opt->npage_sizes && !bench_stop && want; s++) {
+		size_t ps = opt->page_sizes[s];
+		unsigned long per = (unsigned long)fit_region_pages(run, ps);
+		unsigned k = want;
+		size_t used = strlen(res->pool_note);
+
+		while (k > 0 && (double)k * (double)per * (double)ps > room)
+			k--;
+		if (k < want) {
+			bench_progress(opt, "--reserve: room for %u of the %u %s regions alive at once (%s each; 60%% of "
+				       "MemAvailable less the plain region leaves %s)", k, want, hpshm_size_format(ps, a, sizeof(a)),
+				       hpshm_size_format(per * ps, b, sizeof(b)), room > 0 ? run_bytes((uint64_t)room,
+				       pwhy, sizeof(pwhy)) : "nothing");
+			if (k == 0)
+				continue;
+		}
+		if (bench_pool_reserve(&pools[s], ps, k * per, pwhy, sizeof(pwhy)) < 0) {
+			snprintf(why, len, "--reserve: %s", pwhy);
+			return -1;
+		}
+		room -= (double)(pools[s].set - pools[s].before) * (double)ps;
+		snprintf(res->pool_note + used, sizeof(res->pool_note) - used, "%s%zu KiB pool %lu -> %lu pages (%u region%s)%s%s",
+			 used ? "; " : "", ps >> 10, pools[s].before, pools[s].set, k, k == 1 ? "" : "s", pwhy[0] ? ": " : "",
+			 pwhy);
+		if (pools[s].set > pools[s].before)
+			pool_warm(run, ps, pools[s].set - pools[s].before);
+	}
+	if (res->pool_note[0])
+		bench_progress(opt, "--reserve: %s (restored at exit)", res->pool_note);
+	return 0;
+}
+

@@ -38,10 +38,8 @@
 #include "bench.h"
 #include "os.h"
 #include "ports/introspect.h"
+#include "ports/linux/flags.h"
 
-#ifndef MAP_FIXED_NOREPLACE
-#define MAP_FIXED_NOREPLACE 0x100000   /* the kernel's value; glibc before 2.27 lacks it */
-#endif
 
 /* ---- clocks and stopping ------------------------------------------------------------------- */
 

@@ -109,27 +109,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#ifndef MAP_FIXED_NOREPLACE
-#define MAP_FIXED_NOREPLACE 0x100000
-#endif
-#ifndef MAP_HUGETLB
-#define MAP_HUGETLB 0x40000
-#endif
-#ifndef SHM_HUGETLB
-#define SHM_HUGETLB 04000
-#endif
-#ifndef SHM_NORESERVE
-#define SHM_NORESERVE 010000
-#endif
-#ifndef SHM_HUGE_SHIFT
-#define SHM_HUGE_SHIFT 26
-#endif
-#ifndef MREMAP_FIXED
-#define MREMAP_FIXED 2
-#endif
-#ifndef MREMAP_DONTUNMAP
-#define MREMAP_DONTUNMAP 4
-#endif
+#include "ports/linux/flags.h"
 
 #define PRELOAD_MAX_REGIONS 256 /* intercepted mmap regions alive at once, per process */
 #define PRELOAD_MAX_SHM     64  /* intercepted SysV ids remembered for their report */
@@ -1107,7 +1087,6 @@ static int take_shmget(key_t key, size_t size, int flags, int *out)
 {
 	size_t ps = preload_cfg.sysv_page_size;
 	char why[HPSHM_TEXT_MAX], s[32];
-	unsigned bits = 0;
 	int id, e;
 
 	if (!ready_for(size) || !preload_cfg.sysv)
@@ -1121,9 +1100,7 @@ static int take_shmget(key_t key, size_t size, int flags, int *out)
 		return 1;
 	}
 	if (ps) {
-		while ((ps >> bits) > 1)
-			bits++;
-		id = next_shmget(key, size, flags | SHM_HUGETLB | (int)(bits << SHM_HUGE_SHIFT));
+		id = next_shmget(key, size, flags | SHM_HUGETLB | (int)hpshm__huge_bits(ps));
 		if (id >= 0) {
 			shm_remember(id, key, size, ps, 0, NULL);
 			*out = id;

@@ -61,6 +61,15 @@ windows_backend() {
 	return 1
 }
 
+# The bench's POSIX half behind bench/os.h and its APR peer: the raw system calls, made with the
+# Linux flags of ports/linux/flags.h (only macros: it links nothing of the port).
+bench_posix() {
+	case $1 in
+	bench/worker_posix.c | bench/memory_posix.c | bench/apr.c) return 0 ;;
+	esac
+	return 1
+}
+
 # The folder's layer, as doc/architecture.md names it.
 layer_of() {
 	case $1 in
@@ -94,7 +103,7 @@ allowed_quoted() {
 	base) echo "^(hpshm\.h|hpshm/provider\.h|$base_h)$" ;;
 	contract) echo '^(hpshm\.h|base/base\.h)$' ;;
 	posix) echo "^(hpshm\.h|$base_h|port\.h|introspect\.h|posix/(sys|posix)\.h)$" ;;
-	linux) echo "^(hpshm\.h|$base_h|port\.h|introspect\.h|posix/(sys|posix)\.h|linux/linux\.h)$" ;;
+	linux) echo "^(hpshm\.h|$base_h|port\.h|introspect\.h|posix/(sys|posix)\.h|linux/(linux|flags)\.h)$" ;;
 	windows) echo "^(hpshm\.h|$base_h|port\.h|introspect\.h|windows/(sys|windows)\.h)$" ;;
 	backends)
 		if windows_backend "$file"; then
@@ -107,7 +116,14 @@ allowed_quoted() {
 		;;
 	core) echo "^(hpshm\.h|hpshm/provider\.h|$base_h|port\.h|core/internal\.h)$" ;;
 	tools) echo "^(hpshm\.h|hpshm/provider\.h|$base_h|ports/introspect\.h|tool\.h|bench\.h)$" ;;
-	bench) echo "^(hpshm\.h|hpshm/provider\.h|$base_h|ports/introspect\.h|bench\.h|os\.h)$" ;;
+	bench)
+		# The raw peer calls the system itself, with the Linux flags its libc may lack.
+		if bench_posix "$file"; then
+			echo "^(hpshm\.h|hpshm/provider\.h|$base_h|ports/introspect\.h|ports/linux/flags\.h|bench\.h|os\.h)$"
+		else
+			echo "^(hpshm\.h|hpshm/provider\.h|$base_h|ports/introspect\.h|bench\.h|os\.h|run\.h)$"
+		fi
+		;;
 	examples) echo '^(hpshm\.h|hpshm/provider\.h|shared_area\.h)$' ;;
 	*) echo '.*' ;;
 	esac

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # scripts/deps.sh -- install what hpshm needs from Debian's package registry.
 #
-#   scripts/deps.sh [build|test|cross|coverage|abi|postgres|nginx]     (default: test)
+#   scripts/deps.sh [build|test|cross|coverage|abi|check|postgres|nginx]     (default: test)
 #
 #   build  compiler, CMake, pkg-config: enough for the library and the hpshm tool
 #   test   build + Criterion, APR, Doxygen/graphviz, clang with its sanitizer runtime, python3
@@ -11,6 +11,7 @@
 #          conflicts with the cross compilers and apt would remove them
 #   coverage test + gcovr, which scripts/coverage.sh reads gcc's --coverage data with
 #   abi    build + abigail-tools (libabigail's abidw and abidiff), for scripts/check-abi.sh
+#   check  universal-ctags, which scripts/check-size.sh finds function definitions with
 #   postgres PostgreSQL 15, the server scripts/pg-exec.sh and scripts/busy-machine.sh run; any
 #          cluster the package starts is stopped again, so it takes no huge pages from the pool
 #   nginx  Debian's nginx, which scripts/nginx-exec.sh runs under `hpshm exec` (its binary
@@ -28,6 +29,7 @@ cross_pkgs=(gcc-i686-linux-gnu libc6-dev-i386-cross gcc-aarch64-linux-gnu libc6-
 	gcc-s390x-linux-gnu libc6-dev-s390x-cross qemu-user musl-tools)
 coverage_pkgs=(gcovr)
 abi_pkgs=(abigail-tools)
+check_pkgs=(universal-ctags)
 postgres_pkgs=(postgresql-15)
 nginx_pkgs=(nginx)
 
@@ -37,10 +39,11 @@ test) pkgs=("${build_pkgs[@]}" "${test_pkgs[@]}") ;;
 cross) pkgs=("${build_pkgs[@]}" "${cross_pkgs[@]}") ;;
 coverage) pkgs=("${build_pkgs[@]}" "${test_pkgs[@]}" "${coverage_pkgs[@]}") ;;
 abi) pkgs=("${build_pkgs[@]}" "${abi_pkgs[@]}") ;;
+check) pkgs=("${check_pkgs[@]}") ;;
 postgres) pkgs=("${postgres_pkgs[@]}") ;;
 nginx) pkgs=("${nginx_pkgs[@]}") ;;
 *)
-	echo "usage: $0 [build|test|cross|coverage|abi|postgres|nginx]" >&2
+	echo "usage: $0 [build|test|cross|coverage|abi|check|postgres|nginx]" >&2
 	exit 2
 	;;
 esac

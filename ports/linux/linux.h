@@ -12,7 +12,8 @@
  *   - the Linux system call table (hpshm__linux_sys): the calls POSIX does not have, made
  *     through an overridable table like the POSIX ones (posix/sys.h), so tests inject their
  *     failures the same way;
- *   - flag values older libc headers lack (MAP_HUGETLB, MFD_HUGETLB, MADV_POPULATE_WRITE ...);
+ *   - through linux/flags.h, the flag values older libc headers lack (MAP_HUGETLB, MFD_HUGETLB,
+ *     MADV_POPULATE_WRITE ...) and the huge page size bits (hpshm__huge_bits());
  *   - the readers of /proc and /sys, all under hpshm__sysroot() so tests can point the library
  *     at a fake tree with hpshm__set_sysroot();
  *   - hstate pools, hugetlbfs mounts, the hugetlb cgroup, the SysV privileges and limits,
@@ -38,43 +39,8 @@
 struct statfs;
 #endif
 
+#include "linux/flags.h"
 #include "port.h"
-
-/* ---- flags older libc headers lack ---- */
-
-/*
- * The huge page size encoding shared by mmap, shmget and memfd_create: log2(size) << 26.
- * Computed here because libc headers define only some of the MAP_HUGE_* names (glibc 2.36
- * has no MAP_HUGE_2MB; musl cannot see <linux/memfd.h>).
- */
-#define HPSHM__HUGE_SHIFT 26
-#ifndef MAP_HUGETLB
-#define MAP_HUGETLB 0x40000
-#endif
-#ifndef SHM_HUGETLB
-#define SHM_HUGETLB 04000
-#endif
-#ifndef MFD_CLOEXEC
-#define MFD_CLOEXEC 0x0001U
-#endif
-#ifndef MFD_HUGETLB
-#define MFD_HUGETLB 0x0004U
-#endif
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
-#ifndef MAP_FIXED_NOREPLACE
-#define MAP_FIXED_NOREPLACE 0x100000
-#endif
-#ifndef HUGETLBFS_MAGIC
-#define HUGETLBFS_MAGIC 0x958458f6
-#endif
-#ifndef GRND_NONBLOCK
-#define GRND_NONBLOCK 0x0001 /* <sys/random.h> is glibc 2.25 and musl 1.1.20; the table calls syscall() */
-#endif
-
-/* log2(page_size) << 26, the size bits for MAP_/SHM_/MFD_HUGETLB; 0 if not a power of two. */
-unsigned hpshm__huge_bits(size_t page_size);
 
 /* ---- the Linux system call table ---- */
 

@@ -69,14 +69,3 @@ void hpshm__linux_sys_reset(void)
 
 	hpshm__linux_sys = real;
 }
-
-unsigned hpshm__huge_bits(size_t page_size)
-{
-	unsigned log2 = 0;
-
-	if (page_size == 0 || (page_size & (page_size - 1)) != 0)
-		return 0;
-	while ((page_size >>= 1) != 0)
-		log2++;
-	return log2 << HPSHM__HUGE_SHIFT;
-}
