@@ -7,6 +7,13 @@
 #ifndef HPSHM_CORE_INTERNAL_H
 #define HPSHM_CORE_INTERNAL_H
 
+/* The core's own header: backends reach the core only through hpshm/provider.h, and the layers
+ * above it through hpshm.h (doc/architecture.md).  The build says each source's layer
+ * (cmake/layers.cmake), so a wrong include fails here and not in a review. */
+#if !defined(HPSHM_LAYER_CORE) && !defined(HPSHM_LAYER_TESTS)
+#error "core/internal.h is private to core/: a backend uses hpshm/provider.h, a tool or program hpshm.h (doc/architecture.md, the layers)"
+#endif
+
 #include <stddef.h>
 #include <stdint.h>
 

@@ -16,7 +16,9 @@
 #      ports/windows/, the Windows backends, bench/'s Windows half and tests/;
 #   4. with BUILD_DIR (configured by CMake, which writes compile_commands.json): every file
 #      of ports/posix/ is compiled with
-#      -D_POSIX_C_SOURCE=200809L and without _GNU_SOURCE.
+#      -D_POSIX_C_SOURCE=200809L and without _GNU_SOURCE;
+#   5. with BUILD_DIR: the build itself enforces the layers: every library source is compiled
+#      with its HPSHM_LAYER_*, and a backend that includes core/internal.h fails to compile.
 # Exit status 0 when all hold, 1 with every offending line on stderr, 2 on a usage error.
 set -euo pipefail
 
@@ -234,6 +236,52 @@ if [[ -n $build ]]; then
 			fi
 		done
 	fi
+fi
+
+# ---- 5: the build itself refuses a layer-private header ---------------------------------------
+# Every library source is compiled with its layer's HPSHM_LAYER_* (cmake/layers.cmake) and
+# core/internal.h refuses any layer but core/ and tests/.  Proof on a real backend: its own
+# compile command, syntax only, passes as it is and fails with core/internal.h forced in.
+if [[ -n $build && -r $build/compile_commands.json ]]; then
+	layer_cmd() { # FILE -> its compile command, as one shell line, syntax only, no output file
+		python3 - "$build/compile_commands.json" "$root/$1" <<'PY'
+import json, shlex, sys
+for e in json.load(open(sys.argv[1])):
+    if e["file"] == sys.argv[2]:
+        argv = e.get("arguments") or shlex.split(e["command"])
+        out, skip = [], False
+        for a in argv:
+            if skip: skip = False; continue
+            if a == "-o": skip = True; continue
+            if a == "-c": continue
+            out.append(a)
+        print(e["directory"]); print(shlex.join(out + ["-fsyntax-only"])); break
+PY
+	}
+	probe=backends/plain_posix.c
+	[[ -e $probe ]] || probe=$(ls backends/*.c | head -n 1)
+	mapfile -t entry < <(layer_cmd "$probe")
+	if ((${#entry[@]} != 2)); then
+		offend "$probe: not in $build/compile_commands.json: cannot prove the build enforces the layers"
+	elif [[ ${entry[1]} != *-DHPSHM_LAYER_BACKENDS* ]]; then
+		offend "$probe: compiled without -DHPSHM_LAYER_BACKENDS: cmake/layers.cmake did not mark it"
+	elif ! (cd "${entry[0]}" && eval "${entry[1]}") >/dev/null 2>&1; then
+		offend "$probe: its own compile command fails in $build: rebuild before checking the layers"
+	elif err=$(cd "${entry[0]}" && eval "${entry[1]} -include $root/core/internal.h" 2>&1); then
+		offend "$probe: compiles with core/internal.h included: the build no longer refuses the core's header to a backend"
+	elif [[ $err != *"private to core/"* ]]; then
+		offend "$probe: with core/internal.h included it fails, but not on the layer guard: $err"
+	fi
+	while IFS= read -r f; do
+		offend "$f: compiled without its HPSHM_LAYER_* (cmake/layers.cmake)"
+	done < <(python3 - "$build/compile_commands.json" "$root" <<'PY'
+import json, sys
+for e in json.load(open(sys.argv[1])):
+    rel = e["file"][len(sys.argv[2]) + 1:] if e["file"].startswith(sys.argv[2] + "/") else ""
+    if rel.split("/")[0] in ("base", "ports", "backends", "core") and "-DHPSHM_LAYER_" not in str(e.get("arguments") or e["command"]):
+        print(rel)
+PY
+	)
 fi
 
 if ((fail)); then
