@@ -29,7 +29,7 @@ HPSHM_BACKEND(memfd_hugetlb,     MEMFD_HUGETLB,     linux,   option, memfd_huget
 HPSHM_BACKEND(mmap_hugetlb,      MMAP_HUGETLB,      linux,   option, mmap_hugetlb,      hpshm__provider_mmap_hugetlb,      HPSHM_NO_USER)
 HPSHM_BACKEND(sysv_hugetlb,      SYSV_HUGETLB,      linux,   option, sysv_hugetlb,      hpshm__provider_sysv_hugetlb,      HPSHM_NO_USER)
 HPSHM_BACKEND(hugetlbfs,         HUGETLBFS,         linux,   option, hugetlbfs,         hpshm__provider_hugetlbfs,         HPSHM_NO_USER)
-HPSHM_BACKEND(windows_large,     WINDOWS_LARGE,     windows, option, winsection,        hpshm__provider_windows_large,     HPSHM_USER(hpshm__winsection_kind, hpshm__winsection_large))
+HPSHM_BACKEND(windows_large,     WINDOWS_LARGE,     windows, option, winsection_large,  hpshm__provider_windows_large,     HPSHM_USER(hpshm__winsection_kind, hpshm__winsection_large))
 HPSHM_BACKEND(freebsd_largepage, FREEBSD_LARGEPAGE, freebsd, option, freebsd_largepage, hpshm__provider_freebsd_largepage, HPSHM_NO_USER)
 HPSHM_BACKEND(plain,             PLAIN_POSIX,       posix,   always, plain_posix,       hpshm__provider_plain,             HPSHM_NO_USER)
 HPSHM_BACKEND(plain,             PLAIN_WINDOWS,     windows, always, winsection,        hpshm__provider_plain,             HPSHM_USER(hpshm__winsection_kind, hpshm__winsection_plain))
