@@ -403,7 +403,8 @@ struct hpshm_provider {
  * @param name the name to register it under, or NULL for p->name
  * @param user passed to every member as self->user
  * @param err  filled on failure, may be NULL
- * @return 0, HPSHM_EINVAL (another ABI, a missing member, an unusable name), HPSHM_EEXIST
+ * @return 0, HPSHM_EINVAL (an ABI before HPSHM_PROVIDER_ABI_MIN or after HPSHM_PROVIDER_ABI, a
+ *         missing member, an unusable name), HPSHM_EEXIST
  *         (name taken) or HPSHM_EFULL
  */
 HPSHM_API int hpshm_provider_register(const struct hpshm_provider *p, const char *name, void *user,
