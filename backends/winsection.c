@@ -1,6 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * backends/winsection.c -- sections backed by the paging file, shared by the Windows backends.
+ * backends/winsection.c -- sections backed by the paging file: Windows' provider implementation,
+ * and plain on Windows.
+ *
+ * One implementation, two rows of backends/list.h: plain (base pages, this file's kind and
+ * descriptor) and windows_large (backends/winsection_large.c adds the privilege, its errors
+ * and its requirements).  Each member takes its row's struct hpshm__winsection_kind from
+ * self->user (backends/winsection.h).
+ *
+ * plain: always works, with 4 KiB pages that may be trimmed from the working set and paged out
+ * (not locked, unlike large pages); no operator setup.  The size is charged against the commit
+ * limit (physical memory plus the paging files) at creation, so a machine short of it says so
+ * then (ERROR_COMMITMENT_LIMIT), never at first touch.  Capabilities REATTACH and NAMED; not
+ * FD (a HANDLE, not a descriptor).  It ends every huge_pages=try walk on Windows.
  *
  * Mechanism: CreateFileMappingW(INVALID_HANDLE_VALUE, ..., PAGE_READWRITE | SEC_COMMIT [|
  * SEC_LARGE_PAGES], size, name) and MapViewOfFileEx(FILE_MAP_READ | FILE_MAP_WRITE [|
@@ -204,8 +216,10 @@ static int winsection_name_taken(const struct hpshm__winsection_kind *k, HANDLE 
 			       path);
 }
 
-int hpshm__winsection_create(const struct hpshm__winsection_kind *k, struct hpshm_mapping *m,
-			     const struct hpshm_request *rq, enum hpshm__winsection_ns ns, hpshm_error *err)
+/* create() in namespace ns.  Named segments are always Local\ for now: the configuration has no
+ * key to choose Global\ yet (one would be read with rq->option(rq, ...)). */
+static int winsection_create_in(const struct hpshm__winsection_kind *k, struct hpshm_mapping *m,
+				const struct hpshm_request *rq, enum hpshm__winsection_ns ns, hpshm_error *err)
 {
 	SECURITY_ATTRIBUTES sa, *psa = NULL;
 	char path[HPSHM_PATH_MAX] = "", text[256];
@@ -277,10 +291,24 @@ int hpshm__winsection_create(const struct hpshm__winsection_kind *k, struct hpsh
 	return 0;
 }
 
-int hpshm__winsection_unmap(struct hpshm_mapping *m)
+int hpshm__winsection_create(const struct hpshm_instance *self, struct hpshm_mapping *m,
+			     const struct hpshm_request *rq, hpshm_error *err)
+{
+	const struct hpshm__winsection_kind *k = self->user;
+	int rc;
+
+	/* The check again: probe() is advisory, and another thread may have changed the token
+	 * (AdjustTokenPrivileges with DisableAllPrivileges) since. */
+	if (k->ready != NULL && (rc = k->ready(rq, err)) < 0)
+		return rc;
+	return winsection_create_in(k, m, rq, HPSHM__WINSECTION_LOCAL, err);
+}
+
+int hpshm__winsection_unmap(const struct hpshm_instance *self, struct hpshm_mapping *m)
 {
 	int rc = 0;
 
+	(void)self;
 	if (m->addr != NULL && !hpshm__win_sys.unmap_view_of_file(m->addr))
 		rc = HPSHM_ESYS;
 	if (m->handle != HPSHM_NO_HANDLE && !hpshm__win_sys.close_handle((HANDLE)m->handle))
@@ -291,10 +319,12 @@ int hpshm__winsection_unmap(struct hpshm_mapping *m)
 	return rc;
 }
 
-int hpshm__winsection_identify(const struct hpshm_mapping *m, char *id, size_t len)
+int hpshm__winsection_identify(const struct hpshm_instance *self, const struct hpshm_mapping *m, char *id,
+			       size_t len)
 {
 	int n;
 
+	(void)self;
 	if (winsection_path_in_token(m->path))
 		n = snprintf(id, len, "name=%s", m->path);
 	else if (m->handle != HPSHM_NO_HANDLE && (m->flags & HPSHM_MAP_INHERIT))
@@ -334,9 +364,10 @@ static int winsection_path_ok(const char *path)
 	return 0;
 }
 
-int hpshm__winsection_attach(const struct hpshm__winsection_kind *k, struct hpshm_mapping *m,
+int hpshm__winsection_attach(const struct hpshm_instance *self, struct hpshm_mapping *m,
 			     const struct hpshm_request *rq, const char *id, hpshm_error *err)
 {
+	const struct hpshm__winsection_kind *k = self->user;
 	const char *spawn_hint = "start the child with hpshm_child_spawn(), which passes the handle on";
 	wchar_t wpath[HPSHM_PATH_MAX];
 	char text[256];
@@ -414,9 +445,10 @@ static int winsection_tail_blank(const struct hpshm_header *h)
 	return 1;
 }
 
-int hpshm__winsection_lookup(const struct hpshm__winsection_kind *k, const struct hpshm_request *rq,
+int hpshm__winsection_lookup(const struct hpshm_instance *self, const struct hpshm_request *rq,
 			     struct hpshm_found *f, hpshm_error *err)
 {
+	const struct hpshm__winsection_kind *k = self->user;
 	static const enum hpshm__winsection_ns spaces[] = { HPSHM__WINSECTION_LOCAL, HPSHM__WINSECTION_GLOBAL };
 	char path[HPSHM_PATH_MAX], text[256];
 	wchar_t wpath[HPSHM_PATH_MAX];
@@ -494,7 +526,6 @@ static int winsection_lists(const struct hpshm__winsection_kind *k, const struct
 	return k->lists_rest ? !large : large;
 }
 
-
 static int winsection_scan_one(void *user, const wchar_t *wname, const wchar_t *wtype)
 {
 	static const wchar_t prefix[] = L"" HPSHM__WINSECTION_PREFIX;
@@ -547,8 +578,9 @@ static int winsection_scan_one(void *user, const wchar_t *wname, const wchar_t *
 	return 0;
 }
 
-int hpshm__winsection_scan(const struct hpshm__winsection_kind *k, hpshm_found_fn fn, void *user)
+int hpshm__winsection_scan(const struct hpshm_instance *self, hpshm_found_fn fn, void *user)
 {
+	const struct hpshm__winsection_kind *k = self->user;
 	static const enum hpshm__winsection_ns spaces[] = { HPSHM__WINSECTION_LOCAL, HPSHM__WINSECTION_GLOBAL };
 	struct winsection_walk w;
 	const char *call = NULL;
@@ -572,13 +604,14 @@ int hpshm__winsection_scan(const struct hpshm__winsection_kind *k, hpshm_found_f
 	return 0;
 }
 
-int hpshm__winsection_remove(const struct hpshm_found *f, hpshm_error *err)
+int hpshm__winsection_remove(const struct hpshm_instance *self, const struct hpshm_found *f, hpshm_error *err)
 {
 	wchar_t wpath[HPSHM_PATH_MAX];
 	struct hpshm_header h;
 	char holder[64] = "";
 	HANDLE sec;
 
+	(void)self;
 	if (!winsection_path_ok(f->id) || hpshm__win_wide(f->id, wpath, sizeof(wpath) / sizeof(wpath[0])) < 0)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "list the segments again with `hpshm ls`",
 				       "\"%.64s\" is not the name of an hpshm section", f->id);
@@ -597,3 +630,38 @@ int hpshm__winsection_remove(const struct hpshm_found *f, hpshm_error *err)
 			       "handle and view, and hpshm never closes another process's handles",
 			       f->id, holder);
 }
+
+/* ---- plain: base pages ---- */
+
+static int plain_probe(const struct hpshm_instance *self, const struct hpshm_request *rq, struct hpshm_probe *out)
+{
+	(void)self;
+	(void)rq;
+	/* Base pages, always there: no pool to count, nothing for an operator to fix. */
+	out->sys_errno = 0;
+	out->reason[0] = '\0';
+	out->fix[0] = '\0';
+	out->nsizes = 1;
+	out->sizes[0] = hpshm__base_page_size();
+	out->page_size = out->sizes[0];
+	out->available = HPSHM_PAGES_UNKNOWN;
+	out->advice = 0;
+	return 0;
+}
+
+struct hpshm__winsection_kind hpshm__winsection_plain = {
+	.section_flags   = 0,
+	.view_flags      = 0,
+	.ready           = NULL, /* base pages need nothing */
+	.mechanism_error = NULL, /* and have no mechanism of their own to fail */
+	.lists_rest      = 1,
+};
+
+const struct hpshm_provider hpshm__provider_plain = {
+	HPSHM__WINSECTION_OPS,
+	.name         = "plain",
+	.summary      = "base pages from a section backed by the paging file; always available",
+	.caps         = HPSHM_CAP_REATTACH | HPSHM_CAP_NAMED,
+	.probe        = plain_probe,
+	.requirements = NULL, /* base pages need nothing set up */
+};

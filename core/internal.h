@@ -107,11 +107,18 @@ struct hpshm_segment {
 	struct hpshm_config          cfg;      /* for logging at destroy */
 };
 
-/* What this segment can do: its mapping's capabilities when the provider narrowed them (a
- * plain segment on anonymous memory cannot be re-attached), else the provider's. */
+/* What a mapping can do: its own capabilities when the provider narrowed them (a plain
+ * segment on anonymous memory cannot be re-attached; HPSHM_MAP_CAPS says so even of none),
+ * else the provider's. */
+static inline unsigned hpshm__mapping_caps(const struct hpshm_mapping *m, const struct hpshm_provider *p)
+{
+	return (m->flags & HPSHM_MAP_CAPS) || m->caps ? m->caps : p->caps;
+}
+
+/* What this segment can do (hpshm__mapping_caps()). */
 static inline unsigned hpshm__segment_caps(const struct hpshm_segment *seg)
 {
-	return seg->map.caps ? seg->map.caps : seg->inst.ops->caps;
+	return hpshm__mapping_caps(&seg->map, seg->inst.ops);
 }
 
 /*

@@ -174,7 +174,7 @@ int hpshm__companion_create(struct hpshm__companion *c, void *seg_at, size_t map
 		c->map.addr = NULL;
 		return rc;
 	}
-	caps = c->map.caps ? c->map.caps : c->inst.ops->caps;
+	caps = hpshm__mapping_caps(&c->map, c->inst.ops);
 	if (c->map.addr != rq.address || !(caps & HPSHM_CAP_REATTACH)) {
 		(void)c->inst.ops->destroy(&c->inst, &c->map);
 		c->map.addr = NULL;

@@ -2,8 +2,8 @@
 /*
  * core/registry.c -- the provider table.
  *
- * The built-in providers sit in one static, ordered table, best first, with plain always
- * last: `provider=auto` walks it in this order.  The order is a judgement about servers:
+ * The built-in providers are the rows of backends/list.h, best first, with plain always last:
+ * `provider=auto` walks them in this order.  The order is a judgement about servers:
  *   memfd_hugetlb  needs no mount and no privilege, has a descriptor (so fallocate can
  *                  populate it without SIGBUS, and a child started by exec can inherit it),
  *                  and the kernel frees it when the last user goes: nothing to clean up;
@@ -25,40 +25,44 @@
 
 #include "core/internal.h"
 
-extern const struct hpshm_provider hpshm__provider_memfd_hugetlb;
-extern const struct hpshm_provider hpshm__provider_mmap_hugetlb;
-extern const struct hpshm_provider hpshm__provider_sysv_hugetlb;
-extern const struct hpshm_provider hpshm__provider_hugetlbfs;
-extern const struct hpshm_provider hpshm__provider_windows_large;
-extern const struct hpshm_provider hpshm__provider_freebsd_largepage;
-extern const struct hpshm_provider hpshm__provider_plain;
-
 /*
- * Best first; plain last and always built.  CMakeLists.txt builds a backend only on the OS it
- * belongs to and only when its HPSHM_WITH_<NAME> option is on, and defines the same macro for
- * this file: the two must change together.
+ * The built-in rows come from backends/list.h, the one list of them (its opener explains the
+ * columns).  CMake defines HPSHM_WITH_<KEY> to 1 for each row it builds here and to 0 for the
+ * others, from the same file, so the table below holds exactly what was compiled; a row whose
+ * macro is missing does not compile.  HPSHM__IF(c)(text) keeps text when c expands to 1.
  */
-static const struct hpshm_provider *const builtin[] = {
-#if HPSHM_WITH_MEMFD_HUGETLB
-	&hpshm__provider_memfd_hugetlb,
-#endif
-#if HPSHM_WITH_MMAP_HUGETLB
-	&hpshm__provider_mmap_hugetlb,
-#endif
-#if HPSHM_WITH_SYSV_HUGETLB
-	&hpshm__provider_sysv_hugetlb,
-#endif
-#if HPSHM_WITH_HUGETLBFS
-	&hpshm__provider_hugetlbfs,
-#endif
-#if HPSHM_WITH_WINDOWS_LARGE
-	&hpshm__provider_windows_large,
-#endif
-#if HPSHM_WITH_FREEBSD_LARGEPAGE
-	&hpshm__provider_freebsd_largepage,
-#endif
-	&hpshm__provider_plain,
+#define HPSHM__IF_0(...)
+#define HPSHM__IF_1(...) __VA_ARGS__
+#define HPSHM__IF_EXPANDED(c) HPSHM__IF_##c
+#define HPSHM__IF(c) HPSHM__IF_EXPANDED(c)
+
+/* Every row's provider and user object, declared (a row not built here declares what nothing uses). */
+#define HPSHM_NO_USER
+#define HPSHM_USER(tag, object) extern struct tag object;
+#define HPSHM_BACKEND(name, key, os, build, source, ops, user) extern const struct hpshm_provider ops; user
+#include "backends/list.h"
+#undef HPSHM_BACKEND
+#undef HPSHM_USER
+#undef HPSHM_NO_USER
+
+/* One built-in registration: an implementation, the name it is registered under, its user pointer. */
+struct registry_row {
+	const struct hpshm_provider *ops;  /* the implementation */
+	const char                  *name; /* backends/list.h's name */
+	void                        *user; /* self->user of every call through this row */
 };
+
+/* Best first; plain last and always built (backends/list.h). */
+#define HPSHM_NO_USER NULL
+#define HPSHM_USER(tag, object) &object
+#define HPSHM_BACKEND(name, key, os, build, source, ops, user) \
+	HPSHM__IF(HPSHM_WITH_##key)({ &ops, #name, user },)
+static const struct registry_row builtin[] = {
+#include "backends/list.h"
+};
+#undef HPSHM_BACKEND
+#undef HPSHM_USER
+#undef HPSHM_NO_USER
 #define NBUILTIN (sizeof(builtin) / sizeof(builtin[0]))
 
 /* Applications' providers, in registration order: each one's implementation, name and user. */
@@ -81,9 +85,11 @@ static void registry_lock_give(void)
  * Every name hpshm gives a provider, on any OS and in any build: a configuration that leaves
  * one out (provider=auto,-sysv_hugetlb) stays valid on a build or an OS without it.
  */
+#define HPSHM_BACKEND(name, ...) #name,
 static const char *const known_names[] = {
-	"memfd_hugetlb", "mmap_hugetlb", "sysv_hugetlb", "hugetlbfs", "windows_large", "freebsd_largepage", "plain",
+#include "backends/list.h"
 };
+#undef HPSHM_BACKEND
 
 int hpshm__provider_name_known(const char *name)
 {
@@ -95,9 +101,9 @@ int hpshm__provider_name_known(const char *name)
 
 static void registry_builtin(unsigned i, struct hpshm_instance *out)
 {
-	out->ops = builtin[i];
-	hpshm__strlcpy(out->name, builtin[i]->name, sizeof(out->name));
-	out->user = NULL;
+	out->ops = builtin[i].ops;
+	hpshm__strlcpy(out->name, builtin[i].name, sizeof(out->name));
+	out->user = builtin[i].user;
 }
 
 void hpshm__providers(struct hpshm__provider_list *out)
@@ -122,7 +128,7 @@ static int registry_index(const char *name)
 static int registry_builtin_index(const char *name)
 {
 	for (unsigned i = 0; i < NBUILTIN; i++)
-		if (strcmp(builtin[i]->name, name) == 0)
+		if (strcmp(builtin[i].name, name) == 0)
 			return (int)i;
 	return -1;
 }
@@ -145,6 +151,13 @@ int hpshm__provider_find(const char *name, struct hpshm_instance *out)
 	return 0;
 }
 
+int hpshm_provider_find(const char *name, struct hpshm_instance *out)
+{
+	if (!name || !out)
+		return HPSHM_EINVAL;
+	return hpshm__provider_find(name, out);
+}
+
 const char *hpshm_provider_name(unsigned index, unsigned *caps)
 {
 	/* Names of built-ins are static; a registered one's name lives in its table slot, which
@@ -165,8 +178,8 @@ const char *hpshm_provider_name(unsigned index, unsigned *caps)
 	if (index >= NBUILTIN)
 		return NULL;
 	if (caps)
-		*caps = builtin[index]->caps;
-	return builtin[index]->name;
+		*caps = builtin[index].ops->caps;
+	return builtin[index].name;
 }
 
 int hpshm_provider_register(const struct hpshm_provider *p, const char *name, void *user, hpshm_error *err)
@@ -176,12 +189,23 @@ int hpshm_provider_register(const struct hpshm_provider *p, const char *name, vo
 
 	if (!p)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_provider_register: provider is NULL");
-	if (p->abi_version != HPSHM_PROVIDER_ABI)
+	/* SQLite's iVersion: members are only appended, so the core can serve a provider built
+	 * against an older header as long as it reads only the members that version has
+	 * (HPSHM_PROVIDER_HAS); a newer one may rely on what this core does not know. */
+	if (p->abi_version > HPSHM_PROVIDER_ABI)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL,
+				       "use an hpshm at least as new as the hpshm/provider.h the provider was built "
+				       "against, or rebuild the provider against this one",
+				       "provider %s was built for provider ABI %u, newer than this library's (ABI %d to %d)",
+				       p->name ? p->name : "(unnamed)", p->abi_version, HPSHM_PROVIDER_ABI_MIN,
+				       HPSHM_PROVIDER_ABI);
+	if (p->abi_version < HPSHM_PROVIDER_ABI_MIN)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL,
 				       "rebuild the provider against this hpshm/provider.h (the history of the interface "
 				       "is at its top)",
-				       "provider %s was built for provider ABI %u; this library speaks ABI %d",
-				       p->name ? p->name : "(unnamed)", p->abi_version, HPSHM_PROVIDER_ABI);
+				       "provider %s was built for provider ABI %u; this library speaks ABI %d to %d",
+				       p->name ? p->name : "(unnamed)", p->abi_version, HPSHM_PROVIDER_ABI_MIN,
+				       HPSHM_PROVIDER_ABI);
 	if (!p->name || !p->probe || !p->create || !p->destroy ||
 	    ((p->caps & HPSHM_CAP_REATTACH) && (!p->identify || !p->attach || !p->detach)) ||
 	    ((p->caps & HPSHM_CAP_NAMED) && !p->detach) ||

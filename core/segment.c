@@ -457,7 +457,7 @@ static int segment_try(struct segment_walk *w, const struct hpshm_instance *p, s
 	 * memfd_create is missing).  A segment asked for with reattach=exec that a child could
 	 * not re-attach would break the caller's children later, far from the cause: it is
 	 * refused here, and the walk goes on to the next provider. */
-	if (cfg->reattach == HPSHM__REATTACH_EXEC && m.caps != 0 && !(m.caps & HPSHM_CAP_REATTACH)) {
+	if (cfg->reattach == HPSHM__REATTACH_EXEC && !(hpshm__mapping_caps(&m, p->ops) & HPSHM_CAP_REATTACH)) {
 		(void)p->ops->destroy(p, &m);
 		hpshm__companion_release(&companion, 1);
 		hpshm__strlcpy(w->key, "reattach", sizeof(w->key));

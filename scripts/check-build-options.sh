@@ -14,7 +14,9 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${1:-build-nobackends}
 cd "$root"
 
-off=(MEMFD_HUGETLB MMAP_HUGETLB SYSV_HUGETLB HUGETLBFS)
+# Every optional backend of a Linux build, from the one list of them (backends/list.h).
+mapfile -t off < <(sed -n 's/^HPSHM_BACKEND([a-z0-9_]*, *\([A-Z0-9_]*\), *\(linux\|posix\), *option,.*/\1/p' backends/list.h)
+((${#off[@]} > 0)) || { echo "check-build-options: no optional backend in backends/list.h" >&2; exit 1; }
 args=()
 for b in "${off[@]}"; do args+=("-DHPSHM_WITH_$b=OFF"); done
 cmake -S . -B "$build" -DHPSHM_WERROR=ON -DHPSHM_BUILD_TESTS=OFF -DHPSHM_BUILD_DOCS=OFF \

@@ -37,13 +37,22 @@ offend() {
 	fail=1
 }
 
-# The Linux backends and the Linux helpers they share: they may include ports/linux/linux.h
-# and name /proc and /sys.  plain_posix.c includes linux.h only under __linux__ (memfd).
+# The Linux backends (backends/list.h's linux rows) and the Linux helpers they share: they may
+# include ports/linux/linux.h and name /proc and /sys.  plain_posix.c includes linux.h only under __linux__ (memfd).
 # backends/fdseg.{c,h} is the descriptor-backed segment helper several backends share.
+# A row of backends/list.h whose OS tag is $1 names its source file: those are that OS's
+# backends without a line here.
+listed_backend() { # listed_backend OS FILE
+	local src
+	for src in $(sed -n "s/^HPSHM_BACKEND([a-z0-9_]*, *[A-Z0-9_]*, *$1, *[a-z]*, *\([a-z0-9_]*\),.*/\1/p" backends/list.h); do
+		[[ $2 == "backends/$src.c" ]] && return 0
+	done
+	return 1
+}
 linux_backend() {
+	listed_backend linux "$1" && return 0
 	case $1 in
-	backends/mmap_hugetlb.c | backends/sysv_hugetlb.c | backends/hugetlbfs.c | backends/memfd_hugetlb.c | \
-		backends/hugetlb_common.[ch] | backends/plain_posix.c | backends/fdseg.[ch])
+	backends/hugetlb_common.[ch] | backends/plain_posix.c | backends/fdseg.[ch])
 		return 0 ;;
 	esac
 	return 1
@@ -52,8 +61,9 @@ linux_backend() {
 # The Windows backends and the section helper they share: they may include
 # ports/windows/windows.h and sys.h, and the Windows SDK.
 windows_backend() {
+	listed_backend windows "$1" && return 0
 	case $1 in
-	backends/plain_windows.c | backends/windows_large.c | backends/winsection.[ch])
+	backends/winsection.h)
 		return 0 ;;
 	# The bench's Windows half behind bench/os.h: its raw peer makes the Win32 calls itself,
 	# as memory_posix.c makes libc's.
@@ -116,7 +126,8 @@ allowed_quoted() {
 			echo "^(hpshm\.h|hpshm/provider\.h|$base_h|port\.h|posix/sys\.h|backends/[a-z_]+\.h)$"
 		fi
 		;;
-	core) echo "^(hpshm\.h|hpshm/provider\.h|$base_h|port\.h|core/internal\.h)$" ;;
+	# backends/list.h is data (the built-in rows, no include): core/registry.c makes its table from it.
+	core) echo "^(hpshm\.h|hpshm/provider\.h|$base_h|port\.h|core/internal\.h|backends/list\.h)$" ;;
 	tools) echo "^(hpshm\.h|hpshm/provider\.h|$base_h|ports/introspect\.h|tool\.h|bench\.h)$" ;;
 	bench)
 		# The raw peer calls the system itself, with the Linux flags its libc may lack.

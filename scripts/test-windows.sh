@@ -82,12 +82,15 @@ cmake --build "$build" --parallel "$(nproc 2>/dev/null || echo 2)"
 echo "== test-windows: ISO C check of the Windows sources (clang)"
 if command -v clang >/dev/null 2>&1; then
 	c_errors=0
-	for f in ports/windows/*.c backends/winsection.c backends/plain_windows.c backends/windows_large.c \
+	# The backends this build has (HPSHM_WITH_<KEY>, from backends/list.h), as CMake defined them.
+	mapfile -t with_backends < <(grep -o -- '-DHPSHM_WITH_[A-Z0-9_]*=[01]' "$build/compile_commands.json" | sort -u)
+	for f in ports/windows/*.c backends/winsection.c backends/winsection_large.c \
 		base/*.c core/*.c tools/check.c tools/hpshm.c tools/ls.c tools/plan.c tools/probe.c tools/run.c \
 		tools/unavailable.c tools/bench.c bench/workload.c bench/memory.c bench/apr.c bench/worker.c bench/pool.c \
 		bench/run.c bench/stats.c bench/output.c bench/svg.c bench/worker_windows.c bench/memory_windows.c; do
 		if ! clang --target=x86_64-w64-windows-gnu -std=c11 -fsyntax-only -Werror -Wall -Wextra -Wpedantic -Wgnu \
 			-Wvla -Wno-unneeded-internal-declaration -D_WIN32_WINNT=0x0A00 -DUNICODE -D_UNICODE -DHPSHM_BUILDING \
+			"${with_backends[@]}" \
 			-isystem /usr/x86_64-w64-mingw32/include -Iinclude -Iports -Ibench -I. -I"$build" -I"$build/include" "$f"; then
 			c_errors=$((c_errors + 1))
 		fi

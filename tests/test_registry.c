@@ -910,3 +910,260 @@ Test(registry, hugetlb_pool_need_names_the_shortfall_and_the_command)
 	cr_assert_str_eq(seen.need[0].detail, "");
 	cr_assert_str_eq(seen.need[0].now[0], "");
 }
+
+/* ---- provider ABI versions (SQLite's iVersion) ---- */
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+/*
+ * A provider built against the ABI 4 header, which ends with lookup: the struct is copied to
+ * the very end of a page whose next page is inaccessible, so the core reading any member ABI 4
+ * does not have (one appended since) faults instead of reading past the provider's struct.
+ */
+Test(registry, a_provider_built_for_an_older_abi_is_accepted_and_only_its_members_are_read)
+{
+	struct hpt_fake *f = hpt_fake_init(0, "fake_abi4", 0);
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct hpshm_provider *old;
+	hpshm_segment *seg = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	char *area;
+	int rc;
+
+	cr_assert_geq(page, (size_t)HPSHM_PROVIDER_SIZE_4);
+	area = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	cr_assert_neq(area, MAP_FAILED);
+	cr_assert_eq(mprotect(area + page, page, PROT_NONE), 0);
+	old = (struct hpshm_provider *)(void *)(area + page - HPSHM_PROVIDER_SIZE_4);
+	memcpy(old, &f->provider, HPSHM_PROVIDER_SIZE_4);
+	old->abi_version = 4;
+	cr_assert(HPSHM_PROVIDER_HAS(old, lookup));
+
+	memset(&err, 0, sizeof err);
+	rc = hpshm_provider_register(old, NULL, f, &err);
+	cr_assert_eq(rc, 0, "an ABI 4 provider was refused: %s: %s", hpshm_errname(rc), err.message);
+	registered[0] = f;
+	cr_assert_geq(walk_index("fake_abi4"), 0);
+	set("provider=fake_abi4");
+	rc = hpshm_segment_create_ex(&seg, 10000, cfg, &r, &err);
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	cr_assert_str_eq(r.provider, "fake_abi4");
+	cr_assert_eq(f->creates, 1u);
+	memset(hpshm_segment_address(seg), 0x5a, 10000);
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	cr_assert_eq(f->destroys, 1u);
+	cr_assert_eq(hpshm_provider_probe("fake_abi4", 4096, NULL, NULL, NULL, 0), 0);
+	cr_assert_eq(hpshm_provider_unregister("fake_abi4"), 0);
+	registered[0] = NULL;
+	cr_assert_eq(munmap(area, 2 * page), 0);
+}
+
+Test(registry, a_provider_built_for_a_newer_abi_is_refused)
+{
+	struct hpt_fake *f = hpt_fake_init(0, "fake_abi_next", 0);
+	struct hpshm_provider p = f->provider;
+	hpshm_error err;
+
+	p.abi_version = HPSHM_PROVIDER_ABI + 1;
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm_provider_register(&p, NULL, f, &err), HPSHM_EINVAL);
+	cr_assert_eq(err.code, HPSHM_EINVAL);
+	cr_assert_eq(walk_index("fake_abi_next"), -1, "a refused provider is listed");
+	/* the oldest served and the current one are accepted */
+	p.abi_version = HPSHM_PROVIDER_ABI_MIN;
+	cr_assert_eq(hpshm_provider_register(&p, NULL, f, &err), 0, "%s", err.message);
+	cr_assert_eq(hpshm_provider_unregister("fake_abi_next"), 0);
+	p.abi_version = HPSHM_PROVIDER_ABI_MIN - 1;
+	cr_assert_eq(hpshm_provider_register(&p, NULL, f, &err), HPSHM_EINVAL);
+}
+
+/* ---- a shim that wraps a built-in provider (hpshm_provider_find) ---- */
+
+/* The shim's state: the provider it wraps and the calls it passed on. */
+static struct shim {
+	struct hpshm_instance inner;   /* plain, as hpshm_provider_find() gave it */
+	struct hpshm_provider ops;     /* the shim itself */
+	int                   narrow;  /* create() narrows the segment to no capabilities */
+	unsigned probes, creates, destroys, identifies, attaches, detaches, scans, removes, lookups; /* calls */
+} shim;
+
+static int shim_probe(const struct hpshm_instance *self, const struct hpshm_request *rq, struct hpshm_probe *out)
+{
+	struct shim *s = self->user;
+
+	s->probes++;
+	return s->inner.ops->probe(&s->inner, rq, out);
+}
+
+static int shim_create(const struct hpshm_instance *self, struct hpshm_mapping *m, const struct hpshm_request *rq,
+		       hpshm_error *err)
+{
+	struct shim *s = self->user;
+	int rc;
+
+	s->creates++;
+	rc = s->inner.ops->create(&s->inner, m, rq, err);
+	if (rc == 0 && s->narrow) {
+		m->caps = 0;
+		m->flags |= HPSHM_MAP_CAPS;
+	}
+	return rc;
+}
+
+static int shim_destroy(const struct hpshm_instance *self, struct hpshm_mapping *m)
+{
+	struct shim *s = self->user;
+
+	s->destroys++;
+	return s->inner.ops->destroy(&s->inner, m);
+}
+
+static int shim_identify(const struct hpshm_instance *self, const struct hpshm_mapping *m, char *id, size_t len)
+{
+	struct shim *s = self->user;
+
+	s->identifies++;
+	return s->inner.ops->identify(&s->inner, m, id, len);
+}
+
+static int shim_attach(const struct hpshm_instance *self, struct hpshm_mapping *m, const struct hpshm_request *rq,
+		       const char *id, hpshm_error *err)
+{
+	struct shim *s = self->user;
+
+	s->attaches++;
+	return s->inner.ops->attach(&s->inner, m, rq, id, err);
+}
+
+static int shim_detach(const struct hpshm_instance *self, struct hpshm_mapping *m)
+{
+	struct shim *s = self->user;
+
+	s->detaches++;
+	return s->inner.ops->detach(&s->inner, m);
+}
+
+static int shim_scan(const struct hpshm_instance *self, hpshm_found_fn fn, void *user)
+{
+	struct shim *s = self->user;
+
+	s->scans++;
+	return s->inner.ops->scan(&s->inner, fn, user);
+}
+
+static int shim_remove(const struct hpshm_instance *self, const struct hpshm_found *f, hpshm_error *err)
+{
+	struct shim *s = self->user;
+
+	s->removes++;
+	return s->inner.ops->remove(&s->inner, f, err);
+}
+
+static int shim_lookup(const struct hpshm_instance *self, const struct hpshm_request *rq, struct hpshm_found *f,
+		       hpshm_error *err)
+{
+	struct shim *s = self->user;
+
+	s->lookups++;
+	return s->inner.ops->lookup(&s->inner, rq, f, err);
+}
+
+/* Register the shim as name around the built-in plain. */
+static void shim_register(const char *name, int narrow)
+{
+	hpshm_error err;
+	int rc;
+
+	memset(&shim, 0, sizeof shim);
+	cr_assert_eq(hpshm_provider_find(NULL, &shim.inner), HPSHM_EINVAL);
+	cr_assert_eq(hpshm_provider_find("no_such_provider", &shim.inner), HPSHM_ENOPROVIDER);
+	cr_assert_eq(hpshm_provider_find("plain", &shim.inner), 0);
+	cr_assert_str_eq(shim.inner.name, "plain");
+	cr_assert_not_null(shim.inner.ops);
+	cr_assert(HPSHM_PROVIDER_HAS(shim.inner.ops, lookup));
+	shim.narrow = narrow;
+	shim.ops.abi_version = HPSHM_PROVIDER_ABI;
+	shim.ops.name = name;
+	shim.ops.summary = "plain, counted";
+	shim.ops.caps = shim.inner.ops->caps;
+	shim.ops.probe = shim_probe;
+	shim.ops.create = shim_create;
+	shim.ops.destroy = shim_destroy;
+	shim.ops.identify = shim.inner.ops->identify ? shim_identify : NULL;
+	shim.ops.attach = shim.inner.ops->attach ? shim_attach : NULL;
+	shim.ops.detach = shim.inner.ops->detach ? shim_detach : NULL;
+	shim.ops.scan = shim.inner.ops->scan ? shim_scan : NULL;
+	shim.ops.remove = shim.inner.ops->remove ? shim_remove : NULL;
+	shim.ops.lookup = shim.inner.ops->lookup ? shim_lookup : NULL;
+	memset(&err, 0, sizeof err);
+	rc = hpshm_provider_register(&shim.ops, NULL, &shim, &err);
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+}
+
+Test(registry, a_shim_found_with_provider_find_wraps_plain_through_create_open_and_destroy)
+{
+	char name[64], kv[128];
+	hpshm_segment *seg = NULL, *opened = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	unsigned char *p;
+	int rc;
+
+	shim_register("shim_plain", 0);
+	snprintf(name, sizeof name, "hpt-shim-%ld", (long)getpid());
+	snprintf(kv, sizeof kv, "provider=shim_plain,huge_pages=off,name=%s", name);
+	set(kv);
+	rc = hpshm_segment_create_ex(&seg, 100000, cfg, &r, &err);
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	cr_assert_str_eq(r.provider, "shim_plain");
+	cr_assert_geq(shim.probes, 1u);
+	cr_assert_eq(shim.creates, 1u);
+	p = hpshm_segment_address(seg);
+	memset(p, 0xc3, 100000);
+
+	rc = hpshm_segment_open(&opened, name, cfg, &err);
+	cr_assert_eq(rc, 0, "open %s: %s: %s", name, hpshm_errname(rc), err.message);
+	cr_assert_eq(shim.lookups, 1u);
+	cr_assert_eq(shim.attaches, 1u);
+	cr_assert_neq(hpshm_segment_address(opened), (void *)p);
+	cr_assert_eq(((unsigned char *)hpshm_segment_address(opened))[99999], 0xc3, "the open maps another object");
+	cr_assert_eq(hpshm_segment_destroy(opened), 0);
+	cr_assert_eq(shim.detaches, 1u, "an opener's destroy detaches through the shim");
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	cr_assert_eq(shim.destroys, 1u);
+	/* the creator's destroy removed the object through plain: the name opens no more */
+	cr_assert_eq(hpshm_segment_open(&opened, name, cfg, &err), HPSHM_ENOENT);
+	cr_assert_eq(hpshm_provider_unregister("shim_plain"), 0);
+}
+
+Test(registry, a_segment_narrowed_to_no_capabilities_has_none)
+{
+	char token[512];
+	hpshm_segment *seg = NULL;
+	hpshm_report r;
+	hpshm_error err;
+	int rc;
+
+	shim_register("shim_none", 1);
+	/* reattach=exec needs HPSHM_CAP_REATTACH of the segment, which was narrowed away */
+	set("provider=shim_none,huge_pages=off,reattach=exec");
+	rc = hpshm_segment_create_ex(&seg, 4096, cfg, &r, &err);
+	cr_assert_lt(rc, 0, "a segment without HPSHM_CAP_REATTACH was given for reattach=exec");
+	cr_assert_eq(shim.creates, 1u);
+	cr_assert_eq(shim.destroys, 1u, "the refused segment was not destroyed");
+	cr_assert_geq(r.nattempts, 1u);
+	cr_assert_str_eq(r.attempts[0].provider, "shim_none");
+	cr_assert_eq(r.attempts[0].result, HPSHM_EUNAVAILABLE);
+
+	/* without reattach=exec it is made, and gives no token a child could use */
+	set("reattach=off");
+	rc = hpshm_segment_create_ex(&seg, 4096, cfg, &r, &err);
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	cr_assert_lt(hpshm_segment_token(seg, token, sizeof token, &err), 0, "a token for a segment that cannot re-attach");
+	cr_assert_eq(shim.identifies, 0u);
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	cr_assert_eq(shim.destroys, 2u);
+	cr_assert_eq(hpshm_provider_unregister("shim_none"), 0);
+}

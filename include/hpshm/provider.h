@@ -1,18 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * hpshm/provider.h -- what every provider implements (provider ABI 4).
+ * hpshm/provider.h -- what every provider implements (provider ABI 5).
  *
  * A provider wraps one mechanism for shared memory (MAP_HUGETLB, SysV SHM_HUGETLB, a
  * hugetlbfs file, a memfd, Windows SEC_LARGE_PAGES, FreeBSD largepage shm, a plain mapping,
- * or an application's own).  The built-in providers sit in one ordered table in
- * core/registry.c; an application adds its own with hpshm_provider_register().  A new
- * backend is one file that ends with its `const struct hpshm_provider` and one line in that
- * table.
+ * or an application's own).  The built-in providers are the rows of one ordered list,
+ * backends/list.h; an application adds its own with hpshm_provider_register().  A new
+ * backend is one file that ends with its `const struct hpshm_provider` and one row in that
+ * list.
  *
  * One implementation, several registrations.  Every member receives `self`, the registration
  * it is called through: self->name is the name it was registered under and self->user the
  * pointer given at registration (SQLite's pAppData), so the same code registered twice with
- * two settings gives two providers.  Options only one provider understands are read from the
+ * two settings gives two providers (a built-in row has a user pointer too: Windows' plain and
+ * windows_large are one section implementation).  A provider may wrap another, a built-in one
+ * too: hpshm_provider_find() gives the registration to call through (a shim that logs,
+ * limits or injects faults).  Options only one provider understands are read from the
  * configuration by key through the request (rq->option(rq, "hugetlbfs_path", ...)), never
  * added to the generic request as members.
  *
@@ -80,12 +83,22 @@
  *      core could not read it: ABI 3 providers are refused and must be rebuilt.  Also in 4:
  *      hpshm_found.mine, whose an object is, so that a forced gc keeps to the caller's own
  *      debris (scan() fills it; remove() checks it again).
- * hpshm_provider_register() accepts only HPSHM_PROVIDER_ABI: a provider built against an
- * older header is refused with an error that says to rebuild it (hpshm is 0.x: no shims).
+ *   5  appends HPSHM_MAP_CAPS, so a segment can be narrowed to no capabilities at all
+ *      (m->caps 0 alone still means "not narrowed", as before); options, the configuration
+ *      keys a provider declares for `hpshm probe` and the parser (h-example); and
+ *      hpshm_provider_find(), so a provider can wrap a registered or built-in one.  Built-in
+ *      rows take a user pointer (backends/list.h).
+ * Versions are SQLite's iVersion: hpshm_provider_register() accepts a provider built for any
+ * ABI from HPSHM_PROVIDER_ABI_MIN to HPSHM_PROVIDER_ABI, and the core reads a member appended
+ * after HPSHM_PROVIDER_ABI_MIN only when the provider's version has it (HPSHM_PROVIDER_HAS);
+ * one built for a newer ABI than the library's is refused, naming both.  ABI 3 and older are
+ * refused (detach() changed its meaning in 4).  A new ABI appends its members, bumps
+ * HPSHM_PROVIDER_ABI, and adds the size of the previous one to HPSHM_PROVIDER_HAS.
  */
 #ifndef HPSHM_PROVIDER_H
 #define HPSHM_PROVIDER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "../hpshm.h"
@@ -98,7 +111,9 @@ extern "C" {
  *  @brief The provider SDK: the versioned interface a backend implements. */
 
 /** The provider ABI this header describes (see the history above). */
-#define HPSHM_PROVIDER_ABI 4
+#define HPSHM_PROVIDER_ABI 5
+/** The oldest provider ABI the library still serves (hpshm_provider_register()). */
+#define HPSHM_PROVIDER_ABI_MIN 4
 
 /** Longest path a mapping records, with its NUL. */
 #define HPSHM_PATH_MAX 256
@@ -121,7 +136,8 @@ enum hpshm_request_flag {
 /** hpshm_mapping.flags */
 enum hpshm_mapping_flag {
 	HPSHM_MAP_DESCRIPTOR = 1, /**< handle is a file descriptor the port may populate (fallocate) and verify from */
-	HPSHM_MAP_INHERIT    = 2  /**< a child must inherit handle to attach (a descriptor, a section HANDLE) */
+	HPSHM_MAP_INHERIT    = 2, /**< a child must inherit handle to attach (a descriptor, a section HANDLE) */
+	HPSHM_MAP_CAPS       = 4  /**< caps is this segment's set even when it is 0 (ABI 5): it can do none of them */
 };
 
 /** hpshm_probe.advice */
@@ -232,7 +248,8 @@ struct hpshm_mapping {
 	                                *   kernel really mapped (a hugetlb file's mapping is whole huge pages) */
 	intptr_t handle;               /**< a descriptor, a SysV id, a Windows HANDLE; HPSHM_NO_HANDLE if none */
 	unsigned flags;                /**< hpshm_mapping_flag bits */
-	unsigned caps;                 /**< this segment's capabilities when narrower than the provider's, else 0 */
+	unsigned caps;                 /**< this segment's capabilities when narrower than the provider's, else 0;
+	                                *   with HPSHM_MAP_CAPS in flags always this segment's, 0 included */
 	char     path[HPSHM_PATH_MAX]; /**< backing file's path if it has one, else empty */
 	void    *priv;                 /**< the provider's own state */
 	/**
@@ -253,7 +270,7 @@ struct hpshm_mapping {
 
 /** The interface every provider implements. */
 struct hpshm_provider {
-	unsigned    abi_version; /**< HPSHM_PROVIDER_ABI; members are only ever appended */
+	unsigned    abi_version; /**< HPSHM_PROVIDER_ABI as built; members are only ever appended */
 	const char *name;        /**< its usual name: used in config values, tokens and logs */
 	const char *summary;     /**< one line for `hpshm providers` */
 	unsigned    caps;        /**< HPSHM_CAP_* bits */
@@ -366,6 +383,18 @@ struct hpshm_provider {
 		      hpshm_error *err);
 };
 
+/** Bytes of struct hpshm_provider that a provider built for ABI 4 has: up to lookup, with it. */
+#define HPSHM_PROVIDER_SIZE_4 \
+	(offsetof(struct hpshm_provider, lookup) + sizeof(((const struct hpshm_provider *)0)->lookup))
+
+/**
+ * Does provider p, built for p->abi_version, have member?  The core asks before it reads a
+ * member appended after HPSHM_PROVIDER_ABI_MIN, and so must a provider that calls through
+ * another one (hpshm_provider_find()), which may be older: `if (HPSHM_PROVIDER_HAS(p, options))`.
+ */
+#define HPSHM_PROVIDER_HAS(p, member) \
+	((p)->abi_version >= HPSHM_PROVIDER_ABI || offsetof(struct hpshm_provider, member) < HPSHM_PROVIDER_SIZE_4)
+
 /**
  * Add an application's provider.  Registered providers come before the built-in ones when
  * provider=auto, and can be named in provider= like any other.  The same implementation may
@@ -374,7 +403,8 @@ struct hpshm_provider {
  * @param name the name to register it under, or NULL for p->name
  * @param user passed to every member as self->user
  * @param err  filled on failure, may be NULL
- * @return 0, HPSHM_EINVAL (another ABI, a missing member, an unusable name), HPSHM_EEXIST
+ * @return 0, HPSHM_EINVAL (an ABI before HPSHM_PROVIDER_ABI_MIN or after HPSHM_PROVIDER_ABI, a
+ *         missing member, an unusable name), HPSHM_EEXIST
  *         (name taken) or HPSHM_EFULL
  */
 HPSHM_API int hpshm_provider_register(const struct hpshm_provider *p, const char *name, void *user,
@@ -386,6 +416,19 @@ HPSHM_API int hpshm_provider_register(const struct hpshm_provider *p, const char
  * @return 0, or HPSHM_ENOPROVIDER if no application provider has that name
  */
 HPSHM_API int hpshm_provider_unregister(const char *name);
+
+/**
+ * Find a provider by name, an application's or a built-in one, so that a provider can wrap it:
+ * a shim that logs, limits or injects faults registers its own struct hpshm_provider and calls
+ * the wrapped one's members with out as their self.  A member appended after
+ * HPSHM_PROVIDER_ABI_MIN may be called only when HPSHM_PROVIDER_HAS(out->ops, member).
+ * @param name the name it is registered under ("plain", or an application's)
+ * @param out  filled with its registration: implementation, name and user pointer.  The
+ *             implementation stays valid while the provider is registered (a built-in one:
+ *             always)
+ * @return 0, HPSHM_ENOPROVIDER if no provider has that name, HPSHM_EINVAL if an argument is NULL
+ */
+HPSHM_API int hpshm_provider_find(const char *name, struct hpshm_instance *out);
 
 /**
  * Fill an error record.  For providers: the core adds the provider's name.

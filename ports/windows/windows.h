@@ -3,7 +3,7 @@
  * ports/windows/windows.h -- the Windows-only facts and helpers behind the neutral port (port.h).
  *
  * Internal: not installed.  Who may include it: the files of ports/windows/, the Windows
- * backends (backends/plain_windows.c, backends/windows_large.c and their shared helper) and
+ * backends (backends/winsection.c and backends/winsection_large.c) and
  * the Windows introspection (ports/windows/introspect.c).  Everything else asks through
  * port.h or ports/introspect.h.  scripts/check-layers.sh enforces the list.
  *

@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * backends/windows_large.c -- large pages on Windows: a SEC_LARGE_PAGES section.
+ * backends/winsection_large.c -- large pages on Windows: windows_large, a SEC_LARGE_PAGES section.
+ *
+ * The second row of Windows' one section implementation (backends/winsection.c, whose members
+ * it shares, with this file's kind as self->user): here is only what large pages add, the
+ * privilege, what their errors mean, probe() and requirements().
  *
  * Mechanism: SeLockMemoryPrivilege enabled in the token, then CreateFileMappingW(
  * INVALID_HANDLE_VALUE, PAGE_READWRITE | SEC_COMMIT | SEC_LARGE_PAGES, size) and every view
@@ -39,7 +43,7 @@
  * the largest or that size asked by name.  There is no pool to count (available is unknown):
  * whether the memory is there only CreateFileMappingW() can tell.
  *
- * Re-attach: as plain_windows.c, by inherited handle or by Local\ name, every view with
+ * Re-attach: as plain on Windows, by inherited handle or by Local\ name, every view with
  * FILE_MAP_LARGE_PAGES.  A named section lives while any process holds it (no debris): scan()
  * lists the sections whose header names this provider, and remove() deletes nothing, as for
  * plain (backends/winsection.h says why).
@@ -80,14 +84,6 @@ static int large_mechanism_error(DWORD code, const char *call, const struct hpsh
 		return 0;
 	}
 }
-
-static const struct hpshm__winsection_kind large_kind = {
-	.provider        = HPSHM__WINSECTION_LARGE,
-	.section_flags   = SEC_LARGE_PAGES,
-	.view_flags      = FILE_MAP_LARGE_PAGES,
-	.mechanism_error = large_mechanism_error,
-	.lists_rest      = 0,
-};
 
 /* Large pages exist here, of rq's size (probe's choice), and the token holds the privilege
  * (now enabled)?  0, or the GetLastError() code with *call and *why saying what is missing. */
@@ -161,65 +157,17 @@ static int large_probe(const struct hpshm_instance *self, const struct hpshm_req
 	return HPSHM_EUNAVAILABLE;
 }
 
-static int large_create(const struct hpshm_instance *self, struct hpshm_mapping *m, const struct hpshm_request *rq,
-			hpshm_error *err)
+/* The kind's ready(): the check large_ready() makes, as create()'s error. */
+static int large_ready_error(const struct hpshm_request *rq, hpshm_error *err)
 {
 	const char *call = "", *why = "";
 	DWORD code = large_ready(rq, &call, &why);
+	int rc;
 
-	(void)self;
-	/* The privilege again: probe() is advisory, and another thread may have changed the
-	 * token (AdjustTokenPrivileges with DisableAllPrivileges) since. */
-	if (code != ERROR_SUCCESS) {
-		int rc = large_mechanism_error(code, call, rq, err);
-
-		return rc != 0 ? rc : hpshm_error_set(err, HPSHM_EUNAVAILABLE, (int)code, call, NULL, "%s", why);
-	}
-	return hpshm__winsection_create(&large_kind, m, rq, HPSHM__WINSECTION_LOCAL, err);
-}
-
-static int large_destroy(const struct hpshm_instance *self, struct hpshm_mapping *m)
-{
-	(void)self;
-	return hpshm__winsection_unmap(m);
-}
-
-static int large_identify(const struct hpshm_instance *self, const struct hpshm_mapping *m, char *id, size_t len)
-{
-	(void)self;
-	return hpshm__winsection_identify(m, id, len);
-}
-
-static int large_attach(const struct hpshm_instance *self, struct hpshm_mapping *m, const struct hpshm_request *rq,
-			const char *id, hpshm_error *err)
-{
-	(void)self;
-	return hpshm__winsection_attach(&large_kind, m, rq, id, err);
-}
-
-static int large_detach(const struct hpshm_instance *self, struct hpshm_mapping *m)
-{
-	(void)self;
-	return hpshm__winsection_unmap(m);
-}
-
-static int large_scan(const struct hpshm_instance *self, hpshm_found_fn fn, void *user)
-{
-	(void)self;
-	return hpshm__winsection_scan(&large_kind, fn, user);
-}
-
-static int large_lookup(const struct hpshm_instance *self, const struct hpshm_request *rq, struct hpshm_found *f,
-			hpshm_error *err)
-{
-	(void)self;
-	return hpshm__winsection_lookup(&large_kind, rq, f, err);
-}
-
-static int large_remove(const struct hpshm_instance *self, const struct hpshm_found *f, hpshm_error *err)
-{
-	(void)self;
-	return hpshm__winsection_remove(f, err);
+	if (code == ERROR_SUCCESS)
+		return 0;
+	rc = large_mechanism_error(code, call, rq, err);
+	return rc != 0 ? rc : hpshm_error_set(err, HPSHM_EUNAVAILABLE, (int)code, call, NULL, "%s", why);
 }
 
 /*
@@ -255,19 +203,19 @@ static int large_requirements(const struct hpshm_instance *self, const struct hp
 	return 0;
 }
 
+struct hpshm__winsection_kind hpshm__winsection_large = {
+	.section_flags   = SEC_LARGE_PAGES,
+	.view_flags      = FILE_MAP_LARGE_PAGES,
+	.ready           = large_ready_error,
+	.mechanism_error = large_mechanism_error,
+	.lists_rest      = 0,
+};
+
 const struct hpshm_provider hpshm__provider_windows_large = {
-	.abi_version  = HPSHM_PROVIDER_ABI,
-	.name         = "windows_large",
+	HPSHM__WINSECTION_OPS,
+	.name         = HPSHM__WINSECTION_LARGE,
 	.summary      = "large pages from a SEC_LARGE_PAGES section; needs \"Lock pages in memory\"",
 	.caps         = HPSHM_CAP_HUGE | HPSHM_CAP_REATTACH | HPSHM_CAP_NAMED,
 	.probe        = large_probe,
-	.create       = large_create,
-	.destroy      = large_destroy,
-	.identify     = large_identify,
-	.attach       = large_attach,
-	.detach       = large_detach,
-	.scan         = large_scan,
-	.remove       = large_remove,
-	.lookup       = large_lookup,
 	.requirements = large_requirements,
 };
