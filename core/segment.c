@@ -38,9 +38,7 @@ struct segment_walk {
  * when the provider says the handle is a descriptor, else nothing. */
 static struct hpshm__port_handle segment_fd(const struct hpshm_mapping *m)
 {
-	struct hpshm__port_handle h = { m->handle, (m->flags & HPSHM_MAP_DESCRIPTOR) ? HPSHM__PORT_FILE : 0 };
-
-	return h;
+	return hpshm__port_handle_of(m->handle, m->flags & HPSHM_MAP_DESCRIPTOR);
 }
 
 int hpshm_huge_page_sizes(size_t *sizes, int max)

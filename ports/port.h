@@ -64,6 +64,17 @@ struct hpshm__port_handle {
 /* No object the port may use: verify and populate work from the mapping alone. */
 #define HPSHM__PORT_NO_HANDLE ((struct hpshm__port_handle){ -1, 0 })
 
+/* The handle value, a file the port may use if file is non-zero (a provider's
+ * HPSHM_MAP_DESCRIPTOR), else only carried. */
+static inline struct hpshm__port_handle hpshm__port_handle_of(intptr_t value, unsigned file)
+{
+	struct hpshm__port_handle h;
+
+	h.value = value;
+	h.flags = file ? HPSHM__PORT_FILE : 0u;
+	return h;
+}
+
 /* Backing of a mapping as the OS reports it. */
 struct hpshm__backing {
 	size_t page_size;       /* the page size the OS maps the range with; 0 if unknown */

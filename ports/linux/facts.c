@@ -156,11 +156,9 @@ long hpshm__os_thp_kib(const void *addr)
 
 int hpshm__os_backing(void *addr, size_t len, intptr_t file, struct hpshm__backing *out)
 {
-	struct hpshm__port_handle h = { file, file >= 0 ? HPSHM__PORT_FILE : 0 };
-
 	if (out == NULL)
 		return HPSHM_EINVAL;
-	return hpshm__verify_backing(addr, len, h, out);
+	return hpshm__verify_backing(addr, len, hpshm__port_handle_of(file, file >= 0), out);
 }
 
 size_t hpshm__os_mapping_len(const void *addr)
