@@ -9,8 +9,9 @@
  * (doc/architecture.md).  Where a fact does not exist on an OS the function returns 0 items,
  * HPSHM_EUNAVAILABLE or HPSHM_ENOTSUP, and says so in text.
  *
- * What every caller guarantees, so that no port checks it again (mimalloc's prim.h states its
- * contract the same way; a port may assert it, never test it at run time):
+ * What every caller guarantees, so that a port need not check it again (mimalloc's prim.h
+ * states its contract the same way): a port may assert it, and populate and verify, which
+ * every create calls, test none of it at run time:
  *   - a pointer argument is non-NULL, out-parameters included, unless the function says what
  *     NULL means there;
  *   - a range [addr, addr+len) handed to verify or populate is a mapping of this process made
