@@ -273,7 +273,7 @@ static const char *hugetlb_bytes(uint64_t v, char *buf, size_t len)
  */
 static int hugetlb_cgroup_need(const struct hpshm_request *rq, hpshm_need_fn fn, void *user)
 {
-	struct hpshm__cgroup cg;
+	struct hpshm__limit cg;
 	struct hpshm_requirement r;
 	char ps[32], cs[16], a[32], b[32], m[32];
 	const char *file;

@@ -409,7 +409,7 @@ static int sysv_class(struct sysv_seen *s, uint64_t segsz)
 	int marked;
 
 	memset(&b, 0, sizeof(b));
-	if (hpshm__verify_backing(s->at, (size_t)segsz, -1, &b) < 0 || !b.huge || b.page_size == 0)
+	if (hpshm__verify_backing(s->at, (size_t)segsz, HPSHM__PORT_NO_HANDLE, &b) < 0 || !b.huge || b.page_size == 0)
 		return HPSHM_FOUND_FOREIGN_BACKING;
 	s->page_size = b.page_size;
 	s->mapped = sysv_mapped(segsz, b.page_size);

@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "bench.h"
-#include "ports/introspect.h"
+#include "ports/facts.h"
 
 #ifdef HPSHM_BENCH_APR
 #include <sys/mman.h>
@@ -55,7 +55,7 @@ int bench_apr_available(char *why, size_t len)
 
 int bench_apr_create(size_t size, struct bench_region *r, char *why, size_t len)
 {
-	struct hpshm__os_backing b;
+	struct hpshm__backing b;
 	size_t page = hpshm_base_page_size();
 	uintptr_t base, first, last;
 	char msg[128];

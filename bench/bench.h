@@ -39,7 +39,7 @@
  * beside them.  On a shared VM wall clock rates lose the page size effect in the noise.
  *
  * What the kernel says about the process (page-table memory, THP coverage, MemAvailable,
- * what backs a mapping) comes from ports/introspect.h, the one door of bench/ and tools/ to
+ * what backs a mapping) comes from ports/facts.h, the one door of bench/ and tools/ to
  * the OS beyond the public API.  bench/ sits below tools/ and includes nothing from there.
  */
 #ifndef HPSHM_BENCH_BENCH_H
@@ -121,7 +121,7 @@ void bench_chase_run(const void *base, size_t size, uint64_t start, uint64_t bud
 void bench_rmw_run(void *base, size_t size, uint64_t seed, uint64_t budget_ns, struct bench_timing *t);
 /* Read one word per base page of [base, base + len): fault the whole mapping in. */
 void bench_touch(const void *base, size_t len, size_t stride, struct bench_timing *t);
-/* Page faults this process took so far (ports/introspect.h), 0 if the OS keeps no count. */
+/* Page faults this process took so far (ports/facts.h), 0 if the OS keeps no count. */
 uint64_t bench_minflt(void);
 
 /* ---- memory.c: one configuration's memory ---------------------------------------------- */

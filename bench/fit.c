@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "bench.h"
-#include "ports/introspect.h"
+#include "ports/facts.h"
 #include "run.h"
 
 uint64_t fit_region_pages(const struct run *run, size_t ps)
@@ -49,7 +49,7 @@ static int group_fits(struct run *run, const int *m, unsigned n, char *why, size
 		size_t size = opt->page_sizes[s];
 		uint64_t need = 0;
 		unsigned k = 0;
-		struct hpshm__os_pool p;
+		struct hpshm__pool p;
 
 		for (unsigned i = 0; i < n; i++)
 			if (run->res->cfg[m[i]].page_size == size)

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "bench.h"
-#include "ports/introspect.h"
+#include "ports/facts.h"
 #include "run.h"
 
 /* Wall microseconds of one create + destroy of c's memory of size bytes, or NAN if it failed. */
@@ -92,7 +92,7 @@ static void latency_creates(struct run *run)
 			raw.map_len = 0;   /* rounded to whole pages of its own, as hpshm rounds */
 		}
 		for (unsigned z = 0; z < 2 && res->nlat < BENCH_MAX_LAT && !bench_stop; z++) {
-			struct hpshm__os_pool p;
+			struct hpshm__pool p;
 
 			if (z == 1 && sizes[1] == sizes[0])
 				continue;

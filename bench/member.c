@@ -15,7 +15,7 @@
 #include <stdio.h>
 
 #include "bench.h"
-#include "ports/introspect.h"
+#include "ports/facts.h"
 #include "run.h"
 
 static void sample(struct member *m, enum bench_workload w, double cpu, double wall)

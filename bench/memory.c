@@ -13,7 +13,7 @@
  * have the same page-table layout: a 2 MiB-page region's page tables are a handful of 4 KiB
  * pages, and one more PMD page from a different alignment would be a 25 % difference that
  * has nothing to do with hpshm.  Its backing is verified the way hpshm verifies its own
- * (ports/introspect.h).
+ * (ports/facts.h).
  *
  * thp and apr: the peers that exist on POSIX only (memory_posix.c, apr.c).
  */
@@ -23,7 +23,7 @@
 
 #include "bench.h"
 #include "os.h"
-#include "ports/introspect.h"
+#include "ports/facts.h"
 
 /* ---- hpshm ------------------------------------------------------------------------------- */
 

@@ -31,7 +31,8 @@
 
 #include "bench.h"
 #include "os.h"
-#include "ports/introspect.h"
+#include "ports/admin.h"
+#include "ports/facts.h"
 #include "ports/linux/flags.h"
 
 static size_t round_up(size_t v, size_t to)
@@ -104,12 +105,12 @@ static int raw_memfd(const char *name, unsigned flags, size_t maplen, char *why,
 static int raw_file(size_t page_size, size_t maplen, char *why, size_t len)
 {
 	static unsigned seq;
-	struct hpshm__os_mount m[HPSHM__OS_MAX_MOUNTS];
-	int n = hpshm__os_mounts(m, HPSHM__OS_MAX_MOUNTS), fd, e;
+	struct hpshm__mount m[HPSHM__MAX_MOUNTS];
+	int n = hpshm__os_mounts(m, HPSHM__MAX_MOUNTS), fd, e;
 	char path[sizeof(m[0].path) + 48];
 
-	if (n > HPSHM__OS_MAX_MOUNTS)
-		n = HPSHM__OS_MAX_MOUNTS;
+	if (n > HPSHM__MAX_MOUNTS)
+		n = HPSHM__MAX_MOUNTS;
 	for (int i = 0; i < n; i++) {
 		if (m[i].page_size != page_size || !m[i].writable)
 			continue;
@@ -155,7 +156,7 @@ int bench_os_raw_create(const struct bench_config *c, void *addr, size_t size, s
 		      size_t len)
 {
 	int flags = MAP_SHARED | (addr ? MAP_FIXED_NOREPLACE : 0);
-	struct hpshm__os_backing b;
+	struct hpshm__backing b;
 	size_t maplen = c->map_len ? c->map_len : round_up(size, c->page_size);
 	uint64_t t0 = bench_wall_ns(), t1, t2;
 	int fd = -1, id = -1, e, rc;
@@ -230,7 +231,7 @@ int bench_os_raw_create(const struct bench_config *c, void *addr, size_t size, s
 
 const char *bench_thp_mode(char *why, size_t len)
 {
-	struct hpshm__os_thp t;
+	struct hpshm__thp t;
 
 	if (hpshm__os_thp(&t) < 0 || t.enabled[0] == '\0') {
 		snprintf(why, len, "the kernel has no transparent huge pages");
@@ -248,7 +249,7 @@ const char *bench_thp_mode(char *why, size_t len)
 
 int bench_os_thp_advise(char *prev, size_t prev_len, char *why, size_t len)
 {
-	struct hpshm__os_thp t;
+	struct hpshm__thp t;
 
 	prev[0] = '\0';
 	/* Only "never" and "deny" keep shared THP from a memfd that asks with MADV_HUGEPAGE. */

@@ -11,7 +11,7 @@
  * FILE_MAP_WRITE [| FILE_MAP_LARGE_PAGES]) at the slot's address, and a touch of every page
  * (hpshm's populate on Windows).  The section is unnamed; workers inherit it (worker_windows.c).
  * The backing is verified the way hpshm verifies its own: QueryWorkingSetEx() through
- * ports/introspect.h, so under wine, which makes SEC_LARGE_PAGES sections backed by 4 KiB
+ * ports/facts.h, so under wine, which makes SEC_LARGE_PAGES sections backed by 4 KiB
  * pages, a large raw section that got made anyway is refused as what it is.
  *
  * Windows has no transparent huge pages: the THP peer says so and is left out.
@@ -26,7 +26,7 @@
 
 #include "bench.h"
 #include "os.h"
-#include "ports/introspect.h"
+#include "ports/facts.h"
 
 #define WIN_GRANULARITY ((size_t)64 << 10) /* views start and sizes round at 64 KiB */
 
@@ -99,7 +99,7 @@ int bench_os_raw_create(const struct bench_config *c, void *addr, size_t size, s
 	int large = c->page_size != 0;
 	size_t page = large ? c->page_size : hpshm_base_page_size();
 	size_t maplen = c->map_len ? c->map_len : round_up(size, large ? page : WIN_GRANULARITY);
-	struct hpshm__os_backing b;
+	struct hpshm__backing b;
 	uint64_t t0 = bench_wall_ns(), t1, t2;
 	HANDLE section;
 	DWORD code;

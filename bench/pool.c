@@ -10,8 +10,8 @@
  * (fragmented memory): the run goes on with what there is, and the providers that then
  * cannot get their pages say so.
  *
- * The pool is read and written through ports/introspect.h, which knows where the OS keeps
- * it (on Linux the size's sysfs nr_hugepages file, which exists for every size).
+ * The pool is read through ports/facts.h and written through ports/admin.h, which know where
+ * the OS keeps it (on Linux the size's sysfs nr_hugepages file, which exists for every size).
  *
  * For a run, pool_reserve() adds the pages of every huge region alive at once, within what
  * memory allows, and warms the new pages once so the first group does not measure the host.
@@ -21,12 +21,13 @@
 
 #include "bench.h"
 #include "os.h"
-#include "ports/introspect.h"
+#include "ports/admin.h"
+#include "ports/facts.h"
 #include "run.h"
 
 static int pool_read(size_t page_size, unsigned long *pages, char *why, size_t len)
 {
-	struct hpshm__os_pool p;
+	struct hpshm__pool p;
 
 	if (hpshm__os_pool(page_size, &p) < 0) {
 		snprintf(why, len, "the kernel has no pool of %zu KiB pages", page_size >> 10);

@@ -20,7 +20,7 @@
 
 #include "bench.h"
 #include "os.h"
-#include "ports/introspect.h"
+#include "ports/facts.h"
 #include "run.h"
 
 volatile sig_atomic_t bench_stop;

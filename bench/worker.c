@@ -32,7 +32,7 @@
 
 #include "bench.h"
 #include "os.h"
-#include "ports/introspect.h"
+#include "ports/facts.h"
 
 #define STOP_GRACE_MS 2000   /* how long a worker may take to exit before it is killed */
 

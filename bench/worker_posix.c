@@ -37,7 +37,7 @@
 
 #include "bench.h"
 #include "os.h"
-#include "ports/introspect.h"
+#include "ports/process.h"
 #include "ports/linux/flags.h"
 
 

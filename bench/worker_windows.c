@@ -46,7 +46,7 @@
 
 #include "bench.h"
 #include "os.h"
-#include "ports/introspect.h"
+#include "ports/process.h"
 
 #define PIPE_BUF_BYTES 4096 /* the pipe's buffer each way: a command or reply fits many times */
 #define PIPE_NAME_MAX  96   /* \\.\pipe\hpshm-bench-<pid>-<n> */

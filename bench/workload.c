@@ -5,7 +5,7 @@
  * hpshm, the raw system calls and the peers all run these same functions on memory of the
  * same size: a difference between two rows is then the memory's, never the code's.  The
  * clocks are the system's (os.h); the fault counter that goes with the page-table figures
- * is ports/introspect.h's.
+ * is ports/facts.h's.
  *
  * The region is an array of 64-byte slots (one cache line each).  Word 0 of a slot holds the
  * chase: the byte offset of the next slot on one random cycle through every slot, so a
@@ -30,7 +30,7 @@
  * the run is being stopped.
  */
 #include "bench.h"
-#include "ports/introspect.h"
+#include "ports/facts.h"
 
 #define CHASE_BATCH 1024u    /* dependent reads between clock reads: ~0.3-0.5 ms */
 #define RMW_BATCH   16384u   /* independent increments between clock reads: ~0.3-1 ms */

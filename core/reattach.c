@@ -624,7 +624,7 @@ int hpshm__segment_map(hpshm_segment **out, const struct hpshm_instance *p, cons
 	}
 	/* The child checks the backing too: the kernel, not the token, says what it got. */
 	memset(&b, 0, sizeof(b));
-	if (hpshm__verify_backing(m.addr, m.size, (m.flags & HPSHM_MAP_DESCRIPTOR) ? (int)m.handle : -1, &b) == 0 &&
+	if (hpshm__verify_backing(m.addr, m.size, hpshm__port_handle_of(m.handle, m.flags & HPSHM_MAP_DESCRIPTOR), &b) == 0 &&
 	    b.page_size && b.page_size != rq.page_size) {
 		char want[32], got[32];
 

@@ -34,10 +34,11 @@ struct segment_walk {
 	int                        bad_address;          /* base_address lies outside the user range */
 };
 
-/* The descriptor behind a mapping, for the port's populate and verify, or -1. */
-static int segment_fd(const struct hpshm_mapping *m)
+/* The object behind a mapping as the port's populate and verify take it: a file they may use
+ * when the provider says the handle is a descriptor, else nothing. */
+static struct hpshm__port_handle segment_fd(const struct hpshm_mapping *m)
 {
-	return (m->flags & HPSHM_MAP_DESCRIPTOR) ? (int)m->handle : -1;
+	return hpshm__port_handle_of(m->handle, m->flags & HPSHM_MAP_DESCRIPTOR);
 }
 
 int hpshm_huge_page_sizes(size_t *sizes, int max)

@@ -5,12 +5,29 @@
  * Internal: not installed.  No OS header is included here, so core/ stays free of them.
  * Each OS implements these in ports/<os>/: ports/posix/ holds what POSIX.1-2008 alone can do,
  * and an OS folder beside it (ports/linux/) what needs that OS, or does it better there; CMake
- * builds one implementation of each function.  Where a fact does not exist on an OS the
- * function returns 0 items, HPSHM_EUNAVAILABLE or HPSHM_ENOTSUP, and says so in text.
+ * builds one implementation of each function, one small file per concern
+ * (doc/architecture.md).  Where a fact does not exist on an OS the function returns 0 items,
+ * HPSHM_EUNAVAILABLE or HPSHM_ENOTSUP, and says so in text.
+ *
+ * What every caller guarantees, so that a port need not check it again (mimalloc's prim.h
+ * states its contract the same way): a port may assert it, and populate and verify, which
+ * every create calls, test none of it at run time:
+ *   - a pointer argument is non-NULL, out-parameters included, unless the function says what
+ *     NULL means there;
+ *   - a range [addr, addr+len) handed to verify or populate is a mapping of this process made
+ *     by a provider: addr non-NULL and aligned to page_size, len > 0 and a whole number of
+ *     pages; page_size > 0 is the size the segment was created with.
+ * The core and the backends establish these before they call (the core rounds every size to
+ * whole pages and refuses a probe that names no page size).
+ *
+ * The structs below are the OS's facts in neutral shape, defined here once: the port fills
+ * them, the backends decide from them, and ports/facts.h hands the same structs to the tool
+ * and the benchmark.  Which file or setting fills each member on an OS is said by that OS's
+ * header (ports/linux/linux.h), so this contract names no OS's terms.
  *
  * The port is a leaf above base/: it never includes core/, backends/, tools/ or bench/, nor
  * the provider interface.  OS facts beyond this contract are in the OS's own header
- * (ports/linux/linux.h), for that OS's backends, and in ports/introspect.h for the tool.
+ * (ports/linux/linux.h), for that OS's backends.
  */
 #ifndef HPSHM_PORT_H
 #define HPSHM_PORT_H
@@ -21,35 +38,114 @@
 
 #include "base/base.h"
 
-#define HPSHM__MAX_PAGE_SIZES 8 /* huge page sizes an OS offers: Linux x86 2, arm64 4, ppc64 3 */
+#define HPSHM__MAX_PAGE_SIZES 8 /* huge page sizes an OS offers: 2 to 4 on the systems served */
 
 /* ---- pages ---- */
 
-/* The base page size (sysconf). */
+/* The base page size. */
 size_t hpshm__base_page_size(void);
 /* The huge page sizes the OS offers, ascending.  Returns the count (0: none). */
 int hpshm__huge_page_sizes(size_t *out, int max);
-/* The size the OS uses for huge pages when none is named (Linux: Hugepagesize), 0 if none. */
+/* The size the OS uses for huge pages when none is named, 0 if none. */
 size_t hpshm__default_huge_page_size(void);
 
-/* Backing of a mapping as the kernel reports it. */
-struct hpshm__backing {
-	size_t page_size;       /* KernelPageSize, or f_bsize on hugetlbfs */
-	int    huge;            /* hugetlb VMA (VmFlags ht) or hugetlbfs descriptor */
-	char   source[32];      /* "smaps", "fstatfs", or "unverified" */
+/*
+ * An OS object a mapping lives on, as the port may use it: what a provider's mapping carries
+ * (a descriptor, a SysV id, a Windows HANDLE) with what the port may do with it.  Without
+ * HPSHM__PORT_FILE the port ignores value.
+ */
+struct hpshm__port_handle {
+	intptr_t value; /* the OS's number or pointer for the object */
+	unsigned flags; /* HPSHM__PORT_* bits */
 };
 
-/* What backs [addr, addr+len): from the descriptor if fd >= 0, then from the mapping itself.
- * 0, or HPSHM_EUNAVAILABLE when the OS says nothing (out->source is then "unverified"). */
-int hpshm__verify_backing(void *addr, size_t len, int fd, struct hpshm__backing *out);
+/* The handle is an open file of the object's pages: the port may allocate those pages in
+ * advance through it and ask which file system holds it. */
+#define HPSHM__PORT_FILE 1u
+/* No object the port may use: verify and populate work from the mapping alone. */
+#define HPSHM__PORT_NO_HANDLE ((struct hpshm__port_handle){ -1, 0 })
+
+/* The handle value, a file the port may use if file is non-zero (a provider's
+ * HPSHM_MAP_DESCRIPTOR), else only carried. */
+static inline struct hpshm__port_handle hpshm__port_handle_of(intptr_t value, unsigned file)
+{
+	struct hpshm__port_handle h;
+
+	h.value = value;
+	h.flags = file ? HPSHM__PORT_FILE : 0u;
+	return h;
+}
+
+/* Backing of a mapping as the OS reports it. */
+struct hpshm__backing {
+	size_t page_size;       /* the page size the OS maps the range with; 0 if unknown */
+	int    huge;            /* 1 if backed by huge pages */
+	char   source[32];      /* what the OS read it from (a file, a call), or "unverified" */
+};
 
 /*
- * Fault every page of a mapping in, never raising SIGBUS: fallocate on fd (if >= 0), then
- * MADV_POPULATE_WRITE; a guarded touch only where the kernel has neither.  *methods gets the
- * HPSHM_POPULATE_* bits used.  Returns 0, or HPSHM_EPOPULATE with err filled (the mapping is
- * left as it was, for the caller to destroy).
+ * What backs [addr, addr+len): from the handle's file if it has one, then from the mapping
+ * itself.  addr NULL with len 0 asks the handle alone (an exception to the guarantees above).
+ * 0, or HPSHM_EUNAVAILABLE when the OS says nothing (out->source is then "unverified").
  */
-int hpshm__populate(void *addr, size_t len, size_t page_size, int fd, unsigned *methods, hpshm_error *err);
+int hpshm__verify_backing(void *addr, size_t len, struct hpshm__port_handle h, struct hpshm__backing *out);
+
+/*
+ * Fault every page of a mapping in, never raising SIGBUS: with calls that fail cleanly where
+ * the OS has them (allocating into the handle's file, then asking the kernel to fault the
+ * range in), a touch of every page guarded against SIGBUS only where it has neither.
+ * *methods gets the HPSHM_POPULATE_* bits used.  Returns 0, or HPSHM_EPOPULATE with err
+ * filled (the mapping is left as it was, for the caller to destroy).
+ */
+int hpshm__populate(void *addr, size_t len, size_t page_size, struct hpshm__port_handle h, unsigned *methods,
+		    hpshm_error *err);
+
+/* ---- huge page pools ---- */
+
+#define HPSHM__UNLIMITED  UINT64_MAX /* a limit that is not set */
+#define HPSHM__MAX_MOUNTS 16         /* huge page file system mounts a caller lists, at most */
+
+/* The pages an OS keeps for huge page mappings of one size, counts in pages. */
+struct hpshm__pool {
+	size_t        page_size;  /* bytes */
+	unsigned long total;      /* the pool's size */
+	unsigned long free;       /* not mapped by anyone, reserved ones included */
+	unsigned long resv;       /* promised to mappings, not yet faulted */
+	unsigned long surplus;    /* allocated beyond total under overcommit */
+	unsigned long overcommit; /* the most surplus allowed */
+};
+
+/* A mount of a file system whose files are backed by huge pages. */
+struct hpshm__mount {
+	char   path[256];   /* mount point */
+	size_t page_size;   /* its page size (its option, or the default huge page size) */
+	int    writable;    /* 1 if this process may create files in it */
+};
+
+/* The limits a control group (this process's, or an ancestor) puts on huge pages of one
+ * size, in bytes. */
+struct hpshm__limit {
+	int      version;        /* the controller's version, 1 or 2; 0: no limit applies */
+	char     path[256];      /* the group (its directory) */
+	uint64_t limit;          /* charged when a page is faulted in */
+	uint64_t usage;          /* charged now */
+	uint64_t rsvd_limit;     /* charged when a mapping reserves pages; HPSHM__UNLIMITED if none */
+	uint64_t rsvd_usage;     /* reserved now */
+};
+
+/* The limits of System V shared memory; 0 where the OS has none to read. */
+struct hpshm__sysv_limits {
+	uint64_t shmmax;   /* largest segment, bytes */
+	uint64_t shmall;   /* all segments together, base pages */
+	uint64_t shmmni;   /* segments */
+};
+
+/* The modes of transparent huge pages, each the chosen word, "" if the OS has no such setting. */
+struct hpshm__thp {
+	char enabled[32];       /* for private memory, as the OS words it ("always", "never" ...) */
+	char defrag[32];        /* how hard a fault tries to find a huge page */
+	char shmem_enabled[32]; /* for shared memory, as the OS words it */
+};
 
 /* ---- addresses ---- */
 
@@ -71,7 +167,7 @@ int hpshm__pick_address(size_t len, size_t align, void **out);
 void hpshm__address_lock(void);
 void hpshm__address_unlock(void);
 
-/* The first line of the process's map (/proc/self/maps on Linux) overlapping [addr,
+/* The first line of the process's map of mappings, as the OS shows it, overlapping [addr,
  * addr+size) (size 0: the byte at addr), for error messages that name what holds a range.
  * 0, or HPSHM_EUNAVAILABLE. */
 int hpshm__maps_line(const void *addr, size_t size, char *buf, size_t len);
@@ -85,7 +181,7 @@ int hpshm__maps_line(const void *addr, size_t size, char *buf, size_t len);
  */
 #define HPSHM__ADDRESS_GRANULE ((size_t)65536)
 
-/* A process's start time (clock ticks since boot on Linux), so a recycled pid is not taken
+/* A process's start time (in the OS's own unit), so a recycled pid is not taken
  * for the creator; 0 if unknown. */
 uint64_t hpshm__process_start(long long pid);
 /*
@@ -98,7 +194,7 @@ long long hpshm__self(uint64_t *start);
 /* Is pid, started at start, still running?  1 yes, 0 no, -1 cannot tell. */
 int hpshm__process_alive(long long pid, uint64_t start);
 long long hpshm__getpid(void);
-/* An id unique to this boot (Linux: /proc/sys/kernel/random/boot_id).  0, or HPSHM_EIO, or
+/* An id unique to this boot, as the OS keeps it.  0, or HPSHM_EIO, or
  * HPSHM_ENOTSUP where the OS has none. */
 int hpshm__boot_id(char *buf, size_t len);
 /* 64 unpredictable bits, for nonces. */

@@ -7,7 +7,8 @@
 # .ci/run runs it on every change, with its build directory, so a layer broken by a new
 # include or a stray /proc path fails CI with the offending lines.  It checks:
 #   1. includes: every #include of base/, ports/, backends/, core/, tools/, bench/ and
-#      examples/ against the table below (tests/ may include anything);
+#      examples/ against the table below (tests/ may include anything); ports/admin.h, which
+#      changes the machine (pool sizes, THP), only in tools/plan.c, bench/ and tests/;
 #   2. OS paths: no "/proc" or "/sys/" string literal outside ports/linux/ and the Linux
 #      backends (comments may name them);
 #   3. Linux-only headers (<linux/...>, <sys/statfs.h>, <sys/vfs.h>, <sys/prctl.h>,
@@ -86,7 +87,7 @@ bench_posix() {
 layer_of() {
 	case $1 in
 	base/*) echo base ;;
-	ports/port.h | ports/introspect.h) echo contract ;;
+	ports/port.h | ports/facts.h | ports/admin.h | ports/process.h) echo contract ;;
 	ports/posix/*) echo posix ;;
 	ports/linux/*) echo linux ;;
 	ports/windows/*) echo windows ;;
@@ -110,13 +111,13 @@ label_of() {
 
 # The quoted includes a file may use, as one extended regular expression.
 allowed_quoted() {
-	local file=$1 base_h='base/[a-z_]+\.h'
+	local file=$1 base_h='base/[a-z_]+\.h' tool_h='(facts|admin|process)\.h'
 	case $(layer_of "$file") in
 	base) echo "^(hpshm\.h|hpshm/provider\.h|$base_h)$" ;;
-	contract) echo '^(hpshm\.h|base/base\.h)$' ;;
-	posix) echo "^(hpshm\.h|$base_h|port\.h|introspect\.h|posix/(sys|posix)\.h)$" ;;
-	linux) echo "^(hpshm\.h|$base_h|port\.h|introspect\.h|posix/(sys|posix)\.h|linux/(linux|flags)\.h)$" ;;
-	windows) echo "^(hpshm\.h|$base_h|port\.h|introspect\.h|windows/(sys|windows)\.h)$" ;;
+	contract) echo '^(hpshm\.h|base/base\.h|port\.h)$' ;;
+	posix) echo "^(hpshm\.h|$base_h|port\.h|$tool_h|posix/(sys|posix)\.h)$" ;;
+	linux) echo "^(hpshm\.h|$base_h|port\.h|$tool_h|posix/(sys|posix)\.h|linux/(linux|flags)\.h)$" ;;
+	windows) echo "^(hpshm\.h|$base_h|port\.h|$tool_h|windows/(sys|windows)\.h)$" ;;
 	backends)
 		if windows_backend "$file"; then
 			echo "^(hpshm\.h|hpshm/provider\.h|$base_h|port\.h|backends/[a-z_]+\.h|windows/(sys|windows)\.h)$"
@@ -128,13 +129,20 @@ allowed_quoted() {
 		;;
 	# backends/list.h is data (the built-in rows, no include): core/registry.c makes its table from it.
 	core) echo "^(hpshm\.h|hpshm/provider\.h|$base_h|port\.h|core/internal\.h|backends/list\.h)$" ;;
-	tools) echo "^(hpshm\.h|hpshm/provider\.h|$base_h|ports/introspect\.h|tool\.h|bench\.h)$" ;;
+	tools)
+		# ports/admin.h changes the machine: of the tool, only `hpshm plan` may.
+		if [[ $file == tools/plan.c ]]; then
+			echo "^(hpshm\.h|hpshm/provider\.h|$base_h|ports/(facts|process|admin)\.h|tool\.h|bench\.h)$"
+		else
+			echo "^(hpshm\.h|hpshm/provider\.h|$base_h|ports/(facts|process)\.h|tool\.h|bench\.h)$"
+		fi
+		;;
 	bench)
 		# The raw peer calls the system itself, with the Linux flags its libc may lack.
 		if bench_posix "$file"; then
-			echo "^(hpshm\.h|hpshm/provider\.h|$base_h|ports/introspect\.h|ports/linux/flags\.h|bench\.h|os\.h)$"
+			echo "^(hpshm\.h|hpshm/provider\.h|$base_h|ports/(facts|process|admin)\.h|ports/linux/flags\.h|bench\.h|os\.h)$"
 		else
-			echo "^(hpshm\.h|hpshm/provider\.h|$base_h|ports/introspect\.h|bench\.h|os\.h|run\.h)$"
+			echo "^(hpshm\.h|hpshm/provider\.h|$base_h|ports/(facts|process|admin)\.h|bench\.h|os\.h|run\.h)$"
 		fi
 		;;
 	examples) echo '^(hpshm\.h|hpshm/provider\.h|shared_area\.h)$' ;;

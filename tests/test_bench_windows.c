@@ -20,7 +20,7 @@
 #include "fixture.h"
 #include "jsonrows.h"
 #include "hpshm.h"
-#include "ports/introspect.h"
+#include "ports/facts.h"
 #include "toolrun.h"
 
 #ifndef HPSHM_TOOL_PATH

@@ -151,7 +151,7 @@ static size_t json_uint(const char *text, const char *key)
 
 /*
  * plan SIZE [--config kv] --json: page_size, pages, mapped and usable size.  Where the port
- * offers no huge page size (ports/posix/generic.c) plan has nothing to count: it must fail
+ * offers no huge page size (ports/posix/pages_none.c) plan has nothing to count: it must fail
  * saying so, and the test skips.
  */
 static void plan_json(const char *size, const char *kv, size_t *ps, size_t *pages, size_t *mapped, size_t *usable)

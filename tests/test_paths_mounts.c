@@ -300,7 +300,7 @@ static void cgroup_v2(const char *self, const char *mount_root)
 
 Test(paths_mounts, cgroup_v2_walk_keeps_the_ancestor_limit_that_leaves_least_room)
 {
-	struct hpshm__cgroup cg;
+	struct hpshm__limit cg;
 
 	cgroup_v2("/a/b", "/");
 	hpt_fakeroot_write("sys/fs/cgroup/a/b/hugetlb.2MB.max", "max\n");
@@ -317,7 +317,7 @@ Test(paths_mounts, cgroup_v2_walk_keeps_the_ancestor_limit_that_leaves_least_roo
 
 Test(paths_mounts, cgroup_v2_max_everywhere_is_no_limit)
 {
-	struct hpshm__cgroup cg;
+	struct hpshm__limit cg;
 
 	cgroup_v2("/a", "/");
 	hpt_fakeroot_write("sys/fs/cgroup/a/hugetlb.2MB.max", "max\n");
@@ -331,7 +331,7 @@ Test(paths_mounts, cgroup_v2_max_everywhere_is_no_limit)
 
 Test(paths_mounts, cgroup_v2_value_that_is_not_a_number_is_no_limit)
 {
-	struct hpshm__cgroup cg;
+	struct hpshm__limit cg;
 
 	cgroup_v2("/a", "/");
 	hpt_fakeroot_write("sys/fs/cgroup/a/hugetlb.2MB.max", "maxi\n");
@@ -349,7 +349,7 @@ Test(paths_mounts, cgroup_fault_limit_without_a_reservation_limit_is_a_sigbus_ri
 
 Test(paths_mounts, cgroup_reservation_limit_is_read_and_removes_the_sigbus_risk)
 {
-	struct hpshm__cgroup cg;
+	struct hpshm__limit cg;
 
 	cgroup_v2("/a", "/");
 	hpt_fakeroot_write("sys/fs/cgroup/a/hugetlb.2MB.max", "8388608\n");
@@ -363,7 +363,7 @@ Test(paths_mounts, cgroup_reservation_limit_is_read_and_removes_the_sigbus_risk)
 
 Test(paths_mounts, cgroup_namespace_root_reads_the_limits_at_the_mount_point)
 {
-	struct hpshm__cgroup cg;
+	struct hpshm__limit cg;
 
 	/* Inside a cgroup namespace the process sees itself at "/" and the mount's root is "/". */
 	cgroup_v2("/", "/");
@@ -376,7 +376,7 @@ Test(paths_mounts, cgroup_namespace_root_reads_the_limits_at_the_mount_point)
 
 Test(paths_mounts, cgroup_mount_of_a_subtree_strips_its_root_from_our_path)
 {
-	struct hpshm__cgroup cg;
+	struct hpshm__limit cg;
 
 	/* A container that mounts only its own subtree: root /kubepods/pod1, we are in /kubepods/pod1/c */
 	cgroup_v2("/kubepods/pod1/c", "/kubepods/pod1");
@@ -389,7 +389,7 @@ Test(paths_mounts, cgroup_mount_of_a_subtree_strips_its_root_from_our_path)
 
 Test(paths_mounts, cgroup_v1_hugetlb_hierarchy_wins_and_its_huge_counter_is_unlimited)
 {
-	struct hpshm__cgroup cg;
+	struct hpshm__limit cg;
 
 	hpt_fakeroot_write("proc/self/cgroup", "0::/\n7:hugetlb:/g\n");
 	hpt_fakeroot_write("proc/self/mountinfo",

@@ -39,11 +39,16 @@
 #include "fakes.h"
 #include "fixture.h"
 #include "hpshm.h"
-#include "ports/introspect.h"
+#include "ports/admin.h"
+#include "ports/facts.h"
+#include "ports/process.h"
 #include "ports/linux/linux.h"
 #include "ports/port.h"
 #include "ports/posix/posix.h"
 #include "ports/posix/sys.h"
+
+/* A descriptor handed to the port as the file of a mapping's pages (port.h). */
+#define FILE_HANDLE(fd) ((struct hpshm__port_handle){ (fd), HPSHM__PORT_FILE })
 
 #ifdef HPSHM_COVERAGE
 void __gcov_dump(void); /* a forked child that _exit()s keeps what it ran (scripts/coverage.sh) */
@@ -401,7 +406,7 @@ Test(paths_ports, in_group_reads_more_supplementary_groups_than_its_stack_holds,
 Test(paths_ports, sysv_limits_none_readable_is_eio_and_one_is_enough)
 {
 	struct hpshm__sysv_limits l;
-	struct hpshm__os_sysv_limits o;
+	struct hpshm__sysv_limits o;
 
 	cr_assert_eq(hpshm__sysv_limits(NULL), HPSHM_EINVAL);
 	cr_assert_eq(hpshm__os_sysv_limits(NULL), HPSHM_EINVAL);
@@ -419,7 +424,7 @@ Test(paths_ports, sysv_limits_none_readable_is_eio_and_one_is_enough)
 Test(paths_ports, thp_settings_without_a_whole_bracketed_word_are_empty)
 {
 	struct hpshm__thp t;
-	struct hpshm__os_thp o;
+	struct hpshm__thp o;
 	char word[64], text[128];
 
 	drop("sys/kernel/mm/transparent_hugepage");
@@ -550,7 +555,7 @@ Test(paths_ports, mountinfo_lines_out_of_format_are_passed_over)
 Test(paths_ports, mounts_without_a_mountinfo_or_a_default_size_are_none)
 {
 	struct hpshm__mount m[2];
-	struct hpshm__os_mount o[2];
+	struct hpshm__mount o[2];
 	int n = 5;
 
 	cr_assert_eq(hpshm__hugetlbfs_mounts(NULL, 2), 0);
@@ -582,7 +587,7 @@ static int inj_statfs(const char *path, struct statfs *buf)
 
 Test(paths_ports, os_mounts_copies_what_fits_and_counts_them_all)
 {
-	struct hpshm__os_mount o[2];
+	struct hpshm__mount o[2];
 
 	memset(o, 0, sizeof o);
 	hpt_fakeroot_write("proc/self/mountinfo", MI("/mnt/a", "rw,pagesize=2M") MI("/mnt/b", "rw,pagesize=1G")
@@ -628,8 +633,8 @@ static void cgroup_v2_at(const char *self, const char *mountinfo)
 
 Test(paths_ports, cgroup_get_refuses_nothing_to_fill_and_page_size_zero)
 {
-	struct hpshm__cgroup cg;
-	struct hpshm__os_limit l;
+	struct hpshm__limit cg;
+	struct hpshm__limit l;
 
 	cr_assert_eq(hpshm__cgroup_get(2 * MIB, NULL), HPSHM_EINVAL);
 	cr_assert_eq(hpshm__cgroup_get(0, &cg), HPSHM_EINVAL);
@@ -641,7 +646,7 @@ Test(paths_ports, cgroup_get_refuses_nothing_to_fill_and_page_size_zero)
 
 Test(paths_ports, cgroup_mount_point_with_escapes_is_unescaped)
 {
-	struct hpshm__cgroup cg;
+	struct hpshm__limit cg;
 
 	cgroup_v2_at("/a", CG2("/", "/sys/fs/cgroup\\040x"));
 	hpt_fakeroot_write("sys/fs/cgroup x/a/hugetlb.2MB.max", "4194304\n");
@@ -655,7 +660,7 @@ Test(paths_ports, cgroup_mountinfo_lines_out_of_format_are_passed_over)
 {
 	static char text[20000];
 	char longline[9000], point[PATH_MAX + 100];
-	struct hpshm__cgroup cg;
+	struct hpshm__limit cg;
 
 	repeat(longline, 'x', sizeof longline - 1);
 	repeat(point, 'p', sizeof point - 1);
@@ -679,7 +684,7 @@ Test(paths_ports, cgroup_mountinfo_lines_out_of_format_are_passed_over)
 
 Test(paths_ports, cgroup_of_several_v2_mounts_the_first_showing_our_cgroup_wins)
 {
-	struct hpshm__cgroup cg;
+	struct hpshm__limit cg;
 
 	cgroup_v2_at("/a", CG2("/other", "/mnt/other") CG2("/", "/sys/fs/cgroup") CG2("/", "/mnt/third"));
 	hpt_fakeroot_write("sys/fs/cgroup/a/hugetlb.2MB.max", "4194304\n");
@@ -694,7 +699,7 @@ Test(paths_ports, cgroup_mount_line_too_long_to_hold_leaves_the_mount_found_befo
 {
 	static char text[PATH_MAX + 400];
 	char root[PATH_MAX + 100];
-	struct hpshm__cgroup cg;
+	struct hpshm__limit cg;
 
 	/* the second line's point fits, its root does not: the first mount must stay whole */
 	repeat(root, 'p', sizeof root - 1);
@@ -712,7 +717,7 @@ Test(paths_ports, cgroup_mount_line_too_long_to_hold_leaves_the_mount_found_befo
 
 Test(paths_ports, cgroup_mount_of_another_subtree_is_read_at_our_path_below_it)
 {
-	struct hpshm__cgroup cg;
+	struct hpshm__limit cg;
 
 	/* only a mount of a subtree we are not in: our whole path under its point is the guess */
 	cgroup_v2_at("/a", CG2("/other", "/sys/fs/cgroup"));
@@ -726,7 +731,7 @@ Test(paths_ports, cgroup_mount_of_another_subtree_is_read_at_our_path_below_it)
 Test(paths_ports, cgroup_self_file_missing_or_out_of_format_is_no_cgroup)
 {
 	char text[9200], longline[9000];
-	struct hpshm__cgroup cg;
+	struct hpshm__limit cg;
 
 	hpt_fakeroot_write("proc/self/mountinfo", CG2("/", "/sys/fs/cgroup"));
 	hpt_fakeroot_write("sys/fs/cgroup/hugetlb.2MB.max", "4194304\n");
@@ -744,7 +749,7 @@ Test(paths_ports, cgroup_self_file_missing_or_out_of_format_is_no_cgroup)
 
 Test(paths_ports, cgroup_without_its_hierarchy_mounted_is_no_cgroup)
 {
-	struct hpshm__cgroup cg;
+	struct hpshm__limit cg;
 
 	cgroup_v2_at("/a", "36 35 0:40 / /dev/hugepages rw - hugetlbfs none rw\n");
 	cr_assert_eq(hpshm__cgroup_get(2 * MIB, &cg), 0);
@@ -759,7 +764,7 @@ Test(paths_ports, cgroup_without_its_hierarchy_mounted_is_no_cgroup)
 
 Test(paths_ports, cgroup_values_with_garbage_or_beyond_64_bits_are_no_limit)
 {
-	struct hpshm__cgroup cg;
+	struct hpshm__limit cg;
 
 	cgroup_v2_at("/a", CG2("/", "/sys/fs/cgroup"));
 	hpt_fakeroot_write("sys/fs/cgroup/a/hugetlb.2MB.max", "4194304abc\n");
@@ -792,7 +797,7 @@ static char *long_cgroup(char *buf, size_t len, int n)
 Test(paths_ports, cgroup_path_too_long_for_its_files_walks_up_to_a_level_that_fits)
 {
 	char self[PATH_MAX];
-	struct hpshm__cgroup cg;
+	struct hpshm__limit cg;
 
 	/* 4075 bytes: a directory name that fits PATH_MAX under the mount point, its files do not */
 	long_cgroup(self, sizeof self, 20);
@@ -810,7 +815,7 @@ Test(paths_ports, cgroup_path_too_long_for_its_files_walks_up_to_a_level_that_fi
 Test(paths_ports, cgroup_path_too_long_for_a_directory_is_no_cgroup)
 {
 	char self[PATH_MAX];
-	struct hpshm__cgroup cg;
+	struct hpshm__limit cg;
 
 	long_cgroup(self, sizeof self, 20);
 	strcat(self, "/");
@@ -824,7 +829,7 @@ Test(paths_ports, cgroup_path_too_long_for_a_directory_is_no_cgroup)
 Test(paths_ports, cgroup_deep_path_is_shown_by_its_end)
 {
 	char self[512], rel[600];
-	struct hpshm__cgroup cg;
+	struct hpshm__limit cg;
 	size_t n;
 
 	long_cgroup(self, sizeof self, 2);
@@ -841,7 +846,7 @@ Test(paths_ports, cgroup_deep_path_is_shown_by_its_end)
 
 Test(paths_ports, cgroup_root_that_only_starts_like_our_path_does_not_hold_it)
 {
-	struct hpshm__cgroup cg;
+	struct hpshm__limit cg;
 
 	/* root /a is not an ancestor of /ab: the whole path is read under the point */
 	cgroup_v2_at("/ab", CG2("/a", "/sys/fs/cgroup"));
@@ -854,7 +859,7 @@ Test(paths_ports, cgroup_root_that_only_starts_like_our_path_does_not_hold_it)
 
 Test(paths_ports, cgroup_v1_mounts_without_the_hugetlb_controller_are_passed_over)
 {
-	struct hpshm__cgroup cg;
+	struct hpshm__limit cg;
 
 	hpt_fakeroot_write("proc/self/cgroup", "4:hugetlb:/g\n");
 	hpt_fakeroot_write("proc/self/mountinfo",
@@ -885,8 +890,8 @@ Test(paths_ports, cgroup_v1_reservation_limit_that_binds_is_the_file_named)
 
 Test(paths_ports, cgroup_v1_reads_its_four_files)
 {
-	struct hpshm__cgroup cg;
-	struct hpshm__os_limit l;
+	struct hpshm__limit cg;
+	struct hpshm__limit l;
 
 	hpt_fakeroot_write("proc/self/cgroup", "4:cpu,hugetlb:/g\n");
 	hpt_fakeroot_write("proc/self/mountinfo",
@@ -1007,7 +1012,7 @@ Test(paths_ports, populate_enospc_under_a_cgroup_limit_names_the_cgroup_file)
 	hpshm__linux_sys.fallocate = inj_fallocate;
 	inj_errno_fallocate = ENOSPC;
 	memset(&err, 0, sizeof err);
-	cr_assert_eq(hpshm__populate(page, 8 * MIB, 2 * MIB, 0, &methods, &err), HPSHM_EPOPULATE);
+	cr_assert_eq(hpshm__populate(page, 8 * MIB, 2 * MIB, FILE_HANDLE(0), &methods, &err), HPSHM_EPOPULATE);
 	cr_assert_str_eq(err.call, "fallocate");
 	cr_assert_eq(err.sys_errno, ENOSPC);
 	cr_assert_eq(methods, (unsigned)HPSHM_POPULATE_NONE);
@@ -1019,6 +1024,7 @@ Test(paths_ports, populate_hint_with_a_cgroup_path_too_long_names_this_processs_
 	static char page[64];
 	char self[512];
 	hpshm_error err;
+	unsigned methods;
 
 	long_cgroup(self, sizeof self, 2);
 	{
@@ -1035,7 +1041,7 @@ Test(paths_ports, populate_hint_with_a_cgroup_path_too_long_names_this_processs_
 	hpshm__linux_sys.fallocate = inj_fallocate;
 	inj_errno_fallocate = ENOMEM;
 	memset(&err, 0, sizeof err);
-	cr_assert_eq(hpshm__populate(page, 2 * MIB, 2 * MIB, 0, NULL, &err), HPSHM_EPOPULATE);
+	cr_assert_eq(hpshm__populate(page, 2 * MIB, 2 * MIB, FILE_HANDLE(0), &methods, &err), HPSHM_EPOPULATE);
 	cr_assert_eq(err.sys_errno, ENOMEM);
 	cr_assert_str_eq(err.hint,
 			 "raise hugetlb.2MB.limit_in_bytes (now 4MiB) by at least 2MiB in this process's cgroup");
@@ -1076,37 +1082,23 @@ Test(paths_ports, populate_calls_again_when_interrupted)
 	eintr_fallocate = 2;
 	eintr_madvise = 2;
 	memset(&err, 0, sizeof err);
-	cr_assert_eq(hpshm__populate(page, sizeof page, 4096, 0, &methods, &err), HPSHM_EPOPULATE);
+	cr_assert_eq(hpshm__populate(page, sizeof page, 4096, FILE_HANDLE(0), &methods, &err), HPSHM_EPOPULATE);
 	cr_assert_eq(eintr_fallocate + eintr_madvise, 0, "every interruption was retried");
 	cr_assert_str_eq(err.call, "madvise", "fallocate's EINTR was retried to its real answer");
 	cr_assert_eq(err.sys_errno, EIO, "madvise's EINTR was retried to its real answer");
-}
-
-Test(paths_ports, populate_of_no_bytes_does_nothing)
-{
-	static char page[64];
-	hpshm_error err;
-	unsigned methods = 9;
-
-	hpshm__linux_sys.fallocate = inj_fallocate;
-	hpshm__linux_sys.madvise = inj_madvise;
-	inj_errno_fallocate = EIO;
-	inj_errno_madvise = EIO;
-	memset(&err, 0, sizeof err);
-	cr_assert_eq(hpshm__populate(page, 0, 4096, 0, &methods, &err), 0);
-	cr_assert_eq(methods, (unsigned)HPSHM_POPULATE_NONE);
 }
 
 Test(paths_ports, populate_efault_under_a_fault_time_cgroup_limit_says_so)
 {
 	static char page[64];
 	hpshm_error err;
+	unsigned methods;
 
 	cgroup_limit("/a", "4194304\n");
 	hpshm__linux_sys.madvise = inj_madvise;
 	inj_errno_madvise = EFAULT;
 	memset(&err, 0, sizeof err);
-	cr_assert_eq(hpshm__populate(page, 8 * MIB, 2 * MIB, -1, NULL, &err), HPSHM_EPOPULATE);
+	cr_assert_eq(hpshm__populate(page, 8 * MIB, 2 * MIB, HPSHM__PORT_NO_HANDLE, &methods, &err), HPSHM_EPOPULATE);
 	cr_assert(strstr(err.message, "(a hugetlb cgroup limit applies at fault time)"), "%s", err.message);
 	cr_assert(strstr(err.hint, "hugetlb.2MB.max"), "%s", err.hint);
 }
@@ -1117,6 +1109,7 @@ Test(paths_ports, populate_touch_past_the_end_under_a_cgroup_limit_says_so)
 	char self_limit[600];
 	hpshm_error err;
 	char *addr, name[16];
+	unsigned methods;
 	int fd;
 
 	if (hpt_emulator()) {
@@ -1137,7 +1130,7 @@ Test(paths_ports, populate_touch_past_the_end_under_a_cgroup_limit_says_so)
 	hpshm__linux_sys.madvise = inj_madvise;
 	inj_errno_madvise = EINVAL;   /* a kernel before 5.14: the guarded touch */
 	memset(&err, 0, sizeof err);
-	cr_assert_eq(hpshm__populate(addr, 2 * step, step, -1, NULL, &err), HPSHM_EPOPULATE);
+	cr_assert_eq(hpshm__populate(addr, 2 * step, step, HPSHM__PORT_NO_HANDLE, &methods, &err), HPSHM_EPOPULATE);
 	cr_assert_str_eq(err.call, "touch");
 	cr_assert(strstr(err.message, "SIGBUS on touch); a hugetlb cgroup limit applies at fault time"), "%s",
 		  err.message);
@@ -1146,16 +1139,18 @@ Test(paths_ports, populate_touch_past_the_end_under_a_cgroup_limit_says_so)
 	close(fd);
 }
 
-Test(paths_ports, populate_without_a_page_size_counts_base_pages)
+Test(paths_ports, populate_of_base_pages_counts_base_pages)
 {
 	static char page[64];
 	hpshm_error err;
 	char psz[32], want[64];
+	unsigned methods;
 
 	hpshm__linux_sys.madvise = inj_madvise;
 	inj_errno_madvise = EFAULT;
 	memset(&err, 0, sizeof err);
-	cr_assert_eq(hpshm__populate(page, sizeof page, 0, -1, NULL, &err), HPSHM_EPOPULATE);
+	cr_assert_eq(hpshm__populate(page, sizeof page, hpshm__base_page_size(), HPSHM__PORT_NO_HANDLE, &methods, &err),
+		     HPSHM_EPOPULATE);
 	cr_assert_str_eq(err.call, "madvise");
 	hpshm_size_format(hpshm__base_page_size(), psz, sizeof psz);
 	snprintf(want, sizeof want, "the %s pages", psz);
@@ -1163,11 +1158,11 @@ Test(paths_ports, populate_without_a_page_size_counts_base_pages)
 	cr_assert_str_eq(err.hint, "free memory, or raise the memory limit of this process's cgroup");
 }
 
-/* ==== introspect.c: what the tool and the bench read ==== */
+/* ==== facts.c: what the tool and the bench read ==== */
 
 Test(paths_ports, introspection_without_room_for_an_answer_gives_none)
 {
-	struct hpshm__os_pool p;
+	struct hpshm__pool p;
 
 	cr_assert_eq(hpshm__os_pools(NULL, 2), 0);
 	cr_assert_eq(hpshm__os_pools(&p, 0), 0);
@@ -1179,7 +1174,7 @@ Test(paths_ports, introspection_without_room_for_an_answer_gives_none)
 
 Test(paths_ports, introspection_hands_over_what_the_port_reads)
 {
-	struct hpshm__os_pool p[2];
+	struct hpshm__pool p[2];
 	char buf[128];
 
 	cr_assert_eq(hpshm__os_pools(p, 2), 1);
@@ -1228,7 +1223,7 @@ Test(paths_ports, thp_shmem_set_writes_the_knob_and_says_why_it_could_not)
 
 Test(paths_ports, mapping_facts_without_smaps_or_maps_are_unknown)
 {
-	struct hpshm__os_backing b;
+	struct hpshm__backing b;
 	char buf[128];
 	int x = 0;
 
@@ -1282,9 +1277,9 @@ Test(paths_ports, vmas_without_a_page_size_leave_it_to_the_others)
 	replace("proc/self/smaps",
 		"60000000-60200000 rw-s 00000000 00:10 42 /x\nKernelPageSize: 0 kB\nVmFlags: rd ht\n"
 		"60200000-60400000 rw-s 00000000 00:10 42 /x\nKernelPageSize: 4 kB\nVmFlags: rd\n");
-	cr_assert_eq(hpshm__verify_backing((void *)0x60000000, 2 * MIB, -1, &b), HPSHM_EUNAVAILABLE,
+	cr_assert_eq(hpshm__verify_backing((void *)0x60000000, 2 * MIB, HPSHM__PORT_NO_HANDLE, &b), HPSHM_EUNAVAILABLE,
 		     "a VMA of page size 0 says nothing");
-	cr_assert_eq(hpshm__verify_backing((void *)0x60000000, 4 * MIB, -1, &b), 0);
+	cr_assert_eq(hpshm__verify_backing((void *)0x60000000, 4 * MIB, HPSHM__PORT_NO_HANDLE, &b), 0);
 	cr_assert_eq(b.page_size, (size_t)4096, "the VMA that states its size decides");
 	cr_assert_eq(b.huge, 0);
 }
@@ -1310,13 +1305,13 @@ Test(paths_ports, backing_of_a_descriptor_is_its_file_systems_when_smaps_knows_n
 	cr_assert_geq(fd, 0);
 	closed = dup(fd);
 	close(closed);
-	cr_assert_eq(hpshm__verify_backing(NULL, 0, fd, &b), HPSHM_EUNAVAILABLE, "not hugetlbfs: no size");
-	cr_assert_eq(hpshm__verify_backing(NULL, 0, closed, &b), HPSHM_EUNAVAILABLE, "fstatfs fails");
+	cr_assert_eq(hpshm__verify_backing(NULL, 0, FILE_HANDLE(fd), &b), HPSHM_EUNAVAILABLE, "not hugetlbfs: no size");
+	cr_assert_eq(hpshm__verify_backing(NULL, 0, FILE_HANDLE(closed), &b), HPSHM_EUNAVAILABLE, "fstatfs fails");
 	hpshm__linux_sys.fstatfs = inj_fstatfs;
 	fstatfs_bsize = 0;
-	cr_assert_eq(hpshm__verify_backing(NULL, 0, fd, &b), HPSHM_EUNAVAILABLE, "hugetlbfs without a size");
+	cr_assert_eq(hpshm__verify_backing(NULL, 0, FILE_HANDLE(fd), &b), HPSHM_EUNAVAILABLE, "hugetlbfs without a size");
 	fstatfs_bsize = (long)(2 * MIB);
-	cr_assert_eq(hpshm__verify_backing(NULL, 0, fd, &b), 0);
+	cr_assert_eq(hpshm__verify_backing(NULL, 0, FILE_HANDLE(fd), &b), 0);
 	cr_assert_str_eq(b.source, "fstatfs");
 	cr_assert_eq(b.page_size, 2 * MIB);
 	cr_assert_eq(b.huge, 1);
@@ -1339,11 +1334,11 @@ Test(paths_ports, ht_inside_another_flag_is_not_hugetlb)
 
 	replace("proc/self/smaps", "60000000-60200000 rw-s 00000000 00:10 42 /x\nKernelPageSize: 2048 kB\n"
 				   "VmFlags: rd xht htx\n");
-	cr_assert_eq(hpshm__verify_backing((void *)0x60000000, 2 * MIB, -1, &b), 0);
+	cr_assert_eq(hpshm__verify_backing((void *)0x60000000, 2 * MIB, HPSHM__PORT_NO_HANDLE, &b), 0);
 	cr_assert_eq(b.huge, 0, "only a flag of its own says hugetlb");
 	replace("proc/self/smaps", "60000000-60200000 rw-s 00000000 00:10 42 /x\nKernelPageSize: 2048 kB\n"
 				   "VmFlags: rd xht ht\n");
-	cr_assert_eq(hpshm__verify_backing((void *)0x60000000, 2 * MIB, -1, &b), 0);
+	cr_assert_eq(hpshm__verify_backing((void *)0x60000000, 2 * MIB, HPSHM__PORT_NO_HANDLE, &b), 0);
 	cr_assert_eq(b.huge, 1);
 }
 

@@ -24,7 +24,9 @@
 #include "fixture.h"
 #include "hpshm.h"
 #include "ports/linux/linux.h"
-#include "ports/introspect.h"
+#include "ports/admin.h"
+#include "ports/facts.h"
+#include "ports/process.h"
 #include "ports/port.h"
 
 #define MIB HPT_MIB
@@ -265,16 +267,16 @@ Test(paths_sysinfo, a_range_split_into_vmas_reports_the_smallest_page_and_huge_o
 		VMA("60000000-60200000", "2048", "rd wr sh mr mw me ms de ht sd")
 		VMA("60200000-60400000", "4", "rd wr sh mr mw me ms sd")
 		VMA("60400000-60600000", "2048", "rd wr sh mr mw me ms de ht sd"));
-	cr_assert_eq(hpshm__verify_backing((void *)0x60000000, 6 * MIB, -1, &b), 0);
+	cr_assert_eq(hpshm__verify_backing((void *)0x60000000, 6 * MIB, HPSHM__PORT_NO_HANDLE, &b), 0);
 	cr_assert_eq(b.page_size, (size_t)4096);
 	cr_assert_eq(b.huge, 0);
 	cr_assert_str_eq(b.source, "smaps");
 	/* the first VMA alone is huge */
-	cr_assert_eq(hpshm__verify_backing((void *)0x60000000, 2 * MIB, -1, &b), 0);
+	cr_assert_eq(hpshm__verify_backing((void *)0x60000000, 2 * MIB, HPSHM__PORT_NO_HANDLE, &b), 0);
 	cr_assert_eq(b.page_size, 2 * MIB);
 	cr_assert_eq(b.huge, 1);
 	/* the last VMA of the file, reached at its end */
-	cr_assert_eq(hpshm__verify_backing((void *)0x60400000, 2 * MIB, -1, &b), 0);
+	cr_assert_eq(hpshm__verify_backing((void *)0x60400000, 2 * MIB, HPSHM__PORT_NO_HANDLE, &b), 0);
 	cr_assert_eq(b.huge, 1);
 }
 
@@ -283,10 +285,9 @@ Test(paths_sysinfo, a_range_no_vma_holds_is_unverified)
 	struct hpshm__backing b;
 
 	replace("proc/self/smaps", VMA("60000000-60200000", "2048", "rd wr ht"));
-	cr_assert_eq(hpshm__verify_backing((void *)0x500000000000, 2 * MIB, -1, &b), HPSHM_EUNAVAILABLE);
+	cr_assert_eq(hpshm__verify_backing((void *)0x500000000000, 2 * MIB, HPSHM__PORT_NO_HANDLE, &b), HPSHM_EUNAVAILABLE);
 	cr_assert_str_eq(b.source, "unverified");
-	cr_assert_eq(hpshm__verify_backing(NULL, 0, -1, &b), HPSHM_EUNAVAILABLE);
-	cr_assert_eq(hpshm__verify_backing((void *)0x60000000, 2 * MIB, -1, NULL), HPSHM_EINVAL);
+	cr_assert_eq(hpshm__verify_backing(NULL, 0, HPSHM__PORT_NO_HANDLE, &b), HPSHM_EUNAVAILABLE);
 }
 
 Test(paths_sysinfo, a_vma_without_kernel_page_size_is_unverified)
@@ -294,7 +295,7 @@ Test(paths_sysinfo, a_vma_without_kernel_page_size_is_unverified)
 	struct hpshm__backing b;
 
 	replace("proc/self/smaps", "60000000-60200000 rw-s 00000000 00:10 42 /x\nVmFlags: rd wr ht\n");
-	cr_assert_eq(hpshm__verify_backing((void *)0x60000000, 2 * MIB, -1, &b), HPSHM_EUNAVAILABLE);
+	cr_assert_eq(hpshm__verify_backing((void *)0x60000000, 2 * MIB, HPSHM__PORT_NO_HANDLE, &b), HPSHM_EUNAVAILABLE);
 }
 
 Test(paths_sysinfo, maps_line_names_the_first_mapping_overlapping_a_range)
@@ -311,7 +312,7 @@ Test(paths_sysinfo, maps_line_names_the_first_mapping_overlapping_a_range)
 	cr_assert_eq(hpshm__maps_line((void *)0x60200000, 2 * MIB, NULL, 0), HPSHM_EINVAL);
 }
 
-/* ---- the introspection the tool and the bench read (ports/introspect.h) ---- */
+/* ---- the introspection the tool and the bench read (ports/facts.h) ---- */
 
 Test(paths_sysinfo, pool_resize_writes_the_pool_file_under_the_sysroot)
 {

@@ -293,7 +293,7 @@ Test(winport, verify_reports_the_small_pages_of_a_plain_view)
 	void *p = map_section(4 * MiB, &h);
 
 	/* Untouched: verification itself must bring the sampled pages in to read their bit. */
-	cr_assert_eq(hpshm__verify_backing(p, 4 * MiB, -1, &b), 0);
+	cr_assert_eq(hpshm__verify_backing(p, 4 * MiB, HPSHM__PORT_NO_HANDLE, &b), 0);
 	cr_assert_eq(b.page_size, hpshm__base_page_size());
 	cr_assert_eq(b.huge, 0);
 	cr_assert_str_eq(b.source, "QueryWorkingSetEx");
@@ -310,11 +310,11 @@ Test(winport, verify_says_large_only_when_every_sample_is_large)
 	hpshm__win_sys.query_working_set_ex = fake_query_large;
 	hpshm__win_sys.get_large_page_minimum = fake_large_2mib;
 	fake_small_pages = 0;
-	cr_assert_eq(hpshm__verify_backing(p, 8 * MiB, -1, &b), 0);
+	cr_assert_eq(hpshm__verify_backing(p, 8 * MiB, HPSHM__PORT_NO_HANDLE, &b), 0);
 	cr_assert_eq(b.huge, 1);
 	cr_assert_eq(b.page_size, 2 * MiB);
 	fake_small_pages = 1; /* one small page among the samples makes the whole range small */
-	cr_assert_eq(hpshm__verify_backing(p, 8 * MiB, -1, &b), 0);
+	cr_assert_eq(hpshm__verify_backing(p, 8 * MiB, HPSHM__PORT_NO_HANDLE, &b), 0);
 	cr_assert_eq(b.huge, 0);
 	cr_assert_eq(b.page_size, hpshm__base_page_size());
 	UnmapViewOfFile(p);
@@ -328,7 +328,7 @@ Test(winport, verify_is_unavailable_when_the_query_fails)
 	void *p = map_section(MiB, &h);
 
 	hpshm__win_sys.query_working_set_ex = fake_query_fails;
-	cr_assert_eq(hpshm__verify_backing(p, MiB, -1, &b), HPSHM_EUNAVAILABLE);
+	cr_assert_eq(hpshm__verify_backing(p, MiB, HPSHM__PORT_NO_HANDLE, &b), HPSHM_EUNAVAILABLE);
 	cr_assert_eq(b.page_size, 0);
 	cr_assert_str_eq(b.source, "unverified");
 	UnmapViewOfFile(p);
@@ -344,7 +344,7 @@ Test(winport, populate_brings_every_page_in)
 	HANDLE h;
 	char *p = map_section(256 * base, &h);
 
-	cr_assert_eq(hpshm__populate(p, 256 * base, base, -1, &methods, &err), 0);
+	cr_assert_eq(hpshm__populate(p, 256 * base, base, HPSHM__PORT_NO_HANDLE, &methods, &err), 0);
 	cr_assert_eq(methods, HPSHM_POPULATE_TOUCH);
 	for (size_t i = 0; i < 256; i++)
 		info[i].VirtualAddress = p + i * base;

@@ -174,7 +174,7 @@ Test(wire, header_layout_is_the_same_for_every_word_size)
  * A segment's header holds what its creator was told, and its token agrees with it: written
  * by the core at create, read back here field by field, in this machine's byte order.  The
  * segment is named and re-attachable, at the address the port picks; a port that picks none
- * (ports/posix/generic.c) gets base_address=0x40000000, an address on every target.
+ * (ports/posix/address.c) gets base_address=0x40000000, an address on every target.
  */
 Test(wire, header_and_token_of_a_segment_round_trip)
 {

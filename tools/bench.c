@@ -13,7 +13,8 @@
 #include <string.h>
 
 #include "bench.h"
-#include "ports/introspect.h"
+#include "ports/facts.h"
+#include "ports/process.h"
 #include "tool.h"
 
 #define BENCH_DEFAULT_SIZE   ((size_t)1 << 30)   /* 1 GiB: where the page size starts to matter */
@@ -52,14 +53,14 @@ static int bench_parse_seconds(const char *text, double *out)
 /* --page-size LIST: sizes the kernel offers, or "all". */
 static int bench_parse_page_sizes(const char *text, struct bench_options *o)
 {
-	size_t offered[HPSHM__OS_MAX_SIZES];
-	int n = hpshm_huge_page_sizes(offered, HPSHM__OS_MAX_SIZES);
+	size_t offered[HPSHM__MAX_PAGE_SIZES];
+	int n = hpshm_huge_page_sizes(offered, HPSHM__MAX_PAGE_SIZES);
 	char it[64], list[128];
 	size_t ps;
 	int rc;
 
-	if (n > HPSHM__OS_MAX_SIZES)
-		n = HPSHM__OS_MAX_SIZES;
+	if (n > HPSHM__MAX_PAGE_SIZES)
+		n = HPSHM__MAX_PAGE_SIZES;
 	o->npage_sizes = 0;
 	if (strcmp(text, "all") == 0) {
 		for (int i = 0; i < n && o->npage_sizes < BENCH_MAX_SIZES; i++)
@@ -154,11 +155,11 @@ int cmd_bench(int argc, char **argv)
 		 * would pick instead of 2 MiB ones, so they belong in the same tables.  A size
 		 * whose pool is empty costs one line under "could not use".
 		 */
-		size_t offered[HPSHM__OS_MAX_SIZES];
-		int k = hpshm_huge_page_sizes(offered, HPSHM__OS_MAX_SIZES);
+		size_t offered[HPSHM__MAX_PAGE_SIZES];
+		int k = hpshm_huge_page_sizes(offered, HPSHM__MAX_PAGE_SIZES);
 
 		o.page_sizes[o.npage_sizes++] = hpshm__os_default_page_size();
-		for (int i = 0; i < k && i < HPSHM__OS_MAX_SIZES && o.npage_sizes < BENCH_MAX_SIZES; i++)
+		for (int i = 0; i < k && i < HPSHM__MAX_PAGE_SIZES && o.npage_sizes < BENCH_MAX_SIZES; i++)
 			if (offered[i] != hpshm__os_default_page_size())
 				o.page_sizes[o.npage_sizes++] = offered[i];
 	}

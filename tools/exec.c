@@ -40,7 +40,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ports/introspect.h"
+#include "ports/process.h"
 #include "tool.h"
 
 #ifndef HPSHM_PRELOAD_BUILT

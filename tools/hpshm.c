@@ -6,7 +6,7 @@
  * lists the mechanisms built in, `probe` shows every OS fact the library decides from,
  * `plan SIZE` says what is missing for a segment of that size and the exact commands that
  * fix it, and `check` creates a segment the way the server would and prints its verified
- * report.  It links the static library and asks ports/introspect.h for the facts `probe` and
+ * report.  It links the static library and asks ports/facts.h for the facts `probe` and
  * `plan` show (pools, mounts, cgroups): the very ones the providers read, so the tool and the
  * library cannot disagree about the machine.
  *
@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "base/base.h"
-#include "ports/introspect.h"
+#include "ports/facts.h"
 #include "tool.h"
 
 struct tool_cmd {
@@ -390,14 +390,14 @@ int tool_config(const char *cmd, const char *kv, hpshm_config **out)
 
 size_t tool_config_page_size(const hpshm_config *cfg)
 {
-	size_t sizes[HPSHM__OS_MAX_SIZES];
+	size_t sizes[HPSHM__MAX_PAGE_SIZES];
 	char value[64];
 	size_t ps;
 	int n;
 
-	n = hpshm_huge_page_sizes(sizes, HPSHM__OS_MAX_SIZES);
-	if (n > HPSHM__OS_MAX_SIZES)
-		n = HPSHM__OS_MAX_SIZES;
+	n = hpshm_huge_page_sizes(sizes, HPSHM__MAX_PAGE_SIZES);
+	if (n > HPSHM__MAX_PAGE_SIZES)
+		n = HPSHM__MAX_PAGE_SIZES;
 	if (n <= 0)
 		return 0;
 	if (!cfg || hpshm_config_get(cfg, "huge_page_size", value, sizeof(value)) < 0 ||
@@ -455,10 +455,10 @@ char *tool_kernel_size(size_t size, char *buf, size_t len)
 
 char *tool_offered_sizes(char *buf, size_t len)
 {
-	size_t sizes[HPSHM__OS_MAX_SIZES];
-	int n = hpshm_huge_page_sizes(sizes, HPSHM__OS_MAX_SIZES);
+	size_t sizes[HPSHM__MAX_PAGE_SIZES];
+	int n = hpshm_huge_page_sizes(sizes, HPSHM__MAX_PAGE_SIZES);
 
-	return hpshm__size_list(sizes, n < HPSHM__OS_MAX_SIZES ? n : HPSHM__OS_MAX_SIZES, buf, len);
+	return hpshm__size_list(sizes, n < HPSHM__MAX_PAGE_SIZES ? n : HPSHM__MAX_PAGE_SIZES, buf, len);
 }
 
 const char *tool_errno_name(int e)
@@ -516,7 +516,7 @@ const char *tool_errno_name(int e)
 
 int tool_unlimited(uint64_t v)
 {
-	return v == HPSHM__OS_UNLIMITED || v >= (UINT64_C(1) << 62);
+	return v == HPSHM__UNLIMITED || v >= (UINT64_C(1) << 62);
 }
 
 char *tool_bytes(uint64_t v, char *buf, size_t len)

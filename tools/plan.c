@@ -24,7 +24,7 @@
 #endif
 
 #include "base/json.h"
-#include "ports/introspect.h"
+#include "ports/facts.h"
 #include "tool.h"
 
 #define PLAN_MAX_ITEMS 8
@@ -51,7 +51,7 @@ struct plan {
 	size_t             mapped;               /* what create maps: size rounded up, with any header */
 	size_t             usable;               /* the part of mapped the caller gets */
 	int                has_pool;             /* 1 if the OS keeps a pool of huge pages (Linux) */
-	struct hpshm__os_pool pool;              /* the pool of page_size now */
+	struct hpshm__pool pool;              /* the pool of page_size now */
 	int                nitems;               /* entries in items[] */
 	struct plan_item   items[PLAN_MAX_ITEMS];/* what is missing */
 	int                nproviders;           /* providers asked */
@@ -263,13 +263,13 @@ static void plan_text(const struct plan *p)
  */
 static int plan_sizes(struct plan *p, const hpshm_config *cfg, const char *size_text, const char *ps_text)
 {
-	size_t sizes[HPSHM__OS_MAX_SIZES];
+	size_t sizes[HPSHM__MAX_PAGE_SIZES];
 	char offered[128], s[32], value[64];
 	int n, found;
 
-	n = hpshm_huge_page_sizes(sizes, HPSHM__OS_MAX_SIZES);
-	if (n > HPSHM__OS_MAX_SIZES)
-		n = HPSHM__OS_MAX_SIZES;
+	n = hpshm_huge_page_sizes(sizes, HPSHM__MAX_PAGE_SIZES);
+	if (n > HPSHM__MAX_PAGE_SIZES)
+		n = HPSHM__MAX_PAGE_SIZES;
 	if (n <= 0 && hpshm__os_pool_source()[0])
 		return tool_fail("plan", "this kernel offers no huge pages (nothing in %s): "
 				 "build it with CONFIG_HUGETLBFS", hpshm__os_pool_source());

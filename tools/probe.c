@@ -2,7 +2,7 @@
 /*
  * tools/probe.c -- `hpshm providers` and `hpshm probe`: what this machine offers.
  *
- * Every figure comes, through ports/introspect.h, from the port functions the providers
+ * Every figure comes, through ports/facts.h, from the port functions the providers
  * themselves decide from (the pools from /sys/kernel/mm/hugepages, mounts from
  * /proc/self/mountinfo, cgroup files), so what `probe` shows is what a create would see,
  * and it agrees with /proc/meminfo.
@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "base/json.h"
-#include "ports/introspect.h"
+#include "ports/facts.h"
 #include "tool.h"
 
 /* Everything probe gathers, read once so the text and JSON outputs show the same facts. */
@@ -23,19 +23,19 @@ struct probe_facts {
 	size_t                    size;                              /* size providers were probed for */
 	size_t                    default_page_size;                 /* kernel default, 0 if none */
 	int                       npools;                            /* entries in pools[] */
-	struct hpshm__os_pool        pools[HPSHM__OS_MAX_SIZES];      /* one per huge page size */
-	int                       cg_rc[HPSHM__OS_MAX_SIZES];      /* hpshm__os_limit() result per pool */
-	struct hpshm__os_limit      cg[HPSHM__OS_MAX_SIZES];         /* hugetlb cgroup per pool */
-	int                       risk[HPSHM__OS_MAX_SIZES];       /* fault-time SIGBUS risk per pool */
+	struct hpshm__pool        pools[HPSHM__MAX_PAGE_SIZES];      /* one per huge page size */
+	int                       cg_rc[HPSHM__MAX_PAGE_SIZES];      /* hpshm__os_limit() result per pool */
+	struct hpshm__limit       cg[HPSHM__MAX_PAGE_SIZES];         /* hugetlb cgroup per pool */
+	int                       risk[HPSHM__MAX_PAGE_SIZES];       /* fault-time SIGBUS risk per pool */
 	int                       nmounts;                           /* entries in mounts[] */
-	struct hpshm__os_mount       mounts[HPSHM__OS_MAX_MOUNTS];         /* hugetlbfs mounts */
+	struct hpshm__mount       mounts[HPSHM__MAX_MOUNTS];         /* hugetlbfs mounts */
 	int                       lock_privilege;                    /* 1 if the privilege huge pages need is held */
 	long                      shm_group;                         /* vm.hugetlb_shm_group, -1 unreadable */
 	int                       in_shm_group;                      /* 1 if this process is in it */
 	int                       thp_rc;                            /* hpshm__os_thp() result */
-	struct hpshm__os_thp         thp;                               /* THP modes */
+	struct hpshm__thp         thp;                               /* THP modes */
 	int                       sysv_rc;                           /* hpshm__os_sysv_limits() result */
-	struct hpshm__os_sysv_limits sysv;                              /* SysV limits */
+	struct hpshm__sysv_limits sysv;                              /* SysV limits */
 };
 
 static void probe_gather(struct probe_facts *f, size_t size)
@@ -43,20 +43,20 @@ static void probe_gather(struct probe_facts *f, size_t size)
 	memset(f, 0, sizeof(*f));
 	f->size = size;
 	f->default_page_size = hpshm__os_default_page_size();
-	f->npools = hpshm__os_pools(f->pools, HPSHM__OS_MAX_SIZES);
+	f->npools = hpshm__os_pools(f->pools, HPSHM__MAX_PAGE_SIZES);
 	if (f->npools < 0)
 		f->npools = 0;
-	if (f->npools > HPSHM__OS_MAX_SIZES)
-		f->npools = HPSHM__OS_MAX_SIZES;
+	if (f->npools > HPSHM__MAX_PAGE_SIZES)
+		f->npools = HPSHM__MAX_PAGE_SIZES;
 	for (int i = 0; i < f->npools; i++) {
 		f->cg_rc[i] = hpshm__os_limit(f->pools[i].page_size, &f->cg[i]);
 		f->risk[i] = hpshm__os_fault_risk(size, f->pools[i].page_size);
 	}
-	f->nmounts = hpshm__os_mounts(f->mounts, HPSHM__OS_MAX_MOUNTS);
+	f->nmounts = hpshm__os_mounts(f->mounts, HPSHM__MAX_MOUNTS);
 	if (f->nmounts < 0)
 		f->nmounts = 0;
-	if (f->nmounts > HPSHM__OS_MAX_MOUNTS)
-		f->nmounts = HPSHM__OS_MAX_MOUNTS;
+	if (f->nmounts > HPSHM__MAX_MOUNTS)
+		f->nmounts = HPSHM__MAX_MOUNTS;
 	f->lock_privilege = hpshm__os_lock_privilege() > 0;
 	f->shm_group = hpshm__os_huge_group();
 	f->in_shm_group = f->shm_group >= 0 && hpshm__os_in_group(f->shm_group) > 0;
@@ -190,7 +190,7 @@ static int probe_json(const struct probe_facts *f, const hpshm_config *cfg)
 	json_key(&j, "page_sizes");
 	json_array_open(&j);
 	for (int i = 0; i < f->npools; i++) {
-		const struct hpshm__os_pool *p = &f->pools[i];
+		const struct hpshm__pool *p = &f->pools[i];
 
 		json_object_open(&j);
 		json_kv_uint(&j, "page_size", p->page_size);
@@ -241,7 +241,7 @@ static int probe_json(const struct probe_facts *f, const hpshm_config *cfg)
 	json_key(&j, "cgroups");
 	json_array_open(&j);
 	for (int i = 0; i < f->npools; i++) {
-		const struct hpshm__os_limit *cg = &f->cg[i];
+		const struct hpshm__limit *cg = &f->cg[i];
 		int applies = f->cg_rc[i] == 0 && cg->version != 0;
 
 		json_object_open(&j);
@@ -342,7 +342,7 @@ static void probe_text_pools(const struct probe_facts *f)
 		printf("  %-8s %-8s %8s %8s %9s %8s %11s %10s\n", "size", "default", "total", "free", "reserved",
 		       "surplus", "overcommit", "available");
 		for (int i = 0; i < f->npools; i++) {
-			const struct hpshm__os_pool *p = &f->pools[i];
+			const struct hpshm__pool *p = &f->pools[i];
 
 			printf("  %-8s %-8s %8lu %8lu %9lu %8lu %11lu %10lu\n",
 			       hpshm_size_format(p->page_size, a, sizeof(a)),
@@ -370,7 +370,7 @@ static void probe_text_pools(const struct probe_facts *f)
 	if (f->npools == 0)
 		printf("  none\n");
 	for (int i = 0; i < f->npools; i++) {
-		const struct hpshm__os_limit *cg = &f->cg[i];
+		const struct hpshm__limit *cg = &f->cg[i];
 
 		printf("  %-8s ", hpshm_size_format(f->pools[i].page_size, a, sizeof(a)));
 		if (f->cg_rc[i] < 0)

@@ -87,7 +87,7 @@ char *tool_offered_sizes(char *buf, size_t len);
 const char *tool_errno_name(int e);
 
 /*
- * Is a cgroup or SysV limit "no limit"?  The port says HPSHM__OS_UNLIMITED, but cgroup v1
+ * Is a cgroup or SysV limit "no limit"?  The port says HPSHM__UNLIMITED, but cgroup v1
  * writes its unlimited as the largest page-aligned counter (0x7ffffffffffff000 or a value
  * rounded to the huge page size), so anything at or above 2^62 bytes counts as unlimited:
  * no machine has that much memory.

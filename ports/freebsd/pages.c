@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ports/freebsd/pages.c -- page sizes and verification on FreeBSD, in place of the POSIX
- * versions in ports/posix/generic.c (which CMake then builds with HPSHM_PORT_OWN_PAGES).
+ * ports/freebsd/pages.c -- page sizes and verification on FreeBSD, which CMake builds in place
+ * of the POSIX fallback ports/posix/pages_none.c.
  *
  *   - The sizes: getpagesizes() fills an array whose index is a page size index (psind): 0 is
  *     the base page, 1 and up the superpage sizes the pmap offers (amd64: 2MiB, 1GiB).  The
@@ -18,6 +18,7 @@
  * __FreeBSD__.  Elsewhere this file still compiles, with those answering "nothing known", so
  * CI on Linux keeps it building against port.h (into an object nothing links).
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
@@ -130,13 +131,12 @@ static int pages_mincore(void *addr, size_t len, size_t step, int *psind)
 	return seen;
 }
 
-int hpshm__verify_backing(void *addr, size_t len, int fd, struct hpshm__backing *out)
+int hpshm__verify_backing(void *addr, size_t len, struct hpshm__port_handle h, struct hpshm__backing *out)
 {
 	size_t all[PAGES_MAX];
 	int n, psind = 0, from_fd;
 
-	if (out == NULL)
-		return HPSHM_EINVAL;
+	assert(out != NULL); /* port.h's guarantee */
 	out->page_size = 0;
 	out->huge = 0;
 	memcpy(out->source, "unverified", sizeof("unverified"));
@@ -144,7 +144,7 @@ int hpshm__verify_backing(void *addr, size_t len, int fd, struct hpshm__backing 
 	if (n <= 0)
 		return HPSHM_EUNAVAILABLE;
 
-	from_fd = pages_psind_of_fd(fd);
+	from_fd = (h.flags & HPSHM__PORT_FILE) ? pages_psind_of_fd((int)h.value) : 0;
 	if (from_fd > 0 && from_fd < n) {
 		out->page_size = all[from_fd];
 		out->huge = 1;

@@ -39,10 +39,10 @@ static unsigned long advice_pages(size_t size, size_t page_size)
 }
 
 /* hpshm__hugetlb_cgroup_short() on a cgroup already read (cg->version != 0). */
-static int advice_cgroup_short(const struct hpshm__cgroup *c, size_t size, size_t page_size, int advice, char *buf,
+static int advice_cgroup_short(const struct hpshm__limit *c, size_t size, size_t page_size, int advice, char *buf,
 			       size_t len)
 {
-	const struct hpshm__cgroup cg = *c;
+	const struct hpshm__limit cg = *c;
 	char psz[32], lim[32], used[32], need[32], target[32], sname[16];
 	uint64_t froom, rroom, limit, usage;
 	const char *file;
@@ -124,7 +124,7 @@ char *hpshm__hugetlb_hint(size_t size, size_t page_size, char *buf, size_t len)
 
 int hpshm__hugetlb_cgroup_short(size_t size, size_t page_size, int advice, char *buf, size_t len)
 {
-	struct hpshm__cgroup cg;
+	struct hpshm__limit cg;
 
 	if (hpshm__cgroup_get(page_size, &cg) < 0 || cg.version == 0)
 		return 0;
@@ -132,14 +132,14 @@ int hpshm__hugetlb_cgroup_short(size_t size, size_t page_size, int advice, char 
 }
 
 /* A fault-time limit with no reservation limit: reservations then do not protect faults. */
-static int advice_fault_risk(const struct hpshm__cgroup *cg)
+static int advice_fault_risk(const struct hpshm__limit *cg)
 {
 	return cg->version != 0 && cg->limit != HPSHM__UNLIMITED && cg->rsvd_limit == HPSHM__UNLIMITED;
 }
 
 int hpshm__hugetlb_fault_risk(size_t size, size_t page_size)
 {
-	struct hpshm__cgroup cg;
+	struct hpshm__limit cg;
 
 	/* The size does not matter: even with room now, other processes can use it up between
 	 * mmap and the first touch, and nothing reserved it for us. */
@@ -151,7 +151,7 @@ int hpshm__hugetlb_fault_risk(size_t size, size_t page_size)
 
 int hpshm__hugetlb_cgroup_probe(size_t size, size_t page_size, int *fault_risk, char *buf, size_t len)
 {
-	struct hpshm__cgroup cg;
+	struct hpshm__limit cg;
 
 	*fault_risk = 0;
 	if (page_size == 0 || hpshm__cgroup_get(page_size, &cg) < 0)

@@ -212,7 +212,7 @@ static uint64_t cgroup_room(uint64_t limit, uint64_t usage)
 }
 
 /* Copy a directory into out->path; a path too long keeps its end, marked with "...". */
-static void cgroup_set_path(struct hpshm__cgroup *out, const char *dir)
+static void cgroup_set_path(struct hpshm__limit *out, const char *dir)
 {
 	size_t n = strlen(dir), room = sizeof(out->path) - 1;
 
@@ -229,7 +229,7 @@ static void cgroup_set_path(struct hpshm__cgroup *out, const char *dir)
  * out->version is set only if some level has the hugetlb files.
  */
 static void cgroup_walk(int version, const struct cgroup_mount *m, const char *cgpath, const char *sname,
-			struct hpshm__cgroup *out)
+			struct hpshm__limit *out)
 {
 	char dir[PATH_MAX], file[96];
 	uint64_t limit, usage, rlimit, rusage, room, best = HPSHM__UNLIMITED;
@@ -296,7 +296,7 @@ static void cgroup_walk(int version, const struct cgroup_mount *m, const char *c
 	}
 }
 
-int hpshm__cgroup_get(size_t page_size, struct hpshm__cgroup *out)
+int hpshm__cgroup_get(size_t page_size, struct hpshm__limit *out)
 {
 	struct cgroup_mount m;
 	char cgpath[PATH_MAX], sname[32];

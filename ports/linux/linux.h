@@ -2,10 +2,10 @@
 /*
  * ports/linux/linux.h -- the Linux-only facts and calls behind the neutral port (port.h).
  *
- * Internal: not installed.  Who may include it: the files of ports/linux/, the Linux backends
- * (and the descriptor-backed segment helper they share), and the Linux introspection
- * (ports/linux/introspect.c).  Everything else asks through port.h or ports/introspect.h, so
- * a port for another OS never has to invent hstate pools, hugetlbfs or cgroups.
+ * Internal: not installed.  Who may include it: the files of ports/linux/ (the facts the tool
+ * reads, ports/linux/facts.c, among them), the Linux backends and the descriptor-backed
+ * segment helper they share.  Everything else asks through port.h or ports/facts.h, so a port
+ * for another OS never has to invent hstate pools, hugetlbfs or cgroups.
  * scripts/check-layers.sh enforces the list.
  *
  * What is here:
@@ -17,7 +17,13 @@
  *   - the readers of /proc and /sys, all under hpshm__sysroot() so tests can point the library
  *     at a fake tree with hpshm__set_sysroot();
  *   - hstate pools, hugetlbfs mounts, the hugetlb cgroup, the SysV privileges and limits,
- *     transparent huge pages, and the operator advice built from them.
+ *     transparent huge pages, and the operator advice built from them, in the neutral structs
+ *     of port.h: a pool is an hstate of /sys/kernel/mm/hugepages (nr_hugepages,
+ *     free_hugepages, resv_hugepages, surplus_hugepages, nr_overcommit_hugepages), a mount a
+ *     hugetlbfs mount, a limit the hugetlb cgroup (v1 limit_in_bytes, v2 max, and their rsvd
+ *     files), the SysV limits kernel.shmmax, shmall and shmmni, the THP modes the bracketed
+ *     words of /sys/kernel/mm/transparent_hugepage, and a backing KernelPageSize and VmFlags
+ *     "ht" of smaps, or f_bsize of a hugetlbfs descriptor.
  */
 #ifndef HPSHM_PORTS_LINUX_LINUX_H
 #define HPSHM_PORTS_LINUX_LINUX_H
@@ -32,9 +38,9 @@
 #include <sys/statfs.h>
 #else
 /*
- * core/segment.c includes this header on every OS until provider ABI 3 gives probe() the pool
- * facts it reads here; a system without <sys/statfs.h> (macOS, and FreeBSD, which has it in
- * <sys/mount.h>) only needs the name for the table's pointers.
+ * The descriptor-backed segment helper (backends/fdseg.c) and the tests include this header on
+ * the other POSIX systems too, for the names only; a system without <sys/statfs.h> (macOS,
+ * and FreeBSD, which has it in <sys/mount.h>) needs just the struct's name for the table.
  */
 struct statfs;
 #endif
@@ -89,22 +95,10 @@ int hpshm__read_u64(const char *path, uint64_t *out);
 int hpshm__read_field(const char *path, const char *key, int base, unsigned long long *out);
 
 /* A /proc/<pid>/maps or smaps VMA header "start-end perms ...": 1 with its range, or 0 for
- * any other line (an smaps field line).  verify.c and introspect.c read VMAs with it. */
+ * any other line (an smaps field line).  verify.c and facts.c read VMAs with it. */
 int hpshm__maps_range(const char *line, uintptr_t *start, uintptr_t *end);
 
 /* ---- hstate pools ---- */
-
-#define HPSHM__UNLIMITED  UINT64_MAX
-
-/* One huge page pool (a Linux hstate), counts in pages. */
-struct hpshm__pool {
-	size_t        page_size;  /* bytes */
-	unsigned long total;      /* nr_hugepages */
-	unsigned long free;       /* free_hugepages: includes reserved ones */
-	unsigned long resv;       /* resv_hugepages: promised to mappings, not yet faulted */
-	unsigned long surplus;    /* surplus_hugepages */
-	unsigned long overcommit; /* nr_overcommit_hugepages: the most surplus allowed */
-};
 
 /* Pages a new mapping can reserve right now: free minus reserved, plus overcommit room. */
 unsigned long hpshm__pool_available(const struct hpshm__pool *p);
@@ -120,13 +114,6 @@ char *hpshm__pool_file(size_t page_size, char *buf, size_t len);
 
 /* ---- hugetlbfs ---- */
 
-/* A hugetlbfs mount. */
-struct hpshm__mount {
-	char   path[256];   /* mount point */
-	size_t page_size;   /* pagesize= option, or the default huge page size */
-	int    writable;    /* 1 if this process may create files in it */
-};
-
 /*
  * Every visible hugetlbfs mount from /proc/self/mountinfo, in an array the caller frees, with
  * the count in *count; NULL (count 0) when there is none.
@@ -139,18 +126,8 @@ int hpshm__hugetlbfs_dir(const char *dir, size_t *page_size);
 
 /* ---- the hugetlb cgroup ---- */
 
-/* The hugetlb cgroup limits that apply to this process for one page size (bytes). */
-struct hpshm__cgroup {
-	int      version;        /* 1 or 2; 0: no hugetlb controller applies */
-	char     path[256];      /* the cgroup's directory */
-	uint64_t limit;          /* fault-time limit (v1 limit_in_bytes, v2 max) */
-	uint64_t usage;          /* charged now */
-	uint64_t rsvd_limit;     /* reservation limit, HPSHM__UNLIMITED if none or not supported */
-	uint64_t rsvd_usage;     /* reserved now */
-};
-
 /* The hugetlb cgroup for page_size: 0 (out->version 0 if none applies) or an error. */
-int hpshm__cgroup_get(size_t page_size, struct hpshm__cgroup *out);
+int hpshm__cgroup_get(size_t page_size, struct hpshm__limit *out);
 /* The kernel's name for a huge page size in hugetlb cgroup files (mem_fmt() in
  * mm/hugetlb_cgroup.c: the largest unit not above the size): "2MB", "1GB", "64KB". */
 char *hpshm__hugetlb_cgroup_size(size_t page_size, char *buf, size_t len);
@@ -162,22 +139,12 @@ int  hpshm__has_cap_ipc_lock(void);
 long hpshm__hugetlb_shm_group(void);   /* -1 if unreadable */
 int  hpshm__in_group(long gid);
 
-/* SysV shared memory limits; 0 if the OS has none to read. */
-struct hpshm__sysv_limits {
-	uint64_t shmmax;   /* bytes */
-	uint64_t shmall;   /* pages */
-	uint64_t shmmni;   /* segments */
-};
+/* kernel.shmmax, shmall and shmmni: 0, or HPSHM_EIO when none can be read. */
 int hpshm__sysv_limits(struct hpshm__sysv_limits *out);
 
 /* ---- transparent huge pages ---- */
 
 /* The bracketed choice of each setting file, or "" if absent. */
-struct hpshm__thp {
-	char enabled[32];
-	char defrag[32];
-	char shmem_enabled[32];
-};
 int hpshm__thp(struct hpshm__thp *out);
 
 /* ---- advice when huge pages fall short (advice.c) ---- */

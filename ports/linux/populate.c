@@ -8,7 +8,8 @@
  * the allowed nodes.  The touch of a plain loop then raises SIGBUS, which kills a server that
  * thought its memory was in hand.  So we populate with calls that return an error, in order:
  *
- *   1. fallocate(fd, 0, 0, len) when there is a descriptor (hugetlbfs file, memfd): it
+ *   1. fallocate(fd, 0, 0, len) when the handle is a file (HPSHM__PORT_FILE: a hugetlbfs
+ *      file, a memfd): it
  *      allocates every page into the file and fails with ENOSPC when the pool runs out
  *      (observed on 6.18 with an empty pool).  File systems without it answer EOPNOTSUPP
  *      and old kernels ENOSYS: we go on to madvise.
@@ -22,6 +23,7 @@
  *
  * The mapping is left as it is on failure: the caller destroys it.
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -41,7 +43,7 @@
  */
 static const char *populate_hint(size_t len, size_t page_size, char *buf, size_t buflen)
 {
-	struct hpshm__cgroup cg;
+	struct hpshm__limit cg;
 	char lim[32], need[32], sname[16];
 	int n;
 
@@ -62,26 +64,22 @@ static const char *populate_hint(size_t len, size_t page_size, char *buf, size_t
 	return hpshm__hugetlb_hint(len, page_size, buf, buflen);
 }
 
-int hpshm__populate(void *addr, size_t len, size_t page_size, int fd, unsigned *methods, hpshm_error *err)
+int hpshm__populate(void *addr, size_t len, size_t page_size, struct hpshm__port_handle h, unsigned *methods,
+		    hpshm_error *err)
 {
 	char hint[HPSHM_TEXT_MAX], sz[32], psz[32];
-	unsigned unused;
 	size_t bad = 0;
 	int rc, e, risk;
 
-	if (methods == NULL)
-		methods = &unused;
+	/* port.h's guarantees: the caller's mapping, in whole pages; never checked again here. */
+	assert(addr != NULL && len > 0 && page_size > 0 && methods != NULL);
 	*methods = HPSHM_POPULATE_NONE;
-	if (addr == NULL || len == 0)
-		return 0;
-	if (page_size == 0)
-		page_size = hpshm__base_page_size();
 	hpshm_size_format(len, sz, sizeof(sz));
 	hpshm_size_format(page_size, psz, sizeof(psz));
 
-	if (fd >= 0) {
+	if (h.flags & HPSHM__PORT_FILE) {
 		do
-			rc = hpshm__linux_sys.fallocate(fd, 0, 0, (off_t)len);
+			rc = hpshm__linux_sys.fallocate((int)h.value, 0, 0, (off_t)len);
 		while (rc < 0 && errno == EINTR);
 		e = rc < 0 ? errno : 0;
 		if (rc == 0)

@@ -19,6 +19,7 @@
  * does not fit the buffer keeps its start (the address range is all we parse) and the rest
  * is read past, so the fields that follow are never attributed to the wrong VMA.
  */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -121,19 +122,18 @@ static int verify_smaps(uintptr_t lo, uintptr_t hi, struct hpshm__backing *out)
 	return 0;
 }
 
-int hpshm__verify_backing(void *addr, size_t len, int fd, struct hpshm__backing *out)
+int hpshm__verify_backing(void *addr, size_t len, struct hpshm__port_handle h, struct hpshm__backing *out)
 {
 	struct statfs sfs;
 	uintptr_t lo = (uintptr_t)addr;
 	int known = 0;
 
-	if (out == NULL)
-		return HPSHM_EINVAL;
+	assert(out != NULL); /* port.h's guarantee */
 	out->page_size = 0;
 	out->huge = 0;
 	snprintf(out->source, sizeof(out->source), "unverified");
 
-	if (fd >= 0 && hpshm__linux_sys.fstatfs(fd, &sfs) == 0) {
+	if ((h.flags & HPSHM__PORT_FILE) && hpshm__linux_sys.fstatfs((int)h.value, &sfs) == 0) {
 		/* f_type's width differs by architecture: compare 32 bits. */
 		if ((uint32_t)sfs.f_type == (uint32_t)HUGETLBFS_MAGIC && sfs.f_bsize > 0) {
 			out->page_size = (size_t)sfs.f_bsize;

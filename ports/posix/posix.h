@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ports/posix/posix.h -- what ports/posix/ offers the OS folders beside it (ports/linux/, and the
- * generic port in ports/posix/generic.c), so each OS writes only what it does differently.
+ * ports/posix/posix.h -- what ports/posix/ offers the OS folders beside it (ports/linux/) and its
+ * own per-concern fallbacks (populate_touch.c, address.c, identity.c), so each OS writes only
+ * what it does differently.
  *
  * Internal to ports/: neither the core nor the backends include it.  Everything here is
  * POSIX.1-2008 and compiles with _POSIX_C_SOURCE=200809L alone.

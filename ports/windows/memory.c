@@ -22,6 +22,7 @@
  */
 #include "windows/windows.h"
 
+#include <assert.h>
 #include <psapi.h>
 #include <string.h>
 
@@ -37,15 +38,14 @@ static void memory_read(const void *p)
 	(void)*b;
 }
 
-int hpshm__verify_backing(void *addr, size_t len, int fd, struct hpshm__backing *out)
+int hpshm__verify_backing(void *addr, size_t len, struct hpshm__port_handle h, struct hpshm__backing *out)
 {
 	PSAPI_WORKING_SET_EX_INFORMATION info[VERIFY_SAMPLES];
 	size_t base = hpshm__base_page_size(), large, pages, n, valid = 0, huge = 0;
 	HANDLE self = GetCurrentProcess();
 
-	(void)fd; /* a section handle says nothing about the pages of one view */
-	if (out == NULL)
-		return HPSHM_EINVAL;
+	(void)h; /* a section handle says nothing about the pages of one view */
+	assert(out != NULL); /* port.h's guarantee */
 	out->page_size = 0;
 	out->huge = 0;
 	hpshm__strlcpy(out->source, "unverified", sizeof(out->source));
@@ -84,19 +84,12 @@ int hpshm__verify_backing(void *addr, size_t len, int fd, struct hpshm__backing 
 	return 0;
 }
 
-int hpshm__populate(void *addr, size_t len, size_t page_size, int fd, unsigned *methods, hpshm_error *err)
+int hpshm__populate(void *addr, size_t len, size_t page_size, struct hpshm__port_handle h, unsigned *methods,
+		    hpshm_error *err)
 {
-	unsigned unused;
-
-	(void)fd;
+	(void)h;
 	(void)err; /* a committed section cannot fail here: see the file's comment */
-	if (methods == NULL)
-		methods = &unused;
-	*methods = HPSHM_POPULATE_NONE;
-	if (addr == NULL || len == 0)
-		return 0;
-	if (page_size == 0)
-		page_size = hpshm__base_page_size();
+	assert(addr != NULL && len > 0 && page_size > 0 && methods != NULL); /* port.h's guarantees */
 	*methods = HPSHM_POPULATE_TOUCH;
 	for (size_t off = 0; off < len; off += page_size) {
 		volatile unsigned char *b = (volatile unsigned char *)addr + off;

@@ -3,9 +3,9 @@
  * ports/windows/windows.h -- the Windows-only facts and helpers behind the neutral port (port.h).
  *
  * Internal: not installed.  Who may include it: the files of ports/windows/, the Windows
- * backends (backends/winsection.c and backends/winsection_large.c) and
- * the Windows introspection (ports/windows/introspect.c).  Everything else asks through
- * port.h or ports/introspect.h.  scripts/check-layers.sh enforces the list.
+ * backends (backends/winsection.c and backends/winsection_large.c).  Everything else asks
+ * through port.h, or ports/facts.h, admin.h and process.h for the tool.
+ * scripts/check-layers.sh enforces the list.
  *
  * What is here:
  *   - text: hpshm's strings are UTF-8 and Windows' are UTF-16, so every call that takes a

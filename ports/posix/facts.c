@@ -1,19 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ports/posix/introspect.c -- ports/introspect.h on a system with no OS folder: nothing to show.
+ * ports/posix/facts.c -- ports/facts.h on a system with no OS folder: nothing to show.
  *
  * POSIX has no huge page pools, mounts, cgroups or page-table counters, so every fact is
  * absent: counts of 0, HPSHM_EUNAVAILABLE, empty strings.  The tool then says "none" or
  * "unreadable" rather than guessing.  Two facts come from elsewhere: the default huge page
- * size from the port (an OS folder such as ports/freebsd/ knows it; generic.c says none), and
- * on macOS the sentence that says why there are no shared superpages at all.  Built where ports/posix/generic.c is, and, like it,
- * compiled on Linux into an object library nothing links, so it keeps up with the header.
+ * size from the port (an OS folder such as ports/freebsd/ knows it; pages_none.c says none),
+ * and on macOS the sentence that says why there are no shared superpages at all.  Built where
+ * the fallbacks of ports/posix/ are, and, like them, compiled on Linux into an object library
+ * nothing links, so it keeps up with the header.
  */
 #include <string.h>
 #include <sys/resource.h>
 
 #include "base/base.h"
-#include "introspect.h"
+#include "facts.h"
 #include "port.h"
 
 size_t hpshm__os_default_page_size(void)
@@ -34,21 +35,21 @@ const char *hpshm__os_huge_absent(void)
 #endif
 }
 
-int hpshm__os_pools(struct hpshm__os_pool *out, int max)
+int hpshm__os_pools(struct hpshm__pool *out, int max)
 {
 	(void)out;
 	(void)max;
 	return 0;
 }
 
-int hpshm__os_pool(size_t page_size, struct hpshm__os_pool *out)
+int hpshm__os_pool(size_t page_size, struct hpshm__pool *out)
 {
 	(void)page_size;
 	(void)out;
 	return HPSHM_EUNAVAILABLE;
 }
 
-unsigned long hpshm__os_pool_available(const struct hpshm__os_pool *p)
+unsigned long hpshm__os_pool_available(const struct hpshm__pool *p)
 {
 	(void)p;
 	return 0;
@@ -67,16 +68,7 @@ char *hpshm__os_pool_knob(size_t page_size, char *buf, size_t len)
 	return buf;
 }
 
-int hpshm__os_pool_resize(size_t page_size, unsigned long pages, char *why, size_t len)
-{
-	(void)page_size;
-	(void)pages;
-	if (why != NULL && len > 0)
-		hpshm__strlcpy(why, "this system keeps no huge page pool to resize", len);
-	return -1;
-}
-
-int hpshm__os_mounts(struct hpshm__os_mount *out, int max)
+int hpshm__os_mounts(struct hpshm__mount *out, int max)
 {
 	(void)out;
 	(void)max;
@@ -104,14 +96,14 @@ int hpshm__os_in_group(long gid)
 	return 0;
 }
 
-int hpshm__os_sysv_limits(struct hpshm__os_sysv_limits *out)
+int hpshm__os_sysv_limits(struct hpshm__sysv_limits *out)
 {
 	if (out != NULL)
 		memset(out, 0, sizeof(*out));
 	return HPSHM_EIO;
 }
 
-int hpshm__os_limit(size_t page_size, struct hpshm__os_limit *out)
+int hpshm__os_limit(size_t page_size, struct hpshm__limit *out)
 {
 	(void)page_size;
 	if (out == NULL)
@@ -135,15 +127,7 @@ int hpshm__os_fault_risk(size_t size, size_t page_size)
 	return 0;
 }
 
-int hpshm__os_thp_shmem_set(const char *mode, char *why, size_t len)
-{
-	(void)mode;
-	if (why != NULL && len > 0)
-		hpshm__strlcpy(why, "this system has no transparent huge pages to set", len);
-	return -1;
-}
-
-int hpshm__os_thp(struct hpshm__os_thp *out)
+int hpshm__os_thp(struct hpshm__thp *out)
 {
 	if (out != NULL)
 		memset(out, 0, sizeof(*out));
@@ -161,11 +145,11 @@ long hpshm__os_thp_kib(const void *addr)
 	return -1;
 }
 
-int hpshm__os_backing(void *addr, size_t len, int fd, struct hpshm__os_backing *out)
+int hpshm__os_backing(void *addr, size_t len, intptr_t file, struct hpshm__backing *out)
 {
 	(void)addr;
 	(void)len;
-	(void)fd;
+	(void)file;
 	if (out == NULL)
 		return HPSHM_EINVAL;
 	out->page_size = 0;
@@ -202,21 +186,4 @@ uint64_t hpshm__os_page_faults(void)
 uint64_t hpshm__os_mem_available(void)
 {
 	return 0;
-}
-
-int hpshm__os_program_path(char *buf, size_t len)
-{
-	if (buf != NULL && len > 0)
-		buf[0] = '\0';
-	return HPSHM_EUNAVAILABLE;
-}
-
-int hpshm__os_die_with_parent(void)
-{
-	return HPSHM_ENOTSUP;
-}
-
-int hpshm__os_far_address(size_t len, size_t align, void **out)
-{
-	return hpshm__pick_address(len, align, out);
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ports/windows/introspect.c -- ports/introspect.h on Windows: what Windows can say.
+ * ports/windows/facts.c -- ports/facts.h on Windows: what Windows can say.
  *
  * Windows keeps no pool of large pages: they are taken from free physical memory when a
  * SEC_LARGE_PAGES section is created, contiguous 2 MiB runs that fragmentation makes rarer the
@@ -10,7 +10,7 @@
  * the one thing an operator grants), what backs a view (QueryWorkingSetEx(), as the library
  * verifies), the memory free now, the process's page fault count (PageFaultCount, soft and
  * hard faults together), and this program's path.  Everything else is absent, the way
- * ports/posix/introspect.c says it: counts of 0, HPSHM_EUNAVAILABLE, empty strings.
+ * ports/posix/facts.c says it: counts of 0, HPSHM_EUNAVAILABLE, empty strings.
  */
 #include "windows/windows.h"
 
@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "base/base.h"
-#include "introspect.h"
+#include "facts.h"
 #include "windows/sys.h"
 
 size_t hpshm__os_default_page_size(void)
@@ -31,21 +31,21 @@ const char *hpshm__os_huge_absent(void)
 	return ""; /* GetLargePageMinimum() is 0 only on hardware without large pages */
 }
 
-int hpshm__os_pools(struct hpshm__os_pool *out, int max)
+int hpshm__os_pools(struct hpshm__pool *out, int max)
 {
 	(void)out;
 	(void)max;
 	return 0;
 }
 
-int hpshm__os_pool(size_t page_size, struct hpshm__os_pool *out)
+int hpshm__os_pool(size_t page_size, struct hpshm__pool *out)
 {
 	(void)page_size;
 	(void)out;
 	return HPSHM_EUNAVAILABLE;
 }
 
-unsigned long hpshm__os_pool_available(const struct hpshm__os_pool *p)
+unsigned long hpshm__os_pool_available(const struct hpshm__pool *p)
 {
 	(void)p;
 	return 0;
@@ -64,16 +64,7 @@ char *hpshm__os_pool_knob(size_t page_size, char *buf, size_t len)
 	return buf;
 }
 
-int hpshm__os_pool_resize(size_t page_size, unsigned long pages, char *why, size_t len)
-{
-	(void)page_size;
-	(void)pages;
-	if (why != NULL && len > 0)
-		hpshm__strlcpy(why, "Windows keeps no large page pool: large pages come from free physical memory", len);
-	return -1;
-}
-
-int hpshm__os_mounts(struct hpshm__os_mount *out, int max)
+int hpshm__os_mounts(struct hpshm__mount *out, int max)
 {
 	(void)out;
 	(void)max;
@@ -101,14 +92,14 @@ int hpshm__os_in_group(long gid)
 	return 0;
 }
 
-int hpshm__os_sysv_limits(struct hpshm__os_sysv_limits *out)
+int hpshm__os_sysv_limits(struct hpshm__sysv_limits *out)
 {
 	if (out != NULL)
 		memset(out, 0, sizeof(*out));
 	return HPSHM_EIO;
 }
 
-int hpshm__os_limit(size_t page_size, struct hpshm__os_limit *out)
+int hpshm__os_limit(size_t page_size, struct hpshm__limit *out)
 {
 	(void)page_size;
 	if (out == NULL)
@@ -132,15 +123,7 @@ int hpshm__os_fault_risk(size_t size, size_t page_size)
 	return 0;
 }
 
-int hpshm__os_thp_shmem_set(const char *mode, char *why, size_t len)
-{
-	(void)mode;
-	if (why != NULL && len > 0)
-		hpshm__strlcpy(why, "Windows has no transparent huge pages", len);
-	return -1;
-}
-
-int hpshm__os_thp(struct hpshm__os_thp *out)
+int hpshm__os_thp(struct hpshm__thp *out)
 {
 	if (out != NULL)
 		memset(out, 0, sizeof(*out));
@@ -158,18 +141,12 @@ long hpshm__os_thp_kib(const void *addr)
 	return -1;
 }
 
-int hpshm__os_backing(void *addr, size_t len, int fd, struct hpshm__os_backing *out)
+int hpshm__os_backing(void *addr, size_t len, intptr_t file, struct hpshm__backing *out)
 {
-	struct hpshm__backing b;
-	int rc;
-
+	(void)file; /* a section handle says nothing about the pages of one view */
 	if (out == NULL)
 		return HPSHM_EINVAL;
-	rc = hpshm__verify_backing(addr, len, fd, &b);
-	out->page_size = b.page_size;
-	out->huge = b.huge;
-	hpshm__strlcpy(out->source, b.source, sizeof(out->source));
-	return rc;
+	return hpshm__verify_backing(addr, len, HPSHM__PORT_NO_HANDLE, out);
 }
 
 size_t hpshm__os_mapping_len(const void *addr)
@@ -221,27 +198,4 @@ uint64_t hpshm__os_mem_available(void)
 
 	ms.dwLength = sizeof(ms);
 	return GlobalMemoryStatusEx(&ms) ? (uint64_t)ms.ullAvailPhys : 0;
-}
-
-int hpshm__os_program_path(char *buf, size_t len)
-{
-	wchar_t path[MAX_PATH * 4];
-	DWORD n = GetModuleFileNameW(NULL, path, (DWORD)(sizeof(path) / sizeof(path[0])));
-
-	if (buf != NULL && len > 0)
-		buf[0] = '\0';
-	if (n == 0 || n >= sizeof(path) / sizeof(path[0]) || buf == NULL)
-		return HPSHM_EUNAVAILABLE;
-	hpshm__win_utf8(path, buf, len);
-	return 0;
-}
-
-int hpshm__os_die_with_parent(void)
-{
-	return HPSHM_ENOTSUP;
-}
-
-int hpshm__os_far_address(size_t len, size_t align, void **out)
-{
-	return hpshm__pick_address(len, align, out);
 }
