@@ -51,6 +51,16 @@ int hpshm__verify_backing(void *addr, size_t len, int fd, struct hpshm__backing 
  */
 int hpshm__populate(void *addr, size_t len, size_t page_size, int fd, unsigned *methods, hpshm_error *err);
 
+/*
+ * The descriptor hpshm__verify_backing() and hpshm__populate() take for a provider's handle:
+ * the handle itself when the provider says it is one of this OS's descriptors (descriptor
+ * != 0) and it is a valid one, else -1.  The core passes handles through here, never casts.
+ */
+int hpshm__port_descriptor(intptr_t handle, int descriptor);
+/* This port's words for a set of the HPSHM_POPULATE_* bits hpshm__populate() reports, e.g.
+ * "fallocate+madvise" on Linux; "none" for 0.  A static string. */
+const char *hpshm__port_populate_name(unsigned methods);
+
 /* ---- addresses ---- */
 
 /*

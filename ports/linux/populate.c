@@ -23,6 +23,7 @@
  * The mapping is left as it is on failure: the caller destroys it.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -131,4 +132,19 @@ int hpshm__populate(void *addr, size_t len, size_t page_size, int fd, unsigned *
 				       psz, bad, sz, addr, risk ? "; a hugetlb cgroup limit applies at fault time" : "");
 	}
 	return 0;
+}
+
+int hpshm__port_descriptor(intptr_t handle, int descriptor)
+{
+	return descriptor && handle >= 0 && handle <= INT_MAX ? (int)handle : -1;
+}
+
+const char *hpshm__port_populate_name(unsigned methods)
+{
+	static const char *const names[] = {
+		"none", "fallocate", "madvise", "fallocate+madvise",
+		"touch", "fallocate+touch", "madvise+touch", "fallocate+madvise+touch",
+	};
+
+	return names[methods & 7];
 }

@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -148,4 +149,17 @@ const char *hpshm__getenv(const char *name)
 	if (getuid() != geteuid() || getgid() != getegid())
 		return NULL;
 	return getenv(name);
+}
+
+int hpshm__port_descriptor(intptr_t handle, int descriptor)
+{
+	return descriptor && handle >= 0 && handle <= INT_MAX ? (int)handle : -1;
+}
+
+/* This port populates by the guarded touch alone (above): other bits are not its methods. */
+const char *hpshm__port_populate_name(unsigned methods)
+{
+	if (methods == HPSHM_POPULATE_NONE)
+		return "none";
+	return methods == HPSHM_POPULATE_TOUCH ? "touch" : "unknown";
 }

@@ -105,3 +105,19 @@ int hpshm__populate(void *addr, size_t len, size_t page_size, int fd, unsigned *
 	}
 	return 0;
 }
+
+/* A section HANDLE is no descriptor: verify and populate work on the view (above). */
+int hpshm__port_descriptor(intptr_t handle, int descriptor)
+{
+	(void)handle;
+	(void)descriptor;
+	return -1;
+}
+
+/* Windows populates by touching the committed view alone (above): other bits are not its methods. */
+const char *hpshm__port_populate_name(unsigned methods)
+{
+	if (methods == HPSHM_POPULATE_NONE)
+		return "none";
+	return methods == HPSHM_POPULATE_TOUCH ? "touch" : "unknown";
+}
