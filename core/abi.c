@@ -5,7 +5,7 @@
  * hpshm.h ("Growing the public structs") promises that every report, child, listed object and
  * requirement the library fills carries the version of its layout and has its reserved space
  * zeroed.  The
- * work is done in core/segment.c and core/reattach.c; the public functions that hand those
+ * work is done in core/segment.c, core/attach.c and core/objects.c; the public functions that hand those
  * structs out are these thin wrappers, which stamp them on the way out, so no path through
  * the walk or the re-attach code can forget, and the next version is a change here and in the
  * code that fills its new members.  The core's own files never call these wrappers, only the

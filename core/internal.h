@@ -152,6 +152,9 @@ struct hpshm_header *hpshm__header_write(void *dst, size_t usable, const void *a
  */
 int hpshm__companion_create(struct hpshm__companion *c, void *seg_at, size_t mapped, const struct hpshm_config *cfg,
 			    hpshm_error *err);
+/* The request for a companion at addr: base pages enough for the header region.  0, or
+ * HPSHM_EOVERFLOW when base pages this large do not fit the companion's granule. */
+int hpshm__companion_request(struct hpshm_request *rq, void *addr, const struct hpshm_config *cfg);
 /*
  * Destroy (remove: the owner's destroy, hpshm__segment_owned()) or detach a companion;
  * nothing if it has no mapping.  The owner's destroy first clears the magic of the header it
@@ -173,7 +176,18 @@ int hpshm__segment_sizes(const struct hpshm_config *cfg, size_t size, size_t pag
 int hpshm__segment_sizes_at(enum hpshm__header_place place, size_t size, size_t page_size, size_t *mapped,
 			    size_t *usable);
 
-/* A re-attach token, parsed (core/reattach.c has the format). */
+/*
+ * What a provider is asked for a segment of size bytes under cfg (core/request.c): create,
+ * `hpshm probe` and `hpshm plan` all ask with this request, so they cannot disagree.
+ */
+void hpshm__segment_request(struct hpshm_request *rq, const struct hpshm_config *cfg, const struct hpshm_instance *p,
+			    size_t size);
+/* Does probe's answer keep the contract (a page size that is a power of two)?  NULL, or why not. */
+const char *hpshm__probe_broken(const struct hpshm_probe *pr);
+/* Is provider p a candidate under this configuration?  NULL if yes, else why not. */
+const char *hpshm__segment_excluded(const struct hpshm_config *cfg, const struct hpshm_instance *p);
+
+/* A re-attach token, parsed (core/token.c has the format). */
 struct hpshm__token {
 	char               provider[HPSHM_NAME_MAX]; /* the provider's name */
 	char               id[HPSHM_PATH_MAX];       /* its identify() text: "fd=5", "shm=32769", "path=..." */
