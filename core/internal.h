@@ -25,7 +25,7 @@ enum hpshm__reattach_mode { HPSHM__REATTACH_OFF = HPSHM_REATTACH_OFF, HPSHM__REA
 /* Where a key's value came from; a source never overrides a higher one. */
 enum hpshm__source { HPSHM__SRC_DEFAULT, HPSHM__SRC_FILE, HPSHM__SRC_ENV, HPSHM__SRC_API };
 
-/* Index of each key in the key table (core/config.c); the two must change together. */
+/* Index of each key in the key table (core/config_keys.c); the two must change together. */
 enum hpshm__key {
 	HPSHM__KEY_PROVIDER,
 	HPSHM__KEY_HUGE_PAGES,
@@ -67,8 +67,8 @@ struct hpshm_config {
  * segment on huge pages keeps it in a companion: a small object of base pages made by the
  * plain provider, mapped in the granule right after the segment and handed to the child
  * beside it, unless its provider can label the object where the kernel keeps it
- * (HPSHM_CAP_TAG: a memfd's name): then the label, made of the header's nonce and address,
- * proves the object to a child, and the header lives only in the handles, so the segment is
+ * (HPSHM_CAP_TAG): then the label, made of the header's nonce and address, proves the
+ * object to a child, and the header lives only in the handles, so the segment is
  * one object, as cheap to make and release as the raw calls.  A named segment keeps its
  * header at its tail whatever it costs: the proof of whose an object is must be in the
  * object, where `hpshm gc` reads it after a crash.
@@ -126,7 +126,7 @@ enum hpshm__header_place hpshm__header_place(const struct hpshm_config *cfg, siz
 /*
  * The header a handle holds for a labelled segment (HPSHM__HEADER_TAG): what its token
  * carries.  Who created it and in which boot are left out: they tell `hpshm gc` and a stale
- * token after a reboot about objects that can outlive their creator, and a memfd cannot.
+ * token after a reboot about objects that can outlive their creator, and a labelled one cannot.
  */
 void hpshm__header_hold(struct hpshm_header *h, size_t usable, uint64_t nonce, uint64_t at, const char *provider,
 			size_t page_size);

@@ -76,7 +76,7 @@ static int segment_verify(struct segment_walk *w, const struct hpshm_instance *p
 	memset(&b, 0, sizeof(b));
 	if (hpshm__verify_backing(m->addr, m->size, hpshm__port_descriptor(m->handle, (m->flags & HPSHM_MAP_DESCRIPTOR) != 0),
 				  &b) < 0 || b.page_size == 0) {
-		/* Nothing to read the truth from (not Linux, or /proc hidden): say so. */
+		/* The port has nothing to read the truth from (this OS, or its facts hidden): say so. */
 		r->page_size = rq->page_size;
 		r->verified = 0;
 		r->huge = (p->ops->caps & HPSHM_CAP_HUGE) != 0;
