@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/config.h"
+#include "core/internal.h"
 #include "port.h"
 
 int hpshm_config_new(hpshm_config **out)

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/config.h"
+#include "core/internal.h"
 #include "port.h"
 
 struct hpshm__keydef {
