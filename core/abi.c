@@ -4,12 +4,12 @@
  *
  * hpshm.h ("Growing the public structs") promises that every report, child, listed object and
  * requirement the library fills carries the version of its layout and has its reserved space
- * zeroed.  The
- * work is done in core/segment.c and core/reattach.c; the public functions that hand those
- * structs out are these thin wrappers, which stamp them on the way out, so no path through
- * the walk or the re-attach code can forget, and the next version is a change here and in the
- * code that fills its new members.  The core's own files never call these wrappers, only the
- * unstamped functions behind them (core/internal.h), so the calls run one way: abi.c on top.
+ * zeroed.  The work is done in core/segment.c, core/attach.c and core/objects.c; the public
+ * functions that hand those structs out are these thin wrappers, which stamp them on the way
+ * out, so no path through the walk or the re-attach code can forget, and the next version
+ * is a change here and in the code that fills its new members.  The core's own files never
+ * call these wrappers, only the unstamped functions behind them (core/internal.h), so the
+ * calls run one way: abi.c on top.
  * Error records are stamped by hpshm_error_set() (base/errors.c), the one function every
  * layer fills them through.
  */

@@ -1,10 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/config.c -- the configuration keys: one table, four sources.
- *
- * Every key is defined once in keys[] below (name, accepted values, default, description,
- * parser, formatter).  The parser, the error that lists valid values, `hpshm probe` and the
- * docs all read that table, so a key cannot be accepted in one place and unknown in another.
+ * core/config.c -- where configuration values come from, and which source wins.  Layers:
+ * doc/architecture.md; the keys themselves, their parsers and the typed setters are
+ * core/config_keys.c.
  *
  * Values come from the API (hpshm_config_set, hpshm_config_parse), a file, or the
  * environment (HPSHM_<KEY>).  Each key remembers the source it was last set from, and a
@@ -22,412 +20,6 @@
 
 #include "core/internal.h"
 #include "port.h"
-
-struct hpshm__keydef {
-	const char *name;        /* the key, as written in every source */
-	const char *values;      /* accepted values, for errors and docs */
-	const char *def;         /* default, as text */
-	const char *description; /* one line */
-	int (*parse)(struct hpshm_config *c, const char *v, hpshm_error *err);
-	int (*format)(const struct hpshm_config *c, char *buf, size_t len);
-};
-
-static int config_bad(hpshm_error *err, int code, const char *key, const char *values, const char *fmt, ...)
-	HPSHM__PRINTF(5, 6)
-	;
-
-static int config_bad(hpshm_error *err, int code, const char *key, const char *values, const char *fmt, ...)
-{
-	va_list ap;
-	char msg[HPSHM_MESSAGE_MAX];
-	char hint[HPSHM_TEXT_MAX];
-
-	if (!err)
-		return code;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	snprintf(hint, sizeof(hint), "%s accepts: %s", key, values);
-	hpshm_error_set(err, code, 0, NULL, hint, "%s", msg);
-	hpshm__strlcpy(err->key, key, sizeof(err->key));
-	err->provider[0] = '\0';
-	return code;
-}
-
-/* Word values: the index of v in words (NULL-terminated), or -1. */
-static int config_word(const char *v, const char *const *words)
-{
-	for (int i = 0; words[i]; i++)
-		if (strcmp(v, words[i]) == 0)
-			return i;
-	return -1;
-}
-
-/* "auto, memfd_hugetlb, ..." for messages that list what provider= accepts. */
-static void provider_known(char *buf, size_t len)
-{
-	struct hpshm__provider_list all;
-
-	snprintf(buf, len, "auto");
-	hpshm__providers(&all);
-	for (unsigned i = 0; i < all.n; i++) {
-		size_t used = strlen(buf);
-
-		snprintf(buf + used, len - used, ", %s", all.p[i].name);
-	}
-}
-
-/*
- * provider=auto walks the table; provider=a,b names the providers to try, in order;
- * provider=auto,-a,-b (or -a,-b: auto is implied) walks the table without a and b, which is
- * how an operator switches a backend off at run time.  An exclusion may name a provider this
- * build lacks (the same config file serves every build and OS); a name to use may not.
- */
-/* What provider= accepts, for the errors of the key and of hpshm_config_set_provider(). */
-static const char provider_accepted[] = "auto, provider names separated by commas, or auto,-name to leave one out";
-
-static int parse_provider(struct hpshm_config *c, const char *v, hpshm_error *err)
-{
-	char names[HPSHM__MAX_PROVIDERS][HPSHM_NAME_MAX], excluded[HPSHM__MAX_PROVIDERS][HPSHM_NAME_MAX];
-	unsigned n = 0, nx = 0, nauto = 0, item = 0;
-	struct hpshm_instance found;
-	const char *p = v;
-
-	while (*p) {
-		const char *end = p + strcspn(p, ",");
-		const char *q = end;
-		char name[HPSHM_NAME_MAX];
-		int minus;
-		size_t len;
-
-		while (p < q && isspace((unsigned char)*p))
-			p++;
-		while (q > p && isspace((unsigned char)q[-1]))
-			q--;
-		minus = p < q && *p == '-';
-		if (minus)
-			p++;
-		len = (size_t)(q - p);
-		if (len == 0 || len >= HPSHM_NAME_MAX)
-			return config_bad(err, HPSHM_EVALUE, "provider", provider_accepted,
-					  "provider: empty or overlong name in \"%s\"", v);
-		if (n + nx == HPSHM__MAX_PROVIDERS)
-			return config_bad(err, HPSHM_EVALUE, "provider", "at most 16 names",
-					  "provider: too many names in \"%s\"", v);
-		memcpy(name, p, len);
-		name[len] = '\0';
-		if (strcmp(name, "auto") == 0) {
-			if (minus || item != 0)
-				return config_bad(err, HPSHM_EVALUE, "provider", provider_accepted,
-						  "provider: auto can only come first, as in auto,-sysv_hugetlb");
-			nauto = 1;
-		} else if (minus) {
-			if (hpshm__provider_find(name, &found) < 0 && !hpshm__provider_name_known(name)) {
-				char known[HPSHM_TEXT_MAX];
-
-				provider_known(known, sizeof(known));
-				config_bad(err, HPSHM_ENOPROVIDER, "provider", known,
-					   "provider: cannot leave out unknown provider \"%s\"", name);
-				return HPSHM_ENOPROVIDER;
-			}
-			memcpy(excluded[nx++], name, len + 1);
-		} else {
-			if (hpshm__provider_find(name, &found) < 0) {
-				char known[HPSHM_TEXT_MAX];
-
-				provider_known(known, sizeof(known));
-				config_bad(err, HPSHM_ENOPROVIDER, "provider", known, "provider: unknown provider \"%s\"",
-					   name);
-				return HPSHM_ENOPROVIDER;
-			}
-			memcpy(names[n++], name, len + 1);
-		}
-		item++;
-		p = *end ? end + 1 : end;
-	}
-	if (item == 0)
-		return config_bad(err, HPSHM_EVALUE, "provider", provider_accepted, "provider: empty value");
-	if (n && (nauto || nx))
-		return config_bad(err, HPSHM_EVALUE, "provider", provider_accepted,
-				  "provider: \"%s\" mixes a list of providers with auto or -name; use one or the other", v);
-	memcpy(c->providers, names, sizeof(names[0]) * n);
-	c->nproviders = n;
-	memcpy(c->excluded, excluded, sizeof(excluded[0]) * nx);
-	c->nexcluded = nx;
-	return 0;
-}
-
-static int format_provider(const struct hpshm_config *c, char *buf, size_t len)
-{
-	/* Built whole first, so a short or absent buffer is only ever written by snprintf. */
-	char all[HPSHM__MAX_PROVIDERS * (HPSHM_NAME_MAX + 2) + 8];
-	size_t used;
-
-	if (c->nproviders == 0) {
-		snprintf(all, sizeof(all), "auto");
-		for (unsigned i = 0; i < c->nexcluded; i++) {
-			used = strlen(all);
-			snprintf(all + used, sizeof(all) - used, ",-%s", c->excluded[i]);
-		}
-	} else {
-		all[0] = '\0';
-		for (unsigned i = 0; i < c->nproviders; i++) {
-			used = strlen(all);
-			snprintf(all + used, sizeof(all) - used, "%s%s", i ? "," : "", c->providers[i]);
-		}
-	}
-	return snprintf(buf, len, "%s", all);
-}
-
-static const char *const huge_words[] = { "off", "try", "on", NULL };
-
-static int parse_huge_pages(struct hpshm_config *c, const char *v, hpshm_error *err)
-{
-	/* PostgreSQL's hidden aliases, so its users' habits carry over. */
-	static const char *const off_words[] = { "false", "no", "0", NULL };
-	static const char *const on_words[] = { "true", "yes", "1", NULL };
-	int i = config_word(v, huge_words);
-
-	if (i >= 0)
-		c->huge_pages = (hpshm_huge_pages)i;
-	else if (config_word(v, off_words) >= 0)
-		c->huge_pages = HPSHM_HUGE_OFF;
-	else if (config_word(v, on_words) >= 0)
-		c->huge_pages = HPSHM_HUGE_ON;
-	else
-		return config_bad(err, HPSHM_EVALUE, "huge_pages", "off, try, on",
-				  "huge_pages: \"%s\" is not off, try or on", v);
-	return 0;
-}
-
-static int format_huge_pages(const struct hpshm_config *c, char *buf, size_t len)
-{
-	return snprintf(buf, len, "%s", huge_words[c->huge_pages]);
-}
-
-static int parse_huge_page_size(struct hpshm_config *c, const char *v, hpshm_error *err)
-{
-	static const char values[] = "default, largest, or a power-of-two size such as 2MB or 1GB";
-	size_t size;
-	int rc;
-
-	if (strcmp(v, "default") == 0 || strcmp(v, "0") == 0) {
-		c->huge_page_size = 0;
-		return 0;
-	}
-	if (strcmp(v, "largest") == 0) {
-		c->huge_page_size = HPSHM__LARGEST;
-		return 0;
-	}
-	rc = hpshm_size_parse(v, &size);
-	if (rc < 0)
-		return config_bad(err, rc == HPSHM_EOVERFLOW ? HPSHM_EOVERFLOW : HPSHM_EVALUE, "huge_page_size",
-				  values, "huge_page_size: \"%s\" is not a size", v);
-	if (size & (size - 1))
-		return config_bad(err, HPSHM_EVALUE, "huge_page_size", values,
-				  "huge_page_size: %s is not a power of two, so no kernel offers it", v);
-	c->huge_page_size = size;
-	return 0;
-}
-
-static int format_huge_page_size(const struct hpshm_config *c, char *buf, size_t len)
-{
-	char s[32];
-
-	if (c->huge_page_size == 0)
-		return snprintf(buf, len, "default");
-	if (c->huge_page_size == HPSHM__LARGEST)
-		return snprintf(buf, len, "largest");
-	return snprintf(buf, len, "%s", hpshm_size_format(c->huge_page_size, s, sizeof(s)));
-}
-
-static const char *const reattach_words[] = { "off", "exec", NULL };
-
-static int parse_reattach(struct hpshm_config *c, const char *v, hpshm_error *err)
-{
-	int i = config_word(v, reattach_words);
-
-	if (i < 0)
-		return config_bad(err, HPSHM_EVALUE, "reattach", "off, exec", "reattach: \"%s\" is not off or exec", v);
-	c->reattach = i;
-	return 0;
-}
-
-static int format_reattach(const struct hpshm_config *c, char *buf, size_t len)
-{
-	return snprintf(buf, len, "%s", reattach_words[c->reattach]);
-}
-
-static const char *const populate_words[] = { "auto", "on", "off", NULL };
-
-static int parse_populate(struct hpshm_config *c, const char *v, hpshm_error *err)
-{
-	int i = config_word(v, populate_words);
-
-	if (i < 0)
-		return config_bad(err, HPSHM_EVALUE, "populate", "auto, on, off",
-				  "populate: \"%s\" is not auto, on or off", v);
-	c->populate = i;
-	return 0;
-}
-
-static int format_populate(const struct hpshm_config *c, char *buf, size_t len)
-{
-	return snprintf(buf, len, "%s", populate_words[c->populate]);
-}
-
-static int parse_hugetlbfs_path(struct hpshm_config *c, const char *v, hpshm_error *err)
-{
-	if (v[0] != '\0' && v[0] != '/')
-		return config_bad(err, HPSHM_EVALUE, "hugetlbfs_path", "an absolute directory path",
-				  "hugetlbfs_path: \"%s\" is not an absolute path", v);
-	if (strlen(v) >= sizeof(c->hugetlbfs_path))
-		return config_bad(err, HPSHM_EVALUE, "hugetlbfs_path", "a path shorter than 256 bytes",
-				  "hugetlbfs_path: path too long");
-	hpshm__strlcpy(c->hugetlbfs_path, v, sizeof(c->hugetlbfs_path));
-	return 0;
-}
-
-static int format_hugetlbfs_path(const struct hpshm_config *c, char *buf, size_t len)
-{
-	return snprintf(buf, len, "%s", c->hugetlbfs_path);
-}
-
-static int parse_name(struct hpshm_config *c, const char *v, hpshm_error *err)
-{
-	static const char values[] = "1 to 127 of A-Z a-z 0-9 . _ -, not starting with '.'";
-	size_t len = strlen(v);
-
-	/* Names become file names, shm names and token fields: keep them to a safe set. */
-	if (len >= sizeof(c->name) || v[0] == '.')
-		return config_bad(err, HPSHM_EVALUE, "name", values, "name: \"%s\" is not a valid segment name", v);
-	for (size_t i = 0; i < len; i++)
-		if (!isalnum((unsigned char)v[i]) && !strchr("._-", v[i]))
-			return config_bad(err, HPSHM_EVALUE, "name", values,
-					  "name: \"%s\" has a character outside A-Z a-z 0-9 . _ -", v);
-	memcpy(c->name, v, len + 1);
-	return 0;
-}
-
-static int format_name(const struct hpshm_config *c, char *buf, size_t len)
-{
-	return snprintf(buf, len, "%s", c->name);
-}
-
-static int parse_mode(struct hpshm_config *c, const char *v, hpshm_error *err)
-{
-	static const char values[] = "an octal permission up to 0777 with at least the owner's read and write "
-				     "bits (0600), e.g. 0600, 0640, 0660";
-	char *end;
-	unsigned long m;
-
-	errno = 0;
-	m = strtoul(v, &end, 8);
-	if (!isdigit((unsigned char)v[0]) || *end || errno || m > 0777)
-		return config_bad(err, HPSHM_EVALUE, "mode", values, "mode: \"%s\" is not an octal permission", v);
-	/* The creator maps its own object read-write, and a re-attaching child opens it again:
-	 * without the owner's read and write bits neither could.  0 once meant "the default"
-	 * to the providers; say so instead of guessing. */
-	if ((m & 0600) != 0600)
-		return config_bad(err, HPSHM_EVALUE, "mode", values,
-				  "mode: \"%s\" does not let the owner read and write the segment", v);
-	c->mode = (unsigned)m;
-	return 0;
-}
-
-static int format_mode(const struct hpshm_config *c, char *buf, size_t len)
-{
-	return snprintf(buf, len, "0%03o", c->mode);
-}
-
-static int parse_base_address(struct hpshm_config *c, const char *v, hpshm_error *err)
-{
-	static const char values[] = "auto, or a hexadecimal address aligned to 64KiB such as 0x7e0000000000";
-	char *end;
-	unsigned long long a;
-
-	if (strcmp(v, "auto") == 0) {
-		c->base_address = 0;
-		return 0;
-	}
-	errno = 0;
-	a = strtoull(v, &end, 16);
-	if (strncmp(v, "0x", 2) != 0 || *end || errno || a == 0 || a > UINTPTR_MAX)
-		return config_bad(err, HPSHM_EVALUE, "base_address", values, "base_address: \"%s\" is not an address", v);
-	/* 64 KiB: Windows' allocation granularity, and a multiple of every base page size. */
-	if (a % 65536)
-		return config_bad(err, HPSHM_EVALUE, "base_address", values,
-				  "base_address: %s is not aligned to 64KiB", v);
-	c->base_address = (uintptr_t)a;
-	return 0;
-}
-
-static int format_base_address(const struct hpshm_config *c, char *buf, size_t len)
-{
-	if (c->base_address == 0)
-		return snprintf(buf, len, "auto");
-	return snprintf(buf, len, "0x%llx", (unsigned long long)c->base_address);
-}
-
-static const char *const level_words[] = { "off", "error", "warning", "info", "debug", NULL };
-
-static int parse_log_level(struct hpshm_config *c, const char *v, hpshm_error *err)
-{
-	int i = config_word(v, level_words);
-
-	if (i < 0)
-		return config_bad(err, HPSHM_EVALUE, "log_level", "off, error, warning, info, debug",
-				  "log_level: \"%s\" is not a log level", v);
-	c->log_level = (hpshm_log_level)i;
-	return 0;
-}
-
-static int format_log_level(const struct hpshm_config *c, char *buf, size_t len)
-{
-	return snprintf(buf, len, "%s", level_words[c->log_level]);
-}
-
-/* In enum hpshm__key order (core/internal.h). */
-static const struct hpshm__keydef keys[HPSHM__NKEYS] = {
-	[HPSHM__KEY_PROVIDER] = { "provider", "auto, or provider names separated by commas", "auto",
-				  "which providers to try, in order; auto walks the built-in table",
-				  parse_provider, format_provider },
-	[HPSHM__KEY_HUGE_PAGES] = { "huge_pages", "off, try, on", "try",
-				    "on fails rather than fall back; try falls back and records why; off uses plain pages",
-				    parse_huge_pages, format_huge_pages },
-	[HPSHM__KEY_HUGE_PAGE_SIZE] = { "huge_page_size", "default, largest, or a size such as 2MB or 1GB", "default",
-					"huge page size; checked against the sizes the kernel offers",
-					parse_huge_page_size, format_huge_page_size },
-	[HPSHM__KEY_REATTACH] = { "reattach", "off, exec", "off",
-				  "exec admits only providers a child started by exec can re-attach", parse_reattach,
-				  format_reattach },
-	[HPSHM__KEY_POPULATE] = { "populate", "auto, on, off", "auto",
-				  "fault every page in at create time without risking SIGBUS; auto does it when a "
-				  "hugetlb cgroup could refuse pages at fault time",
-				  parse_populate, format_populate },
-	[HPSHM__KEY_HUGETLBFS_PATH] = { "hugetlbfs_path", "an absolute directory on hugetlbfs", "",
-					"hugetlbfs directory to use instead of discovering mounts",
-					parse_hugetlbfs_path, format_hugetlbfs_path },
-	[HPSHM__KEY_NAME] = { "name", "1 to 127 of A-Z a-z 0-9 . _ -", "",
-			      "names the segment where the provider supports names", parse_name, format_name },
-	[HPSHM__KEY_MODE] = { "mode", "octal, e.g. 0600", "0600", "permissions of named objects", parse_mode,
-			      format_mode },
-	[HPSHM__KEY_BASE_ADDRESS] = { "base_address", "auto, or a hex address aligned to 64KiB", "auto",
-				      "where reattachable segments are mapped", parse_base_address,
-				      format_base_address },
-	[HPSHM__KEY_LOG_LEVEL] = { "log_level", "off, error, warning, info, debug", "off",
-				   "level of the built-in stderr log sink", parse_log_level, format_log_level },
-};
-
-void hpshm__config_init(struct hpshm_config *cfg)
-{
-	memset(cfg, 0, sizeof(*cfg));
-	for (unsigned k = 0; k < HPSHM__NKEYS; k++) {
-		int rc = keys[k].parse(cfg, keys[k].def, NULL);
-
-		(void)rc; /* the defaults parse; tests/test_config.c checks each one */
-	}
-}
 
 int hpshm_config_new(hpshm_config **out)
 {
@@ -448,52 +40,15 @@ void hpshm_config_free(hpshm_config *cfg)
 	free(cfg);
 }
 
-static int config_key_index(const char *key)
-{
-	for (int k = 0; k < HPSHM__NKEYS; k++)
-		if (strcmp(key, keys[k].name) == 0)
-			return k;
-	return -1;
-}
-
-static int config_unknown(hpshm_error *err, const char *key, const char *where)
-{
-	char known[HPSHM_TEXT_MAX - 16] = "";
-
-	for (unsigned k = 0; k < HPSHM__NKEYS; k++) {
-		size_t used = strlen(known);
-
-		snprintf(known + used, sizeof(known) - used, "%s%s", k ? ", " : "", keys[k].name);
-	}
-	config_bad(err, HPSHM_ENOKEY, key, known, "%sunknown configuration key \"%s\"", where, key);
-	if (err) {
-		/* The hint names the keys that exist, not what "key" accepts. */
-		snprintf(err->hint, sizeof(err->hint), "known keys: %s", known);
-	}
-	return HPSHM_ENOKEY;
-}
-
 /* Set one key from a source; a lower source never overrides a higher one. */
 static int config_set_from(struct hpshm_config *cfg, const char *key, const char *value, enum hpshm__source src,
 			   const char *where, hpshm_error *err)
 {
-	struct hpshm_config tmp;
-	int k = config_key_index(key);
-	int rc;
+	struct hpshm_config tmp = *cfg;
+	int k = hpshm__config_key_parse(&tmp, key, value, where, err);
 
 	if (k < 0)
-		return config_unknown(err, key, where);
-	tmp = *cfg;
-	rc = keys[k].parse(&tmp, value, err);
-	if (rc < 0) {
-		if (err && where[0]) {
-			char msg[HPSHM_MESSAGE_MAX];
-
-			snprintf(msg, sizeof(msg), "%s%s", where, err->message);
-			hpshm__strlcpy(err->message, msg, sizeof(err->message));
-		}
-		return rc;
-	}
+		return k;
 	if (cfg->source[k] > src)
 		return 0;
 	tmp.source[k] = (unsigned char)src;
@@ -506,99 +61,6 @@ int hpshm_config_set(hpshm_config *cfg, const char *key, const char *value, hpsh
 	if (!cfg || !key || !value)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_config_set: NULL argument");
 	return config_set_from(cfg, key, value, HPSHM__SRC_API, "", err);
-}
-
-/*
- * The typed setters.  Each turns its value into the text the key's parser reads and sets that
- * as hpshm_config_set() would, so the typed and the text forms accept, refuse (same code, same
- * key, same accepted values) and rank (API precedence) a value alike: there is one parser
- * per key, never two.
- */
-static int config_set_typed(hpshm_config *cfg, const char *fn, enum hpshm__key k, const char *text,
-			    hpshm_error *err)
-{
-	if (!cfg)
-		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "%s: NULL configuration", fn);
-	return config_set_from(cfg, keys[k].name, text, HPSHM__SRC_API, "", err);
-}
-
-/* words[v], or v as a number for a value outside the enum, which the key's parser refuses. */
-static const char *config_enum_text(const char *const *words, int v, char *buf, size_t len)
-{
-	int n = 0;
-
-	while (words[n])
-		n++;
-	if (v >= 0 && v < n)
-		return words[v];
-	snprintf(buf, len, "%d", v);
-	return buf;
-}
-
-int hpshm_config_set_huge_pages(hpshm_config *cfg, hpshm_huge_pages policy, hpshm_error *err)
-{
-	char buf[16];
-
-	return config_set_typed(cfg, "hpshm_config_set_huge_pages", HPSHM__KEY_HUGE_PAGES,
-				config_enum_text(huge_words, (int)policy, buf, sizeof(buf)), err);
-}
-
-int hpshm_config_set_reattach(hpshm_config *cfg, hpshm_reattach mode, hpshm_error *err)
-{
-	char buf[16];
-
-	return config_set_typed(cfg, "hpshm_config_set_reattach", HPSHM__KEY_REATTACH,
-				config_enum_text(reattach_words, (int)mode, buf, sizeof(buf)), err);
-}
-
-int hpshm_config_set_huge_page_size(hpshm_config *cfg, size_t bytes, hpshm_error *err)
-{
-	char buf[32];
-
-	if (bytes == HPSHM_PAGE_SIZE_DEFAULT)
-		snprintf(buf, sizeof(buf), "default");
-	else if (bytes == HPSHM_PAGE_SIZE_LARGEST)
-		snprintf(buf, sizeof(buf), "largest");
-	else
-		snprintf(buf, sizeof(buf), "%zu", bytes);
-	return config_set_typed(cfg, "hpshm_config_set_huge_page_size", HPSHM__KEY_HUGE_PAGE_SIZE, buf, err);
-}
-
-int hpshm_config_set_provider(hpshm_config *cfg, const char *const *names, size_t n, hpshm_error *err)
-{
-	/* Far more than the key takes (16 names of at most 31 bytes): a list that does not fit
-	 * is refused, as its text would be. */
-	char list[4096];
-	size_t used = 0;
-
-	if (!cfg || (n && !names))
-		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_config_set_provider: NULL argument");
-	list[0] = '\0';
-	for (size_t i = 0; i < n; i++) {
-		size_t len;
-
-		if (!names[i])
-			return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass n names, none of them NULL",
-					       "hpshm_config_set_provider: names[%zu] is NULL", i);
-		/* The text form lets a trailing comma pass; an empty element is a caller's slip. */
-		if (!names[i][0])
-			return config_bad(err, HPSHM_EVALUE, "provider", provider_accepted,
-					  "provider: names[%zu] is empty", i);
-		/* Joined with commas below: a comma inside a name would split it silently. */
-		if (strchr(names[i], ','))
-			return config_bad(err, HPSHM_EVALUE, "provider", "one name, auto or -name per element",
-					  "provider: \"%s\" holds a comma: pass each name as its own element",
-					  names[i]);
-		len = strlen(names[i]);
-		if (used + len + 2 > sizeof(list))
-			return config_bad(err, HPSHM_EVALUE, "provider", "at most 16 names",
-					  "provider: a list of %zu names is too long", n);
-		if (i)
-			list[used++] = ',';
-		memcpy(list + used, names[i], len + 1);
-		used += len;
-	}
-	return config_set_typed(cfg, "hpshm_config_set_provider", HPSHM__KEY_PROVIDER, list, err);
 }
 
 /* Narrow [*p, *end) to what lies between its leading and trailing blanks. */
@@ -648,7 +110,7 @@ int hpshm_config_parse(hpshm_config *cfg, const char *kv, hpshm_error *err)
 				klen--;
 			}
 			if (klen == 0 || klen >= sizeof(key))
-				return config_bad(err, HPSHM_ENOKEY, "", "key=value,key=value",
+				return hpshm__config_bad(err, HPSHM_ENOKEY, "", "key=value,key=value",
 						  "configuration item \"%.*s\" has no valid key", (int)len, p);
 			memcpy(key, p, klen);
 			key[klen] = '\0';
@@ -656,7 +118,7 @@ int hpshm_config_parse(hpshm_config *cfg, const char *kv, hpshm_error *err)
 			config_blanks(&p, &end);
 			len = (size_t)(end - p);
 			if (len >= sizeof(value))
-				return config_bad(err, HPSHM_EVALUE, key, "a shorter value", "%s: value too long", key);
+				return hpshm__config_bad(err, HPSHM_EVALUE, key, "a shorter value", "%s: value too long", key);
 			memcpy(value, p, len);
 			value[len] = '\0';
 		} else if (len || *next) {
@@ -665,10 +127,10 @@ int hpshm_config_parse(hpshm_config *cfg, const char *kv, hpshm_error *err)
 			config_blanks(&p, &end);
 			len = (size_t)(end - p);
 			if (!key[0])
-				return config_bad(err, HPSHM_ENOKEY, "", "key=value,key=value",
+				return hpshm__config_bad(err, HPSHM_ENOKEY, "", "key=value,key=value",
 						  "configuration item \"%.*s\" is not key=value", (int)len, p);
 			if (used + 1 + len >= sizeof(value))
-				return config_bad(err, HPSHM_EVALUE, key, "a shorter value", "%s: value too long", key);
+				return hpshm__config_bad(err, HPSHM_EVALUE, key, "a shorter value", "%s: value too long", key);
 			value[used] = ',';
 			memcpy(value + used + 1, p, len);
 			value[used + 1 + len] = '\0';
@@ -752,11 +214,11 @@ int hpshm_config_load_file(hpshm_config *cfg, const char *path, hpshm_error *err
 		lineno++;
 		snprintf(where, sizeof(where), "%s:%u: ", path, lineno);
 		if (n == CONFIG_LINE_LONG) {
-			rc = config_bad(err, HPSHM_EVALUE, "", "lines shorter than 1024 bytes", "%sline too long", where);
+			rc = hpshm__config_bad(err, HPSHM_EVALUE, "", "lines shorter than 1024 bytes", "%sline too long", where);
 			break;
 		}
 		if (nul) {
-			rc = config_bad(err, HPSHM_EVALUE, "", "text: key = value lines",
+			rc = hpshm__config_bad(err, HPSHM_EVALUE, "", "text: key = value lines",
 					"%sholds a NUL byte: a config file is text", where);
 			break;
 		}
@@ -768,7 +230,7 @@ int hpshm_config_load_file(hpshm_config *cfg, const char *path, hpshm_error *err
 			continue;
 		eq = strchr(s, '=');
 		if (!eq) {
-			rc = config_bad(err, HPSHM_EVALUE, "", "key = value", "%sexpected key = value, got \"%s\"", where,
+			rc = hpshm__config_bad(err, HPSHM_EVALUE, "", "key = value", "%sexpected key = value, got \"%s\"", where,
 					s);
 			break;
 		}
@@ -796,21 +258,22 @@ int hpshm_config_load_env(hpshm_config *cfg, hpshm_error *err)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_config_load_env: NULL argument");
 	tmp = *cfg;
 	for (unsigned k = 0; k < HPSHM__NKEYS; k++) {
+		const char *name = hpshm_config_key_name(k, NULL, NULL);
 		char var[HPSHM_NAME_MAX + 8] = "HPSHM_";
 		char where[HPSHM_NAME_MAX + 16];
 		const char *v;
 		size_t i;
 		int rc;
 
-		for (i = 0; keys[k].name[i] && i + 7 < sizeof(var); i++)
-			var[6 + i] = (char)toupper((unsigned char)keys[k].name[i]);
+		for (i = 0; name[i] && i + 7 < sizeof(var); i++)
+			var[6 + i] = (char)toupper((unsigned char)name[i]);
 		var[6 + i] = '\0';
 		/* The trusted getenv: a setuid program must not take memory policy from its caller. */
 		v = hpshm__getenv(var);
 		if (!v)
 			continue;
 		snprintf(where, sizeof(where), "%s: ", var);
-		rc = config_set_from(&tmp, keys[k].name, v, HPSHM__SRC_ENV, where, err);
+		rc = config_set_from(&tmp, name, v, HPSHM__SRC_ENV, where, err);
 		if (rc < 0)
 			return rc;
 	}
@@ -818,28 +281,6 @@ int hpshm_config_load_env(hpshm_config *cfg, hpshm_error *err)
 	return 0;
 }
 
-int hpshm_config_get(const hpshm_config *cfg, const char *key, char *buf, size_t len)
-{
-	int k;
-
-	if (!cfg || !key || (!buf && len))
-		return HPSHM_EINVAL;
-	k = config_key_index(key);
-	if (k < 0)
-		return HPSHM_ENOKEY;
-	return keys[k].format(cfg, buf, len);
-}
-
-const char *hpshm_config_key_name(unsigned index, const char **description, const char **values)
-{
-	if (index >= HPSHM__NKEYS)
-		return NULL;
-	if (description)
-		*description = keys[index].description;
-	if (values)
-		*values = keys[index].values;
-	return keys[index].name;
-}
 
 void hpshm_config_set_log(hpshm_config *cfg, hpshm_log_fn fn, void *user, hpshm_log_level level)
 {
@@ -865,7 +306,7 @@ void hpshm__log(const struct hpshm_config *cfg, hpshm_log_level level, const cha
 	if (cfg->log_fn)
 		cfg->log_fn(cfg->log_user, level, line);
 	else
-		fprintf(stderr, "hpshm: %s: %s\n", level_words[level], line);
+		fprintf(stderr, "hpshm: %s: %s\n", hpshm__config_level_name(level), line);
 }
 
 int hpshm__request_option(const struct hpshm_request *rq, const char *key, char *buf, size_t len)

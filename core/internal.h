@@ -32,7 +32,7 @@ enum hpshm__reattach_mode { HPSHM__REATTACH_OFF = HPSHM_REATTACH_OFF, HPSHM__REA
 /* Where a key's value came from; a source never overrides a higher one. */
 enum hpshm__source { HPSHM__SRC_DEFAULT, HPSHM__SRC_FILE, HPSHM__SRC_ENV, HPSHM__SRC_API };
 
-/* Index of each key in the key table (core/config.c); the two must change together. */
+/* Index of each key in the key table (core/config_keys.c); the two must change together. */
 enum hpshm__key {
 	HPSHM__KEY_PROVIDER,
 	HPSHM__KEY_HUGE_PAGES,
@@ -74,8 +74,8 @@ struct hpshm_config {
  * segment on huge pages keeps it in a companion: a small object of base pages made by the
  * plain provider, mapped in the granule right after the segment and handed to the child
  * beside it, unless its provider can label the object where the kernel keeps it
- * (HPSHM_CAP_TAG: a memfd's name): then the label, made of the header's nonce and address,
- * proves the object to a child, and the header lives only in the handles, so the segment is
+ * (HPSHM_CAP_TAG): then the label, made of the header's nonce and address, proves the
+ * object to a child, and the header lives only in the handles, so the segment is
  * one object, as cheap to make and release as the raw calls.  A named segment keeps its
  * header at its tail whatever it costs: the proof of whose an object is must be in the
  * object, where `hpshm gc` reads it after a crash.
@@ -140,7 +140,7 @@ enum hpshm__header_place hpshm__header_place(const struct hpshm_config *cfg, siz
 /*
  * The header a handle holds for a labelled segment (HPSHM__HEADER_TAG): what its token
  * carries.  Who created it and in which boot are left out: they tell `hpshm gc` and a stale
- * token after a reboot about objects that can outlive their creator, and a memfd cannot.
+ * token after a reboot about objects that can outlive their creator, and a labelled one cannot.
  */
 void hpshm__header_hold(struct hpshm_header *h, size_t usable, uint64_t nonce, uint64_t at, const char *provider,
 			size_t page_size);
@@ -166,6 +166,9 @@ struct hpshm_header *hpshm__header_write(void *dst, size_t usable, const void *a
  */
 int hpshm__companion_create(struct hpshm__companion *c, void *seg_at, size_t mapped, const struct hpshm_config *cfg,
 			    hpshm_error *err);
+/* The request for a companion at addr: base pages enough for the header region.  0, or
+ * HPSHM_EOVERFLOW when base pages this large do not fit the companion's granule. */
+int hpshm__companion_request(struct hpshm_request *rq, void *addr, const struct hpshm_config *cfg);
 /*
  * Destroy (remove: the owner's destroy, hpshm__segment_owned()) or detach a companion;
  * nothing if it has no mapping.  The owner's destroy first clears the magic of the header it
@@ -187,7 +190,18 @@ int hpshm__segment_sizes(const struct hpshm_config *cfg, size_t size, size_t pag
 int hpshm__segment_sizes_at(enum hpshm__header_place place, size_t size, size_t page_size, size_t *mapped,
 			    size_t *usable);
 
-/* A re-attach token, parsed (core/reattach.c has the format). */
+/*
+ * What a provider is asked for a segment of size bytes under cfg (core/request.c): create,
+ * `hpshm probe` and `hpshm plan` all ask with this request, so they cannot disagree.
+ */
+void hpshm__segment_request(struct hpshm_request *rq, const struct hpshm_config *cfg, const struct hpshm_instance *p,
+			    size_t size);
+/* Does probe's answer keep the contract (a page size that is a power of two)?  NULL, or why not. */
+const char *hpshm__probe_broken(const struct hpshm_probe *pr);
+/* Is provider p a candidate under this configuration?  NULL if yes, else why not. */
+const char *hpshm__segment_excluded(const struct hpshm_config *cfg, const struct hpshm_instance *p);
+
+/* A re-attach token, parsed (core/token.c has the format). */
 struct hpshm__token {
 	char               provider[HPSHM_NAME_MAX]; /* the provider's name */
 	char               id[HPSHM_PATH_MAX];       /* its identify() text: "fd=5", "shm=32769", "path=..." */
@@ -244,6 +258,29 @@ int hpshm__requirement_relay(void *user, const struct hpshm_requirement *r);
 
 /* The defaults, as a config: used when the caller passes NULL. */
 void hpshm__config_init(struct hpshm_config *cfg);
+
+/* ---- the configuration: its key table (core/config_keys.c) and its sources (core/config.c) ---- */
+
+/*
+ * Fill err for a value or item a source refuses: code, the message, key (err->key; "" for
+ * no key) and the hint "<key> accepts: <values>".  Returns code; nothing when err is NULL.
+ */
+int hpshm__config_bad(hpshm_error *err, int code, const char *key, const char *values, const char *fmt, ...)
+	HPSHM__PRINTF(5, 6)
+	;
+
+/*
+ * Look key up and parse value into cfg: the one place where a key is found and its value
+ * checked, whatever the source.  cfg is a copy the caller commits only on success (a parser
+ * may have changed it before it refused).  Returns the key's index (enum hpshm__key), or a
+ * negative code with err filled: HPSHM_ENOKEY when no key has that name (the hint lists the
+ * keys), else the parser's; where ("path:line: ", "HPSHM_KEY: " or "") opens the message.
+ */
+int hpshm__config_key_parse(struct hpshm_config *cfg, const char *key, const char *value, const char *where,
+			    hpshm_error *err);
+
+/* "off", "error", "warning", "info" or "debug": log_level's words, for the stderr sink. */
+const char *hpshm__config_level_name(hpshm_log_level level);
 
 /* A consistent copy of the provider table, in auto order: registered ones, then the built-in
  * table.  Walks iterate a copy, so concurrent (un)registration cannot shift it under them. */

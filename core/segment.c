@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * core/segment.c -- creating a segment: choosing providers, the huge_pages policy, rounding,
- * verifying from the kernel, populating, and recording every decision.
+ * verifying from the kernel, populating, and recording every decision.  Layers:
+ * doc/architecture.md; what a provider is asked is in core/request.c, the handle in
+ * core/handle.c.
  *
  * The walk is one loop over candidates.  Each candidate is probed, then created; the result
  * is verified from the kernel (a huge provider whose mapping the kernel does not report as
@@ -34,99 +36,6 @@ struct segment_walk {
 	int                        bad_address;          /* base_address lies outside the user range */
 };
 
-/* The object behind a mapping as the port's populate and verify take it: a file they may use
- * when the provider says the handle is a descriptor, else nothing. */
-static struct hpshm__port_handle segment_fd(const struct hpshm_mapping *m)
-{
-	return hpshm__port_handle_of(m->handle, m->flags & HPSHM_MAP_DESCRIPTOR);
-}
-
-int hpshm_huge_page_sizes(size_t *sizes, int max)
-{
-	size_t offered[HPSHM__MAX_PAGE_SIZES];
-	int n = hpshm__huge_page_sizes(offered, HPSHM__MAX_PAGE_SIZES);
-
-	for (int i = 0; i < n && i < max; i++)
-		sizes[i] = offered[i];
-	return n;
-}
-
-size_t hpshm_base_page_size(void)
-{
-	return hpshm__base_page_size();
-}
-
-int hpshm__segment_sizes_at(enum hpshm__header_place place, size_t size, size_t page_size, size_t *mapped,
-			    size_t *usable)
-{
-	size_t header = place == HPSHM__HEADER_TAIL ? HPSHM_HEADER_REGION : 0;
-	int rc;
-
-	/* A header at the tail is one more region there, so the caller's pointer is the
-	 * mapping's first byte and the header never sits in front of it.  The place was chosen
-	 * so that this costs a page only on base pages or for a named segment. */
-	if (size > SIZE_MAX - header)
-		return HPSHM_EOVERFLOW;
-	rc = hpshm__round_up(size + header, page_size, mapped);
-	if (rc < 0)
-		return rc;
-	if (usable)
-		*usable = *mapped - header;
-	return 0;
-}
-
-int hpshm__segment_sizes(const struct hpshm_config *cfg, size_t size, size_t page_size, size_t *mapped,
-			 size_t *usable)
-{
-	return hpshm__segment_sizes_at(hpshm__header_place(cfg, size, page_size), size, page_size, mapped, usable);
-}
-
-int hpshm_segment_footprint(size_t size, size_t page_size, const hpshm_config *cfg_in, size_t *mapped,
-			    size_t *usable)
-{
-	struct hpshm_config defaults;
-	const struct hpshm_config *cfg = cfg_in;
-
-	if (size == 0 || page_size == 0 || (page_size & (page_size - 1)) || !mapped)
-		return HPSHM_EINVAL;
-	if (!cfg) {
-		hpshm__config_init(&defaults);
-		cfg = &defaults;
-	}
-	return hpshm__segment_sizes(cfg, size, page_size, mapped, usable);
-}
-
-/*
- * The request as probe() sees it: the size asked for (with the header region a named
- * segment keeps at its tail; an unnamed one keeps its header where it costs no huge page)
- * and, for a huge page provider, the page size the configuration wishes for; a provider
- * without huge pages picks its own.
- */
-static void segment_request(struct hpshm_request *rq, const struct hpshm_config *cfg,
-			    const struct hpshm_instance *p, size_t size)
-{
-	memset(rq, 0, sizeof(*rq));
-	rq->size = size;
-	if (cfg->name[0])
-		rq->size = size > SIZE_MAX - HPSHM_HEADER_REGION ? SIZE_MAX : size + HPSHM_HEADER_REGION;
-	rq->page_size = HPSHM_PAGE_SIZE_DEFAULT;
-	if (p->ops->caps & HPSHM_CAP_HUGE)
-		rq->page_size = cfg->huge_page_size == HPSHM__LARGEST ? HPSHM_PAGE_SIZE_LARGEST : cfg->huge_page_size;
-	rq->name = cfg->name[0] ? cfg->name : NULL;
-	rq->mode = cfg->mode;
-	rq->address = (void *)cfg->base_address;
-	rq->flags = cfg->reattach == HPSHM__REATTACH_EXEC ? HPSHM_REQ_REATTACH : 0;
-	rq->config = cfg;
-	rq->option = hpshm__request_option;
-}
-
-/* Does probe's answer keep the contract (a page size that is a power of two)?  NULL, or why not. */
-static const char *segment_probe_broken(const struct hpshm_probe *pr)
-{
-	if (pr->page_size == 0 || (pr->page_size & (pr->page_size - 1)))
-		return "probe() chose no page size, or one that is not a power of two (a provider bug)";
-	return NULL;
-}
 
 static void segment_attempt(struct segment_walk *w, const struct hpshm_instance *p, size_t page_size, int result,
 			    int sys_errno, const char *call, const char *reason)
@@ -155,20 +64,6 @@ static void segment_keep_hint(struct segment_walk *w, const char *hint)
 		hpshm__strlcpy(w->hint, hint, sizeof(w->hint));
 }
 
-/* Is provider p a candidate under this configuration?  NULL if yes, else why not. */
-static const char *segment_excluded(const struct hpshm_config *cfg, const struct hpshm_instance *p)
-{
-	for (unsigned i = 0; i < cfg->nexcluded; i++)
-		if (strcmp(cfg->excluded[i], p->name) == 0)
-			return "left out by provider=auto,-name";
-	if (cfg->huge_pages == HPSHM_HUGE_ON && !(p->ops->caps & HPSHM_CAP_HUGE))
-		return "huge_pages=on admits only huge page providers";
-	if (cfg->huge_pages == HPSHM_HUGE_OFF && (p->ops->caps & HPSHM_CAP_HUGE))
-		return "huge_pages=off admits only plain pages";
-	if (cfg->reattach == HPSHM__REATTACH_EXEC && !(p->ops->caps & HPSHM_CAP_REATTACH))
-		return "reattach=exec: a child started by exec cannot re-attach this provider's segments";
-	return NULL;
-}
 
 /* Make sure the mapping is what the provider promised; fills the report's page facts. */
 static int segment_verify(struct segment_walk *w, const struct hpshm_instance *p, const struct hpshm_request *rq,
@@ -179,8 +74,9 @@ static int segment_verify(struct segment_walk *w, const struct hpshm_instance *p
 	char want[32], got[32], why[HPSHM_TEXT_MAX];
 
 	memset(&b, 0, sizeof(b));
-	if (hpshm__verify_backing(m->addr, m->size, segment_fd(m), &b) < 0 || b.page_size == 0) {
-		/* Nothing to read the truth from (not Linux, or /proc hidden): say so. */
+	if (hpshm__verify_backing(m->addr, m->size, hpshm__port_handle_of(m->handle, m->flags & HPSHM_MAP_DESCRIPTOR),
+				  &b) < 0 || b.page_size == 0) {
+		/* The port has nothing to read the truth from (this OS, or its facts hidden): say so. */
 		r->page_size = rq->page_size;
 		r->verified = 0;
 		r->huge = (p->ops->caps & HPSHM_CAP_HUGE) != 0;
@@ -364,170 +260,245 @@ static int segment_map(struct segment_walk *w, const struct hpshm_instance *p, s
 	return rc;
 }
 
-/* Try one candidate.  0 with *seg made, or a negative code (recorded) to move on. */
-static int segment_try(struct segment_walk *w, const struct hpshm_instance *p, size_t size,
-		       struct hpshm_segment **seg)
-{
-	const struct hpshm_config *cfg = w->cfg;
-	struct hpshm_request rq;
-	struct hpshm_probe pr;
-	struct hpshm_mapping m;
-	struct hpshm_header *header;
-	struct hpshm__companion companion;
-	struct hpshm_header held;
-	enum hpshm__header_place place;
-	hpshm_error perr;
-	char tag[HPSHM_TAG_MAX];
-	const char *why;
-	char why_text[HPSHM_TEXT_MAX], psz[32];
-	size_t wish;
-	uint64_t t0;
-	int rc, placed;
 
-	why = segment_excluded(cfg, p);
+/* One candidate while it is tried: what it is asked, what it made, where its header went. */
+struct segment_try {
+	const struct hpshm_instance *p;         /* the candidate */
+	size_t                       size;      /* the caller's size */
+	struct hpshm_request         rq;        /* what the candidate is asked for */
+	struct hpshm_probe           pr;        /* its probe()'s answer */
+	enum hpshm__header_place     place;     /* where the header goes */
+	struct hpshm_mapping         m;         /* what create() made */
+	struct hpshm__companion      companion; /* the header's companion, when it has one */
+	struct hpshm_header          held;      /* the header a labelled segment keeps in its handle */
+	struct hpshm_header         *header;    /* where the header was written; NULL if none */
+	char                         tag[HPSHM_TAG_MAX]; /* a labelled segment's label */
+};
+
+/* Is the candidate admitted, and what does its probe() answer?  0, or a code (recorded). */
+static int try_probe(struct segment_walk *w, struct segment_try *c)
+{
+	const struct hpshm_instance *p = c->p;
+	const char *why;
+	size_t wish;
+	int rc;
+
+	why = hpshm__segment_excluded(w->cfg, p);
 	if (why) {
 		segment_attempt(w, p, 0, HPSHM_EUNAVAILABLE, 0, "config", why);
 		return HPSHM_EUNAVAILABLE;
 	}
-	segment_request(&rq, cfg, p, size);
-	wish = rq.page_size;
+	hpshm__segment_request(&c->rq, w->cfg, p, c->size);
+	wish = c->rq.page_size;
 
 	/* The provider says which pages it would use, how many it has, and what an operator
 	 * can do when it cannot: the core reads no pool itself. */
-	memset(&pr, 0, sizeof(pr));
-	rc = p->ops->probe(p, &rq, &pr);
+	memset(&c->pr, 0, sizeof(c->pr));
+	rc = p->ops->probe(p, &c->rq, &c->pr);
 	if (rc < 0) {
-		segment_keep_hint(w, pr.fix);
-		if (pr.page_size == 0 && wish != HPSHM_PAGE_SIZE_DEFAULT && wish != HPSHM_PAGE_SIZE_LARGEST) {
+		segment_keep_hint(w, c->pr.fix);
+		if (c->pr.page_size == 0 && wish != HPSHM_PAGE_SIZE_DEFAULT && wish != HPSHM_PAGE_SIZE_LARGEST) {
 			/* A size the mechanism does not offer is the configuration's fault. */
 			hpshm__strlcpy(w->key, "huge_page_size", sizeof(w->key));
-			segment_attempt(w, p, wish, HPSHM_EUNAVAILABLE, pr.sys_errno, "config",
-					pr.reason[0] ? pr.reason : "no such page size here");
+			segment_attempt(w, p, wish, HPSHM_EUNAVAILABLE, c->pr.sys_errno, "config",
+					c->pr.reason[0] ? c->pr.reason : "no such page size here");
 			return HPSHM_EUNAVAILABLE;
 		}
-		segment_attempt(w, p, pr.page_size, rc, pr.sys_errno, "probe", pr.reason[0] ? pr.reason : "unavailable");
+		segment_attempt(w, p, c->pr.page_size, rc, c->pr.sys_errno, "probe",
+				c->pr.reason[0] ? c->pr.reason : "unavailable");
 		return rc;
 	}
-	why = segment_probe_broken(&pr);
+	why = hpshm__probe_broken(&c->pr);
 	if (why) {
-		segment_attempt(w, p, pr.page_size, HPSHM_EINVAL, 0, "probe", why);
+		segment_attempt(w, p, c->pr.page_size, HPSHM_EINVAL, 0, "probe", why);
 		return HPSHM_EINVAL;
 	}
+	return 0;
+}
 
-	/* The contract checks, once for every provider: sizes rounded to whole pages, the
-	 * address aligned to them. */
-	rq.page_size = pr.page_size;
-	place = hpshm__header_place(cfg, size, rq.page_size);
+/* The contract checks, once for every provider: sizes rounded to whole pages, the address
+ * aligned to them, and where the header goes.  0, or a code (recorded). */
+static int try_layout(struct segment_walk *w, struct segment_try *c)
+{
+	struct hpshm_request *rq = &c->rq;
+	char why[HPSHM_TEXT_MAX], psz[32];
+
+	rq->page_size = c->pr.page_size;
+	c->place = hpshm__header_place(w->cfg, c->size, rq->page_size);
 	/* A label the kernel keeps with the object proves it as well as a header in a
 	 * companion, and costs no second object to make, inherit and release. */
-	if (place == HPSHM__HEADER_COMPANION && (p->ops->caps & HPSHM_CAP_TAG))
-		place = HPSHM__HEADER_TAG;
-	rc = hpshm__segment_sizes_at(place, size, rq.page_size, &rq.size, NULL);
-	if (rc < 0) {
-		segment_attempt(w, p, rq.page_size, HPSHM_EOVERFLOW, 0, "round", "size overflows when rounded to the page size");
+	if (c->place == HPSHM__HEADER_COMPANION && (c->p->ops->caps & HPSHM_CAP_TAG))
+		c->place = HPSHM__HEADER_TAG;
+	if (hpshm__segment_sizes_at(c->place, c->size, rq->page_size, &rq->size, NULL) < 0) {
+		segment_attempt(w, c->p, rq->page_size, HPSHM_EOVERFLOW, 0, "round",
+				"size overflows when rounded to the page size");
 		return HPSHM_EOVERFLOW;
 	}
-	if (rq.address && (uintptr_t)rq.address % rq.page_size != 0) {
-		snprintf(why_text, sizeof(why_text), "base_address %p is not aligned to %s pages", rq.address,
-			 hpshm_size_format(rq.page_size, psz, sizeof(psz)));
+	if (rq->address && (uintptr_t)rq->address % rq->page_size != 0) {
+		snprintf(why, sizeof(why), "base_address %p is not aligned to %s pages", rq->address,
+			 hpshm_size_format(rq->page_size, psz, sizeof(psz)));
 		hpshm__strlcpy(w->key, "base_address", sizeof(w->key));
 		segment_keep_hint(w, "give a base_address that is a multiple of the page size");
-		segment_attempt(w, p, rq.page_size, HPSHM_EINVAL, 0, "config", why_text);
+		segment_attempt(w, c->p, rq->page_size, HPSHM_EINVAL, 0, "config", why);
 		return HPSHM_EINVAL;
 	}
-	rc = segment_map(w, p, size, &rq, &place, &companion, &held, tag, &m, &perr, &placed);
-	if (rc < 0 && !placed)
+	return 0;
+}
+
+/* Have the candidate create the segment (segment_map()).  0 with c->m made, or a code
+ * (recorded) with nothing left to undo. */
+static int try_create(struct segment_walk *w, struct segment_try *c)
+{
+	const struct hpshm_instance *p = c->p;
+	hpshm_error perr;
+	char why[HPSHM_TEXT_MAX];
+	int rc, placed;
+
+	rc = segment_map(w, p, c->size, &c->rq, &c->place, &c->companion, &c->held, c->tag, &c->m, &perr, &placed);
+	if (rc >= 0 || !placed)
 		return rc;
-	if (rc < 0 && segment_address_outside(&rq, perr.sys_errno, why_text, sizeof(why_text))) {
+	if (segment_address_outside(&c->rq, perr.sys_errno, why, sizeof(why))) {
 		/* Every provider will fail the same way: this hint replaces any earlier one. */
 		w->bad_address = 1;
 		hpshm__strlcpy(w->key, "base_address", sizeof(w->key));
 		hpshm__strlcpy(w->hint, "choose a lower base_address, or auto", sizeof(w->hint));
-		segment_attempt(w, p, rq.page_size, HPSHM_EVALUE, perr.sys_errno, perr.call[0] ? perr.call : "create",
-				why_text);
+		segment_attempt(w, p, c->rq.page_size, HPSHM_EVALUE, perr.sys_errno, perr.call[0] ? perr.call : "create",
+				why);
 		return HPSHM_EVALUE;
 	}
-	if (rc < 0) {
-		segment_keep_hint(w, perr.hint);
-		segment_attempt(w, p, rq.page_size, rc, perr.sys_errno, perr.call[0] ? perr.call : "create",
-				perr.message);
-		return rc;
-	}
+	segment_keep_hint(w, perr.hint);
+	segment_attempt(w, p, c->rq.page_size, rc, perr.sys_errno, perr.call[0] ? perr.call : "create", perr.message);
+	return rc;
+}
 
-	/* A provider may narrow its capabilities for one segment (plain on MAP_ANONYMOUS where
-	 * memfd_create is missing).  A segment asked for with reattach=exec that a child could
-	 * not re-attach would break the caller's children later, far from the cause: it is
-	 * refused here, and the walk goes on to the next provider. */
-	if (cfg->reattach == HPSHM__REATTACH_EXEC && !(hpshm__mapping_caps(&m, p->ops) & HPSHM_CAP_REATTACH)) {
-		(void)p->ops->destroy(p, &m);
-		hpshm__companion_release(&companion, 1);
-		hpshm__strlcpy(w->key, "reattach", sizeof(w->key));
-		segment_keep_hint(w, "use a provider whose segments a child started by exec can map, or reattach=off "
-				     "if the children are started by fork() alone");
-		segment_attempt(w, p, rq.page_size, HPSHM_EUNAVAILABLE, 0, "create",
-				"the segment it made here cannot be re-attached after exec (no descriptor or name "
-				"for a child to map), but reattach=exec");
-		return HPSHM_EUNAVAILABLE;
-	}
+/*
+ * A provider may narrow its capabilities for one segment (plain on anonymous memory where it
+ * has no shareable object).  A segment asked for with reattach=exec that a child could not
+ * re-attach would break the caller's children later, far from the cause: it is refused here,
+ * and the walk goes on to the next provider.  0, or a code (recorded).
+ */
+static int try_keep(struct segment_walk *w, const struct segment_try *c)
+{
+	if (w->cfg->reattach != HPSHM__REATTACH_EXEC || (hpshm__mapping_caps(&c->m, c->p->ops) & HPSHM_CAP_REATTACH))
+		return 0;
+	hpshm__strlcpy(w->key, "reattach", sizeof(w->key));
+	segment_keep_hint(w, "use a provider whose segments a child started by exec can map, or reattach=off "
+			     "if the children are started by fork() alone");
+	segment_attempt(w, c->p, c->rq.page_size, HPSHM_EUNAVAILABLE, 0, "create",
+			"the segment it made here cannot be re-attached after exec (no descriptor or name "
+			"for a child to map), but reattach=exec");
+	return HPSHM_EUNAVAILABLE;
+}
 
-	/* The header goes in first of all: a named object that a crash leaves behind must
-	 * already say whose it is, or `hpshm gc` could never tell it from a foreign one. */
-	header = NULL;
-	if (place == HPSHM__HEADER_TAIL)
-		header = hpshm__header_write((char *)m.addr + m.size - HPSHM_HEADER_REGION, m.size - HPSHM_HEADER_REGION,
-					     m.addr, p->name, cfg->name, rq.page_size, m.object);
-	else if (place == HPSHM__HEADER_COMPANION)
-		header = hpshm__header_write(companion.map.addr, m.size, m.addr, p->name, cfg->name, rq.page_size,
-					     m.object);
+/* The header goes in first of all: a named object that a crash leaves behind must already
+ * say whose it is, or `hpshm gc` could never tell it from a foreign one. */
+static void try_write_header(const struct segment_walk *w, struct segment_try *c)
+{
+	const struct hpshm_mapping *m = &c->m;
 
-	rc = segment_verify(w, p, &rq, &m);
-	if (rc < 0) {
-		(void)p->ops->destroy(p, &m);
-		hpshm__companion_release(&companion, 1);
-		return rc;
-	}
+	c->header = NULL;
+	if (c->place == HPSHM__HEADER_TAIL)
+		c->header = hpshm__header_write((char *)m->addr + m->size - HPSHM_HEADER_REGION,
+						m->size - HPSHM_HEADER_REGION, m->addr, c->p->name, w->cfg->name,
+						c->rq.page_size, m->object);
+	else if (c->place == HPSHM__HEADER_COMPANION)
+		c->header = hpshm__header_write(c->companion.map.addr, m->size, m->addr, c->p->name, w->cfg->name,
+						c->rq.page_size, m->object);
+}
+
+/* Fault the pages in when the configuration or the provider's advice asks.  0, or
+ * HPSHM_EPOPULATE (recorded). */
+static int try_populate(struct segment_walk *w, struct segment_try *c)
+{
+	const struct hpshm_mapping *m = &c->m;
+	hpshm_error perr;
+	uint64_t t0;
+	int rc;
 
 	w->r->populate = HPSHM_POPULATE_NONE;
 	w->r->populate_ns = 0;
-	if (segment_want_populate(cfg, p, &pr)) {
-		t0 = hpshm__now_ns();
-		memset(&perr, 0, sizeof(perr));
-		rc = hpshm__populate(m.addr, m.size, rq.page_size, segment_fd(&m), &w->r->populate, &perr);
-		w->r->populate_ns = hpshm__now_ns() - t0;
-		if (rc < 0) {
-			(void)p->ops->destroy(p, &m);
-			hpshm__companion_release(&companion, 1);
-			segment_keep_hint(w, perr.hint);
-			segment_attempt(w, p, rq.page_size, HPSHM_EPOPULATE, perr.sys_errno,
-					perr.call[0] ? perr.call : "populate", perr.message);
-			return HPSHM_EPOPULATE;
-		}
+	if (!segment_want_populate(w->cfg, c->p, &c->pr))
+		return 0;
+	t0 = hpshm__now_ns();
+	memset(&perr, 0, sizeof(perr));
+	rc = hpshm__populate(m->addr, m->size, c->rq.page_size,
+			     hpshm__port_handle_of(m->handle, m->flags & HPSHM_MAP_DESCRIPTOR), &w->r->populate,
+			     &perr);
+	w->r->populate_ns = hpshm__now_ns() - t0;
+	if (rc < 0) {
+		segment_keep_hint(w, perr.hint);
+		segment_attempt(w, c->p, c->rq.page_size, HPSHM_EPOPULATE, perr.sys_errno,
+				perr.call[0] ? perr.call : "populate", perr.message);
+		return HPSHM_EPOPULATE;
 	}
+	return 0;
+}
 
-	*seg = calloc(1, sizeof(**seg));
-	if (!*seg) {
-		(void)p->ops->destroy(p, &m);
-		hpshm__companion_release(&companion, 1);
-		segment_attempt(w, p, rq.page_size, HPSHM_ENOMEM, 0, "malloc", "out of memory for the segment handle");
+/* The handle of the candidate's segment, and its lines of the report.  0, or HPSHM_ENOMEM (recorded). */
+static int try_handle(struct segment_walk *w, struct segment_try *c, struct hpshm_segment **out)
+{
+	struct hpshm_segment *seg = calloc(1, sizeof(*seg));
+
+	if (!seg) {
+		segment_attempt(w, c->p, c->rq.page_size, HPSHM_ENOMEM, 0, "malloc", "out of memory for the segment handle");
 		return HPSHM_ENOMEM;
 	}
-	(*seg)->inst = *p;
-	(*seg)->map = m;
+	seg->inst = *c->p;
+	seg->map = c->m;
 	/* The owner is this process, by pid and start time: not a flag that fork() would copy. */
-	(*seg)->creator_pid = hpshm__self(&(*seg)->creator_start);
-	(*seg)->header = header;
-	if (place == HPSHM__HEADER_TAG) {
-		(*seg)->held = held;
-		(*seg)->header = &(*seg)->held;
+	seg->creator_pid = hpshm__self(&seg->creator_start);
+	seg->header = c->header;
+	if (c->place == HPSHM__HEADER_TAG) {
+		seg->held = c->held;
+		seg->header = &seg->held;
 	}
-	(*seg)->companion = companion;
-	(*seg)->usable = place == HPSHM__HEADER_TAIL ? m.size - HPSHM_HEADER_REGION : m.size;
-	hpshm__strlcpy(w->r->provider, p->name, sizeof(w->r->provider));
-	w->r->mapped_size = m.size;
-	w->r->usable_size = (*seg)->usable;
-	w->r->requested_page_size = rq.page_size;
-	segment_attempt(w, p, rq.page_size, 0, 0, "", "");
+	seg->companion = c->companion;
+	seg->usable = c->place == HPSHM__HEADER_TAIL ? c->m.size - HPSHM_HEADER_REGION : c->m.size;
+	hpshm__strlcpy(w->r->provider, c->p->name, sizeof(w->r->provider));
+	w->r->mapped_size = c->m.size;
+	w->r->usable_size = seg->usable;
+	w->r->requested_page_size = c->rq.page_size;
+	segment_attempt(w, c->p, c->rq.page_size, 0, 0, "", "");
+	*out = seg;
 	return 0;
+}
+
+/* Try one candidate.  0 with *seg made, or a negative code (recorded) to move on. */
+static int segment_try(struct segment_walk *w, const struct hpshm_instance *p, size_t size,
+		       struct hpshm_segment **seg)
+{
+	struct segment_try c;
+	int rc;
+
+	memset(&c, 0, sizeof(c));
+	c.p = p;
+	c.size = size;
+	rc = try_probe(w, &c);
+	if (rc == 0)
+		rc = try_layout(w, &c);
+	if (rc == 0)
+		rc = try_create(w, &c);
+	if (rc < 0)
+		return rc;
+	/* From here the segment exists: every failure destroys it, and its companion, below. */
+	rc = try_keep(w, &c);
+	if (rc < 0)
+		goto fail;
+	try_write_header(w, &c);
+	rc = segment_verify(w, p, &c.rq, &c.m);
+	if (rc < 0)
+		goto fail;
+	rc = try_populate(w, &c);
+	if (rc < 0)
+		goto fail;
+	rc = try_handle(w, &c, seg);
+	if (rc < 0)
+		goto fail;
+	return 0;
+fail:
+	(void)p->ops->destroy(p, &c.m);
+	hpshm__companion_release(&c.companion, 1);
+	return rc;
 }
 
 /* The whole failure, for the caller: every reason, one hint. */
@@ -680,224 +651,4 @@ int hpshm__segment_create_ex(hpshm_segment **out, size_t size, const hpshm_confi
 	}
 	*out = seg;
 	return 0;
-}
-
-int hpshm__segment_owned(const struct hpshm_segment *seg)
-{
-	uint64_t start;
-
-	/* Our pid: the creator, unless the creator is gone and the kernel gave its pid to a
-	 * process that inherited the handle by fork(), which started later.  A start time the
-	 * OS does not tell (0) leaves the pid to decide. */
-	if (seg->creator_pid == 0 || seg->creator_pid != hpshm__self(&start))
-		return 0;
-	return seg->creator_start == 0 || start == 0 || start == seg->creator_start;
-}
-
-/*
- * Unmap seg in this process and free the handle; with remove, the provider also removes the
- * object (its name, its SysV id).  A provider without detach() has neither HPSHM_CAP_REATTACH
- * nor HPSHM_CAP_NAMED (the registry refuses it otherwise): its destroy() releases nothing any
- * other process could still use, so it serves for both (hpshm/provider.h).
- */
-static int segment_release(hpshm_segment *seg, int remove)
-{
-	/* The provider clears the mapping as it releases it: log what it was. */
-	void *addr = seg->map.addr;
-	size_t size = seg->map.size;
-	int rc;
-
-	if (remove || !seg->inst.ops->detach)
-		rc = seg->inst.ops->destroy(&seg->inst, &seg->map);
-	else
-		rc = seg->inst.ops->detach(&seg->inst, &seg->map);
-	hpshm__companion_release(&seg->companion, remove);
-	hpshm__log(&seg->cfg, HPSHM_LOG_INFO, "%s %s segment at %p (%zu bytes)%s", remove ? "destroyed" : "detached",
-		   seg->inst.name, addr, size, rc < 0 ? ": the OS refused to release it" : "");
-	free(seg);
-	return rc;
-}
-
-int hpshm_segment_destroy(hpshm_segment *seg)
-{
-	/* Only the owner removes: a worker made by fork() that runs its clean-up code, or a
-	 * process that attached or opened the segment, only detaches. */
-	return seg ? segment_release(seg, hpshm__segment_owned(seg)) : 0;
-}
-
-int hpshm_segment_detach(hpshm_segment *seg)
-{
-	return seg ? segment_release(seg, 0) : 0;
-}
-
-void *hpshm_segment_address(const hpshm_segment *seg)
-{
-	return seg ? seg->map.addr : NULL;
-}
-
-size_t hpshm_segment_size(const hpshm_segment *seg)
-{
-	return seg ? seg->usable : 0;
-}
-
-int hpshm_segment_is_owner(const hpshm_segment *seg)
-{
-	return seg ? hpshm__segment_owned(seg) : 0;
-}
-
-const hpshm_report *hpshm_segment_report(const hpshm_segment *seg)
-{
-	return seg ? &seg->report : NULL;
-}
-
-const char *hpshm_populate_name(unsigned methods)
-{
-	static const char *const names[] = {
-		"none", "fallocate", "madvise", "fallocate+madvise",
-		"touch", "fallocate+touch", "madvise+touch", "fallocate+madvise+touch",
-	};
-
-	return names[methods & 7];
-}
-
-int hpshm_report_format(const hpshm_report *r, char *buf, size_t len)
-{
-	char req[32], mapped[32], ps[32], how[64];
-	/* A report of version 1 has no origin: it is a created segment's. */
-	unsigned origin = r && r->version >= 2 ? r->origin : HPSHM_ORIGIN_CREATED;
-
-	if (!r || (!buf && len))
-		return HPSHM_EINVAL;
-	/*
-	 * A created segment's line ends with what the create took and how many providers it
-	 * tried; an attached or opened one was created elsewhere, so its line says which it was,
-	 * what that took, and whether it sits at the creator's address.
-	 */
-	if (origin == HPSHM_ORIGIN_CREATED)
-		snprintf(how, sizeof(how), "create=%.1f ms attempts=%u", (double)r->create_ns / 1e6, r->nattempts);
-	else
-		snprintf(how, sizeof(how), "%s=%.1f ms address=%s", origin == HPSHM_ORIGIN_OPENED ? "open" : "attach",
-			 (double)r->attach_ns / 1e6, r->relocated ? "elsewhere" : "creator");
-	return snprintf(buf, len, "provider=%s size=%s mapped=%s page_size=%s (%s) huge=%s populate=%s (%.1f ms) %s",
-			r->provider[0] ? r->provider : "none", hpshm_size_format(r->requested_size, req, sizeof(req)),
-			hpshm_size_format(r->mapped_size, mapped, sizeof(mapped)),
-			hpshm_size_format(r->page_size, ps, sizeof(ps)), r->verified ? r->verified_by : "unverified",
-			r->huge ? "yes" : "no", hpshm_populate_name(r->populate), (double)r->populate_ns / 1e6, how);
-}
-
-int hpshm_provider_probe(const char *name, size_t size, const hpshm_config *cfg_in, size_t *page_size, char *reason,
-			 size_t len)
-{
-	struct hpshm_config defaults;
-	const struct hpshm_config *cfg = cfg_in;
-	struct hpshm_instance p;
-	struct hpshm_request rq;
-	struct hpshm_probe pr;
-	int rc;
-
-	if (reason && len)
-		reason[0] = '\0';
-	if (page_size)
-		*page_size = 0;
-	if (!name)
-		return HPSHM_EINVAL;
-	if (hpshm__provider_find(name, &p) < 0)
-		return HPSHM_ENOPROVIDER;
-	if (!cfg) {
-		hpshm__config_init(&defaults);
-		cfg = &defaults;
-	}
-	segment_request(&rq, cfg, &p, size ? size : 1);
-	memset(&pr, 0, sizeof(pr));
-	rc = p.ops->probe(&p, &rq, &pr);
-	if (page_size)
-		*page_size = pr.page_size;
-	if (rc < 0 && reason)
-		hpshm__strlcpy(reason, pr.reason[0] ? pr.reason : "unavailable", len);
-	if (rc == 0 && segment_probe_broken(&pr)) {
-		if (reason)
-			hpshm__strlcpy(reason, segment_probe_broken(&pr), len);
-		return HPSHM_EINVAL;
-	}
-	return rc;
-}
-
-/*
- * Ask one provider what a segment needs: the page size it would use for the plan's size
- * (probe's answer, whether or not it could work now), the mapped length create would ask
- * for, then its requirements().  1 if asked, 0 if it does not offer that page size or
- * needs nothing, or a negative code.
- */
-static int requirements_of(const struct hpshm_instance *p, size_t size, size_t page_size,
-			   const struct hpshm_config *cfg, hpshm_requirement_fn fn, void *user)
-{
-	struct hpshm_request rq;
-	struct hpshm_probe pr;
-	int rc;
-
-	if (!p->ops->requirements)
-		return 0;
-	segment_request(&rq, cfg, p, size);
-	if (page_size)
-		rq.page_size = page_size;
-	memset(&pr, 0, sizeof(pr));
-	(void)p->ops->probe(p, &rq, &pr);
-	if (pr.page_size == 0 || (page_size && pr.page_size != page_size) || segment_probe_broken(&pr))
-		return 0;
-	rq.page_size = pr.page_size;
-	if (hpshm__segment_sizes(cfg, size, rq.page_size, &rq.size, NULL) < 0)
-		return HPSHM_EOVERFLOW;
-	rc = p->ops->requirements(p, &rq, hpshm__requirement_relay,
-				  &(struct hpshm__requirement_relay){fn, user, p->name});
-	return rc < 0 ? rc : 1;
-}
-
-int hpshm__requirement_relay(void *user, const struct hpshm_requirement *r)
-{
-	const struct hpshm__requirement_relay *relay = user;
-
-	return relay->fn(relay->user, relay->provider, r);
-}
-
-int hpshm__requirements(size_t size, size_t page_size, const hpshm_config *cfg_in, hpshm_requirement_fn fn,
-			void *user, hpshm_error *err)
-{
-	struct hpshm_config defaults;
-	const struct hpshm_config *cfg = cfg_in;
-	struct hpshm__provider_list all;
-	struct hpshm_instance p;
-	int asked = 0, rc;
-
-	if (err)
-		memset(err, 0, sizeof(*err));
-	if (size == 0 || !fn || (page_size & (page_size - 1)))
-		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL,
-				       "hpshm_requirements: size 0, no callback, or a page size that is not a power of two");
-	if (!cfg) {
-		hpshm__config_init(&defaults);
-		cfg = &defaults;
-	}
-	if (cfg->huge_pages == HPSHM_HUGE_OFF)
-		return 0;
-	if (cfg->nproviders == 0) {
-		hpshm__providers(&all);
-	} else {
-		all.n = 0;
-		for (unsigned i = 0; i < cfg->nproviders; i++) {
-			if (hpshm__provider_find(cfg->providers[i], &p) < 0)
-				return hpshm_error_set(err, HPSHM_ENOPROVIDER, 0, NULL, "run `hpshm providers` for the list",
-						       "provider \"%s\" is not registered", cfg->providers[i]);
-			all.p[all.n++] = p;
-		}
-	}
-	for (unsigned i = 0; i < all.n; i++) {
-		if (!(all.p[i].ops->caps & HPSHM_CAP_HUGE) || segment_excluded(cfg, &all.p[i]))
-			continue;
-		rc = requirements_of(&all.p[i], size, page_size, cfg, fn, user);
-		if (rc < 0)
-			return hpshm_error_set(err, rc, 0, NULL, NULL, "provider %s could not say what it needs: %s",
-					       all.p[i].name, hpshm_strerror(rc));
-		asked += rc;
-	}
-	return asked;
 }

@@ -147,6 +147,10 @@ struct hpshm__thp {
 	char shmem_enabled[32]; /* for shared memory, as the OS words it */
 };
 
+/* This port's words for a set of the HPSHM_POPULATE_* bits hpshm__populate() reports, e.g.
+ * "fallocate+madvise" on Linux; "none" for 0.  A static string. */
+const char *hpshm__port_populate_name(unsigned methods);
+
 /* ---- addresses ---- */
 
 /*

@@ -325,7 +325,7 @@ ParameterizedTestParameters(lifecycle, a_forked_workers_destroy_leaves_the_compa
 
 /*
  * An unnamed segment whose size fills its huge pages keeps its header in a companion, whose
- * magic the owner's destroy clears (core/reattach.c): a worker's destroy must not, or every
+ * magic the owner's destroy clears (core/header.c): a worker's destroy must not, or every
  * child started afterwards would be told the segment is gone.
  */
 ParameterizedTest(struct lcase *c, lifecycle, a_forked_workers_destroy_leaves_the_companion_header)

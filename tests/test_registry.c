@@ -1167,3 +1167,62 @@ Test(registry, a_segment_narrowed_to_no_capabilities_has_none)
 	cr_assert_eq(shim.destroys, 2u);
 	cr_assert_eq(hpshm_provider_unregister("shim_none"), 0);
 }
+
+/* ---- what the core says about providers comes from the registry ---- */
+
+static int fake_identify_none(const struct hpshm_instance *self, const struct hpshm_mapping *m, char *id, size_t len)
+{
+	(void)self;
+	(void)m;
+	(void)id;
+	(void)len;
+	return HPSHM_ENOTSUP;
+}
+
+static int fake_attach_none(const struct hpshm_instance *self, struct hpshm_mapping *m, const struct hpshm_request *rq,
+			    const char *id, hpshm_error *err)
+{
+	(void)self;
+	(void)m;
+	(void)rq;
+	(void)id;
+	return hpshm_error_set(err, HPSHM_ENOTSUP, 0, NULL, NULL, "a test double attaches nothing");
+}
+
+static int fake_detach_none(const struct hpshm_instance *self, struct hpshm_mapping *m)
+{
+	(void)self;
+	(void)m;
+	return 0;
+}
+
+/*
+ * A segment that cannot be re-attached gets a hint naming the providers that can: those
+ * registered here with HPSHM_CAP_REATTACH, an application's own among them, and none
+ * without it.
+ */
+Test(registry, token_hint_names_the_registered_providers_that_can_reattach)
+{
+	struct hpt_fake *f = hpt_fake_init(0, "fake_exec", HPSHM_CAP_REATTACH);
+	hpshm_segment *seg = NULL;
+	char token[HPSHM_TOKEN_MAX];
+	hpshm_error err;
+	int rc;
+
+	f->provider.identify = fake_identify_none;
+	f->provider.attach = fake_attach_none;
+	f->provider.detach = fake_detach_none;
+	memset(&err, 0, sizeof err);
+	rc = hpt_fake_register(f, &err);
+	cr_assert_eq(rc, 0, "register fake_exec: %s: %s", hpshm_errname(rc), err.message);
+	registered[0] = f;
+	fake(1, "fake_bare", 0);
+	set("provider=plain");
+	rc = hpshm_segment_create(&seg, 4096, cfg, &err);
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	rc = hpshm_segment_token(seg, token, sizeof token, &err);
+	cr_assert_eq(rc, HPSHM_ENOTSUP, "token of a segment made without reattach=exec: %s", hpshm_errname(rc));
+	cr_assert_not_null(strstr(err.hint, "fake_exec"), "hint: %s", err.hint);
+	cr_assert_null(strstr(err.hint, "fake_bare"), "hint: %s", err.hint);
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+}

@@ -14,7 +14,7 @@
  * refused before anything is mapped.  hpshm_segment_attach_env() reads HPSHM_TOKEN through
  * the trusted getenv, so a process that may not trust its environment ignores it.
  *
- * The format (core/reattach.c), nine fields: hpshm2:<provider>:<id>:<size>:<page size>:<address>:<nonce>:
+ * The format (core/token.c), nine fields: hpshm2:<provider>:<id>:<size>:<page size>:<address>:<nonce>:
  * <header>:<check>, lower-case hex numbers, <check> the FNV-1a-32 of everything before it.
  *
  * A crash is a failed test: Criterion runs each test in its own process and reports a signal.

@@ -25,6 +25,7 @@
  */
 #include <assert.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -129,4 +130,14 @@ int hpshm__populate(void *addr, size_t len, size_t page_size, struct hpshm__port
 				       psz, bad, sz, addr, risk ? "; a hugetlb cgroup limit applies at fault time" : "");
 	}
 	return 0;
+}
+
+const char *hpshm__port_populate_name(unsigned methods)
+{
+	static const char *const names[] = {
+		"none", "fallocate", "madvise", "fallocate+madvise",
+		"touch", "fallocate+touch", "madvise+touch", "fallocate+madvise+touch",
+	};
+
+	return names[methods & 7];
 }

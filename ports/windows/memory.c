@@ -98,3 +98,11 @@ int hpshm__populate(void *addr, size_t len, size_t page_size, struct hpshm__port
 	}
 	return 0;
 }
+
+/* Windows populates by touching the committed view alone (above): other bits are not its methods. */
+const char *hpshm__port_populate_name(unsigned methods)
+{
+	if (methods == HPSHM_POPULATE_NONE)
+		return "none";
+	return methods == HPSHM_POPULATE_TOUCH ? "touch" : "unknown";
+}
