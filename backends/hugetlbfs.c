@@ -34,11 +34,11 @@
  *     counter);
  *   - named segments use "<dir>/hpshm.<name>" and keep it, so other processes can open it
  *     by path.  The file is made unnamed too and linked under its name only once it is
- *     locked and carries hpshm's header (backends/fdseg.c).  The creator owns it:
+ *     locked and carries hpshm's header (backends/named.c).  The creator owns it:
  *     destroy() unlinks it.  A crash leaves it behind, with its pages, for `hpshm gc` or the
  *     next create() of the same name.
  *
- * Liveness of named files is the flock() interlock of backends/fdseg.c (DPDK marks its
+ * Liveness of named files is the flock() interlock of backends/named.c (DPDK marks its
  * hugepage files the same way): creator and attachers hold LOCK_SH; create() of a taken name
  * unlinks a dead hpshm file (freeing its pages) and goes on, names the creator of a live one
  * from the header at the file's tail, and leaves anything else (a FIFO, a symbolic link, a
@@ -80,7 +80,8 @@
 #include "linux/linux.h"
 #include "port.h"
 #include "posix/sys.h"
-#include "backends/fdseg.h"
+#include "backends/fixmap.h"
+#include "backends/named.h"
 
 #define HUGETLBFS_DEFAULT_MODE 0600
 #define HUGETLBFS_NAME_MAX     200 /* leaves room for the directory within HPSHM_PATH_MAX */
@@ -337,7 +338,7 @@ static int hugetlbfs_open_error(int saved, const char *path, hpshm_error *err)
 	}
 }
 
-/* What backends/fdseg.c needs to know about our named files. */
+/* What backends/named.c needs to know about our named files. */
 static const struct hpshm__names hugetlbfs_names = {
 	.shm_names    = 0,
 	.shm_dir      = NULL,

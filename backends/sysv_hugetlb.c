@@ -112,7 +112,8 @@
 #include "linux/linux.h"
 #include "port.h"
 #include "posix/sys.h"
-#include "backends/fdseg.h"
+#include "backends/fixmap.h"
+#include "base/header.h"
 
 #define SYSV_DEFAULT_MODE 0600
 #define SYSV_NAME_MAX     127 /* what the header's name field holds */

@@ -37,11 +37,13 @@ offend() {
 
 # The Linux backends and the Linux helpers they share: they may include ports/linux/linux.h
 # and name /proc and /sys.  plain_posix.c includes linux.h only under __linux__ (memfd).
-# backends/fdseg.{c,h} is the descriptor-backed segment helper several backends share.
+# backends/fixmap.{c,h} (mapping at an address) and backends/named*.{c,h} (named objects) are
+# the helpers several backends share.
 linux_backend() {
 	case $1 in
 	backends/mmap_hugetlb.c | backends/sysv_hugetlb.c | backends/hugetlbfs.c | backends/memfd_hugetlb.c | \
-		backends/hugetlb_common.[ch] | backends/plain_posix.c | backends/fdseg.[ch])
+		backends/hugetlb_common.[ch] | backends/plain_posix.c | backends/fixmap.[ch] | \
+		backends/named.[ch] | backends/named_create.c | backends/named_remove.c | backends/named_internal.h)
 		return 0 ;;
 	esac
 	return 1
