@@ -23,7 +23,7 @@
  *   - A mapping's address and length must be multiples of the large page (EINVAL otherwise);
  *     the core hands both so.  The kernel aligns a mapping whose address it chooses.
  *   - A fixed address is asked for with MAP_FIXED | MAP_EXCL, which fails (EINVAL) rather than
- *     replace what is mapped there (hpshm__map_at() in backends/fdseg.c).
+ *     replace what is mapped there (hpshm__map_at() in backends/fixmap.c).
  *   - The object records its psind: FIOGSHMLPGCNF on the descriptor reads it back, which is
  *     how attach() checks an inherited descriptor and how the port verifies the page size
  *     (ports/freebsd/pages.c, with mincore()'s MINCORE_PSIND for the mapping itself).
@@ -33,7 +33,7 @@
  * Re-attach: an unnamed segment by its inherited descriptor ("fd=<n>", FD_CLOEXEC cleared
  * just before exec by the spawn helper); a named one by name ("path=/hpshm.<name>").  Either
  * is mapped at the creator's address with MAP_FIXED | MAP_EXCL.  Named segments share plain's
- * interlock (backends/fdseg.c): the creator and every attacher hold flock(LOCK_SH), and a
+ * interlock (backends/named.c): the creator and every attacher hold flock(LOCK_SH), and a
  * dead hpshm object under the name is removed by the next create.  FreeBSD keeps shm objects
  * in the kernel, where no POSIX call lists them: scan() lists none, and `hpshm ls` says so
  * (posixshmcontrol(1) lists them for an operator).
@@ -55,7 +55,8 @@
 #include "hpshm/provider.h"
 #include "port.h"
 #include "posix/sys.h"
-#include "backends/fdseg.h"
+#include "backends/fixmap.h"
+#include "backends/named.h"
 
 #define LP_DEFAULT_MODE 0600
 #define LP_MAX_SIZES    8 /* getpagesizes() entries we read: FreeBSD's MAXPAGESIZES is 3 or 4 */
@@ -230,7 +231,7 @@ static int lp_create_error(int sys_errno, const char *path, hpshm_error *err)
 			       "could not create the large page object %s", path);
 }
 
-/* What backends/fdseg.c needs to know about our named objects: shm names in the kernel. */
+/* What backends/named.c needs to know about our named objects: shm names in the kernel. */
 static const struct hpshm__names lp_names = {
 	.shm_names    = 1,
 	.shm_dir      = NULL, /* FreeBSD keeps them in the kernel, not as files */

@@ -34,11 +34,11 @@
  *     counter);
  *   - named segments use "<dir>/hpshm.<name>" and keep it, so other processes can open it
  *     by path.  The file is made unnamed too and linked under its name only once it is
- *     locked and carries hpshm's header (backends/fdseg.c).  The creator owns it:
+ *     locked and carries hpshm's header (backends/named.c).  The creator owns it:
  *     destroy() unlinks it.  A crash leaves it behind, with its pages, for `hpshm gc` or the
  *     next create() of the same name.
  *
- * Liveness of named files is the flock() interlock of backends/fdseg.c (DPDK marks its
+ * Liveness of named files is the flock() interlock of backends/named.c (DPDK marks its
  * hugepage files the same way): creator and attachers hold LOCK_SH; create() of a taken name
  * unlinks a dead hpshm file (freeing its pages) and goes on, names the creator of a live one
  * from the header at the file's tail, and leaves anything else (a FIFO, a symbolic link, a
@@ -80,7 +80,8 @@
 #include "linux/linux.h"
 #include "port.h"
 #include "posix/sys.h"
-#include "backends/fdseg.h"
+#include "backends/fixmap.h"
+#include "backends/named.h"
 
 #define HUGETLBFS_DEFAULT_MODE 0600
 #define HUGETLBFS_NAME_MAX     200 /* leaves room for the directory within HPSHM_PATH_MAX */
@@ -337,7 +338,7 @@ static int hugetlbfs_open_error(int saved, const char *path, hpshm_error *err)
 	}
 }
 
-/* What backends/fdseg.c needs to know about our named files. */
+/* What backends/named.c needs to know about our named files. */
 static const struct hpshm__names hugetlbfs_names = {
 	.shm_names    = 0,
 	.shm_dir      = NULL,
@@ -349,14 +350,96 @@ static const struct hpshm__names hugetlbfs_names = {
 	.create_error = hugetlbfs_open_error,
 };
 
+/* An unnamed file in d (O_TMPFILE, else a fresh name unlinked at once), path what messages
+ * call it: the descriptor, or an error. */
+static int hugetlbfs_open_unnamed(const struct hugetlbfs_dir *d, unsigned mode, char *path, size_t len,
+				  hpshm_error *err)
+{
+	int fd = -1, saved, tries, n;
+
+#ifdef O_TMPFILE
+	fd = hpshm__sys.open(d->path, O_TMPFILE | O_RDWR | O_CLOEXEC, (mode_t)mode);
+	if (fd >= 0)
+		snprintf(path, len, "an unnamed file in %.200s", d->path); /* for messages only */
+#endif
+	for (tries = 0; fd < 0 && tries < HUGETLBFS_TRIES; tries++) {
+		n = snprintf(path, len, "%s/hpshm.%ld.%lu", d->path, (long)getpid(),
+			     atomic_fetch_add(&hugetlbfs_counter, 1UL));
+		if (n < 0 || (size_t)n >= len)
+			return hpshm_error_set(err, HPSHM_EINVAL, ENAMETOOLONG, NULL, "mount hugetlbfs on a shorter path",
+					       "hugetlbfs directory %s is too long for a file name", d->path);
+		fd = hpshm__sys.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, (mode_t)mode);
+		if (fd < 0 && errno != EEXIST)
+			return hugetlbfs_open_error(errno, path, err);
+		if (fd < 0)
+			continue;
+		/*
+		 * The descriptor keeps it alive; unlinked now, a crash leaves no file behind.
+		 * ENOENT: a forced gc took the unlocked file for debris and removed it first,
+		 * which is just as good.
+		 */
+		if (hpshm__sys.unlink(path) < 0 && errno != ENOENT) {
+			saved = errno;
+			(void)hpshm__sys.close(fd);
+			return hpshm_error_set(err, HPSHM_ESYS, saved, "unlink", NULL, "could not unlink %s", path);
+		}
+	}
+	if (fd < 0)
+		return hugetlbfs_open_error(EEXIST, path, err);
+	return fd;
+}
+
+/* The new segment's file in d, at path: a named one through backends/named.c (locked; *linked:
+ * it has its name already), else unnamed.  The descriptor, or an error, nothing left behind. */
+static int hugetlbfs_open_file(const struct hugetlbfs_dir *d, const struct hpshm_request *rq, unsigned mode,
+			       char *path, size_t len, int *linked, hpshm_error *err)
+{
+	int n;
+
+	*linked = 0;
+	if (!rq->name)
+		return hugetlbfs_open_unnamed(d, mode, path, len, err);
+	n = snprintf(path, len, "%s/hpshm.%s", d->path, rq->name);
+	if (n < 0 || (size_t)n >= len)
+		return hpshm_error_set(err, HPSHM_EINVAL, ENAMETOOLONG, NULL,
+				       "use a shorter name or mount hugetlbfs on a shorter path",
+				       "%s/hpshm.%s is longer than %d bytes", d->path, rq->name, HPSHM_PATH_MAX - 1);
+	return hpshm__named_create(&hugetlbfs_names, rq, path, mode, linked, err);
+}
+
+/* mmap() of the new file at path failed with saved: the error, per errno. */
+static int hugetlbfs_map_error(int saved, const struct hpshm_request *rq, const char *path, hpshm_error *err)
+{
+	char sz[32];
+
+	hpshm_size_format(rq->size, sz, sizeof(sz));
+	switch (saved) {
+	case ENOMEM:
+		return hpshm__reserve_failed(err, "mmap", saved, rq, "pool, hugetlb cgroup or the mount's size=");
+	case EEXIST:
+		return hpshm__map_taken(err, "mmap", saved, rq, HPSHM__MAP_CREATE);
+	case EINVAL:
+		/* Size and address are multiples of the page (the core's guarantee), so this
+		 * is the mapping refused as such: qemu-user does so for hugetlb files.
+		 * Unavailable, as in mmap_hugetlb, so the walk moves on. */
+		return hpshm_error_set(err, HPSHM_EUNAVAILABLE, saved, "mmap",
+				       "use another provider (qemu-user refuses hugetlb mappings)",
+				       "the kernel refused to map %s of %s", sz, path);
+	default:
+		return hpshm_error_set(err, HPSHM_ESYS, saved, "mmap", NULL, "could not map %s of %s", sz, path);
+	}
+}
+
+/* create(): the directory, the file, its size, the mapping, then (named) its header and name;
+ * one clean-up path undoes the mapping, the name (still locked: nobody replaced it), the file. */
 static int hugetlbfs_create(const struct hpshm_instance *self, struct hpshm_mapping *m, const struct hpshm_request *rq, hpshm_error *err)
 {
 	struct hugetlbfs_dir d;
 	char path[HPSHM_PATH_MAX];
 	char sz[32], psz[32];
 	unsigned mode = rq->mode ? rq->mode & 0777 : HUGETLBFS_DEFAULT_MODE;
-	int fd = -1, linked = 0, saved, rc, tries, n;
-	void *p;
+	int fd, linked = 0, saved, rc;
+	void *p = MAP_FAILED;
 
 	(void)self;
 	hpshm_size_format(rq->size, sz, sizeof(sz));
@@ -367,100 +450,42 @@ static int hugetlbfs_create(const struct hpshm_instance *self, struct hpshm_mapp
 				       "segment name \"%.64s\" cannot be a file name", rq->name);
 	if (!hpshm__size_fits_off_t(rq->size))
 		return hpshm_error_set(err, HPSHM_EOVERFLOW, 0, NULL, NULL, "%s does not fit in off_t", sz);
-
 	rc = hugetlbfs_find_dir(self, rq, &d);
 	if (rc < 0)
 		return hpshm_error_set(err, rc, d.sys_errno, NULL, d.hint, "%s", d.reason);
-
-	if (rq->name) {
-		n = snprintf(path, sizeof(path), "%s/hpshm.%s", d.path, rq->name);
-		if (n < 0 || (size_t)n >= sizeof(path))
-			return hpshm_error_set(err, HPSHM_EINVAL, ENAMETOOLONG, NULL,
-					       "use a shorter name or mount hugetlbfs on a shorter path",
-					       "%s/hpshm.%s is longer than %d bytes", d.path, rq->name, HPSHM_PATH_MAX - 1);
-		fd = hpshm__named_create(&hugetlbfs_names, rq, path, mode, &linked, err);
-		if (fd < 0)
-			return fd;
-	} else {
-#ifdef O_TMPFILE
-		fd = hpshm__sys.open(d.path, O_TMPFILE | O_RDWR | O_CLOEXEC, (mode_t)mode);
-		if (fd >= 0)
-			snprintf(path, sizeof(path), "an unnamed file in %.200s", d.path); /* for messages only */
-#endif
-		for (tries = 0; fd < 0 && tries < HUGETLBFS_TRIES; tries++) {
-			n = snprintf(path, sizeof(path), "%s/hpshm.%ld.%lu", d.path, (long)getpid(),
-				     atomic_fetch_add(&hugetlbfs_counter, 1UL));
-			if (n < 0 || (size_t)n >= sizeof(path))
-				return hpshm_error_set(err, HPSHM_EINVAL, ENAMETOOLONG, NULL,
-						       "mount hugetlbfs on a shorter path",
-						       "hugetlbfs directory %s is too long for a file name", d.path);
-			fd = hpshm__sys.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, (mode_t)mode);
-			if (fd < 0 && errno != EEXIST)
-				return hugetlbfs_open_error(errno, path, err);
-			if (fd < 0)
-				continue;
-			/*
-			 * The descriptor keeps it alive; unlinked now, a crash leaves no file behind.
-			 * ENOENT: a forced gc took the unlocked file for debris and removed it first,
-			 * which is just as good.
-			 */
-			if (hpshm__sys.unlink(path) < 0 && errno != ENOENT) {
-				saved = errno;
-				(void)hpshm__sys.close(fd);
-				return hpshm_error_set(err, HPSHM_ESYS, saved, "unlink", NULL, "could not unlink %s", path);
-			}
-		}
-		if (fd < 0)
-			return hugetlbfs_open_error(EEXIST, path, err);
-	}
+	fd = hugetlbfs_open_file(&d, rq, mode, path, sizeof(path), &linked, err);
+	if (fd < 0)
+		return fd;
 
 	if (hpshm__sys.ftruncate(fd, (off_t)rq->size) < 0) {
-		saved = errno;
-		if (linked)
-			(void)hpshm__sys.unlink(path); /* still locked: nobody replaced it */
-		(void)hpshm__sys.close(fd);
-		return hpshm_error_set(err, HPSHM_ESYS, saved, "ftruncate", NULL,
-				       "could not size %s to %s (not a multiple of its %s pages?)", path, sz, psz);
+		saved = errno; /* the clean-up below may clobber it */
+		rc = hpshm_error_set(err, HPSHM_ESYS, saved, "ftruncate", NULL,
+				     "could not size %s to %s (not a multiple of its %s pages?)", path, sz, psz);
+		goto fail;
 	}
-
 	p = hpshm__map_at(rq, MAP_SHARED, fd);
 	if (p == MAP_FAILED) {
-		saved = errno; /* unlink() and close() below may clobber it */
-		if (linked)
-			(void)hpshm__sys.unlink(path); /* still locked: nobody replaced it */
-		(void)hpshm__sys.close(fd);
-		switch (saved) {
-		case ENOMEM:
-			return hpshm__reserve_failed(err, "mmap", saved, rq, "pool, hugetlb cgroup or the mount's size=");
-		case EEXIST:
-			return hpshm__map_taken(err, "mmap", saved, rq, HPSHM__MAP_CREATE);
-		case EINVAL:
-			/* Size and address are multiples of the page (the core's guarantee), so this
-			 * is the mapping refused as such: qemu-user does so for hugetlb files.
-			 * Unavailable, as in mmap_hugetlb, so the walk moves on. */
-			return hpshm_error_set(err, HPSHM_EUNAVAILABLE, saved, "mmap",
-					       "use another provider (qemu-user refuses hugetlb mappings)",
-					       "the kernel refused to map %s of %s", sz, path);
-		default:
-			return hpshm_error_set(err, HPSHM_ESYS, saved, "mmap", NULL, "could not map %s of %s", sz, path);
-		}
+		rc = hugetlbfs_map_error(errno, rq, path, err);
+		goto fail;
 	}
-
 	if (rq->name) {
 		rc = hpshm__named_publish(&hugetlbfs_names, rq, path, fd, linked,
 					  (char *)p + rq->size - HPSHM_HEADER_REGION, err);
-		if (rc < 0) {
-			(void)hpshm__sys.munmap(p, rq->size);
-			if (linked)
-				(void)hpshm__sys.unlink(path); /* still locked: nobody replaced it */
-			(void)hpshm__sys.close(fd);
-			return rc;
-		}
+		if (rc < 0)
+			goto fail;
 	}
 	hpshm__mapping_fill(m, p, rq->size, fd, -1, rq->name ? path : NULL);
 	if (rq->flags & HPSHM_REQ_REATTACH)
 		hpshm__fd_object(m, fd); /* a child's attach() must find this very file */
 	return 0;
+
+fail:
+	if (p != MAP_FAILED)
+		(void)hpshm__sys.munmap(p, rq->size);
+	if (linked)
+		(void)hpshm__sys.unlink(path); /* still locked: nobody replaced it */
+	(void)hpshm__sys.close(fd);
+	return rc;
 }
 
 static int hugetlbfs_destroy(const struct hpshm_instance *self, struct hpshm_mapping *m)
@@ -525,6 +550,21 @@ static int hugetlbfs_attach(const struct hpshm_instance *self, struct hpshm_mapp
 	return hpshm__fd_attach_map(m, rq, fd, named ? id + 5 : NULL, what, err);
 }
 
+/* Is mount path on a file system in seen[0, *nseen) (one mounted twice, by bind mounts or
+ * containers, is looked at once), or not stat()able?  1: skip it; 0: look, and it is in seen. */
+static int hugetlbfs_mount_seen(const char *path, dev_t *seen, int *nseen)
+{
+	struct stat st;
+
+	if (hpshm__sys.stat(path, &st) < 0)
+		return 1;
+	for (int j = 0; j < *nseen; j++)
+		if (seen[j] == st.st_dev)
+			return 1;
+	seen[(*nseen)++] = st.st_dev;
+	return 0;
+}
+
 /*
  * lookup(): the file "hpshm.<name>" in the configured directory, else in every hugetlbfs
  * mount (one file system mounted twice is looked at once), those of the page size asked for
@@ -538,8 +578,7 @@ static int hugetlbfs_lookup(const struct hpshm_instance *self, const struct hpsh
 	const char *override = hugetlbfs_override(self, rq, option, sizeof(option));
 	struct hpshm__mount *mounts;
 	dev_t *seen;
-	struct stat st;
-	int n, i, j, pass, nseen = 0, dup, rc = HPSHM_ENOENT, len;
+	int n, i, pass, nseen = 0, rc = HPSHM_ENOENT, len;
 
 	if (!hugetlbfs_name_ok(rq->name))
 		return hpshm_error_set(err, HPSHM_ENOENT, 0, NULL, NULL, "\"%.64s\" cannot name a hugetlbfs file",
@@ -564,13 +603,8 @@ static int hugetlbfs_lookup(const struct hpshm_instance *self, const struct hpsh
 			int wished = rq->page_size == HPSHM_PAGE_SIZE_DEFAULT || rq->page_size == HPSHM_PAGE_SIZE_LARGEST ||
 				     mounts[i].page_size == rq->page_size;
 
-			if (wished != (pass == 0) || hpshm__sys.stat(mounts[i].path, &st) < 0)
+			if (wished != (pass == 0) || hugetlbfs_mount_seen(mounts[i].path, seen, &nseen))
 				continue;
-			for (dup = 0, j = 0; j < nseen; j++)
-				dup |= seen[j] == st.st_dev;
-			if (dup)
-				continue;
-			seen[nseen++] = st.st_dev;
 			len = snprintf(path, sizeof(path), "%s/" HUGETLBFS_PREFIX "%s", mounts[i].path, rq->name);
 			if (len < 0 || (size_t)len >= sizeof(path))
 				continue;
@@ -613,8 +647,7 @@ static int hugetlbfs_scan(const struct hpshm_instance *self, hpshm_found_fn fn, 
 	(void)self;
 	struct hpshm__mount *mounts;
 	dev_t *seen;
-	struct stat st;
-	int n, i, j, nseen = 0, dup;
+	int n, i, nseen = 0;
 
 	mounts = hpshm__hugetlbfs_mount_list(&n);
 	seen = n > 0 ? malloc((size_t)n * sizeof(*seen)) : NULL;
@@ -623,14 +656,8 @@ static int hugetlbfs_scan(const struct hpshm_instance *self, hpshm_found_fn fn, 
 		return HPSHM_ENOMEM;
 	}
 	for (i = 0; i < n; i++) {
-		/* A file system mounted twice (bind mounts, containers) is listed once. */
-		if (hpshm__sys.stat(mounts[i].path, &st) < 0)
+		if (hugetlbfs_mount_seen(mounts[i].path, seen, &nseen))
 			continue;
-		for (dup = 0, j = 0; j < nseen; j++)
-			dup |= seen[j] == st.st_dev;
-		if (dup)
-			continue;
-		seen[nseen++] = st.st_dev;
 		if (hugetlbfs_scan_dir(mounts[i].path, fn, user) != 0)
 			break;
 	}

@@ -40,7 +40,7 @@
  * (a stray descriptor number must not map some other file, nor an edited size part of this
  * one), then maps it with
  * MAP_FIXED_NOREPLACE at the creator's address and compares the address (kernels before 4.17
- * take the flag as a hint), as every descriptor-backed backend does (backends/fdseg.c).
+ * take the flag as a hint), as every descriptor-backed backend does (backends/fixmap.c).
  * The child owns its inherited copy from then on: attach() sets FD_CLOEXEC on it again and
  * detach() closes it.  A shared mapping of the memfd takes no new
  * reservation: the creator's covers every process.
@@ -59,7 +59,7 @@
 #include "linux/linux.h"
 #include "port.h"
 #include "posix/sys.h"
-#include "backends/fdseg.h"
+#include "backends/fixmap.h"
 
 #define MEMFD_NAME_MAX 249 /* the kernel's limit for a memfd name, without the NUL */
 

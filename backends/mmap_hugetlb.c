@@ -21,7 +21,7 @@
  *     SIGBUS long after create() returned.
  *   - A fixed address is asked for with MAP_FIXED_NOREPLACE, which fails with EEXIST rather
  *     than replace what is mapped there; kernels before 4.17 take it as a hint, so the address
- *     we got is compared as well (hpshm__map_at() in backends/fdseg.c does both, and
+ *     we got is compared as well (hpshm__map_at() in backends/fixmap.c does both, and
  *     names the holder of a taken range).  An address not aligned to the huge page would be
  *     silently ignored as a hint (or EINVAL), so it is refused up front.
  *   - munmap of a hugetlb mapping needs the huge-page-aligned length; the core hands us a
@@ -41,7 +41,7 @@
 #include "linux/linux.h"
 #include "port.h"
 #include "posix/sys.h"
-#include "backends/fdseg.h"
+#include "backends/fixmap.h"
 
 static int mmap_hugetlb_probe(const struct hpshm_instance *self, const struct hpshm_request *rq,
 			      struct hpshm_probe *out)

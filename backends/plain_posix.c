@@ -15,7 +15,7 @@
  *     exceptions are Linux-only, where the objects are the files of /dev/shm: scan(), which
  *     must list them, and create(), which makes the object there unnamed (O_TMPFILE) and
  *     links it as /dev/shm/hpshm.<name> only once it carries hpshm's header, so a creator
- *     killed half-way leaves nothing gc could not prove is hpshm's (backends/fdseg.c).
+ *     killed half-way leaves nothing gc could not prove is hpshm's (backends/named.c).
  *
  * Operator setup: none for unnamed segments.  Named ones need /dev/shm (a tmpfs) writable
  * and large enough: on Linux its size= limit is charged page by page at fault time, and a
@@ -25,7 +25,7 @@
  * Kernel quirks: none that matter; transparent huge pages may back the memory when
  * shmem_enabled allows, which the core's verification reports rather than promises.
  *
- * Liveness of named segments is the flock() interlock of backends/fdseg.c
+ * Liveness of named segments is the flock() interlock of backends/named.c
  * (PostgreSQL's interlock, done with locks instead of pids): the creator and every process
  * that attaches by name hold LOCK_SH; create() of a taken name unlinks a dead hpshm object
  * and goes on, names the creator of a live one from its header, and leaves anything else (a
@@ -65,7 +65,8 @@
 #endif
 #include "port.h"
 #include "posix/sys.h"
-#include "backends/fdseg.h"
+#include "backends/fixmap.h"
+#include "backends/named.h"
 
 #define PLAIN_DEFAULT_MODE 0600
 #define PLAIN_PREFIX       HPSHM__SHM_PREFIX
@@ -79,7 +80,7 @@
 #endif
 #endif
 
-/* A name becomes one shm name component (backends/fdseg.c). */
+/* A name becomes one shm name component (backends/named.c). */
 static int plain_name_ok(const char *name)
 {
 	return hpshm__shm_name_ok(name);
@@ -105,7 +106,7 @@ static int plain_create_error(int sys_errno, const char *path, hpshm_error *err)
 			       "could not create POSIX shared memory %s", path);
 }
 
-/* What backends/fdseg.c needs to know about our named objects: shm names, any file system. */
+/* What backends/named.c needs to know about our named objects: shm names, any file system. */
 static const struct hpshm__names plain_names = {
 	.shm_names    = 1,
 #ifdef PLAIN_SHM_DIR

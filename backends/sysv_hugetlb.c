@@ -26,7 +26,7 @@
  *   - shmat() is never given SHM_REMAP: with an address, a clash must fail (EINVAL), not
  *     silently replace another mapping.  An address not aligned to the huge page is refused
  *     up front, so an EINVAL from shmat() at an aligned address means a clash, reported like
- *     any backend's (hpshm__map_taken() in backends/fdseg.c names the holder).
+ *     any backend's (hpshm__map_taken() in backends/fixmap.c names the holder).
  *   - SHM_NORESERVE is never passed: the reservation at shmget() time is what keeps a
  *     later fault from raising SIGBUS.
  *   - shm_segsz reports the requested size while the kernel rounds the file up to the huge
@@ -112,7 +112,8 @@
 #include "linux/linux.h"
 #include "port.h"
 #include "posix/sys.h"
-#include "backends/fdseg.h"
+#include "backends/fixmap.h"
+#include "base/header.h"
 
 #define SYSV_DEFAULT_MODE 0600
 #define SYSV_NAME_MAX     127 /* what the header's name field holds */

@@ -6,7 +6,9 @@
  *
  * Internal, and not part of the provider SDK since ABI 3: the core writes and decodes it; the
  * backends that keep named objects read its bytes for scan() (hpshm_found.header) and check
- * the magic and the creation mark, which is why it sits in the base layer they both use.
+ * the magic and the creation mark, which is why it sits in the base layer they both use.  A
+ * provider outside the tree gets the same classification from hpshm_header_classify()
+ * (provider.h), without the layout.
  *
  * Fixed-width, in the machine's byte order: only processes on this machine read it.
  * Reading rules: the magic says the object is hpshm's, whatever the version.  Members are only
@@ -60,6 +62,19 @@ struct hpshm_header {
 /* The bytes a provider hands over in hpshm_found.header hold a whole header. */
 _Static_assert(sizeof(struct hpshm_header) <= HPSHM_HEADER_BYTES, "hpshm_found.header is too small");
 _Static_assert(sizeof(struct hpshm_header) <= HPSHM_HEADER_REGION, "the header region is too small");
+
+/* Is h (just read) hpshm's?  1 with its strings NUL-terminated, or 0. */
+int hpshm__header_accept(struct hpshm_header *h);
+
+/*
+ * Whose is an object whose last len bytes (its header region) are region?  provider is the
+ * name a header of the scanning provider carries, or NULL.  HPSHM_FOUND_HEADER with h filled;
+ * HPSHM_FOUND_MARKED for a header of provider torn by a kill while it was written (every
+ * field there but the magic); HPSHM_FOUND_BARE if the region is all zeros; else
+ * HPSHM_FOUND_FOREIGN_HEADER.  h is zeroed but for HPSHM_FOUND_HEADER.  base/header.c; the
+ * exported hpshm_header_classify() (provider.h) is this with the boot compared.
+ */
+int hpshm__header_class(const void *region, size_t len, const char *provider, struct hpshm_header *h);
 
 /* The header a provider found (hpshm_found.header), as a struct. */
 static inline void hpshm__header_of(const struct hpshm_found *f, struct hpshm_header *h)

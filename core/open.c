@@ -101,7 +101,7 @@ static int open_check(const struct hpshm_instance *p, const char *name, const st
 			 open_where(f->id), h.name, h.provider);
 		return 1;
 	}
-	/* A provisional header (backends/fdseg.c) says whose the object is before the core has
+	/* A provisional header (backends/named_create.c) says whose the object is before the core has
 	 * written the segment's own, whose nonce a token or this open can check. */
 	if (h.nonce == 0)
 		return hpshm_error_set(err, HPSHM_ENOENT, 0, NULL,

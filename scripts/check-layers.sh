@@ -40,7 +40,8 @@ offend() {
 
 # The Linux backends (backends/list.h's linux rows) and the Linux helpers they share: they may
 # include ports/linux/linux.h and name /proc and /sys.  plain_posix.c includes linux.h only under __linux__ (memfd).
-# backends/fdseg.{c,h} is the descriptor-backed segment helper several backends share.
+# backends/fixmap.{c,h} (mapping at an address) and backends/named*.{c,h} (named objects) are
+# the helpers several backends share.
 # A row of backends/list.h whose OS tag is $1 names its source file: those are that OS's
 # backends without a line here.
 listed_backend() { # listed_backend OS FILE
@@ -53,7 +54,9 @@ listed_backend() { # listed_backend OS FILE
 linux_backend() {
 	listed_backend linux "$1" && return 0
 	case $1 in
-	backends/hugetlb_common.[ch] | backends/plain_posix.c | backends/fdseg.[ch])
+	backends/hugetlb_common.[ch] | backends/plain_posix.c | backends/fixmap.[ch] | \
+		backends/named.[ch] | backends/named_create.c | backends/named_remove.c | backends/named_internal.h | \
+		backends/classify.c)
 		return 0 ;;
 	esac
 	return 1

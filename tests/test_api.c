@@ -22,8 +22,10 @@
 
 #include "harness.h"
 
+#include "base/header.h"
 #include "fixture.h"
 #include "hpshm.h"
+#include "hpshm/provider.h"
 
 /* ---- the 0.2.0 layouts, frozen: never edit these, add a v2 beside them ---- */
 
@@ -502,4 +504,161 @@ Test(api, children_of_an_older_program_are_filled_within_their_size)
 	assert_guard(g.after, "hpshm_child_wait");
 	cr_assert_eq(hpshm_segment_destroy(seg), 0);
 	hpshm_config_free(cfg);
+}
+
+/* ---- hpshm_header_classify(): whose an object is, from its header region's bytes ---- */
+
+/* A named plain segment of this test's own, and a copy of its header region. */
+struct classified {
+	hpshm_config  *cfg;                        /* its configuration */
+	hpshm_segment *seg;                        /* the segment */
+	char           name[64];                   /* its name */
+	unsigned char  region[HPSHM_HEADER_REGION]; /* its header region as the core wrote it */
+};
+
+static void classified_make(struct classified *c, const char *what)
+{
+	char extra[96];
+	hpshm_error err;
+	int rc;
+
+	snprintf(c->name, sizeof c->name, "api%ld-%s", (long)getpid(), what);
+	snprintf(extra, sizeof extra, "name=%s", c->name);
+	c->cfg = plain_config(extra);
+	memset(&err, 0, sizeof err);
+	rc = hpshm_segment_create(&c->seg, (size_t)1 << 16, c->cfg, &err);
+	cr_assert_eq(rc, 0, "named plain segment: %s: %s", hpshm_errname(rc), err.message);
+	/* A named segment's header is at its tail, right after the bytes the caller may use. */
+	memcpy(c->region, (const char *)hpshm_segment_address(c->seg) + hpshm_segment_size(c->seg), sizeof c->region);
+}
+
+static void classified_free(struct classified *c)
+{
+	cr_assert_eq(hpshm_segment_destroy(c->seg), 0);
+	hpshm_config_free(c->cfg);
+}
+
+/* The facts of anything but hpshm's header: the version, and nothing else. */
+static void assert_no_facts(const struct hpshm_header_facts *facts, const char *what)
+{
+	struct hpshm_header_facts zero;
+
+	memset(&zero, 0, sizeof zero);
+	zero.version = HPSHM_HEADER_FACTS_VERSION;
+	cr_assert_eq(memcmp(facts, &zero, sizeof zero), 0, "%s: facts other than the version were filled", what);
+}
+
+Test(api, header_classify_takes_a_real_segments_header_for_hpshms)
+{
+	struct {
+		struct hpshm_header_facts s;
+		unsigned char             after[64];
+	} g;
+	struct hpshm_header_facts again;
+	struct hpshm_found f;
+	struct classified c;
+	int rc;
+
+	classified_make(&c, "classify");
+	memset(&f, 0x5a, sizeof f);
+	memset(&g, 0xa5, sizeof g);
+	rc = hpshm_header_classify(c.region, sizeof c.region, "plain", &f, &g.s);
+	cr_assert_eq(rc, HPSHM_FOUND_HEADER, "the segment's own header classified as %d", rc);
+	cr_assert_eq(f.has_header, HPSHM_FOUND_HEADER);
+	cr_assert_eq(memcmp(f.header, HPSHM_HEADER_MAGIC, 8), 0, "f.header does not hold the header read");
+	memset(&again, 0x5a, sizeof again);
+	cr_assert(memcmp(f.id, &again, sizeof f.id < sizeof again ? sizeof f.id : sizeof again) == 0 &&
+		  memcmp(&f.alive, &again, sizeof f.alive) == 0 && memcmp(&f.mine, &again, sizeof f.mine) == 0,
+		  "hpshm_header_classify() wrote members of f that are the provider's");
+	cr_assert_eq(g.s.version, HPSHM_HEADER_FACTS_VERSION);
+	cr_assert_eq(g.s.other_boot, 0, "a header written in this boot is not another boot's");
+	cr_assert_neq(g.s.nonce, 0, "the core's header carries the segment's nonce");
+	cr_assert_eq(g.s.creator_pid, (long long)getpid());
+	cr_assert_str_eq(g.s.provider, "plain");
+	cr_assert_str_eq(g.s.name, c.name);
+	assert_zero(g.s.reserved, sizeof g.s.reserved / sizeof g.s.reserved[0], "hpshm_header_classify");
+	assert_guard(g.after, "hpshm_header_classify");
+	/* remove()'s check: what scan() handed over classifies again to the same segment. */
+	rc = hpshm_header_classify(f.header, sizeof f.header, "plain", NULL, &again);
+	cr_assert_eq(rc, HPSHM_FOUND_HEADER);
+	cr_assert_eq(again.nonce, g.s.nonce, "f.header names another segment than the region read");
+	classified_free(&c);
+}
+
+Test(api, header_classify_finds_a_forged_magic_foreign)
+{
+	struct hpshm_header_facts facts;
+	struct hpshm_found f;
+	struct classified c;
+	int rc;
+
+	classified_make(&c, "forged");
+	c.region[3] ^= 0x20; /* "HPShMSEG": every other byte still hpshm's */
+	memset(&f, 0x5a, sizeof f);
+	rc = hpshm_header_classify(c.region, sizeof c.region, "plain", &f, &facts);
+	cr_assert_eq(rc, HPSHM_FOUND_FOREIGN_HEADER, "a forged magic classified as %d", rc);
+	cr_assert_eq(f.has_header, HPSHM_FOUND_FOREIGN_HEADER);
+	for (size_t i = 0; i < sizeof f.header; i++)
+		cr_assert_eq(f.header[i], 0, "f.header[%zu] of a foreign object is not zero", i);
+	assert_no_facts(&facts, "a forged magic");
+	classified_free(&c);
+}
+
+Test(api, header_classify_proves_nothing_from_a_truncated_region)
+{
+	unsigned char zeros[64];
+	struct hpshm_header_facts facts;
+	struct classified c;
+
+	classified_make(&c, "truncated");
+	cr_assert_eq(hpshm_header_classify(c.region, sizeof(struct hpshm_header) - 1, "plain", NULL, &facts),
+		     HPSHM_FOUND_FOREIGN_HEADER, "a header cut short is not a header");
+	assert_no_facts(&facts, "a header cut short");
+	cr_assert_eq(hpshm_header_classify(c.region, sizeof(struct hpshm_header), "plain", NULL, NULL),
+		     HPSHM_FOUND_HEADER, "a whole header read alone is one");
+	cr_assert_eq(hpshm_header_classify(c.region, 0, "plain", NULL, NULL), HPSHM_FOUND_FOREIGN_HEADER,
+		     "nothing read");
+	cr_assert_eq(hpshm_header_classify(NULL, sizeof c.region, "plain", NULL, NULL), HPSHM_FOUND_FOREIGN_HEADER,
+		     "no bytes");
+	memset(zeros, 0, sizeof zeros);
+	cr_assert_eq(hpshm_header_classify(zeros, sizeof zeros, "plain", NULL, NULL), HPSHM_FOUND_BARE,
+		     "zeros prove nothing either way");
+	classified_free(&c);
+}
+
+Test(api, header_classify_tells_another_boots_header)
+{
+	struct hpshm_header_facts facts;
+	struct classified c;
+	char *boot;
+	int rc;
+
+	classified_make(&c, "boot");
+	boot = (char *)c.region + offsetof(struct hpshm_header, boot_id);
+	if (boot[0] == '\0') {
+		classified_free(&c);
+		cr_skip_test("this system names no boot (an empty boot_id in the header): nothing to tell apart");
+	}
+	boot[0] = boot[0] == 'x' ? 'y' : 'x';
+	rc = hpshm_header_classify(c.region, sizeof c.region, "plain", NULL, &facts);
+	cr_assert_eq(rc, HPSHM_FOUND_HEADER, "another boot's header is still hpshm's: %d", rc);
+	cr_assert_eq(facts.other_boot, 1, "a header of another boot was not told stale");
+	memset(boot, 0, sizeof(((struct hpshm_header *)0)->boot_id));
+	rc = hpshm_header_classify(c.region, sizeof c.region, "plain", NULL, &facts);
+	cr_assert_eq(rc, HPSHM_FOUND_HEADER);
+	cr_assert_eq(facts.other_boot, 0, "a header that names no boot is not known to be another boot's");
+	classified_free(&c);
+}
+
+Test(api, header_classify_takes_a_torn_header_for_its_providers_mark_only)
+{
+	struct classified c;
+
+	classified_make(&c, "torn");
+	memset(c.region, 0, 8); /* killed before the magic, which is written last */
+	cr_assert_eq(hpshm_header_classify(c.region, sizeof c.region, "plain", NULL, NULL), HPSHM_FOUND_MARKED);
+	cr_assert_eq(hpshm_header_classify(c.region, sizeof c.region, "hugetlbfs", NULL, NULL),
+		     HPSHM_FOUND_FOREIGN_HEADER, "another provider's torn header is not this one's mark");
+	cr_assert_eq(hpshm_header_classify(c.region, sizeof c.region, NULL, NULL, NULL), HPSHM_FOUND_FOREIGN_HEADER);
+	classified_free(&c);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tests/test_paths_backends.c -- the descriptor backends (plain, memfd_hugetlb, mmap_hugetlb,
- * hugetlbfs and what they share in backends/fdseg.c) when a call fails half way: at create,
+ * hugetlbfs and what they share in backends/fixmap.c and named*.c) when a call fails half way: at create,
  * at re-attach, at destroy, and while ls and gc look at a named object.
  *
  * The library sees a fake sysroot (fakes.h) with 64 free 2 MiB pages, so every hugetlb probe
@@ -450,7 +450,7 @@ static void put_dead_segment(void)
 	fds_before = hpt_fd_count();
 }
 
-/* ---- create over what sits under the name (fdseg.c named_recycle) ---- */
+/* ---- create over what sits under the name (named_create.c named_recycle) ---- */
 
 Test(paths_backends, create_over_an_object_whose_look_fails_keeps_it_and_names_its_owner)
 {
@@ -603,7 +603,7 @@ Test(paths_backends, create_over_a_file_with_another_providers_torn_header_keeps
 	cr_assert(exists(dev_path));
 }
 
-/* ---- re-attach by name (fdseg.c hpshm__named_attach) ---- */
+/* ---- re-attach by name (named.c hpshm__named_attach) ---- */
 
 /* A token of a named plain segment that is then destroyed, so that what the test puts under
  * the name is what attach finds. */
@@ -695,7 +695,7 @@ Test(paths_backends, attach_that_cannot_lock_the_segment_is_esys_flock_and_close
 	cr_assert_eq(hpshm_segment_destroy(seg), 0);
 }
 
-/* ---- destroy that fails (fdseg.c hpshm__named_destroy, hpshm__fd_unmap) ---- */
+/* ---- destroy that fails (named.c hpshm__named_destroy, fixmap.c hpshm__fd_unmap) ---- */
 
 Test(paths_backends, destroy_of_a_named_segment_that_cannot_unmap_still_unlinks_and_closes)
 {
@@ -1013,7 +1013,7 @@ Test(paths_backends, plain_attach_that_cannot_tell_the_objects_file_system_is_es
 	cr_assert(!exists(dev_path));
 }
 
-/* ---- ls and gc of named plain objects (fdseg.c hpshm__named_inspect, hpshm__named_remove) ---- */
+/* ---- ls and gc of named plain objects (named.c hpshm__named_inspect, named_remove.c hpshm__named_remove) ---- */
 
 struct seen {
 	hpshm_object obj;   /* the object listed under dev_path */
@@ -1155,7 +1155,7 @@ Test(paths_backends, gc_of_a_segment_that_became_a_file_of_another_size_keeps_it
 	cr_assert(hpt_contains(err.message, "not an hpshm segment"), "%s", err.message);
 }
 
-/* ---- mapping at base_address (fdseg.c hpshm__map_at, hpshm__map_taken) ---- */
+/* ---- mapping at base_address (fixmap.c hpshm__map_at, hpshm__map_taken) ---- */
 
 /* An address range of len bytes that nothing maps now, aligned to align. */
 static uintptr_t free_range(size_t len, size_t align)

@@ -40,8 +40,8 @@
  * hint): the core builds no hint of its own and reads no OS facts.
  *
  * A provider never populates: the core faults pages in after create() when populate says so
- * or probe() advised it, through the port, using m->handle when m->flags has
- * HPSHM_MAP_DESCRIPTOR.  A provider never passes MAP_NORESERVE/SHM_NORESERVE for huge pages:
+ * or probe() advised it, through the port, which may use m->handle as HPSHM_MAP_DESCRIPTOR
+ * allows when m->flags has it.  A provider never passes MAP_NORESERVE/SHM_NORESERVE for huge pages:
  * a reservation taken at create time is what keeps SIGBUS away.
  *
  * Re-attach after exec: the core chooses the address, keeps a header that says what the
@@ -87,7 +87,8 @@
  *      (m->caps 0 alone still means "not narrowed", as before); options, the configuration
  *      keys a provider declares for `hpshm probe` and the parser (h-example); and
  *      hpshm_provider_find(), so a provider can wrap a registered or built-in one.  Built-in
- *      rows take a user pointer (backends/list.h).
+ *      rows take a user pointer (backends/list.h).  And hpshm_header_classify(), so a provider
+ *      outside the tree can write scan() and remove().
  * Versions are SQLite's iVersion: hpshm_provider_register() accepts a provider built for any
  * ABI from HPSHM_PROVIDER_ABI_MIN to HPSHM_PROVIDER_ABI, and the core reads a member appended
  * after HPSHM_PROVIDER_ABI_MIN only when the provider's version has it (HPSHM_PROVIDER_HAS);
@@ -135,7 +136,11 @@ enum hpshm_request_flag {
 
 /** hpshm_mapping.flags */
 enum hpshm_mapping_flag {
-	HPSHM_MAP_DESCRIPTOR = 1, /**< handle is a file descriptor the port may populate (fallocate) and verify from */
+	/** handle is an open descriptor of the mapped object, which the provider keeps owning: the
+	 *  port may ask the system through it what backs the mapping, and have the object's pages
+	 *  allocated through it for its first m->size bytes when it populates; it never closes,
+	 *  maps, resizes or locks it, nor reads or writes its bytes. */
+	HPSHM_MAP_DESCRIPTOR = 1,
 	HPSHM_MAP_INHERIT    = 2, /**< a child must inherit handle to attach (a descriptor, a section HANDLE) */
 	HPSHM_MAP_CAPS       = 4  /**< caps is this segment's set even when it is 0 (ABI 5): it can do none of them */
 };
@@ -229,6 +234,55 @@ struct hpshm_found {
 	int           mine;                       /**< 1 if the calling user owns it (a SysV segment: as owner and
 	                                               creator), 0 if another user does or the system cannot tell */
 };
+
+/** hpshm_header_facts.version of the facts this library fills. */
+#define HPSHM_HEADER_FACTS_VERSION 1
+
+/**
+ * What hpshm_header_classify() read from hpshm's header, for the provider's own decisions (the
+ * header's layout stays the core's).  All zero but version unless the class is
+ * HPSHM_FOUND_HEADER; text members are NUL-terminated.
+ */
+struct hpshm_header_facts {
+	unsigned  version;                  /**< HPSHM_HEADER_FACTS_VERSION once filled */
+	int       other_boot;               /**< 1: written in another boot of this system, so stale: its creator
+	                                         and every process that mapped it are gone; 0: this boot, or unknown */
+	uint64_t  nonce;                    /**< the segment's identity (0: the provisional header a create writes
+	                                         before the core's): remove() checks it is still scan()'s */
+	long long creator_pid;              /**< the creating process, in the boot that wrote the header */
+	char      provider[HPSHM_NAME_MAX]; /**< the provider the header names */
+	char      name[128];                /**< the segment's name, or empty */
+	uint64_t  reserved[8];              /**< zeroed by the library: room for the members of later versions */
+};
+
+/**
+ * Whose is a named object, from the bytes of its header region?  The core writes a named
+ * segment's header in the last HPSHM_HEADER_REGION bytes of the object; a provider reads those
+ * (or as many of their first bytes as it can, at least HPSHM_HEADER_BYTES) and asks here,
+ * needing nothing of the layout.  Pure but for reading this boot's identity; any thread.
+ *
+ * scan(): `f.has_header = hpshm_header_classify(tail, n, self->name, &f, &facts)` fills
+ * f.has_header and f.header as the core wants them; the provider adds id, name, size, mine
+ * and alive (a header of another boot, facts.other_boot, is dead whatever the provider cannot
+ * tell).  remove(): with the object held so that nobody can start using it, read and classify
+ * the tail again, classify the listed f->header (which gives the listed nonce), and remove
+ * only when the class is still f->has_header and, for HPSHM_FOUND_HEADER, the nonce is the
+ * same: a name that came to hold a new object is then left alone.
+ *
+ * @param bytes    the header region as read
+ * @param len      bytes read: fewer than a header, unless all zero, proves nothing
+ * @param provider the name this provider's headers carry (self->name), or NULL: a header torn by
+ *                 a kill (everything but the magic written) is then not taken for its mark
+ * @param f        if not NULL: has_header set to the result; header set to the header read for
+ *                 HPSHM_FOUND_HEADER, else zeroed; nothing else is touched
+ * @param facts    if not NULL: filled (version set, reserved zeroed)
+ * @return HPSHM_FOUND_HEADER (hpshm's header), HPSHM_FOUND_MARKED (a header of provider torn
+ *         by a kill while it was written), HPSHM_FOUND_BARE (all zeros: nothing proves whose
+ *         it is), or HPSHM_FOUND_FOREIGN_HEADER (anything else: another program's data, a
+ *         forged or partial header, nothing read, bytes NULL)
+ */
+HPSHM_API int hpshm_header_classify(const void *bytes, size_t len, const char *provider, struct hpshm_found *f,
+				    struct hpshm_header_facts *facts);
 
 /** Called by scan() for each object; return non-zero to stop. */
 typedef int (*hpshm_found_fn)(void *user, const struct hpshm_found *f);

@@ -38,7 +38,7 @@
 #include <sys/statfs.h>
 #else
 /*
- * The descriptor-backed segment helper (backends/fdseg.c) and the tests include this header on
+ * The named-object helpers (backends/named*.c) and the tests include this header on
  * the other POSIX systems too, for the names only; a system without <sys/statfs.h> (macOS,
  * and FreeBSD, which has it in <sys/mount.h>) needs just the struct's name for the table.
  */

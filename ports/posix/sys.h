@@ -54,7 +54,7 @@ struct hpshm__syscalls {
 	ssize_t (*readlink)(const char *path, char *buf, size_t len);
 	/* ENOSYS in a static glibc program that links no NSS (ports/posix/sys.c) */
 	int   (*getpwuid_r)(uid_t uid, struct passwd *pw, char *buf, size_t len, struct passwd **res);
-	/* the *at() calls remove() makes relative to a directory it opened once (backends/fdseg.c) */
+	/* the *at() calls remove() makes relative to a directory it opened once (backends/named_remove.c) */
 	int   (*openat)(int dirfd, const char *path, int flags, mode_t mode);
 	int   (*mkdirat)(int dirfd, const char *path, mode_t mode);
 	int   (*renameat)(int olddirfd, const char *oldpath, int newdirfd, const char *newpath);
