@@ -43,6 +43,8 @@ linux_backend() {
 	backends/mmap_hugetlb.c | backends/sysv_hugetlb.c | backends/hugetlbfs.c | backends/memfd_hugetlb.c | \
 		backends/hugetlb_common.[ch] | backends/plain_posix.c | backends/fdseg.[ch])
 		return 0 ;;
+	backends/sysv_named.c | backends/sysv_hugetlb.h) # the SysV provider's name space, and what its files share
+		return 0 ;;
 	esac
 	return 1
 }
