@@ -27,8 +27,9 @@
  * Keys outside the range are never looked at, but for the unnamed debris below.  destroy()
  * marks and detaches a named segment just as it does an unnamed one.
  *
- * Crash safety: named segments stay after a crash.  scan() reads /proc/sysvipc/shm (Linux) and reports every segment whose
- * key is in hpshm's range, and every IPC_PRIVATE segment not marked for removal, unattached
+ * Crash safety: named segments stay after a crash.  scan() reads the kernel's list
+ * (/proc/sysvipc/shm, through the port) and reports every segment whose key is in hpshm's
+ * range, and every IPC_PRIVATE segment not marked for removal, unattached
  * and of a marked size (an unnamed create killed before its IPC_RMID); any other segment is
  * none of its business and never attached.  Each is classified (HPSHM_FOUND_*): one whose
  * size alone says it is not hpshm's (a 4 KiB segment) is foreign without being attached;

@@ -16,8 +16,9 @@
  *     MADV_POPULATE_WRITE ...) and the huge page size bits (hpshm__huge_bits());
  *   - the readers of /proc and /sys, all under hpshm__sysroot() so tests can point the library
  *     at a fake tree with hpshm__set_sysroot();
- *   - hstate pools, hugetlbfs mounts, the hugetlb cgroup, the SysV privileges and limits,
- *     transparent huge pages, and the operator advice built from them.
+ *   - hstate pools, hugetlbfs mounts, the hugetlb cgroup, the SysV privileges, limits and
+ *     segment list (sysvipc.c, with when a creator started), transparent huge pages, and
+ *     the operator advice built from them.
  */
 #ifndef HPSHM_PORTS_LINUX_LINUX_H
 #define HPSHM_PORTS_LINUX_LINUX_H
