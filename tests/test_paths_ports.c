@@ -1365,6 +1365,109 @@ Test(paths_ports, process_start_of_a_stat_line_out_of_format_is_unknown)
 	cr_assert_eq(hpshm__process_alive(0, 5), 0);
 }
 
+/* ==== linux/sysvipc.c: the kernel's list of SysV segments, and creators' start times ==== */
+
+/* What the walk saw, in order. */
+struct shm_seen {
+	struct hpshm__linux_shm e[4]; /* the entries passed to the callback */
+	int                     n;    /* how many */
+	int                     stop; /* stop the walk after this many (0: never) */
+};
+
+static int shm_record(void *user, const struct hpshm__linux_shm *e)
+{
+	struct shm_seen *w = user;
+
+	if (w->n < 4)
+		w->e[w->n] = *e;
+	w->n++;
+	return w->stop != 0 && w->n >= w->stop;
+}
+
+static FILE *h_fopen_shm_eacces(const char *path, const char *mode)
+{
+	size_t n = strlen(path), k = strlen("/proc/sysvipc/shm");
+
+	if (n >= k && strcmp(path + n - k, "/proc/sysvipc/shm") == 0) {
+		errno = EACCES;
+		return NULL;
+	}
+	return real_sys.fopen(path, mode);
+}
+
+Test(paths_ports, sysv_list_of_the_fake_tree_gives_each_segment_and_skips_what_is_none)
+{
+	char list[2048], longline[700];
+	struct hpshm__linux_shm e;
+	struct shm_seen w;
+
+	/* A segment's fields, then blanks past the reader's line buffer: half a line is no entry. */
+	memcpy(repeat(longline, ' ', sizeof longline - 1), "5 5 600 1 2 3 4 5", strlen("5 5 600 1 2 3 4 5"));
+	snprintf(list, sizeof list,
+		 "       key      shmid perms                  size  cpid  lpid nattch   uid   gid  cuid  cgid\n"
+		 "1207959552      32769   600               4194232  4242  4343      2  1000  1000  1000  1000 0 0 0\n"
+		 "%s7\n"
+		 "not a segment\n"
+		 "         0      98310  1600               2097080 12345     0      0     0     0     0     0 0 0 0",
+		 longline);
+	drop("proc/sysvipc"); /* a link to the real list: the test writes its own */
+	hpt_fakeroot_write("proc/sysvipc/shm", list);
+
+	memset(&w, 0, sizeof w);
+	cr_assert_eq(hpshm__linux_shm_each(shm_record, &w), 0);
+	cr_assert_eq(w.n, 2, "the heading, an overlong line and a line of text are no segments");
+	cr_assert_eq(w.e[0].key, 0x48000000LL);
+	cr_assert_eq(w.e[0].id, 32769);
+	cr_assert_eq(w.e[0].perms, 0600u, "perms are octal");
+	cr_assert_eq(w.e[0].size, 4194232u);
+	cr_assert_eq(w.e[0].cpid, 4242);
+	cr_assert_eq(w.e[0].lpid, 4343);
+	cr_assert_eq(w.e[0].nattch, 2u);
+	cr_assert_eq(w.e[0].uid, 1000u);
+	cr_assert_eq(w.e[1].key, 0LL);
+	cr_assert_eq(w.e[1].id, 98310, "the last line needs no newline");
+	cr_assert_eq(w.e[1].perms, 01600u, "SHM_DEST is in the perms");
+
+	memset(&w, 0, sizeof w);
+	w.stop = 1;
+	cr_assert_eq(hpshm__linux_shm_each(shm_record, &w), 0);
+	cr_assert_eq(w.n, 1, "a non-zero answer stops the walk");
+
+	cr_assert_eq(hpshm__linux_shm_find(98310, &e), 0);
+	cr_assert_eq(e.size, 2097080u);
+	cr_assert_eq(e.cpid, 12345);
+	cr_assert_eq(hpshm__linux_shm_find(5, &e), -1, "a segment on an overlong line is not listed");
+	cr_assert_eq(hpshm__linux_shm_find(4242, &e), -1, "a pid is no id");
+
+	hpshm__sys.fopen = h_fopen_shm_eacces;
+	memset(&w, 0, sizeof w);
+	cr_assert_eq(hpshm__linux_shm_each(shm_record, &w), HPSHM_EIO, "an unreadable list is an error");
+	cr_assert_eq(hpshm__linux_shm_find(98310, &e), -1);
+	hpshm__sys.fopen = real_sys.fopen;
+
+	drop("proc/sysvipc/shm");
+	memset(&w, 0, sizeof w);
+	cr_assert_eq(hpshm__linux_shm_each(shm_record, &w), 0, "no list: a kernel without SysV IPC");
+	cr_assert_eq(w.n, 0);
+}
+
+Test(paths_ports, process_started_adds_its_ticks_to_the_boot_time_of_the_fake_tree)
+{
+	char stat[512];
+	long hz = sysconf(_SC_CLK_TCK);
+
+	cr_assert_gt(hz, 0);
+	snprintf(stat, sizeof stat, "424242 (a) S 1 1 1 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 %ld 1000 1\n", 90 * hz);
+	replace("proc/424242/stat", stat);
+	replace("proc/stat", "cpu  1 2 3 4\nintr 5\nbtime 1700000000\nprocesses 42\n");
+	cr_assert_eq(hpshm__linux_boot_time(), (time_t)1700000000);
+	cr_assert_eq(hpshm__linux_process_started(424242), (time_t)1700000090);
+	cr_assert_eq(hpshm__linux_process_started(424243), (time_t)0, "no such process");
+	replace("proc/stat", "cpu  1 2 3 4\nprocesses 42\n");
+	cr_assert_eq(hpshm__linux_boot_time(), (time_t)0, "no btime line");
+	cr_assert_eq(hpshm__linux_process_started(424242), (time_t)0, "without a boot time, no time of day");
+}
+
 Test(paths_ports, pick_address_refuses_an_alignment_that_is_no_power_of_two)
 {
 	void *p = NULL;

@@ -552,6 +552,36 @@ Test(winport, a_handle_made_inheritable_for_the_child_is_restored)
 	CloseHandle(h);
 }
 
+static BOOL WINAPI fake_create_process_fails(LPCWSTR app, LPWSTR cmdline, LPSECURITY_ATTRIBUTES process_sa,
+					     LPSECURITY_ATTRIBUTES thread_sa, BOOL inherit, DWORD flags, LPVOID env,
+					     LPCWSTR dir, LPSTARTUPINFOW si, LPPROCESS_INFORMATION pi)
+{
+	(void)app, (void)cmdline, (void)process_sa, (void)thread_sa, (void)inherit, (void)flags, (void)env, (void)dir;
+	(void)si, (void)pi;
+	SetLastError(fake_code);
+	return FALSE;
+}
+
+Test(winport, a_child_that_cannot_be_created_leaves_the_handle_as_it_was)
+{
+	static const char *const args[] = { "exit", "0", NULL };
+	HANDLE h = CreateEventW(NULL, TRUE, FALSE, NULL);
+	struct hpshm__process proc;
+	intptr_t inherit = (intptr_t)h;
+	hpshm_error err;
+	DWORD flags = 0;
+
+	fake_code = ERROR_ACCESS_DENIED;
+	hpshm__win_sys.create_process = fake_create_process_fails;
+	cr_assert_eq(start_child(args, &inherit, 1, NULL, 0, &proc, &err), HPSHM_ESYS);
+	cr_assert_str_eq(err.call, "CreateProcessW");
+	cr_assert_eq(err.sys_errno, ERROR_ACCESS_DENIED);
+	cr_assert_eq(proc.handle, 0);
+	cr_assert(GetHandleInformation(h, &flags));
+	cr_assert_eq(flags & HANDLE_FLAG_INHERIT, 0, "the handle stayed inheritable after the failed start");
+	CloseHandle(h);
+}
+
 Test(winport, a_closed_handle_cannot_be_inherited)
 {
 	static const char *const args[] = { "exit", "0", NULL };

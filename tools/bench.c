@@ -90,79 +90,145 @@ static int bench_parse_page_sizes(const char *text, struct bench_options *o)
 	return 0;
 }
 
-int cmd_bench(int argc, char **argv)
-{
-	static struct bench_result res;
-	struct bench_options o;
-	const char *size_text = NULL, *ps_text = NULL, *v, *svg = NULL;
-	int json = 0, csv = 0, quick = 0, have_phase = 0, rc, r;
-	char why[BENCH_WHY_MAX], exe[BENCH_PATH_MAX];
+/* What the command line asked besides bench_options. */
+struct bench_cli {
+	const char *size_text;  /* --size, or NULL */
+	const char *ps_text;    /* --page-size, or NULL */
+	const char *svg;        /* --svg, or NULL */
+	int         json;       /* --json */
+	int         csv;        /* --csv */
+	int         quick;      /* --quick */
+	int         have_phase; /* --phase-seconds given */
+};
 
-	memset(&o, 0, sizeof(o));
-	o.workers = 2;
-	o.rounds = BENCH_DEFAULT_ROUNDS;
-	o.phase_seconds = BENCH_DEFAULT_PHASE;
+/* The options into o and c: 0, or the exit status of a usage error. */
+static int bench_parse_args(int argc, char **argv, struct bench_options *o, struct bench_cli *c)
+{
+	const char *v;
+	int rc, r;
+
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
 #define FLAG(name, var) if ((r = tool_opt_flag("bench", a, name)) != 0) { if (r < 0) return TOOL_EXIT_USAGE; var = 1; continue; }
 #define VALUE(name) if ((r = tool_opt_value("bench", argc, argv, &i, name, &v)) != 0) { if (r < 0) return TOOL_EXIT_USAGE;
-		FLAG("--json", json)
-		FLAG("--csv", csv)
-		FLAG("--fork", o.fork_mode)
-		FLAG("--threads", o.thread_mode)
-		FLAG("--quick", quick)
-		FLAG("--reserve", o.reserve)
-		FLAG("--quiet", o.quiet)
-		VALUE("--size") size_text = v; continue; }
-		VALUE("--page-size") ps_text = v; continue; }
-		VALUE("--providers") o.providers = v; continue; }
-		VALUE("--svg") svg = v; continue; }
+		FLAG("--json", c->json)
+		FLAG("--csv", c->csv)
+		FLAG("--fork", o->fork_mode)
+		FLAG("--threads", o->thread_mode)
+		FLAG("--quick", c->quick)
+		FLAG("--reserve", o->reserve)
+		FLAG("--quiet", o->quiet)
+		VALUE("--size") c->size_text = v; continue; }
+		VALUE("--page-size") c->ps_text = v; continue; }
+		VALUE("--providers") o->providers = v; continue; }
+		VALUE("--svg") c->svg = v; continue; }
 		VALUE("--workers")
-			if ((rc = bench_parse_uint("--workers", v, 1, BENCH_MAX_WORKERS, &o.workers)) != 0) return rc;
+			if ((rc = bench_parse_uint("--workers", v, 1, BENCH_MAX_WORKERS, &o->workers)) != 0) return rc;
 			continue; }
 		VALUE("--rounds")
-			if ((rc = bench_parse_uint("--rounds", v, 1, BENCH_MAX_ROUNDS, &o.rounds)) != 0) return rc;
+			if ((rc = bench_parse_uint("--rounds", v, 1, BENCH_MAX_ROUNDS, &o->rounds)) != 0) return rc;
 			continue; }
 		VALUE("--phase-seconds")
-			if ((rc = bench_parse_seconds(v, &o.phase_seconds)) != 0) return rc;
-			have_phase = 1;
+			if ((rc = bench_parse_seconds(v, &o->phase_seconds)) != 0) return rc;
+			c->have_phase = 1;
 			continue; }
 #undef FLAG
 #undef VALUE
 		return tool_usage_error("bench", "unexpected argument '%s'", a);
 	}
-	if (json && csv)
+	return 0;
+}
+
+/*
+ * Every size the kernel offers, the default first: 1 GiB pages are what a user would pick
+ * instead of 2 MiB ones, so they belong in the same tables.  A size whose pool is empty
+ * costs one line under "could not use".
+ */
+static void bench_default_page_sizes(struct bench_options *o)
+{
+	size_t offered[HPSHM__MAX_PAGE_SIZES];
+	int k = hpshm_huge_page_sizes(offered, HPSHM__MAX_PAGE_SIZES);
+
+	o->page_sizes[o->npage_sizes++] = hpshm__os_default_page_size();
+	for (int i = 0; i < k && i < HPSHM__MAX_PAGE_SIZES && o->npage_sizes < BENCH_MAX_SIZES; i++)
+		if (offered[i] != hpshm__os_default_page_size())
+			o->page_sizes[o->npage_sizes++] = offered[i];
+}
+
+/* The options checked together and completed with their defaults: 0, or the exit status. */
+static int bench_settle(struct bench_options *o, const struct bench_cli *c)
+{
+	char why[BENCH_WHY_MAX];
+	int rc;
+
+	if (c->json && c->csv)
 		return tool_usage_error("bench", "--json and --csv both write to stdout: choose one");
-	o.size = quick ? BENCH_QUICK_SIZE : BENCH_DEFAULT_SIZE;
-	if (quick && !have_phase)
-		o.phase_seconds = BENCH_QUICK_PHASE;
-	if (size_text && (rc = tool_parse_size("bench", "--size", size_text, &o.size)) != 0)
+	o->size = c->quick ? BENCH_QUICK_SIZE : BENCH_DEFAULT_SIZE;
+	if (c->quick && !c->have_phase)
+		o->phase_seconds = BENCH_QUICK_PHASE;
+	if (c->size_text && (rc = tool_parse_size("bench", "--size", c->size_text, &o->size)) != 0)
 		return rc;
-	if (o.size < ((size_t)1 << 20))
+	if (o->size < ((size_t)1 << 20))
 		return tool_usage_error("bench", "bad --size '%s': at least 1MiB, so the region is larger than the caches",
-					size_text);
-	if (bench_check_start(o.fork_mode, o.thread_mode, why, sizeof(why)) < 0)
+					c->size_text);
+	if (bench_check_start(o->fork_mode, o->thread_mode, why, sizeof(why)) < 0)
 		return tool_usage_error("bench", "%s", why);
-	if (o.providers && bench_check_providers(o.providers, o.fork_mode, why, sizeof(why)) < 0)
+	if (o->providers && bench_check_providers(o->providers, o->fork_mode, why, sizeof(why)) < 0)
 		return tool_usage_error("bench", "bad --providers: %s", why);
-	if (ps_text) {
-		if ((rc = bench_parse_page_sizes(ps_text, &o)) != 0)
+	if (c->ps_text) {
+		if ((rc = bench_parse_page_sizes(c->ps_text, o)) != 0)
 			return rc;
 	} else if (hpshm__os_default_page_size()) {
-		/*
-		 * Every size the kernel offers, the default first: 1 GiB pages are what a user
-		 * would pick instead of 2 MiB ones, so they belong in the same tables.  A size
-		 * whose pool is empty costs one line under "could not use".
-		 */
-		size_t offered[HPSHM__MAX_PAGE_SIZES];
-		int k = hpshm_huge_page_sizes(offered, HPSHM__MAX_PAGE_SIZES);
-
-		o.page_sizes[o.npage_sizes++] = hpshm__os_default_page_size();
-		for (int i = 0; i < k && i < HPSHM__MAX_PAGE_SIZES && o.npage_sizes < BENCH_MAX_SIZES; i++)
-			if (offered[i] != hpshm__os_default_page_size())
-				o.page_sizes[o.npage_sizes++] = offered[i];
+		bench_default_page_sizes(o);
 	}
+	return 0;
+}
+
+/* The results in the format asked for, and the exit status of the run that made them. */
+static int bench_report(const struct bench_result *res, const struct bench_cli *c, int rc, const char *why)
+{
+	if (c->json) {
+		if (bench_print_json(stdout, res) < 0)
+			return tool_fail("bench", "internal error writing JSON");
+	} else if (c->csv) {
+		bench_print_csv(stdout, res);
+	} else {
+		bench_print_text(stdout, res);
+	}
+	fflush(stdout);
+	if (c->svg && res->rounds_done > 0) {
+		char swhy[BENCH_WHY_MAX];
+
+		if (bench_write_svg(c->svg, res, swhy, sizeof(swhy)) < 0)
+			return tool_fail("bench", "%s", swhy);
+	}
+	if (rc == BENCH_INTERRUPTED) {
+		fprintf(stderr, "hpshm bench: %s\n", why);
+		return BENCH_INTERRUPTED;
+	}
+	if (rc != BENCH_OK)
+		return tool_fail("bench", "%s", why);
+	if (res->rounds_done == 0)
+		return tool_fail("bench", "no configuration could run (see \"could not use\")");
+	return TOOL_EXIT_OK;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+	static struct bench_result res;
+	struct bench_options o;
+	struct bench_cli c;
+	char why[BENCH_WHY_MAX], exe[BENCH_PATH_MAX];
+	int rc;
+
+	memset(&o, 0, sizeof(o));
+	memset(&c, 0, sizeof(c));
+	o.workers = 2;
+	o.rounds = BENCH_DEFAULT_ROUNDS;
+	o.phase_seconds = BENCH_DEFAULT_PHASE;
+	if ((rc = bench_parse_args(argc, argv, &o, &c)) != 0 || (rc = bench_settle(&o, &c)) != 0)
+		return rc;
 	if (hpshm__os_program_path(exe, sizeof(exe)) < 0) {
 		if (!o.fork_mode && !o.thread_mode)
 			return tool_fail("bench", "cannot find the file this program runs from, to spawn workers: use "
@@ -172,30 +238,7 @@ int cmd_bench(int argc, char **argv)
 	o.self_exe = exe;
 
 	rc = bench_run(&o, &res, why, sizeof(why));
-	if (json) {
-		if (bench_print_json(stdout, &res) < 0)
-			return tool_fail("bench", "internal error writing JSON");
-	} else if (csv) {
-		bench_print_csv(stdout, &res);
-	} else {
-		bench_print_text(stdout, &res);
-	}
-	fflush(stdout);
-	if (svg && res.rounds_done > 0) {
-		char swhy[BENCH_WHY_MAX];
-
-		if (bench_write_svg(svg, &res, swhy, sizeof(swhy)) < 0)
-			return tool_fail("bench", "%s", swhy);
-	}
-	if (rc == BENCH_INTERRUPTED) {
-		fprintf(stderr, "hpshm bench: %s\n", why);
-		return BENCH_INTERRUPTED;
-	}
-	if (rc != BENCH_OK)
-		return tool_fail("bench", "%s", why);
-	if (res.rounds_done == 0)
-		return tool_fail("bench", "no configuration could run (see \"could not use\")");
-	return TOOL_EXIT_OK;
+	return bench_report(&res, &c, rc, why);
 }
 
 int cmd_bench_worker(int argc, char **argv)

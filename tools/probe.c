@@ -148,161 +148,193 @@ static void probe_provider(struct probe_verdict *v, const char *name, unsigned c
 		snprintf(v->reason, sizeof(v->reason), "%s", hpshm_strerror(v->rc));
 }
 
-static int probe_json(const struct probe_facts *f, const hpshm_config *cfg)
+/* "providers": each provider's verdict on a segment of f->size. */
+static void probe_json_providers(struct json *j, const struct probe_facts *f, const hpshm_config *cfg)
 {
-	struct json j;
-	const char *name, *desc;
+	const char *name;
 	unsigned caps;
 
-	json_begin(&j, stdout, 1);
-	json_object_open(&j);
-	json_kv_uint(&j, "size", f->size);
-
-	json_key(&j, "providers");
-	json_array_open(&j);
+	json_key(j, "providers");
+	json_array_open(j);
 	for (unsigned i = 0; (name = hpshm_provider_name(i, &caps)) != NULL; i++) {
 		struct probe_verdict v;
 
 		probe_provider(&v, name, caps, f->size, cfg);
-		json_object_open(&j);
-		json_kv_string(&j, "name", v.name);
-		json_key(&j, "caps");
-		probe_json_caps(&j, v.caps);
-		json_kv_bool(&j, "usable", v.rc == 0);
+		json_object_open(j);
+		json_kv_string(j, "name", v.name);
+		json_key(j, "caps");
+		probe_json_caps(j, v.caps);
+		json_kv_bool(j, "usable", v.rc == 0);
 		if (v.rc == 0)
-			json_kv_null(&j, "reason");
+			json_kv_null(j, "reason");
 		else
-			json_kv_string(&j, "reason", v.reason);
+			json_kv_string(j, "reason", v.reason);
 		if (v.page_size)
-			json_kv_uint(&j, "page_size", v.page_size);
+			json_kv_uint(j, "page_size", v.page_size);
 		else
-			json_kv_null(&j, "page_size");
-		json_object_close(&j);
+			json_kv_null(j, "page_size");
+		json_object_close(j);
 	}
-	json_array_close(&j);
+	json_array_close(j);
+}
 
-	/* Why the system has no huge pages for shared memory at all (macOS), or null. */
-	if (hpshm__os_huge_absent()[0] != '\0')
-		json_kv_string(&j, "huge_pages_absent", hpshm__os_huge_absent());
-	else
-		json_kv_null(&j, "huge_pages_absent");
-
-	json_key(&j, "page_sizes");
-	json_array_open(&j);
+/* "page_sizes" (the pools) and "hugetlbfs_mounts". */
+static void probe_json_pools(struct json *j, const struct probe_facts *f)
+{
+	json_key(j, "page_sizes");
+	json_array_open(j);
 	for (int i = 0; i < f->npools; i++) {
 		const struct hpshm__pool *p = &f->pools[i];
 
-		json_object_open(&j);
-		json_kv_uint(&j, "page_size", p->page_size);
-		json_kv_bool(&j, "default", p->page_size == f->default_page_size);
-		json_kv_uint(&j, "total", p->total);
-		json_kv_uint(&j, "free", p->free);
-		json_kv_uint(&j, "reserved", p->resv);
-		json_kv_uint(&j, "surplus", p->surplus);
-		json_kv_uint(&j, "overcommit", p->overcommit);
-		json_kv_uint(&j, "available", hpshm__os_pool_available(p));
-		json_object_close(&j);
+		json_object_open(j);
+		json_kv_uint(j, "page_size", p->page_size);
+		json_kv_bool(j, "default", p->page_size == f->default_page_size);
+		json_kv_uint(j, "total", p->total);
+		json_kv_uint(j, "free", p->free);
+		json_kv_uint(j, "reserved", p->resv);
+		json_kv_uint(j, "surplus", p->surplus);
+		json_kv_uint(j, "overcommit", p->overcommit);
+		json_kv_uint(j, "available", hpshm__os_pool_available(p));
+		json_object_close(j);
 	}
-	json_array_close(&j);
+	json_array_close(j);
 
-	json_key(&j, "hugetlbfs_mounts");
-	json_array_open(&j);
+	json_key(j, "hugetlbfs_mounts");
+	json_array_open(j);
 	for (int i = 0; i < f->nmounts; i++) {
-		json_object_open(&j);
-		json_kv_string(&j, "path", f->mounts[i].path);
-		json_kv_uint(&j, "page_size", f->mounts[i].page_size);
-		json_kv_bool(&j, "writable", f->mounts[i].writable);
-		json_object_close(&j);
+		json_object_open(j);
+		json_kv_string(j, "path", f->mounts[i].path);
+		json_kv_uint(j, "page_size", f->mounts[i].page_size);
+		json_kv_bool(j, "writable", f->mounts[i].writable);
+		json_object_close(j);
 	}
-	json_array_close(&j);
+	json_array_close(j);
+}
 
+/* "privileges": what huge pages need, and whether this process holds it. */
+static void probe_json_privileges(struct json *j, const struct probe_facts *f)
+{
 	/*
 	 * Each OS's own keys, so no key names another OS's privilege (cap_ipc_lock and the SysV
 	 * group on Linux and other POSIX systems, as always; se_lock_memory_privilege on
 	 * Windows), and beside them the same two keys everywhere: the privilege huge pages need
 	 * as the OS names it, and whether this process holds it.
 	 */
-	json_key(&j, "privileges");
-	json_object_open(&j);
-	json_kv_string(&j, "lock_privilege", hpshm__os_lock_privilege_name()[0] ? hpshm__os_lock_privilege_name() : NULL);
-	json_kv_bool(&j, "lock_privilege_held", f->lock_privilege);
+	json_key(j, "privileges");
+	json_object_open(j);
+	json_kv_string(j, "lock_privilege", hpshm__os_lock_privilege_name()[0] ? hpshm__os_lock_privilege_name() : NULL);
+	json_kv_bool(j, "lock_privilege_held", f->lock_privilege);
 #ifdef _WIN32
-	json_kv_bool(&j, "se_lock_memory_privilege", f->lock_privilege);
+	json_kv_bool(j, "se_lock_memory_privilege", f->lock_privilege);
 #else
-	json_kv_bool(&j, "cap_ipc_lock", f->lock_privilege);
+	json_kv_bool(j, "cap_ipc_lock", f->lock_privilege);
 	if (f->shm_group >= 0)
-		json_kv_int(&j, "hugetlb_shm_group", f->shm_group);
+		json_kv_int(j, "hugetlb_shm_group", f->shm_group);
 	else
-		json_kv_null(&j, "hugetlb_shm_group");
-	json_kv_bool(&j, "in_hugetlb_shm_group", f->in_shm_group);
+		json_kv_null(j, "hugetlb_shm_group");
+	json_kv_bool(j, "in_hugetlb_shm_group", f->in_shm_group);
 #endif
-	json_object_close(&j);
+	json_object_close(j);
+}
 
-	json_key(&j, "cgroups");
-	json_array_open(&j);
+/* "cgroups": the hugetlb cgroup limits of each page size. */
+static void probe_json_cgroups(struct json *j, const struct probe_facts *f)
+{
+	json_key(j, "cgroups");
+	json_array_open(j);
 	for (int i = 0; i < f->npools; i++) {
 		const struct hpshm__limit *cg = &f->cg[i];
 		int applies = f->cg_rc[i] == 0 && cg->version != 0;
 
-		json_object_open(&j);
-		json_kv_uint(&j, "page_size", f->pools[i].page_size);
+		json_object_open(j);
+		json_kv_uint(j, "page_size", f->pools[i].page_size);
 		if (f->cg_rc[i] < 0)
-			json_kv_string(&j, "error", hpshm_strerror(f->cg_rc[i]));
-		json_kv_string(&j, "controller", applies ? "hugetlb" : "none");
-		json_kv_uint(&j, "version", applies ? (uint64_t)cg->version : 0);
+			json_kv_string(j, "error", hpshm_strerror(f->cg_rc[i]));
+		json_kv_string(j, "controller", applies ? "hugetlb" : "none");
+		json_kv_uint(j, "version", applies ? (uint64_t)cg->version : 0);
 		if (applies) {
-			json_kv_string(&j, "path", cg->path);
-			probe_json_limit(&j, "limit", cg->limit);
-			json_kv_uint(&j, "usage", cg->usage);
-			probe_json_limit(&j, "rsvd_limit", cg->rsvd_limit);
-			json_kv_uint(&j, "rsvd_usage", cg->rsvd_usage);
+			json_kv_string(j, "path", cg->path);
+			probe_json_limit(j, "limit", cg->limit);
+			json_kv_uint(j, "usage", cg->usage);
+			probe_json_limit(j, "rsvd_limit", cg->rsvd_limit);
+			json_kv_uint(j, "rsvd_usage", cg->rsvd_usage);
 		} else {
-			json_kv_null(&j, "path");
-			json_kv_null(&j, "limit");
-			json_kv_null(&j, "usage");
-			json_kv_null(&j, "rsvd_limit");
-			json_kv_null(&j, "rsvd_usage");
+			json_kv_null(j, "path");
+			json_kv_null(j, "limit");
+			json_kv_null(j, "usage");
+			json_kv_null(j, "rsvd_limit");
+			json_kv_null(j, "rsvd_usage");
 		}
-		json_kv_bool(&j, "fault_risk", f->risk[i] > 0);
-		json_object_close(&j);
+		json_kv_bool(j, "fault_risk", f->risk[i] > 0);
+		json_object_close(j);
 	}
-	json_array_close(&j);
+	json_array_close(j);
+}
 
-	json_key(&j, "thp");
+/* "thp" and "sysv": the kernel's transparent huge page settings and SysV limits, or null. */
+static void probe_json_kernel(struct json *j, const struct probe_facts *f)
+{
+	json_key(j, "thp");
 	if (f->thp_rc < 0) {
-		json_null(&j);
+		json_null(j);
 	} else {
-		json_object_open(&j);
-		json_kv_string(&j, "enabled", f->thp.enabled[0] ? f->thp.enabled : NULL);
-		json_kv_string(&j, "defrag", f->thp.defrag[0] ? f->thp.defrag : NULL);
-		json_kv_string(&j, "shmem_enabled", f->thp.shmem_enabled[0] ? f->thp.shmem_enabled : NULL);
-		json_object_close(&j);
+		json_object_open(j);
+		json_kv_string(j, "enabled", f->thp.enabled[0] ? f->thp.enabled : NULL);
+		json_kv_string(j, "defrag", f->thp.defrag[0] ? f->thp.defrag : NULL);
+		json_kv_string(j, "shmem_enabled", f->thp.shmem_enabled[0] ? f->thp.shmem_enabled : NULL);
+		json_object_close(j);
 	}
 
-	json_key(&j, "sysv");
+	json_key(j, "sysv");
 	if (f->sysv_rc < 0) {
-		json_null(&j);
+		json_null(j);
 	} else {
 		/* Exact integers even above 2^53: JSON numbers have no size limit. */
-		json_object_open(&j);
-		json_kv_uint(&j, "shmmax", f->sysv.shmmax);
-		json_kv_uint(&j, "shmall", f->sysv.shmall);
-		json_kv_uint(&j, "shmmni", f->sysv.shmmni);
-		json_object_close(&j);
+		json_object_open(j);
+		json_kv_uint(j, "shmmax", f->sysv.shmmax);
+		json_kv_uint(j, "shmall", f->sysv.shmall);
+		json_kv_uint(j, "shmmni", f->sysv.shmmni);
+		json_object_close(j);
 	}
+}
 
-	json_key(&j, "config");
-	json_object_open(&j);
+/* "config": every key's value as cfg has it, null when unset. */
+static void probe_json_config(struct json *j, const hpshm_config *cfg)
+{
+	const char *name, *desc;
+
+	json_key(j, "config");
+	json_object_open(j);
 	for (unsigned i = 0; (name = hpshm_config_key_name(i, &desc, NULL)) != NULL; i++) {
 		char value[HPSHM_TEXT_MAX];
 
 		if (hpshm_config_get(cfg, name, value, sizeof(value)) < 0)
-			json_kv_null(&j, name);
+			json_kv_null(j, name);
 		else
-			json_kv_string(&j, name, value);
+			json_kv_string(j, name, value);
 	}
-	json_object_close(&j);
+	json_object_close(j);
+}
 
+static int probe_json(const struct probe_facts *f, const hpshm_config *cfg)
+{
+	struct json j;
+
+	json_begin(&j, stdout, 1);
+	json_object_open(&j);
+	json_kv_uint(&j, "size", f->size);
+	probe_json_providers(&j, f, cfg);
+	/* Why the system has no huge pages for shared memory at all (macOS), or null. */
+	if (hpshm__os_huge_absent()[0] != '\0')
+		json_kv_string(&j, "huge_pages_absent", hpshm__os_huge_absent());
+	else
+		json_kv_null(&j, "huge_pages_absent");
+
+	probe_json_pools(&j, f);
+	probe_json_privileges(&j, f);
+	probe_json_cgroups(&j, f);
+	probe_json_kernel(&j, f);
+	probe_json_config(&j, cfg);
 	json_object_close(&j);
 	if (json_end(&j) < 0)
 		return tool_fail("probe", "internal error writing JSON");

@@ -153,54 +153,65 @@ static int run_user_said_off(const char *kv)
 	return kv && strstr(kv, "reattach=off") != NULL;
 }
 
-int cmd_run(int argc, char **argv)
-{
-	const char *size_text = NULL, *kv = NULL;
-	run_saved old[sizeof(run_forwarded) / sizeof(run_forwarded[0])];
-	hpshm_config *cfg = NULL;
-	hpshm_segment *seg = NULL;
-	hpshm_child child;
-	hpshm_report rep;
-	hpshm_error err;
-	char token[HPSHM_TOKEN_MAX], a[32], b[32];
-	size_t size = 0;
-	int quiet = 0, rc, status = 0, first_cmd = -1;
+/* What `hpshm run` was asked. */
+struct run_args {
+	const char *kv;        /* --config, or NULL */
+	size_t      size;      /* --size */
+	int         quiet;     /* --quiet */
+	int         first_cmd; /* argv index of the command */
+};
 
+/* The options: 0, or the exit status of a usage error. */
+static int run_parse(int argc, char **argv, struct run_args *o)
+{
+	const char *size_text = NULL;
+
+	memset(o, 0, sizeof(*o));
+	o->first_cmd = -1;
 	for (int i = 1; i < argc; i++) {
 		int r;
 
 		if (strcmp(argv[i], "--") == 0) {
-			first_cmd = i + 1;
+			o->first_cmd = i + 1;
 			break;
 		}
 		if ((r = tool_opt_flag("run", argv[i], "--quiet")) != 0) {
 			if (r < 0)
 				return TOOL_EXIT_USAGE;
-			quiet = 1;
+			o->quiet = 1;
 		} else if ((r = tool_opt_value("run", argc, argv, &i, "--size", &size_text)) != 0) {
 			if (r < 0)
 				return TOOL_EXIT_USAGE;
-		} else if ((r = tool_opt_value("run", argc, argv, &i, "--config", &kv)) != 0) {
+		} else if ((r = tool_opt_value("run", argc, argv, &i, "--config", &o->kv)) != 0) {
 			if (r < 0)
 				return TOOL_EXIT_USAGE;
 		} else if (argv[i][0] == '-') {
 			return tool_usage_error("run", "unexpected option '%s' (put the command after --)", argv[i]);
 		} else {
-			first_cmd = i; /* the command may also follow the options without "--" */
+			o->first_cmd = i; /* the command may also follow the options without "--" */
 			break;
 		}
 	}
 	if (!size_text)
 		return tool_usage_error("run", "missing --size SIZE, e.g. --size 16MiB");
-	if (first_cmd < 0 || first_cmd >= argc)
+	if (o->first_cmd < 0 || o->first_cmd >= argc)
 		return tool_usage_error("run", "missing the command to run after --");
-	if ((rc = tool_parse_size("run", "--size", size_text, &size)) != 0)
-		return rc;
-	if ((rc = tool_config("run", kv, &cfg)) != 0)
-		return rc;
+	return tool_parse_size("run", "--size", size_text, &o->size);
+}
 
+/* The segment, created with reattach=exec: 0, or the exit status with the reason printed. */
+static int run_create(const struct run_args *o, hpshm_segment **seg)
+{
+	hpshm_config *cfg = NULL;
+	hpshm_report rep;
+	hpshm_error err;
+	char a[32];
+	int rc;
+
+	if ((rc = tool_config("run", o->kv, &cfg)) != 0)
+		return rc;
 	memset(&err, 0, sizeof(err));
-	if (run_user_said_off(kv))
+	if (run_user_said_off(o->kv))
 		fprintf(stderr, "hpshm run: note: reattach=off ignored; run always creates with reattach=exec\n");
 	rc = hpshm_config_set(cfg, "reattach", "exec", &err);
 	if (rc < 0) {
@@ -211,11 +222,11 @@ int cmd_run(int argc, char **argv)
 
 	memset(&rep, 0, sizeof(rep));
 	memset(&err, 0, sizeof(err));
-	rc = hpshm_segment_create_ex(&seg, size, cfg, &rep, &err);
+	rc = hpshm_segment_create_ex(seg, o->size, cfg, &rep, &err);
 	hpshm_config_free(cfg);
 	if (rc < 0) {
 		fprintf(stderr, "hpshm run: cannot create a re-attachable segment of %s\n",
-			hpshm_size_format(size, a, sizeof(a)));
+			hpshm_size_format(o->size, a, sizeof(a)));
 		run_print_error("error", rc, &err);
 		if (strcmp(err.key, "reattach") == 0)
 			fprintf(stderr, "  note: run needs a provider a child can re-attach: memfd_hugetlb, sysv_hugetlb, "
@@ -223,20 +234,42 @@ int cmd_run(int argc, char **argv)
 		run_print_attempts(&rep);
 		return TOOL_EXIT_FAIL;
 	}
-	rep = *hpshm_segment_report(seg);
+	return 0;
+}
+
+/* The segment's token checked, and what was made said unless quiet: 0, or the exit status. */
+static int run_announce(hpshm_segment *seg, int quiet)
+{
+	const hpshm_report *rep = hpshm_segment_report(seg);
+	char token[HPSHM_TOKEN_MAX], a[32], b[32];
+	hpshm_error err;
+	int rc;
 
 	memset(&err, 0, sizeof(err));
 	rc = hpshm_segment_token(seg, token, sizeof(token), &err);
 	if (rc < 0) {
 		run_print_error("cannot make the segment's token", rc, &err);
-		(void)hpshm_segment_destroy(seg);
 		return TOOL_EXIT_FAIL;
 	}
 	if (!quiet)
-		fprintf(stderr, "hpshm run: %s segment, %s usable, %s pages (%s) at %p, token %s\n", rep.provider,
+		fprintf(stderr, "hpshm run: %s segment, %s usable, %s pages (%s) at %p, token %s\n", rep->provider,
 			hpshm_size_format(hpshm_segment_size(seg), a, sizeof(a)),
-			hpshm_size_format(rep.page_size, b, sizeof(b)), rep.verified ? rep.verified_by : "unverified",
+			hpshm_size_format(rep->page_size, b, sizeof(b)), rep->verified ? rep->verified_by : "unverified",
 			hpshm_segment_address(seg), token);
+	return 0;
+}
+
+/*
+ * Run cmd with the segment and wait for it, forwarding signals meanwhile: 0 with its exit
+ * status in *status (TOOL_EXIT_FAIL if it could not be waited for), or the exit status of a
+ * command that could not be started.
+ */
+static int run_child(hpshm_segment *seg, char **cmd, int *status)
+{
+	run_saved old[sizeof(run_forwarded) / sizeof(run_forwarded[0])];
+	hpshm_child child;
+	hpshm_error err;
+	int rc;
 
 	/* Handlers first, so a signal during the spawn is kept for the child, not fatal to us. */
 	run_child_pid = 0;
@@ -245,17 +278,15 @@ int cmd_run(int argc, char **argv)
 		int saved = errno;
 
 		run_restore_handlers(old);
-		(void)hpshm_segment_destroy(seg);
 		return tool_fail("run", "sigaction: %s", strerror(saved));
 	}
 	fflush(stdout);
 	fflush(stderr);
 	memset(&err, 0, sizeof(err));
-	rc = hpshm_child_spawn(seg, argv[first_cmd], argv + first_cmd, NULL, &child, &err);
+	rc = hpshm_child_spawn(seg, cmd[0], cmd, NULL, &child, &err);
 	if (rc < 0) {
 		run_restore_handlers(old);
 		run_print_error("cannot start the command", rc, &err);
-		(void)hpshm_segment_destroy(seg);
 		if (err.sys_errno == ENOENT)
 			return RUN_EXIT_NOT_FOUND;
 		return err.sys_errno ? RUN_EXIT_CANNOT_EXEC : TOOL_EXIT_FAIL;
@@ -267,13 +298,30 @@ int cmd_run(int argc, char **argv)
 	}
 
 	memset(&err, 0, sizeof(err));
-	rc = hpshm_child_wait(&child, &status, &err);
+	rc = hpshm_child_wait(&child, status, &err);
 	run_child_pid = 0;
 	run_restore_handlers(old);
 	if (rc < 0) {
 		run_print_error("cannot wait for the command", rc, &err);
-		status = TOOL_EXIT_FAIL;
+		*status = TOOL_EXIT_FAIL;
 	}
+	return 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct run_args o;
+	hpshm_segment *seg = NULL;
+	int rc, status = 0;
+
+	if ((rc = run_parse(argc, argv, &o)) != 0)
+		return rc;
+	if ((rc = run_create(&o, &seg)) != 0)
+		return rc;
+	if ((rc = run_announce(seg, o.quiet)) != 0)
+		goto fail;
+	if ((rc = run_child(seg, argv + o.first_cmd, &status)) != 0)
+		goto fail;
 
 	rc = hpshm_segment_destroy(seg);
 	if (rc < 0) {
@@ -282,4 +330,8 @@ int cmd_run(int argc, char **argv)
 		return status ? status : TOOL_EXIT_FAIL;
 	}
 	return status;
+
+fail:
+	(void)hpshm_segment_destroy(seg); /* the segment must not outlive run (top comment) */
+	return rc;
 }

@@ -16,7 +16,8 @@
  *     MADV_POPULATE_WRITE ...) and the huge page size bits (hpshm__huge_bits());
  *   - the readers of /proc and /sys, all under hpshm__sysroot() so tests can point the library
  *     at a fake tree with hpshm__set_sysroot();
- *   - hstate pools, hugetlbfs mounts, the hugetlb cgroup, the SysV privileges and limits,
+ *   - hstate pools, hugetlbfs mounts, the hugetlb cgroup, the SysV privileges, limits and
+ *     segment list (sysvipc.c, with when a creator started),
  *     transparent huge pages, and the operator advice built from them, in the neutral structs
  *     of port.h: a pool is an hstate of /sys/kernel/mm/hugepages (nr_hugepages,
  *     free_hugepages, resv_hugepages, surplus_hugepages, nr_overcommit_hugepages), a mount a
@@ -34,6 +35,7 @@
 #include <sys/mman.h>
 #include <sys/shm.h>
 #include <sys/types.h>
+#include <time.h>
 #ifdef __linux__
 #include <sys/statfs.h>
 #else
@@ -141,6 +143,36 @@ int  hpshm__in_group(long gid);
 
 /* kernel.shmmax, shmall and shmmni: 0, or HPSHM_EIO when none can be read. */
 int hpshm__sysv_limits(struct hpshm__sysv_limits *out);
+
+/* ---- SysV shared memory: the kernel's list, and creators' start times (sysvipc.c) ---- */
+
+/* One segment as /proc/sysvipc/shm lists it. */
+struct hpshm__linux_shm {
+	long long          key;    /* its key; IPC_PRIVATE (0) once marked for removal */
+	int                id;     /* its shmid */
+	unsigned long      perms;  /* shm_perm.mode: the permission bits, SHM_DEST once marked */
+	unsigned long long size;   /* shm_segsz: what shmget() was asked for, not rounded up */
+	long               cpid;   /* its creator's pid, 0 if in a pid namespace we cannot see */
+	long               lpid;   /* the last process to attach or detach it */
+	unsigned long      nattch; /* attachments now */
+	unsigned long      uid;    /* its owner */
+};
+
+/* Called per listed segment; non-zero stops the walk. */
+typedef int (*hpshm__linux_shm_fn)(void *user, const struct hpshm__linux_shm *e);
+
+/*
+ * Walk /proc/sysvipc/shm, calling fn for each segment in it.  0 when the walk is done or fn
+ * stopped it, also when the kernel has no SysV IPC (no list); HPSHM_EIO, errno set, when the
+ * list cannot be read.
+ */
+int hpshm__linux_shm_each(hpshm__linux_shm_fn fn, void *user);
+/* The listed entry of segment id: 0, or -1 if the list cannot be read or does not show it. */
+int hpshm__linux_shm_find(int id, struct hpshm__linux_shm *out);
+/* The boot time (btime of /proc/stat) as a Unix time, 0 if unreadable. */
+time_t hpshm__linux_boot_time(void);
+/* When process pid started, as a Unix time (to the second), 0 if unknown. */
+time_t hpshm__linux_process_started(long long pid);
 
 /* ---- transparent huge pages ---- */
 

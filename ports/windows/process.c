@@ -367,108 +367,105 @@ static const char *process_hint(DWORD code)
 	}
 }
 
-int hpshm__spawn(const char *path, char *const argv[], char *const envp[], const intptr_t *inherit, int ninherit,
-		 const void *reserve, size_t reserve_len, struct hpshm__process *child, hpshm_error *err)
+/* What hpshm__spawn() holds until CreateProcessW() is done with it: process_spawn_release() frees it. */
+struct process_spawn {
+	wchar_t                     *full;    /* the program's full path */
+	struct process_text          cmd;     /* its command line */
+	wchar_t                     *env;     /* its environment block; NULL: ours */
+	struct process_inherit       in;      /* the handles it inherits */
+	int                          have_in; /* 1 once in is set up, so it is undone */
+	LPPROC_THREAD_ATTRIBUTE_LIST attrs;   /* the handle list attribute, or NULL */
+	STARTUPINFOEXW               si;      /* its start-up information */
+};
+
+/* The program found, its command line and environment converted: 0, or an error. */
+static int process_spawn_prepare(struct process_spawn *sp, const char *path, char *const argv[], char *const envp[],
+				 hpshm_error *err)
 {
-	struct process_text cmd = { NULL, 0, 0, 0 };
-	struct process_inherit in;
-	STARTUPINFOEXW si;
-	PROCESS_INFORMATION pi;
-	LPPROC_THREAD_ATTRIBUTE_LIST attrs = NULL;
-	SIZE_T attrs_len = 0;
-	wchar_t *full = NULL, *env = NULL;
 	char text[256];
 	DWORD code;
-	BOOL ok;
-	int rc = 0;
 
-	child->pid = 0;
-	child->handle = 0;
-	full = malloc(PROCESS_PATH_MAX * sizeof(*full));
-	if (full == NULL)
+	sp->full = malloc(PROCESS_PATH_MAX * sizeof(*sp->full));
+	if (sp->full == NULL)
 		return hpshm_error_set(err, HPSHM_ENOMEM, 0, "malloc", NULL, "out of memory to start %s", path);
-	code = process_find(path, full, PROCESS_PATH_MAX);
-	if (code != ERROR_SUCCESS) {
-		free(full);
+	code = process_find(path, sp->full, PROCESS_PATH_MAX);
+	if (code != ERROR_SUCCESS)
 		return hpshm_error_set(err, HPSHM_ESYS, (int)code, "SearchPathW", process_hint(code), "cannot run %s: %s%s",
 				       path, hpshm__win_strerror(code, text, sizeof(text)),
 				       strpbrk(path, "\\/:") ? "" : " (searched PATH)");
-	}
 	for (size_t i = 0; argv[i] != NULL; i++) {
 		if (i > 0)
-			text_char(&cmd, L' ', 1);
-		process_quote(&cmd, argv[i]);
+			text_char(&sp->cmd, L' ', 1);
+		process_quote(&sp->cmd, argv[i]);
 	}
 	if (envp != NULL)
-		env = process_environment(envp);
-	if (cmd.bad || cmd.p == NULL || (envp != NULL && env == NULL)) {
-		free(cmd.p);
-		free(env);
-		free(full);
+		sp->env = process_environment(envp);
+	if (sp->cmd.bad || sp->cmd.p == NULL || (envp != NULL && sp->env == NULL))
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass arguments and environment as UTF-8",
 				       "cannot convert the command line or environment of %s", path);
-	}
-	rc = process_inherit_setup(&in, inherit, ninherit, err);
-	if (rc < 0) {
-		free(cmd.p);
-		free(env);
-		free(full);
-		return rc;
-	}
+	return 0;
+}
 
-	memset(&si, 0, sizeof(si));
-	si.StartupInfo.cb = sizeof(si);
-	si.StartupInfo.dwFlags = STARTF_USESTDHANDLES;
-	si.StartupInfo.hStdInput = in.std[0];
-	si.StartupInfo.hStdOutput = in.std[1];
-	si.StartupInfo.hStdError = in.std[2];
-	if (in.n > 0) {
-		(void)InitializeProcThreadAttributeList(NULL, 1, 0, &attrs_len);
-		attrs = malloc(attrs_len);
-		if (attrs == NULL || !InitializeProcThreadAttributeList(attrs, 1, 0, &attrs_len)) {
-			code = attrs == NULL ? ERROR_NOT_ENOUGH_MEMORY : GetLastError();
-			free(attrs);
-			attrs = NULL;
-			rc = process_fail(err, HPSHM_ESYS, code, "InitializeProcThreadAttributeList", NULL,
-					  "cannot prepare the handles of", path);
-		} else if (!UpdateProcThreadAttribute(attrs, 0, PROC_THREAD_ATTRIBUTE_HANDLE_LIST, in.list,
-						      (SIZE_T)in.n * sizeof(HANDLE), NULL, NULL)) {
-			rc = process_fail(err, HPSHM_ESYS, GetLastError(), "UpdateProcThreadAttribute", NULL,
-					  "cannot list the handles of", path);
-		}
-		si.lpAttributeList = attrs;
+/* The start-up information: our standard handles' duplicates, and the list of handles to inherit. */
+static int process_spawn_startup(struct process_spawn *sp, const char *path, hpshm_error *err)
+{
+	SIZE_T attrs_len = 0;
+	DWORD code;
+
+	sp->si.StartupInfo.cb = sizeof(sp->si);
+	sp->si.StartupInfo.dwFlags = STARTF_USESTDHANDLES;
+	sp->si.StartupInfo.hStdInput = sp->in.std[0];
+	sp->si.StartupInfo.hStdOutput = sp->in.std[1];
+	sp->si.StartupInfo.hStdError = sp->in.std[2];
+	if (sp->in.n == 0)
+		return 0;
+	(void)InitializeProcThreadAttributeList(NULL, 1, 0, &attrs_len);
+	sp->attrs = malloc(attrs_len);
+	if (sp->attrs == NULL || !InitializeProcThreadAttributeList(sp->attrs, 1, 0, &attrs_len)) {
+		code = sp->attrs == NULL ? ERROR_NOT_ENOUGH_MEMORY : GetLastError();
+		free(sp->attrs);
+		sp->attrs = NULL; /* not initialized: nothing to delete */
+		return process_fail(err, HPSHM_ESYS, code, "InitializeProcThreadAttributeList", NULL,
+				    "cannot prepare the handles of", path);
 	}
-	if (rc == 0) {
-		memset(&pi, 0, sizeof(pi));
-		ok = hpshm__win_sys.create_process(full, cmd.p, NULL, NULL, in.n > 0,
-						   CREATE_SUSPENDED | CREATE_UNICODE_ENVIRONMENT |
-							   (attrs != NULL ? EXTENDED_STARTUPINFO_PRESENT : 0),
-						   env, NULL, &si.StartupInfo, &pi);
-		if (!ok) {
-			code = GetLastError();
-			rc = process_fail(err, HPSHM_ESYS, code, "CreateProcessW", process_hint(code), "cannot run", path);
-		}
+	sp->si.lpAttributeList = sp->attrs;
+	if (!UpdateProcThreadAttribute(sp->attrs, 0, PROC_THREAD_ATTRIBUTE_HANDLE_LIST, sp->in.list,
+				       (SIZE_T)sp->in.n * sizeof(HANDLE), NULL, NULL))
+		return process_fail(err, HPSHM_ESYS, GetLastError(), "UpdateProcThreadAttribute", NULL,
+				    "cannot list the handles of", path);
+	return 0;
+}
+
+/* Undo what the phases before CreateProcessW() did: handle flags back, duplicates closed, memory freed. */
+static void process_spawn_release(struct process_spawn *sp)
+{
+	if (sp->have_in)
+		process_inherit_undo(&sp->in);
+	if (sp->attrs != NULL) {
+		DeleteProcThreadAttributeList(sp->attrs);
+		free(sp->attrs);
 	}
-	process_inherit_undo(&in);
-	if (attrs != NULL) {
-		DeleteProcThreadAttributeList(attrs);
-		free(attrs);
-	}
-	free(cmd.p);
-	free(env);
-	free(full);
-	if (rc < 0)
-		return rc;
+	free(sp->cmd.p);
+	free(sp->env);
+	free(sp->full);
+}
+
+/* The suspended child given its reserved range, then resumed; abandoned on failure. */
+static int process_spawn_run(PROCESS_INFORMATION *pi, const void *reserve, size_t reserve_len, const char *path,
+			     hpshm_error *err)
+{
+	char text[256];
+	DWORD code;
 
 	if (reserve != NULL && reserve_len > 0) {
-		void *got = hpshm__win_sys.virtual_alloc_ex(pi.hProcess, (void *)(uintptr_t)reserve, reserve_len, MEM_RESERVE,
-							    PAGE_NOACCESS);
+		void *got = hpshm__win_sys.virtual_alloc_ex(pi->hProcess, (void *)(uintptr_t)reserve, reserve_len,
+							    MEM_RESERVE, PAGE_NOACCESS);
 
 		if (got != reserve) {
 			code = got == NULL ? GetLastError() : ERROR_INVALID_ADDRESS;
 			if (got != NULL)
-				(void)VirtualFreeEx(pi.hProcess, got, 0, MEM_RELEASE);
-			process_abandon(&pi);
+				(void)VirtualFreeEx(pi->hProcess, got, 0, MEM_RELEASE);
+			process_abandon(pi);
 			return hpshm_error_set(err, HPSHM_EEXIST, (int)code, "VirtualAllocEx",
 					       "create the segment again (reattach=exec picks another address), or give "
 					       "base_address a range the program's image does not use",
@@ -477,11 +474,44 @@ int hpshm__spawn(const char *path, char *const argv[], char *const envp[], const
 					       hpshm__win_strerror(code, text, sizeof(text)));
 		}
 	}
-	if (hpshm__win_sys.resume_thread(pi.hThread) == (DWORD)-1) {
+	if (hpshm__win_sys.resume_thread(pi->hThread) == (DWORD)-1) {
 		code = GetLastError();
-		process_abandon(&pi);
+		process_abandon(pi);
 		return process_fail(err, HPSHM_ESYS, code, "ResumeThread", NULL, "cannot start", path);
 	}
+	return 0;
+}
+
+int hpshm__spawn(const char *path, char *const argv[], char *const envp[], const intptr_t *inherit, int ninherit,
+		 const void *reserve, size_t reserve_len, struct hpshm__process *child, hpshm_error *err)
+{
+	struct process_spawn sp;
+	PROCESS_INFORMATION pi;
+	DWORD code;
+	int rc;
+
+	memset(&sp, 0, sizeof(sp));
+	memset(&pi, 0, sizeof(pi));
+	child->pid = 0;
+	child->handle = 0;
+	if ((rc = process_spawn_prepare(&sp, path, argv, envp, err)) < 0)
+		goto done;
+	if ((rc = process_inherit_setup(&sp.in, inherit, ninherit, err)) < 0)
+		goto done; /* it undid itself */
+	sp.have_in = 1;
+	if ((rc = process_spawn_startup(&sp, path, err)) < 0)
+		goto done;
+	if (!hpshm__win_sys.create_process(sp.full, sp.cmd.p, NULL, NULL, sp.in.n > 0,
+					   CREATE_SUSPENDED | CREATE_UNICODE_ENVIRONMENT |
+						   (sp.attrs != NULL ? EXTENDED_STARTUPINFO_PRESENT : 0),
+					   sp.env, NULL, &sp.si.StartupInfo, &pi)) {
+		code = GetLastError();
+		rc = process_fail(err, HPSHM_ESYS, code, "CreateProcessW", process_hint(code), "cannot run", path);
+	}
+done:
+	process_spawn_release(&sp);
+	if (rc < 0 || (rc = process_spawn_run(&pi, reserve, reserve_len, path, err)) < 0)
+		return rc;
 	(void)hpshm__win_sys.close_handle(pi.hThread);
 	child->pid = (long long)pi.dwProcessId;
 	child->handle = (intptr_t)pi.hProcess;
