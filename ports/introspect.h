@@ -2,7 +2,8 @@
 /*
  * ports/introspect.h -- the OS facts the tool and the benchmark show beyond the public API.
  *
- * Internal: not installed.  tools/ and bench/ include this header and nothing else of ports/:
+ * Internal: not installed.  tools/, bench/ and preload/ include this header and nothing else
+ * of ports/ (preload/ also the macros of ports/linux/flags.h):
  * `hpshm probe` shows the pools, mounts, privileges and limits the providers decide from,
  * `hpshm plan` turns them into commands, `hpshm bench` verifies what backs its raw peers and
  * counts page tables.  Asking through one header keeps the tool honest (it reads what the
@@ -151,6 +152,12 @@ struct hpshm__os_backing {
 int hpshm__os_backing(void *addr, size_t len, int fd, struct hpshm__os_backing *out);
 /* Length of the mapping that holds addr, 0 if none or unknown. */
 size_t hpshm__os_mapping_len(const void *addr);
+/*
+ * The children of this process (made by any of its threads) that have a mapping starting at
+ * addr: up to max pids in out, and how many; 0 where the OS cannot say.  It allocates nothing,
+ * so the interposer (preload/) may ask at a process's exit.
+ */
+int hpshm__os_children_mapping(const void *addr, long *out, int max);
 /* Memory this process's page tables take, KiB (VmPTE); -1 if unknown. */
 long hpshm__os_page_table_kib(void);
 /* Why hpshm__os_page_table_kib() has no figure on this OS, one sentence for the bench's rows

@@ -13,9 +13,11 @@
  *   region.c   the table of regions mmap() gave out, and their end at exit
  *   sysv.c     shmget, shmat and shmctl: SHM_HUGETLB under hpshm's policy, and their table
  *   inherit.c  the exec family and posix_spawn: the interposer stays in what a server execs
- *   report.c   the words: stderr lines, the JSON report, the few kernel files read
- * None of them includes anything of hpshm but the public header (and ports/linux/flags.h,
- * the Linux flag values): the interposer is a client of the library like any other.
+ *   report.c   the words: stderr lines and the JSON report
+ * None of them includes anything of hpshm but the public header, ports/introspect.h (the OS
+ * facts the library decides from, as the tool reads them) and ports/linux/flags.h (the Linux
+ * flag values an old C library lacks): the interposer is a client of the library like the
+ * tool, in the top layer of doc/architecture.md, and decides nothing the library decides.
  *
  * Safety inside someone else's process, which every file keeps:
  *   - No locks.  The tables are fixed arrays of slots whose state moves FREE -> BUSY ->
@@ -68,8 +70,6 @@ struct preload_config {
 	size_t           base_page;                 /* the base page size */
 	char             report[PRELOAD_PATH_MAX];  /* where JSON lines go; empty: no report */
 	int              sysv;                      /* 0 when provider= leaves sysv_hugetlb out */
-	size_t           sysv_page_size;            /* SHM_HUGETLB page size; 0 when none is offered */
-	char             sysv_why[HPSHM_TEXT_MAX];  /* why sysv_page_size is 0 */
 };
 
 extern struct preload_config preload_cfg;
@@ -187,24 +187,6 @@ struct preload_end {
 
 /* Append the line of a segment's end (nothing when no report was asked for). */
 void preload_report_end(const struct preload_end *e);
-
-/*
- * The children of this process (made by any of its threads) that have a mapping starting at
- * addr: up to max pids in out, and how many.  0 when /proc cannot say.
- */
-int preload_children_mapping(const void *addr, long *out, int max);
-
-/*
- * The VMA of /proc/self/smaps that holds addr: its KernelPageSize in bytes (0 if none holds
- * it or smaps cannot be read), and whether it is hugetlb (VmFlags "ht").
- */
-size_t preload_smaps_page_size(const void *addr, int *hugetlb);
-
-/* Pages of page_size a new mapping could reserve now (free - resv); -1 if unreadable. */
-long preload_pool_available(size_t page_size);
-
-/* The kernel's default huge page size (/proc/meminfo Hugepagesize), 0 if none. */
-size_t preload_default_huge_page_size(void);
 
 /* ---- inherit.c: the exec family -------------------------------------------------------------- */
 

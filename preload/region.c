@@ -24,6 +24,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ports/introspect.h"
+
 static struct region regions[PRELOAD_MAX_REGIONS];
 static atomic_int nregions; /* slots LIVE or BUSY: 0 lets munmap() skip the scan */
 
@@ -107,7 +109,7 @@ void region_report_end(struct region *r, const char *call)
 	e.created_by = r->maker;
 	if (strcmp(call, "exit") == 0) {
 		/* Children that map it keep it after this process; they are named, and hold it. */
-		e.nheld = preload_children_mapping(e.addr, children, (int)(sizeof(children) / sizeof(children[0])));
+		e.nheld = hpshm__os_children_mapping(e.addr, children, (int)(sizeof(children) / sizeof(children[0])));
 		e.held_by = children;
 		if (e.nheld > 0)
 			e.event = "handover";

@@ -6,8 +6,9 @@
  * if that comes first.  It finds the next definitions (next.c), keeps the variables a
  * program this one execs should meet again (inherit.c), and reads HPSHM_PRELOAD_MIN_SIZE
  * (the threshold, default 32 MiB), HPSHM_PRELOAD_REPORT (the report file) and hpshm's own
- * HPSHM_<KEY> configuration, from which it decides the policy (huge_pages) and the page size
- * SHM_HUGETLB requests ask for.  The keys name, reattach and base_address make no sense
+ * HPSHM_<KEY> configuration, from which it reads the policy (huge_pages) and whether shmget()
+ * is taken (provider=); the page size of a SysV segment is the library's choice, asked per
+ * request (sysv.c).  The keys name, reattach and base_address make no sense
  * here (each region is an anonymous segment of its own) and are forced to their defaults.
  *
  * A malformed variable turns interposition off for the process, with one line that names
@@ -63,36 +64,6 @@ static int provider_leaves_out(const char *text, const char *name)
 	for (const char *p = text; (p = strstr(p, name)) != NULL; p += n)
 		if (p >= text + 1 && p[-1] == '-' && (p[n] == ',' || p[n] == '\0'))
 			return 1;
-	return 0;
-}
-
-/* The page size SHM_HUGETLB requests ask for, from huge_page_size; 0 with sysv_why set. */
-static size_t setup_sysv_page_size(void)
-{
-	size_t sizes[16], want = 0;
-	char value[64];
-	int n = hpshm_huge_page_sizes(sizes, 16);
-
-	if (n > 16)
-		n = 16;
-	if (n <= 0) {
-		snprintf(preload_cfg.sysv_why, sizeof(preload_cfg.sysv_why),
-			 "the kernel offers no huge pages (no /sys/kernel/mm/hugepages)");
-		return 0;
-	}
-	if (hpshm_config_get(preload_cfg.cfg, "huge_page_size", value, sizeof(value)) < 0 ||
-	    strcmp(value, "default") == 0 || value[0] == '\0') {
-		want = preload_default_huge_page_size();
-		return want ? want : sizes[0];
-	}
-	if (strcmp(value, "largest") == 0)
-		return sizes[n - 1];
-	if (hpshm_size_parse(value, &want) == 0)
-		for (int i = 0; i < n; i++)
-			if (sizes[i] == want)
-				return want;
-	snprintf(preload_cfg.sysv_why, sizeof(preload_cfg.sysv_why),
-		 "huge_page_size=%s: the kernel offers no such huge pages", value);
 	return 0;
 }
 
@@ -223,7 +194,6 @@ static int setup_config(void)
 				     : strcmp(value, "off") == 0 ? HPSHM_HUGE_OFF : HPSHM_HUGE_TRY;
 	preload_cfg.sysv = !(hpshm_config_get(cfg, "provider", value, sizeof(value)) >= 0 &&
 			     provider_leaves_out(value, "sysv_hugetlb"));
-	preload_cfg.sysv_page_size = setup_sysv_page_size();
 	return 0;
 }
 

@@ -6,7 +6,10 @@
  * callers rely on the key, IPC_PRIVATE, IPC_EXCL, shm_nattch (PostgreSQL's interlock reads
  * it), the id being usable by other processes, and IPC_RMID; only a real SysV segment keeps
  * all of that.  So the request goes to the kernel with SHM_HUGETLB (and the size bits of the
- * configured huge page size) added, and every SysV semantic stays the kernel's.  hpshm's
+ * huge page size) added, and every SysV semantic stays the kernel's.  The page size is the
+ * library's choice, not ours: what the sysv_hugetlb provider's probe picks for the request
+ * and the configuration (hpshm_provider_probe(): huge_page_size=default, largest or a size),
+ * and a refusal names the pool as the library counts it (its overcommit room included).  hpshm's
  * policy still decides: with huge_pages=try an ENOMEM or EPERM from the huge request is
  * retried as asked, without SHM_HUGETLB; with on the call fails with the kernel's errno
  * (ENOMEM: the pool; EPERM: not in vm.hugetlb_shm_group), and with ENOMEM when the kernel
@@ -27,13 +30,16 @@
 #include "preload.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ipc.h>
 #include <sys/shm.h>
 #include <unistd.h>
 
+#include "ports/introspect.h"
 #include "ports/linux/flags.h"
 
 #define PRELOAD_MAX_SHM 64 /* intercepted SysV ids remembered for their report */
@@ -45,7 +51,8 @@ struct shm_rec {
 	int        id;                   /* the shmid */
 	long       key;                  /* its key, for the report */
 	size_t     size;                 /* bytes asked for */
-	size_t     page_size;            /* huge page size asked for; 0 if base pages */
+	size_t     page_size;            /* huge page size it has; 0 if base pages */
+	size_t     tried;                /* huge page size SHM_HUGETLB asked for; 0 if none was offered */
 	int        huge_errno;           /* errno of the SHM_HUGETLB attempt that failed, or 0 */
 	long       maker;                /* the process whose shmget() made it */
 	char       why[HPSHM_TEXT_MAX];  /* why huge pages were not used; empty if they were */
@@ -63,7 +70,8 @@ static struct shm_rec *shm_find(int id)
 }
 
 /* Remember a segment shmget() made; a full table only costs its report line. */
-static void shm_remember(int id, key_t key, size_t size, size_t page_size, int huge_errno, const char *why)
+static void shm_remember(int id, key_t key, size_t size, size_t page_size, size_t tried, int huge_errno,
+			 const char *why)
 {
 	struct shm_rec *s = shm_find(id);
 	int expected = SLOT_LIVE;
@@ -84,6 +92,7 @@ static void shm_remember(int id, key_t key, size_t size, size_t page_size, int h
 	s->key = (long)key;
 	s->size = size;
 	s->page_size = page_size;
+	s->tried = tried;
 	s->huge_errno = huge_errno;
 	s->maker = (long)getpid();
 	snprintf(s->why, sizeof(s->why), "%s", why ? why : "");
@@ -104,7 +113,7 @@ static void shm_fill_report(const struct shm_rec *s, hpshm_report *r)
 	if (preload_cfg.policy != HPSHM_HUGE_OFF) {
 		a = &r->attempts[r->nattempts++];
 		snprintf(a->provider, sizeof(a->provider), "sysv_hugetlb");
-		a->page_size = preload_cfg.sysv_page_size;
+		a->page_size = s->tried;
 		a->result = s->why[0] ? HPSHM_EUNAVAILABLE : 0;
 		a->sys_errno = s->huge_errno;
 		/* No huge page size to ask for is the machine's answer (a probe's), not a provider the
@@ -136,14 +145,14 @@ static void shm_report(struct shm_rec *s, const void *addr)
 		return;
 	shm_fill_report(s, &r);
 	if (addr) {
-		int hugetlb = 0;
-		size_t ps = preload_smaps_page_size(addr, &hugetlb);
+		struct hpshm__os_backing b;
 
-		if (ps) {
-			r.page_size = ps;
-			r.huge = hugetlb;
+		/* What backs it, as the library verifies its own segments (smaps on Linux). */
+		if (hpshm__os_backing((void *)(uintptr_t)addr, s->size, -1, &b) == 0 && b.page_size) {
+			r.page_size = b.page_size;
+			r.huge = b.huge;
 			r.verified = 1;
-			snprintf(r.verified_by, sizeof(r.verified_by), "smaps");
+			snprintf(r.verified_by, sizeof(r.verified_by), "%s", b.source);
 		}
 	}
 	snprintf(extra, sizeof(extra), "\"shmid\":%d,\"key\":%ld", s->id, s->key);
@@ -167,10 +176,48 @@ static void shm_report_end(const struct shm_rec *s)
 	preload_report_end(&e);
 }
 
-/* Why the SHM_HUGETLB request failed with e, in words an operator can act on. */
-static void shm_why(int e, size_t size, char *why, size_t len)
+/*
+ * The page size a SysV segment of size bytes asks for: the one the sysv_hugetlb provider would
+ * use for it under the configuration (whether or not its probe expects it to work now: the
+ * kernel answers that), or 0 with why set when it offers none.
+ */
+static size_t shm_page_size(size_t size, char *why, size_t len)
 {
-	size_t ps = preload_cfg.sysv_page_size;
+	size_t ps = 0;
+	int rc;
+
+	why[0] = '\0';
+	preload_inside++;
+	rc = hpshm_provider_probe("sysv_hugetlb", size, preload_cfg.cfg, &ps, why, len);
+	preload_inside--;
+	if (ps) {
+		why[0] = '\0';
+		return ps;
+	}
+	if (rc == HPSHM_ENOPROVIDER || !why[0])
+		snprintf(why, len, "the sysv_hugetlb provider offers no huge page size here (%s)", hpshm_strerror(rc));
+	return 0;
+}
+
+/* Pages of page_size a new segment could reserve now, as the library counts them; -1 if unknown. */
+static long shm_pool_available(size_t page_size)
+{
+	struct hpshm__os_pool pool;
+	long avail = -1;
+
+	preload_inside++;
+	if (hpshm__os_pool(page_size, &pool) == 0) {
+		unsigned long n = hpshm__os_pool_available(&pool);
+
+		avail = n > (unsigned long)LONG_MAX ? LONG_MAX : (long)n;
+	}
+	preload_inside--;
+	return avail;
+}
+
+/* Why the SHM_HUGETLB request for ps-byte pages failed with e, in words an operator can act on. */
+static void shm_why(int e, size_t size, size_t ps, char *why, size_t len)
+{
 	char s[32];
 
 	if (e == EPERM) {
@@ -180,7 +227,7 @@ static void shm_why(int e, size_t size, char *why, size_t len)
 	}
 	snprintf(why, len, "shmget(SHM_HUGETLB) failed with ENOMEM: the pool of %s pages has %ld available, the "
 		 "segment needs %zu (raise vm.nr_hugepages)", hpshm_size_format(ps, s, sizeof(s)),
-		 preload_pool_available(ps), size / ps + (size % ps != 0));
+		 shm_pool_available(ps), size / ps + (size % ps != 0));
 }
 
 /*
@@ -189,7 +236,7 @@ static void shm_why(int e, size_t size, char *why, size_t len)
  * (EPERM blamed on the pool would send the operator to vm.nr_hugepages, and PostgreSQL's
  * hint to SHMALL, for a group setting), else ENOMEM.
  */
-static int shm_refuse(size_t size, const char *s, int e, const char *why)
+static int shm_refuse(size_t size, size_t ps, const char *s, int e, const char *why)
 {
 	hpshm_report r;
 	hpshm_error err;
@@ -197,6 +244,7 @@ static int shm_refuse(size_t size, const char *s, int e, const char *why)
 
 	memset(&tmp, 0, sizeof(tmp));
 	tmp.size = size;
+	tmp.tried = ps;
 	tmp.huge_errno = e;
 	snprintf(tmp.why, sizeof(tmp.why), "%s", why);
 	shm_fill_report(&tmp, &r);
@@ -216,13 +264,13 @@ static int shm_refuse(size_t size, const char *s, int e, const char *why)
  * huge_pages=try, and no huge pages (why; e: the SHM_HUGETLB attempt's errno, or 0): the
  * request as asked, remembered and said.  The id, or -1 with the kernel's errno.
  */
-static int shm_fall_back(key_t key, size_t size, int flags, int e, const char *s, const char *why)
+static int shm_fall_back(key_t key, size_t size, int flags, size_t ps, int e, const char *s, const char *why)
 {
 	int id = next_shmget(key, size, flags);
 
 	if (id < 0)
 		return -1;
-	shm_remember(id, key, size, 0, e, why);
+	shm_remember(id, key, size, 0, ps, e, why);
 	preload_say("shmget of %s: huge pages not used, fell back to base pages (%s)", s, why);
 	return id;
 }
@@ -230,8 +278,8 @@ static int shm_fall_back(key_t key, size_t size, int flags, int e, const char *s
 /* shmget(IPC_CREAT) at or above the threshold.  1 with *out set, or 0 to pass on. */
 static int take_shmget(key_t key, size_t size, int flags, int *out)
 {
-	size_t ps = preload_cfg.sysv_page_size;
 	char why[HPSHM_TEXT_MAX], s[32];
+	size_t ps;
 	int id, e = 0;
 
 	if (!preload_ready_for(size) || !preload_cfg.sysv)
@@ -240,14 +288,15 @@ static int take_shmget(key_t key, size_t size, int flags, int *out)
 	if (preload_cfg.policy == HPSHM_HUGE_OFF) {
 		id = next_shmget(key, size, flags);
 		if (id >= 0)
-			shm_remember(id, key, size, 0, 0, "");
+			shm_remember(id, key, size, 0, 0, 0, "");
 		*out = id;
 		return 1;
 	}
+	ps = shm_page_size(size, why, sizeof(why));
 	if (ps) {
 		id = next_shmget(key, size, flags | SHM_HUGETLB | (int)hpshm__huge_bits(ps));
 		if (id >= 0) {
-			shm_remember(id, key, size, ps, 0, NULL);
+			shm_remember(id, key, size, ps, ps, 0, NULL);
 			*out = id;
 			return 1;
 		}
@@ -258,17 +307,15 @@ static int take_shmget(key_t key, size_t size, int flags, int *out)
 			errno = e;
 			return 1;
 		}
-		shm_why(e, size, why, sizeof(why));
-	} else {
-		snprintf(why, sizeof(why), "%s", preload_cfg.sysv_why);
+		shm_why(e, size, ps, why, sizeof(why));
 	}
 	if (preload_cfg.policy == HPSHM_HUGE_ON) {
-		e = shm_refuse(size, s, e, why);
+		e = shm_refuse(size, ps, s, e, why);
 		*out = -1;
 		errno = e;
 		return 1;
 	}
-	*out = shm_fall_back(key, size, flags, e, s, why);
+	*out = shm_fall_back(key, size, flags, ps, e, s, why);
 	return 1;
 }
 
