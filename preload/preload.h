@@ -25,9 +25,11 @@
  *     A child inherits the tables with the memory: its copies of the handles are its own,
  *     and destroying one there only ends the child's mapping and descriptor (segments are
  *     unnamed: nothing is removed that the parent still uses).  The only allocation is
- *     in hpshm itself, on the paths that create or destroy a region; mmap, munmap and
- *     shmget are not async-signal-safe functions to begin with, and the pass-through
- *     paths allocate nothing.  The exec wrappers, which may run after vfork(), allocate
+ *     in hpshm itself, on the paths that create or destroy a region, decide a taken
+ *     shmget()'s page size, or verify its segment at the first shmat(); mmap, munmap,
+ *     shmget and shmat are not async-signal-safe functions to begin with, and the
+ *     pass-through paths allocate nothing.  The exit path asks which children map a
+ *     region through a port reader that allocates nothing.  The exec wrappers, which may run after vfork(), allocate
  *     nothing at all (inherit.c).
  *   - No recursion.  hpshm calls mmap, munmap and shmget itself, and those calls come
  *     back here (the library's references bind to the first definition, ours).  A
