@@ -107,4 +107,11 @@ uint64_t hpshm__os_page_faults(void);
 /* Memory the OS can give without swapping (MemAvailable), bytes; 0 if unknown. */
 uint64_t hpshm__os_mem_available(void);
 
+/*
+ * The children of this process (made by any of its threads) that have a mapping starting at
+ * addr: up to max pids in out, and how many; 0 where the OS cannot say.  It allocates nothing,
+ * so the interposer (preload/) may ask at a process's exit.
+ */
+int hpshm__os_children_mapping(const void *addr, long *out, int max);
+
 #endif /* HPSHM_PORTS_FACTS_H */

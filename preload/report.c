@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * preload/report.c -- the interposer's words: stderr lines, the JSON report, and the kernel
- * files read for SysV segments.
+ * preload/report.c -- the interposer's words: stderr lines and the JSON report.  The OS facts
+ * it reports (what backs a SysV segment, the pool, a process's children) are read through
+ * ports/facts.h, as the library reads them (doc/architecture.md).
  *
  * Everything here runs inside someone else's server, often in its postmaster before its
  * logging is set up, so it keeps to what is safe there: no stdio streams (a FILE would
  * allocate and lock, and a server may have replaced stdio's buffering), only open(),
- * read(), write() and close() on stack buffers.  Each stderr line and each report line
+ * write() and close() on stack buffers.  Each stderr line and each report line
  * is one write(), so lines from processes that share the descriptor (a postmaster and its
  * children writing to one log) never interleave.  The report is opened with O_APPEND for
  * every line: several processes append to the same file, and a server that closes every
@@ -22,15 +23,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #ifndef O_NOFOLLOW
@@ -329,216 +327,4 @@ void preload_report_end(const struct preload_end *e)
 	jb_add(&b, "}\n");
 	report_write(&b, e->call);
 	errno = saved;
-}
-
-/*
- * A line reader over read(): smaps can be long (a server with many libraries has hundreds
- * of VMAs), and only one VMA's lines matter, so lines are taken one at a time from a stack
- * buffer.  A line longer than the buffer (a path name) is skipped whole.
- */
-struct lines {
-	int    fd;           /* the file */
-	char   buf[4096];    /* bytes read, not yet returned */
-	size_t start, end;   /* the unread part of buf */
-	int    eof;          /* read() returned 0 or failed */
-};
-
-static const char *lines_next(struct lines *l)
-{
-	for (;;) {
-		char *nl = memchr(l->buf + l->start, '\n', l->end - l->start);
-
-		if (nl) {
-			const char *line = l->buf + l->start;
-
-			*nl = '\0';
-			l->start = (size_t)(nl - l->buf) + 1;
-			return line;
-		}
-		if (l->eof)
-			return NULL;
-		if (l->start == 0 && l->end == sizeof(l->buf) - 1) {
-			l->end = 0; /* an overlong line: drop what we have, keep reading to its end */
-		} else {
-			memmove(l->buf, l->buf + l->start, l->end - l->start);
-			l->end -= l->start;
-		}
-		l->start = 0;
-		{
-			ssize_t n = read(l->fd, l->buf + l->end, sizeof(l->buf) - 1 - l->end);
-
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0)
-				l->eof = 1;
-			else
-				l->end += (size_t)n;
-		}
-	}
-}
-
-size_t preload_smaps_page_size(const void *addr, int *hugetlb)
-{
-	struct lines l;
-	const char *line;
-	uintptr_t a = (uintptr_t)addr;
-	int in = 0;
-	size_t page = 0;
-
-	*hugetlb = 0;
-	l.fd = open("/proc/self/smaps", O_RDONLY | O_CLOEXEC);
-	if (l.fd < 0)
-		return 0;
-	l.start = l.end = 0;
-	l.eof = 0;
-	while ((line = lines_next(&l)) != NULL) {
-		unsigned long lo, hi;
-		char dash;
-
-		/* A VMA header is "start-end perms ...": hex, a dash, hex. */
-		if (sscanf(line, "%lx%c%lx", &lo, &dash, &hi) == 3 && dash == '-' && strchr(line, ' ')) {
-			if (in)
-				break;
-			in = a >= lo && a < hi;
-			continue;
-		}
-		if (!in)
-			continue;
-		if (strncmp(line, "KernelPageSize:", 15) == 0)
-			page = (size_t)strtoul(line + 15, NULL, 10) * 1024;
-		else if (strncmp(line, "VmFlags:", 8) == 0)
-			*hugetlb = strstr(line + 8, " ht") != NULL;
-	}
-	close(l.fd);
-	return page;
-}
-
-/* One unsigned number from a small file; -1 if it cannot be read. */
-static long read_number(const char *path)
-{
-	char buf[64];
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	return strtol(buf, NULL, 10);
-}
-
-long preload_pool_available(size_t page_size)
-{
-	char path[128];
-	long free_pages, resv;
-
-	snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/hugepages-%zukB/free_hugepages", page_size / 1024);
-	free_pages = read_number(path);
-	snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/hugepages-%zukB/resv_hugepages", page_size / 1024);
-	resv = read_number(path);
-	if (free_pages < 0 || resv < 0)
-		return -1;
-	return free_pages > resv ? free_pages - resv : 0;
-}
-
-size_t preload_default_huge_page_size(void)
-{
-	struct lines l;
-	const char *line;
-	size_t size = 0;
-
-	l.fd = open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
-	if (l.fd < 0)
-		return 0;
-	l.start = l.end = 0;
-	l.eof = 0;
-	while ((line = lines_next(&l)) != NULL)
-		if (strncmp(line, "Hugepagesize:", 13) == 0)
-			size = (size_t)strtoul(line + 13, NULL, 10) * 1024;
-	close(l.fd);
-	return size;
-}
-
-/* Does /proc/PID/maps have a mapping that starts at addr? */
-static int maps_has(long pid, uintptr_t addr)
-{
-	struct lines l;
-	const char *line;
-	char path[64];
-	int found = 0;
-
-	snprintf(path, sizeof(path), "/proc/%ld/maps", pid);
-	l.fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (l.fd < 0)
-		return 0;
-	l.start = l.end = 0;
-	l.eof = 0;
-	while (!found && (line = lines_next(&l)) != NULL) {
-		unsigned long lo;
-
-		found = sscanf(line, "%lx-", &lo) == 1 && (uintptr_t)lo == addr;
-	}
-	close(l.fd);
-	return found;
-}
-
-/* The children one thread of this process made (/proc/self/task/TID/children) that map addr. */
-static int thread_children(const char *tid, uintptr_t addr, long *out, int n, int max)
-{
-	char path[96], buf[4096];
-	const char *p = buf;
-	ssize_t got;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%s/children", tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return n;
-	got = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	buf[got > 0 ? got : 0] = '\0';
-	while (*p && n < max) {
-		char *end;
-		long pid = strtol(p, &end, 10);
-
-		if (end == p)
-			break;
-		if (pid > 0 && maps_has(pid, addr))
-			out[n++] = pid;
-		p = end;
-	}
-	return n;
-}
-
-/* One entry of getdents64(), as the kernel lays it out. */
-struct dirent64_raw {
-	uint64_t       ino;     /* inode number */
-	int64_t        off;     /* offset of the next entry */
-	unsigned short reclen;  /* length of this entry */
-	unsigned char  type;    /* file type */
-	char           name[];  /* NUL-terminated name */
-};
-
-int preload_children_mapping(const void *addr, long *out, int max)
-{
-	_Alignas(8) char buf[4096];
-	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC), n = 0;
-	long got;
-
-	if (fd < 0)
-		return 0;
-	/* getdents64 itself rather than opendir(): no allocation at a process's exit. */
-	while ((got = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0)
-		for (long off = 0; off < got;) {
-			const struct dirent64_raw *d = (const struct dirent64_raw *)(void *)(buf + off);
-
-			if (d->name[0] >= '0' && d->name[0] <= '9')
-				n = thread_children(d->name, (uintptr_t)addr, out, n, max);
-			off += d->reclen;
-		}
-	close(fd);
-	return n;
 }

@@ -6,8 +6,8 @@
 #
 # .ci/run runs it on every change, with its build directory, so a layer broken by a new
 # include or a stray /proc path fails CI with the offending lines.  It checks:
-#   1. includes: every #include of base/, ports/, backends/, core/, tools/, bench/ and
-#      examples/ against the table below (tests/ may include anything); ports/admin.h, which
+#   1. includes: every #include of base/, ports/, backends/, core/, tools/, bench/, preload/
+#      and examples/ against the table below (tests/ may include anything); ports/admin.h, which
 #      changes the machine (pool sizes, THP), only in tools/plan.c, bench/ and tests/;
 #   2. OS paths: no "/proc" or "/sys/" string literal outside ports/linux/ and the Linux
 #      backends (comments may name them);
@@ -100,6 +100,7 @@ layer_of() {
 	core/*) echo core ;;
 	tools/*) echo tools ;;
 	bench/*) echo bench ;;
+	preload/*) echo preload ;;
 	examples/*) echo examples ;;
 	*) echo other ;;
 	esac
@@ -150,6 +151,9 @@ allowed_quoted() {
 			echo "^(hpshm\.h|hpshm/provider\.h|$base_h|ports/(facts|process|admin)\.h|bench\.h|os\.h|run\.h)$"
 		fi
 		;;
+	# The interposer is a client like the tool; it makes the raw calls it takes over itself, with
+	# the Linux flags its libc may lack.
+	preload) echo "^(hpshm\.h|$base_h|ports/facts\.h|ports/linux/flags\.h|preload\.h)$" ;;
 	examples) echo '^(hpshm\.h|hpshm/provider\.h|shared_area\.h)$' ;;
 	*) echo '.*' ;;
 	esac
@@ -161,10 +165,10 @@ linux_only='^(linux/.*|sys/statfs\.h|sys/vfs\.h|sys/prctl\.h|sys/sysmacros\.h|mn
 windows_only='^(windows|psapi|bcrypt)\.h$'
 
 mapfile -t files < <(git ls-files -- 'base/*.[ch]' 'ports/*.[ch]' 'backends/*.[ch]' 'core/*.[ch]' \
-	'tools/*.[ch]' 'bench/*.[ch]' 'examples/*.[ch]' | sort)
+	'tools/*.[ch]' 'bench/*.[ch]' 'preload/*.[ch]' 'examples/*.[ch]' | sort)
 # Files added but not yet committed count too.
 mapfile -t -O "${#files[@]}" files < <(git ls-files --others --exclude-standard -- 'base/*.[ch]' 'ports/*.[ch]' \
-	'backends/*.[ch]' 'core/*.[ch]' 'tools/*.[ch]' 'bench/*.[ch]' 'examples/*.[ch]' | sort)
+	'backends/*.[ch]' 'core/*.[ch]' 'tools/*.[ch]' 'bench/*.[ch]' 'preload/*.[ch]' 'examples/*.[ch]' | sort)
 
 # ---- 1 and 3: includes ----------------------------------------------------------------------
 for f in "${files[@]}"; do

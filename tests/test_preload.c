@@ -360,6 +360,101 @@ Test(preload, sysv_falls_back_to_base_pages_when_the_pool_is_short)
 	cr_expect(strstr(run->err, "fell back to base pages"), "the fallback was not said: %s", run->err);
 }
 
+static void *take_the_pool(size_t *len);
+
+/* The per-size overcommit knob of the default huge page size: its path, in buf. */
+static const char *overcommit_path(char *buf, size_t len)
+{
+	snprintf(buf, len, "/sys/kernel/mm/hugepages/hugepages-%zukB/nr_overcommit_hugepages", huge_size() / 1024);
+	return buf;
+}
+
+static int overcommit_read(unsigned long *out)
+{
+	char path[128];
+	FILE *f = fopen(overcommit_path(path, sizeof path), "r");
+	int ok;
+
+	if (!f)
+		return -1;
+	ok = fscanf(f, "%lu", out) == 1;
+	fclose(f);
+	return ok ? 0 : -1;
+}
+
+static int overcommit_write(unsigned long pages)
+{
+	char path[128];
+	FILE *f = fopen(overcommit_path(path, sizeof path), "w");
+	int ok;
+
+	if (!f)
+		return -1;
+	ok = fprintf(f, "%lu\n", pages) > 0;
+	ok = fclose(f) == 0 && ok;
+	return ok ? 0 : -1;
+}
+
+/*
+ * The figure after "pages has " in a refusal's reason ("the pool of 2MiB pages has N
+ * available"), or -1.
+ */
+static long pool_figure(const char *line)
+{
+	const char *p = strstr(line, "pages has ");
+
+	return p ? strtol(p + strlen("pages has "), NULL, 10) : -1;
+}
+
+/*
+ * A SHM_HUGETLB refusal names the pages the pool could still give as the library counts them,
+ * overcommit room included (the interposer used to count free - resv alone, and told an
+ * operator with an overcommit room a smaller figure than `hpshm probe` did).  The pool is made
+ * short for the program (its cgroup refuses huge pages, or it is taken), and an overcommit room
+ * of 8 pages added for the time of the run (root, under the machine lock), too small for the
+ * request; the figure must count the room.
+ */
+Test(preload, sysv_refusal_counts_the_pool_as_the_library_does)
+{
+	unsigned long was, room = 8;
+	struct hpt_pool before, after;
+	char lines[4][8192];
+	struct region_line r;
+	struct hpt_run *run;
+	size_t len = 0;
+	void *pool;
+	long n;
+	int restored;
+
+	if (huge_size() == 0)
+		HPT_UNAVAILABLE("pool", NULL, "the kernel offers no huge pages, so no SHM_HUGETLB to refuse");
+	if (geteuid() != 0)
+		HPT_UNAVAILABLE("root", "sysv_hugetlb", "setting an overcommit room needs root");
+	cr_assert_eq(overcommit_read(&was), 0, "cannot read the overcommit knob: %s", strerror(errno));
+	pool = take_the_pool(&len);
+	cr_assert_eq(overcommit_write(was + room), 0, "cannot set the overcommit room: %s", strerror(errno));
+	cr_expect_eq(hpt_pool_read(huge_size(), &before), 0);
+	run = run_child("huge_pages=try", NULL, "shm", "64M", "2");
+	cr_expect_eq(hpt_pool_read(huge_size(), &after), 0);
+	restored = overcommit_write(was);
+	if (pool)
+		munmap(pool, len);
+	cr_assert_eq(restored, 0, "could not put nr_overcommit_hugepages back to %lu: %s", was, strerror(errno));
+
+	cr_assert_eq(run->status, 0, "the program failed (%d): %s", run->status, run->err);
+	cr_assert_eq(region_of(run->out, 0, &r), 0, "no region line: %s", run->out);
+	cr_expect_eq(r.page_size, hpshm_base_page_size(), "smaps says %zu-byte pages: the pool was not short",
+		     r.page_size);
+	cr_assert_eq(report_lines(lines, 4), 1);
+	cr_expect_eq(json_long(lines[0], "errno"), ENOMEM, "%s", lines[0]);
+	n = pool_figure(lines[0]);
+	cr_expect_geq(n, (long)room, "the refusal counts %ld pages, less than the %lu of the overcommit room: %s", n,
+		      room, lines[0]);
+	cr_expect(n == (long)hpt_pool_available(&before) || n == (long)hpt_pool_available(&after),
+		  "the refusal counts %ld pages, the pool has %lu (free %lu - resv %lu + room %lu - surplus %lu): %s", n,
+		  hpt_pool_available(&before), before.free, before.resv, before.overcommit, before.surplus, lines[0]);
+}
+
 /* ---- leaks ---- */
 
 Test(preload, a_program_ending_without_unmapping_leaves_nothing)

@@ -164,6 +164,14 @@ size_t hpshm__os_mapping_len(const void *addr)
 	return 0;
 }
 
+int hpshm__os_children_mapping(const void *addr, long *out, int max)
+{
+	(void)addr;
+	(void)out;
+	(void)max;
+	return 0; /* no interposer here, and no listing of a process's children */
+}
+
 long hpshm__os_page_table_kib(void)
 {
 	return -1;
