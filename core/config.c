@@ -481,6 +481,8 @@ static int config_set_from(struct hpshm_config *cfg, const char *key, const char
 	int k = config_key_index(key);
 	int rc;
 
+	if (k < 0 && strchr(key, '.')) /* a provider's key: core/provider_keys.c */
+		return hpshm__provider_key_set(cfg, key, value, src, where, err);
 	if (k < 0)
 		return config_unknown(err, key, where);
 	tmp = *cfg;
@@ -791,6 +793,7 @@ int hpshm_config_load_file(hpshm_config *cfg, const char *path, hpshm_error *err
 int hpshm_config_load_env(hpshm_config *cfg, hpshm_error *err)
 {
 	struct hpshm_config tmp;
+	int rc;
 
 	if (!cfg)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_config_load_env: NULL argument");
@@ -800,7 +803,6 @@ int hpshm_config_load_env(hpshm_config *cfg, hpshm_error *err)
 		char where[HPSHM_NAME_MAX + 16];
 		const char *v;
 		size_t i;
-		int rc;
 
 		for (i = 0; keys[k].name[i] && i + 7 < sizeof(var); i++)
 			var[6 + i] = (char)toupper((unsigned char)keys[k].name[i]);
@@ -814,6 +816,9 @@ int hpshm_config_load_env(hpshm_config *cfg, hpshm_error *err)
 		if (rc < 0)
 			return rc;
 	}
+	rc = hpshm__provider_keys_env(&tmp, err); /* providers' keys: core/provider_keys.c */
+	if (rc < 0)
+		return rc;
 	*cfg = tmp;
 	return 0;
 }
@@ -826,7 +831,7 @@ int hpshm_config_get(const hpshm_config *cfg, const char *key, char *buf, size_t
 		return HPSHM_EINVAL;
 	k = config_key_index(key);
 	if (k < 0)
-		return HPSHM_ENOKEY;
+		return hpshm__provider_key_get(cfg, key, buf, len);
 	return keys[k].format(cfg, buf, len);
 }
 
