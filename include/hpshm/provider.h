@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * hpshm/provider.h -- what every provider implements (provider ABI 4).
+ * hpshm/provider.h -- what every provider implements (provider ABI 5).
  *
  * A provider wraps one mechanism for shared memory (MAP_HUGETLB, SysV SHM_HUGETLB, a
  * hugetlbfs file, a memfd, Windows SEC_LARGE_PAGES, FreeBSD largepage shm, a plain mapping,
@@ -80,6 +80,8 @@
  *      core could not read it: ABI 3 providers are refused and must be rebuilt.  Also in 4:
  *      hpshm_found.mine, whose an object is, so that a forced gc keeps to the caller's own
  *      debris (scan() fills it; remove() checks it again).
+ *   5  appends keys: the configuration keys only the provider reads, which the configuration
+ *      then checks and `hpshm probe` lists.
  * hpshm_provider_register() accepts only HPSHM_PROVIDER_ABI: a provider built against an
  * older header is refused with an error that says to rebuild it (hpshm is 0.x: no shims).
  */
@@ -98,7 +100,7 @@ extern "C" {
  *  @brief The provider SDK: the versioned interface a backend implements. */
 
 /** The provider ABI this header describes (see the history above). */
-#define HPSHM_PROVIDER_ABI 4
+#define HPSHM_PROVIDER_ABI 5
 
 /** Longest path a mapping records, with its NUL. */
 #define HPSHM_PATH_MAX 256
