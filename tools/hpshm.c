@@ -563,6 +563,9 @@ int main(int argc, char **argv)
 			return tool_usage_error(NULL, "help: unknown command '%s'", argv[2]);
 		return TOOL_EXIT_OK;
 	}
+	/* Out-of-tree providers first, so every command sees them (tools/modules.c). */
+	if (tool_load_modules() != TOOL_EXIT_OK)
+		return TOOL_EXIT_FAIL;
 	/* The worker `hpshm bench` spawns: not a command for people, so not in the table. */
 	if (strcmp(argv[1], BENCH_WORKER_CMD_NAME) == 0)
 		return cmd_bench_worker(argc - 1, argv + 1);
