@@ -40,11 +40,10 @@ int tool_load_modules(void)
 
 		memset(&err, 0, sizeof(err));
 		if (hpshm_provider_load(path, &err) < 0) {
-			fprintf(stderr, "hpshm: error: HPSHM_PROVIDER_MODULES: %s\n",
+			fprintf(stderr, "hpshm: error: HPSHM_PROVIDER_MODULES=%s: %s\n", list,
 				err.message[0] ? err.message : hpshm_strerror(err.code));
 			if (err.hint[0])
 				fprintf(stderr, "  hint: %s\n", err.hint);
-			fprintf(stderr, "  hint: or leave the module out of HPSHM_PROVIDER_MODULES (now \"%s\")\n", list);
 			rc = TOOL_EXIT_FAIL;
 			break;
 		}
