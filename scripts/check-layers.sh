@@ -114,7 +114,7 @@ allowed_quoted() {
 			echo "^(hpshm\.h|hpshm/provider\.h|$base_h|port\.h|posix/sys\.h|backends/[a-z_]+\.h)$"
 		fi
 		;;
-	core) echo "^(hpshm\.h|hpshm/provider\.h|$base_h|port\.h|core/internal\.h)$" ;;
+	core) echo "^(hpshm\.h|hpshm/provider\.h|$base_h|port\.h|core/internal\.h|core/provider_keys\.h)$" ;;
 	tools) echo "^(hpshm\.h|hpshm/provider\.h|$base_h|ports/introspect\.h|tool\.h|bench\.h)$" ;;
 	bench)
 		# The raw peer calls the system itself, with the Linux flags its libc may lack.
@@ -124,7 +124,7 @@ allowed_quoted() {
 			echo "^(hpshm\.h|hpshm/provider\.h|$base_h|ports/introspect\.h|bench\.h|os\.h|run\.h)$"
 		fi
 		;;
-	examples) echo '^(hpshm\.h|hpshm/provider\.h|shared_area\.h)$' ;;
+	examples) echo '^(hpshm\.h|hpshm/provider\.h|shared_area\.h|file_provider\.h)$' ;;
 	*) echo '.*' ;;
 	esac
 }
