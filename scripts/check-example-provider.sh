@@ -91,4 +91,4 @@ HPSHM_PROVIDER_MODULES=$module HPSHM_TEST_PROVIDER=file HPSHM_TEST_REQUIRE=file 
 	fail "the conformance suite failed on the file provider"
 grep -q 'provider file' "$tmp/conformance.txt" || fail "the conformance suite ran no case of the file provider"
 [[ ! -e $tmp/conformance.mem ]] || fail "the conformance run left $tmp/conformance.mem behind"
-echo "check-example-provider: examples/provider builds against the installed package, registers, lists and passes the conformance suite"
+echo "check-example-provider: examples/provider builds against the installed package, registers, lists and passes the conformance suite ($SECONDS s)"

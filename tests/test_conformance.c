@@ -103,7 +103,17 @@ static size_t collect_cases(void)
 	return n;
 }
 
-TestSuite(conformance, .init = hpt_fixture_init, .fini = hpt_fixture_fini);
+/* Each test runs in a process of its own: the modules are loaded there too, before it. */
+static void conformance_init(void)
+{
+	hpshm_error err;
+
+	hpt_fixture_init();
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(load_modules(&err), 0, "HPSHM_PROVIDER_MODULES: %s (hint: %s)", err.message, err.hint);
+}
+
+TestSuite(conformance, .init = conformance_init, .fini = hpt_fixture_fini);
 
 static uint64_t pattern(size_t i)
 {
