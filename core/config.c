@@ -45,8 +45,11 @@ static int config_set_from(struct hpshm_config *cfg, const char *key, const char
 			   const char *where, hpshm_error *err)
 {
 	struct hpshm_config tmp = *cfg;
-	int k = hpshm__config_key_parse(&tmp, key, value, where, err);
+	int k;
 
+	if (strchr(key, '.')) /* a provider's key (the core's have no dot): core/provider_keys.c */
+		return hpshm__provider_key_set(cfg, key, value, src, where, err);
+	k = hpshm__config_key_parse(&tmp, key, value, where, err);
 	if (k < 0)
 		return k;
 	if (cfg->source[k] > src)
@@ -253,6 +256,7 @@ int hpshm_config_load_file(hpshm_config *cfg, const char *path, hpshm_error *err
 int hpshm_config_load_env(hpshm_config *cfg, hpshm_error *err)
 {
 	struct hpshm_config tmp;
+	int rc;
 
 	if (!cfg)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_config_load_env: NULL argument");
@@ -263,7 +267,6 @@ int hpshm_config_load_env(hpshm_config *cfg, hpshm_error *err)
 		char where[HPSHM_NAME_MAX + 16];
 		const char *v;
 		size_t i;
-		int rc;
 
 		for (i = 0; name[i] && i + 7 < sizeof(var); i++)
 			var[6 + i] = (char)toupper((unsigned char)name[i]);
@@ -277,6 +280,9 @@ int hpshm_config_load_env(hpshm_config *cfg, hpshm_error *err)
 		if (rc < 0)
 			return rc;
 	}
+	rc = hpshm__provider_keys_env(&tmp, err); /* providers' keys: core/provider_keys.c */
+	if (rc < 0)
+		return rc;
 	*cfg = tmp;
 	return 0;
 }

@@ -480,8 +480,8 @@ int hpshm_config_get(const hpshm_config *cfg, const char *key, char *buf, size_t
 	if (!cfg || !key || (!buf && len))
 		return HPSHM_EINVAL;
 	kd = config_key_find(key);
-	if (!kd)
-		return HPSHM_ENOKEY;
+	if (!kd) /* a provider's key, or none: core/provider_keys.c */
+		return hpshm__provider_key_get(cfg, key, buf, len);
 	return kd->format(cfg, buf, len);
 }
 

@@ -21,6 +21,7 @@
 #include "hpshm.h"
 #include "base/header.h"
 #include "hpshm/provider.h"
+#include "core/provider_keys.h"
 
 #define HPSHM__MAX_PROVIDERS   16   /* registered plus built-in; also the longest provider= list */
 #define HPSHM__NAME_LEN        128  /* longest segment name */
@@ -65,6 +66,7 @@ struct hpshm_config {
 	void            *log_user;        /* passed to log_fn */
 	hpshm_log_level  log_fn_level;    /* most detailed level passed to log_fn */
 	unsigned char    source[HPSHM__NKEYS]; /* enum hpshm__source of each key */
+	struct hpshm__pkeys pkeys;        /* values of providers' own keys (core/provider_keys.c) */
 };
 
 /*

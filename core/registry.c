@@ -214,6 +214,8 @@ int hpshm_provider_register(const struct hpshm_provider *p, const char *name, vo
 				       "fill name, probe, create and destroy; identify, attach and detach with "
 				       "HPSHM_CAP_REATTACH; detach with HPSHM_CAP_NAMED; scan and remove together",
 				       "provider to register is incomplete");
+	if ((rc = hpshm__provider_keys_check(p, err)) < 0)
+		return rc;
 	if (!name)
 		name = p->name;
 	len = strlen(name);

@@ -273,4 +273,15 @@ FILE *hpshm__fopen(const char *path, const char *mode);
  */
 const char *hpshm__getenv(const char *name);
 
+/* ---- loadable modules ---- */
+
+/* Any function, as the port hands a module's entry point over (callers cast it back). */
+typedef void (*hpshm__port_fn)(void);
+/*
+ * Load the shared object at path (dlopen; LoadLibraryW on Windows), never to be unloaded, and
+ * find the function symbol in it: its address, or NULL with *loaded 0 when the file did not
+ * load, 1 when it loaded without the symbol, and why (the loader's own words) filled.
+ */
+hpshm__port_fn hpshm__port_module_entry(const char *path, const char *symbol, int *loaded, char *why, size_t len);
+
 #endif /* HPSHM_PORT_H */

@@ -134,7 +134,7 @@ allowed_quoted() {
 		fi
 		;;
 	# backends/list.h is data (the built-in rows, no include): core/registry.c makes its table from it.
-	core) echo "^(hpshm\.h|hpshm/provider\.h|$base_h|port\.h|core/internal\.h|backends/list\.h)$" ;;
+	core) echo "^(hpshm\.h|hpshm/provider\.h|$base_h|port\.h|core/internal\.h|core/provider_keys\.h|backends/list\.h)$" ;;
 	tools)
 		# ports/admin.h changes the machine: of the tool, only `hpshm plan` may.
 		if [[ $file == tools/plan.c ]]; then
@@ -154,7 +154,7 @@ allowed_quoted() {
 	# The interposer is a client like the tool; it makes the raw calls it takes over itself, with
 	# the Linux flags its libc may lack.
 	preload) echo "^(hpshm\.h|$base_h|ports/facts\.h|ports/linux/flags\.h|preload\.h)$" ;;
-	examples) echo '^(hpshm\.h|hpshm/provider\.h|shared_area\.h)$' ;;
+	examples) echo '^(hpshm\.h|hpshm/provider\.h|shared_area\.h|file_provider\.h)$' ;;
 	*) echo '.*' ;;
 	esac
 }

@@ -14,6 +14,11 @@
  * run that guarantees fewer ("1GiB*1") does not require it.  hugetlbfs uses
  * HPSHM_TEST_HUGETLBFS as hugetlbfs_path when that mount has the case's page size, else
  * mount discovery.
+ *
+ * Out-of-tree providers run the same contract (doc/providers.md, "Your own provider"): the
+ * suite loads the modules HPSHM_PROVIDER_MODULES names, as the hpshm tool does, and
+ * HPSHM_TEST_PROVIDER=<name> keeps the cases to that provider, takes its keys from the
+ * environment (HPSHM_FILE_PATH for file.path) and requires it to be registered.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -27,6 +32,7 @@
 
 #include "fixture.h"
 #include "hpshm.h"
+#include "hpshm/provider.h"
 
 struct case_ {
 	char     provider[HPSHM_NAME_MAX];
@@ -38,6 +44,30 @@ struct case_ {
 #define MAX_CASES 64
 static struct case_ cases[MAX_CASES];
 
+/* The one provider HPSHM_TEST_PROVIDER names (an out-of-tree one), or NULL for all. */
+static const char *only_provider(void)
+{
+	const char *only = getenv("HPSHM_TEST_PROVIDER");
+
+	return only && *only ? only : NULL;
+}
+
+/* HPSHM_PROVIDER_MODULES, loaded once per process; 0, or the failing load's code. */
+static int load_modules(hpshm_error *err)
+{
+	static int done, rc;
+	const char *list = getenv("HPSHM_PROVIDER_MODULES");
+	char copy[4096], *save = NULL;
+
+	if (done || !list || !*list)
+		return rc;
+	done = 1;
+	snprintf(copy, sizeof copy, "%s", list);
+	for (char *path = strtok_r(copy, ":", &save); path && rc == 0; path = strtok_r(NULL, ":", &save))
+		rc = hpshm_provider_load(path, err);
+	return rc;
+}
+
 static size_t collect_cases(void)
 {
 	size_t sizes[16];
@@ -45,10 +75,15 @@ static size_t collect_cases(void)
 	const char *name;
 	unsigned caps, i;
 	size_t n = 0;
+	hpshm_error err;
 
 	if (nsizes > 16)
 		nsizes = 16;
+	if (load_modules(&err) < 0)
+		fprintf(stderr, "HPSHM_PROVIDER_MODULES: %s (%s)\n", err.message, err.hint);
 	for (i = 0; (name = hpshm_provider_name(i, &caps)) != NULL && n < MAX_CASES; i++) {
+		if (only_provider() && strcmp(name, only_provider()) != 0)
+			continue;
 		if (!(caps & HPSHM_CAP_HUGE) || nsizes <= 0) {
 			memset(&cases[n], 0, sizeof cases[n]);
 			snprintf(cases[n].provider, sizeof cases[n].provider, "%s", name);
@@ -68,7 +103,17 @@ static size_t collect_cases(void)
 	return n;
 }
 
-TestSuite(conformance, .init = hpt_fixture_init, .fini = hpt_fixture_fini);
+/* Each test runs in a process of its own: the modules are loaded there too, before it. */
+static void conformance_init(void)
+{
+	hpshm_error err;
+
+	hpt_fixture_init();
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(load_modules(&err), 0, "HPSHM_PROVIDER_MODULES: %s (hint: %s)", err.message, err.hint);
+}
+
+TestSuite(conformance, .init = conformance_init, .fini = hpt_fixture_fini);
 
 static uint64_t pattern(size_t i)
 {
@@ -110,6 +155,9 @@ ParameterizedTest(struct case_ *c, conformance, contract)
 	npages = want_ps >= HPT_LARGE_PAGE ? (sizeof(void *) < 8 ? 1 : 2) : 4;
 	size = (npages - 1) * want_ps + 1;
 	cr_assert_eq(hpshm_config_new(&cfg), 0);
+	/* An out-of-tree provider's keys come from the environment (HPSHM_FILE_PATH). */
+	if (only_provider())
+		cr_assert_eq(hpshm_config_load_env(cfg, &err), 0, "environment: %s", err.message);
 	if (huge)
 		snprintf(kv, sizeof kv, "provider=%s,huge_pages=on,huge_page_size=%s", c->provider, psz);
 	else
@@ -191,6 +239,21 @@ ParameterizedTest(struct case_ *c, conformance, contract)
 		cr_assert_eq(hpt_is_mapped(addr, len), 0, "still mapped after destroy");
 	}
 	hpshm_config_free(cfg);
+}
+
+/* HPSHM_TEST_PROVIDER names a provider that must be there: a module that did not load, or
+ * registered under another name, fails here instead of leaving no case to run. */
+Test(conformance, named_provider_is_registered)
+{
+	const char *only = only_provider();
+	hpshm_error err;
+
+	if (!only)
+		cr_skip_test("HPSHM_TEST_PROVIDER is not set: every built-in provider runs the contract");
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(load_modules(&err), 0, "HPSHM_PROVIDER_MODULES: %s (hint: %s)", err.message, err.hint);
+	cr_assert_neq(hpshm_provider_probe(only, 4096, NULL, NULL, NULL, 0), HPSHM_ENOPROVIDER,
+		      "HPSHM_TEST_PROVIDER=%s is not registered (is its module in HPSHM_PROVIDER_MODULES?)", only);
 }
 
 Test(conformance, plain_is_always_available)

@@ -39,9 +39,11 @@ static const struct tool_cmd tool_cmds[] = {
 		.help =
 		"One line per provider: its name and its capabilities as words\n"
 		"(huge: backed by huge pages; reattach: a child started by exec can attach;\n"
-		"named: segments can carry a name; fd: backed by a file descriptor).\n"
+		"named: segments can carry a name; fd: backed by a file descriptor), then one\n"
+		"line per configuration key the provider declares.  Providers of modules that\n"
+		"HPSHM_PROVIDER_MODULES lists (':'-separated shared objects) come first.\n"
 		"\n"
-		"  --json    one JSON array of {name, caps}\n",
+		"  --json    one JSON array of {name, caps, keys}\n",
 	},
 	{
 		.name = "probe",
@@ -246,6 +248,7 @@ static void tool_main_help(FILE *out)
 		"  %-10s %s\n"
 		"\n"
 		"SIZE is a number of bytes with an optional unit in powers of 1024: 16MiB, 2MB, 1G.\n"
+		"HPSHM_PROVIDER_MODULES: provider modules to load first (doc/providers.md).\n"
 		"Exit status: 0 success, 1 failure, 2 usage error.\n"
 		"Run `hpshm help COMMAND` for a command's options.  Library %s.\n",
 		"help", "show this text, or a command's help", hpshm_version());
@@ -563,6 +566,9 @@ int main(int argc, char **argv)
 			return tool_usage_error(NULL, "help: unknown command '%s'", argv[2]);
 		return TOOL_EXIT_OK;
 	}
+	/* Out-of-tree providers first, so every command sees them (tools/modules.c). */
+	if (tool_load_modules() != TOOL_EXIT_OK)
+		return TOOL_EXIT_FAIL;
 	/* The worker `hpshm bench` spawns: not a command for people, so not in the table. */
 	if (strcmp(argv[1], BENCH_WORKER_CMD_NAME) == 0)
 		return cmd_bench_worker(argc - 1, argv + 1);

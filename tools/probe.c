@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "base/json.h"
+#include "hpshm/provider.h"
 #include "ports/facts.h"
 #include "tool.h"
 
@@ -86,6 +87,24 @@ static void probe_json_caps(struct json *j, unsigned caps)
 	json_array_close(j);
 }
 
+/* "keys": the configuration keys a provider declares (hpshm_provider.keys), [] for none. */
+static void probe_json_keys(struct json *j, const char *provider)
+{
+	const struct hpshm_provider_key *k;
+
+	json_key(j, "keys");
+	json_array_open(j);
+	for (unsigned i = 0; (k = hpshm_provider_key_at(provider, i)) != NULL; i++) {
+		json_object_open(j);
+		json_kv_string(j, "name", k->name);
+		json_kv_string(j, "type", tool_key_type(k->type));
+		json_kv_string(j, "default", k->def);
+		json_kv_string(j, "help", k->help);
+		json_object_close(j);
+	}
+	json_array_close(j);
+}
+
 int cmd_providers(int argc, char **argv)
 {
 	const char *name;
@@ -114,6 +133,7 @@ int cmd_providers(int argc, char **argv)
 			json_kv_string(&j, "name", name);
 			json_key(&j, "caps");
 			probe_json_caps(&j, caps);
+			probe_json_keys(&j, name);
 			json_object_close(&j);
 		}
 		json_array_close(&j);
@@ -123,6 +143,7 @@ int cmd_providers(int argc, char **argv)
 		char words[64];
 
 		printf("%-20s %s\n", name, tool_caps_words(caps, words, sizeof(words)));
+		tool_print_keys(name, "    key ");
 	}
 	return TOOL_EXIT_OK;
 }
@@ -146,6 +167,28 @@ static void probe_provider(struct probe_verdict *v, const char *name, unsigned c
 	v->rc = hpshm_provider_probe(name, size, cfg, &v->page_size, v->reason, sizeof(v->reason));
 	if (v->rc < 0 && v->reason[0] == '\0')
 		snprintf(v->reason, sizeof(v->reason), "%s", hpshm_strerror(v->rc));
+}
+
+/* The keys registered providers declare, with their values: as JSON members into j, or as
+ * probe_text's lines when j is NULL. */
+static void probe_each_provider_key(const hpshm_config *cfg, struct json *j)
+{
+	const struct hpshm_provider_key *k;
+	const char *name;
+
+	for (unsigned i = 0; (name = hpshm_provider_name(i, NULL)) != NULL; i++)
+		for (unsigned n = 0; (k = hpshm_provider_key_at(name, n)) != NULL; n++) {
+			char value[HPSHM_TEXT_MAX];
+			int rc = hpshm_config_get(cfg, k->name, value, sizeof(value));
+
+			if (j && rc < 0)
+				json_kv_null(j, k->name);
+			else if (j)
+				json_kv_string(j, k->name, value);
+			else
+				printf("  %-16s = %-16s # %s (provider %s)\n", k->name, rc < 0 ? "?" : value, k->help,
+				       name);
+		}
 }
 
 /* "providers": each provider's verdict on a segment of f->size. */
@@ -313,6 +356,7 @@ static void probe_json_config(struct json *j, const hpshm_config *cfg)
 		else
 			json_kv_string(j, name, value);
 	}
+	probe_each_provider_key(cfg, j);
 	json_object_close(j);
 }
 
@@ -469,6 +513,7 @@ static void probe_text(const struct probe_facts *f, const hpshm_config *cfg)
 			snprintf(value, sizeof(value), "?");
 		printf("  %-16s = %-16s # %s\n", name, value, desc ? desc : "");
 	}
+	probe_each_provider_key(cfg, NULL);
 }
 
 int cmd_probe(int argc, char **argv)

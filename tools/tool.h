@@ -40,6 +40,13 @@ int tool_fail(const char *cmd, const char *fmt, ...)
 	HPSHM__PRINTF(2, 3)
 	;
 
+/* Load the provider modules HPSHM_PROVIDER_MODULES names (tools/modules.c): TOOL_EXIT_OK, or
+ * TOOL_EXIT_FAIL with the module, the loader's reason and the fix on stderr. */
+int tool_load_modules(void);
+/* A provider key's type as a word ("path"), and its keys, one per line, for listings. */
+const char *tool_key_type(unsigned type);
+void tool_print_keys(const char *provider, const char *indent);
+
 /* Print the help of one subcommand on stdout; -1 if there is no such subcommand. */
 int tool_help(const char *cmd);
 

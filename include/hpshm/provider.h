@@ -84,8 +84,8 @@
  *      hpshm_found.mine, whose an object is, so that a forced gc keeps to the caller's own
  *      debris (scan() fills it; remove() checks it again).
  *   5  appends HPSHM_MAP_CAPS, so a segment can be narrowed to no capabilities at all
- *      (m->caps 0 alone still means "not narrowed", as before); options, the configuration
- *      keys a provider declares for `hpshm probe` and the parser (h-example); and
+ *      (m->caps 0 alone still means "not narrowed", as before); keys, the configuration
+ *      keys only the provider reads, which the configuration checks and `hpshm probe` lists; and
  *      hpshm_provider_find(), so a provider can wrap a registered or built-in one.  Built-in
  *      rows take a user pointer (backends/list.h).  And hpshm_header_classify(), so a provider
  *      outside the tree can write scan() and remove().
@@ -322,6 +322,23 @@ struct hpshm_mapping {
 	char     object[HPSHM_OBJECT_MAX];
 };
 
+/** hpshm_provider_key.type: what a provider's configuration key accepts. */
+enum hpshm_key_type {
+	HPSHM_KEY_TEXT = 1, /**< printable text (no control characters), shorter than HPSHM_PATH_MAX */
+	HPSHM_KEY_PATH,     /**< an absolute path, or empty for none */
+	HPSHM_KEY_SIZE,     /**< a size as hpshm_size_parse() reads it: 4096, 64KiB, 2MB */
+	HPSHM_KEY_UINT,     /**< a decimal number from 0 to UINT32_MAX */
+	HPSHM_KEY_BOOL      /**< on or off (also yes/no, true/false, 1/0); read back as on or off */
+};
+
+/** One configuration key a provider declares (hpshm_provider.keys). */
+struct hpshm_provider_key {
+	const char *name; /**< "<provider>.<word>": the provider's name, '.', then a-z 0-9 _; shorter than HPSHM_NAME_MAX */
+	unsigned    type; /**< an hpshm_key_type */
+	const char *def;  /**< the default, as text, valid for type ("" for an unset TEXT or PATH) */
+	const char *help; /**< one line for `hpshm probe` and `hpshm providers` */
+};
+
 /** The interface every provider implements. */
 struct hpshm_provider {
 	unsigned    abi_version; /**< HPSHM_PROVIDER_ABI as built; members are only ever appended */
@@ -435,6 +452,19 @@ struct hpshm_provider {
 	 */
 	int (*lookup)(const struct hpshm_instance *self, const struct hpshm_request *rq, struct hpshm_found *f,
 		      hpshm_error *err);
+
+	/**
+	 * The configuration keys only this provider reads, or NULL: an array ended by an entry
+	 * whose name is NULL.  The configuration then accepts them from every source (the API,
+	 * a file, HPSHM_<KEY> with the dot as '_'), refuses a value its type does not admit
+	 * naming the key, the provider and what it accepts, `hpshm probe` and `hpshm providers`
+	 * list them, and rq->option() returns the value or the default.  Each name is the
+	 * provider's usual name, a dot and a word ("file.path"), so that it can never clash with
+	 * the core's keys nor another provider's.  A value can be set only while a provider that
+	 * declares the key is registered: register first, configure after.  The array must stay
+	 * valid as long as the provider does.  Read only when abi_version is 5 or more.
+	 */
+	const struct hpshm_provider_key *keys;
 };
 
 /** Bytes of struct hpshm_provider that a provider built for ABI 4 has: up to lookup, with it. */
@@ -483,6 +513,38 @@ HPSHM_API int hpshm_provider_unregister(const char *name);
  * @return 0, HPSHM_ENOPROVIDER if no provider has that name, HPSHM_EINVAL if an argument is NULL
  */
 HPSHM_API int hpshm_provider_find(const char *name, struct hpshm_instance *out);
+
+/**
+ * A configuration key a registered provider declares, for listings (`hpshm providers`).
+ * @param provider the name it is registered under
+ * @param index    0, 1, ... until NULL
+ * @return the key (valid while the provider stays registered), or NULL past the last one or
+ *         for a provider that is not registered or declares no keys
+ */
+HPSHM_API const struct hpshm_provider_key *hpshm_provider_key_at(const char *provider, unsigned index);
+
+/** The entry point a provider module exports (hpshm_provider_load()). */
+#define HPSHM_PROVIDER_MODULE_ENTRY "hpshm_provider_module"
+
+/**
+ * What a provider module's entry point is: it registers the module's providers with
+ * hpshm_provider_register() and returns 0, or a negative HPSHM_E* code with err filled.
+ */
+typedef int (*hpshm_provider_module_fn)(hpshm_error *err);
+
+/**
+ * Load a provider module: a shared object (a DLL on Windows) that exports
+ * HPSHM_PROVIDER_MODULE_ENTRY, then call that entry point, which registers the module's
+ * providers.  The module stays loaded for the life of the process (its providers must stay
+ * valid).  The `hpshm` tool loads the modules HPSHM_PROVIDER_MODULES lists (':'-separated,
+ * ';' on Windows) this way.  The module must resolve hpshm's functions to the process's own
+ * copy of the library (doc/providers.md).
+ * @param path the module's file (a path with a '/' is used as is; a bare name is searched
+ *             as the system loader searches)
+ * @param err  filled on failure (the file, the loader's reason and the fix), may be NULL
+ * @return 0, HPSHM_EINVAL (no file, no entry point), or the entry point's error
+ */
+HPSHM_API int hpshm_provider_load(const char *path, hpshm_error *err);
 
 /**
  * Fill an error record.  For providers: the core adds the provider's name.
