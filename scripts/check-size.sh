@@ -64,7 +64,7 @@ mapfile -t files < <({
 } | sort -u | while read -r f; do [[ -f $f ]] && printf '%s\n' "$f"; done)
 
 # ---- the exceptions: "path[:function] -- why" ------------------------------------------------
-declare -A why_of used
+declare -A why_of=() used=() # an empty list is the goal: declared empty, so set -u takes it
 bad=0
 if [[ -f $exceptions ]]; then
 	n=0
