@@ -14,7 +14,8 @@
 #   - the same ABI, or only functions added: passes (added ones are listed until a new
 #     baseline takes them in, which a release does);
 #   - anything else (a function removed or changed, a public type that changed size or layout,
-#     a type that changed its members) with the baseline's soname: fails, with abidiff's report
+#     a type that changed its members; a struct the library reads by its version, struct
+#     hpshm_provider, may grow at its tail) with the baseline's soname: fails, with abidiff's report
 #     and what to do.  An incompatible change needs a new minor version (HPSHM_VERSION_MINOR in
 #     include/hpshm.h, hence a new soname), a CHANGES.md entry and a new baseline.  A change
 #     hpshm.h's rule makes compatible (a member carved out of a versioned struct's reserved
@@ -131,7 +132,19 @@ if ((rc & 3)); then
 	exit 1
 fi
 
-sizes_changed=$(diff <(public_sizes "$baseline") <(public_sizes "$current") | sed -n 's/^> /  now /p; s/^< /  was /p' || true)
+# A type the baseline has whose size changed.  A new type breaks nothing, and a struct the
+# library reads by its version may grow at its tail: struct hpshm_provider is the
+# application's, handed to the library, which reads a member appended after
+# HPSHM_PROVIDER_ABI_MIN only when the provider's abi_version has it (provider.h,
+# HPSHM_PROVIDER_HAS), so a provider built against an older header still works.
+grows_by_version="hpshm_provider"
+sizes_changed=$(awk -v grows=" $grows_by_version " '
+	NR == FNR { was[$1] = $2; next }
+	($1 in was) && was[$1] != $2 && !(index(grows, " " $1 " ") && $2 + 0 > was[$1] + 0) {
+		printf "  was %s %s\n  now %s %s\n", $1, was[$1], $1, $2
+	}' <(public_sizes "$baseline") <(public_sizes "$current"))
+gone=$(comm -23 <(public_sizes "$baseline" | cut -d' ' -f1) <(public_sizes "$current" | cut -d' ' -f1) | sed 's/^/  gone /')
+[[ -z $gone ]] || sizes_changed=$(printf '%s\n%s' "$sizes_changed" "$gone" | sed '/^$/d')
 
 if ((rc == 0)); then
 	echo "check-abi: the ABI is the baseline's ($soname): nothing added, nothing changed"
