@@ -20,7 +20,7 @@ static int classify_other_boot(const struct hpshm_header *h)
 {
 	char boot[sizeof(h->boot_id)];
 
-	return h->boot_id[0] != '\0' && hpshm__boot_id(boot, sizeof(boot)) == 0 && boot[0] != '\0' &&
+	return h->boot_id[0] != '\0' && hpshm__port_boot_id(boot, sizeof(boot)) == 0 && boot[0] != '\0' &&
 	       strcmp(boot, h->boot_id) != 0;
 }
 

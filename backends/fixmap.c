@@ -5,7 +5,7 @@
  *
  * Mechanism: none of its own.  Every backend that maps at an address (descriptor-backed or
  * not: mmap_hugetlb and sysv_hugetlb have no descriptor) calls in here for the parts that do
- * not depend on how the memory was obtained.  Every system call goes through hpshm__sys, so
+ * not depend on how the memory was obtained.  Every system call goes through hpshm__posix_sys, so
  * fault injection reaches this code as it reaches the backends.
  *
  * Kernel quirks, and what we do about them:
@@ -114,13 +114,13 @@ void *hpshm__map_at(const struct hpshm_request *rq, int flags, int fd)
 #endif
 	/* Without either flag (macOS) the address is a hint, checked below like an old
 	 * kernel's: a mapping elsewhere is undone and counts as EEXIST. */
-	p = hpshm__sys.mmap(rq->address, rq->size, PROT_READ | PROT_WRITE, flags, fd, 0);
+	p = hpshm__posix_sys.mmap(rq->address, rq->size, PROT_READ | PROT_WRITE, flags, fd, 0);
 #if !defined(MAP_FIXED_NOREPLACE) && defined(MAP_EXCL)
 	if (p == MAP_FAILED && rq->address && errno == EINVAL)
 		errno = EEXIST;
 #endif
 	if (p != MAP_FAILED && rq->address && p != rq->address) {
-		(void)hpshm__sys.munmap(p, fd_map_length(fd, rq->size)); /* pre-4.17 kernel: NOREPLACE was a hint */
+		(void)hpshm__posix_sys.munmap(p, fd_map_length(fd, rq->size)); /* pre-4.17 kernel: NOREPLACE was a hint */
 		errno = EEXIST;
 		return MAP_FAILED;
 	}
@@ -136,13 +136,13 @@ int hpshm__map_taken(hpshm_error *err, const char *call, int sys_errno, const st
 
 	hpshm_size_format(rq->size, sz, sizeof(sz));
 	if (use == HPSHM__MAP_CREATE) {
-		if (hpshm__maps_line(rq->address, rq->size, line, sizeof(line)) == 0)
+		if (hpshm__port_maps_line(rq->address, rq->size, line, sizeof(line)) == 0)
 			return hpshm_error_set(err, HPSHM_EEXIST, sys_errno, call, "choose another base_address",
 					       "base_address %p is taken by: %s", rq->address, line);
 		return hpshm_error_set(err, HPSHM_EEXIST, sys_errno, call, "choose another base_address",
 				       "another mapping overlaps %s at base_address %p", sz, rq->address);
 	}
-	if (hpshm__maps_line(rq->address, rq->size, line, sizeof(line)) == 0)
+	if (hpshm__port_maps_line(rq->address, rq->size, line, sizeof(line)) == 0)
 		return hpshm_error_set(err, HPSHM_EEXIST, sys_errno, call, attach_hint,
 				       "the segment's range (%s at %p) is taken in this process by: %s", sz, rq->address,
 				       line);
@@ -169,15 +169,15 @@ int hpshm__reserve_failed(hpshm_error *err, const char *call, int sys_errno, con
 	 * (2 GiB aligned to 1 GiB), or a hugetlb cgroup refused the reservation.  Saying "raise
 	 * nr_hugepages" there would send the operator after the wrong knob.
 	 */
-	if (sys_errno == ENOMEM && hpshm__pool_get(rq->page_size, &pool) == 0 && hpshm__pool_available(&pool) >= pages)
+	if (sys_errno == ENOMEM && hpshm__linux_pool_get(rq->page_size, &pool) == 0 && hpshm__linux_pool_available(&pool) >= pages)
 		return hpshm_error_set(err, HPSHM_EUNAVAILABLE, sys_errno, call,
 				       sizeof(void *) < 8 ? "ask for less, or use a 64-bit build of the program"
 							  : "check the hugetlb cgroup limits and ulimit -v, or ask for less",
 				       "could not map %s of %s huge pages although the pool has %lu free: this process has "
 				       "no free %s range aligned to %s%s, or a hugetlb cgroup limit is short",
-				       sz, psz, hpshm__pool_available(&pool), sz, psz,
+				       sz, psz, hpshm__linux_pool_available(&pool), sz, psz,
 				       sizeof(void *) < 8 ? " (a 32-bit address space)" : "");
-	hpshm__hugetlb_hint(rq->size, rq->page_size, hint, sizeof(hint));
+	hpshm__linux_hugetlb_hint(rq->size, rq->page_size, hint, sizeof(hint));
 #else
 	hint[0] = '\0'; /* the pool a hint names is Linux's; elsewhere no backend reserves one */
 #endif
@@ -212,7 +212,7 @@ int hpshm__fd_attach_map(struct hpshm_mapping *m, const struct hpshm_request *rq
 	if (p == MAP_FAILED) {
 		saved = errno; /* close() below may clobber it */
 		if (!inherited)
-			(void)hpshm__sys.close(fd);
+			(void)hpshm__posix_sys.close(fd);
 		if (saved == EEXIST)
 			return hpshm__map_taken(err, "mmap", saved, rq, HPSHM__MAP_ATTACH);
 		return hpshm_error_set(err, saved == ENOMEM ? HPSHM_ENOMEM : HPSHM_ESYS, saved, "mmap",
@@ -221,7 +221,7 @@ int hpshm__fd_attach_map(struct hpshm_mapping *m, const struct hpshm_request *rq
 	}
 	/* An inherited descriptor is the child's own now: keep it out of what the child execs. */
 	if (inherited)
-		(void)hpshm__sys.fcntl(fd, F_SETFD, FD_CLOEXEC);
+		(void)hpshm__posix_sys.fcntl(fd, F_SETFD, FD_CLOEXEC);
 	/*
 	 * An object opened by name keeps its name, so a token made here names it the same way
 	 * and a child of ours needs no descriptor; detach never unlinks it (only the creator's
@@ -240,7 +240,7 @@ void hpshm__fd_object(struct hpshm_mapping *m, int fd)
 	struct stat st;
 
 	m->object[0] = '\0';
-	if (hpshm__sys.fstat(fd, &st) == 0)
+	if (hpshm__posix_sys.fstat(fd, &st) == 0)
 		snprintf(m->object, sizeof(m->object), "dev=%#llx ino=%llu", (unsigned long long)st.st_dev,
 			 (unsigned long long)st.st_ino);
 }
@@ -250,9 +250,9 @@ int hpshm__fd_unmap(const struct hpshm_instance *self, struct hpshm_mapping *m)
 	int rc = 0;
 
 	(void)self;
-	if (hpshm__sys.munmap(m->addr, m->size) < 0)
+	if (hpshm__posix_sys.munmap(m->addr, m->size) < 0)
 		rc = HPSHM_ESYS;
-	if (hpshm__fd_of(m) >= 0 && hpshm__sys.close(hpshm__fd_of(m)) < 0)
+	if (hpshm__fd_of(m) >= 0 && hpshm__posix_sys.close(hpshm__fd_of(m)) < 0)
 		rc = HPSHM_ESYS;
 	m->addr = NULL;
 	m->handle = HPSHM_NO_HANDLE;

@@ -7,7 +7,7 @@
  * Internal: included by backends after posix/sys.h.  Backends never include one another
  * (doc/architecture.md), so these live here; the backends with named objects also use
  * backends/named.h.  Every function returns 0 or a negative HPSHM_E* code with err filled
- * unless it says otherwise, and makes every system call through hpshm__sys.
+ * unless it says otherwise, and makes every system call through hpshm__posix_sys.
  */
 #ifndef HPSHM_BACKENDS_FIXMAP_H
 #define HPSHM_BACKENDS_FIXMAP_H

@@ -91,7 +91,7 @@ static int lp_pagesizes(size_t *out, int max)
 {
 	if (max < 1)
 		return 0;
-	out[0] = hpshm__base_page_size(); /* the base page alone: no large page objects here */
+	out[0] = hpshm__port_base_page_size(); /* the base page alone: no large page objects here */
 	return 1;
 }
 
@@ -207,7 +207,7 @@ static int lp_probe(const struct hpshm_instance *self, const struct hpshm_reques
 		snprintf(out->fix, sizeof(out->fix), "use the plain provider, or FreeBSD 13 or later on amd64 or arm64");
 		return HPSHM_EUNAVAILABLE;
 	}
-	(void)hpshm__sys.close(fd);
+	(void)hpshm__posix_sys.close(fd);
 	return 0;
 }
 
@@ -281,11 +281,11 @@ static int lp_create(const struct hpshm_instance *self, struct hpshm_mapping *m,
 	}
 
 	/* The pages are allocated here, physically contiguous. */
-	if (hpshm__sys.ftruncate(fd, (off_t)rq->size) < 0) {
+	if (hpshm__posix_sys.ftruncate(fd, (off_t)rq->size) < 0) {
 		saved = errno;
 		if (linked)
-			(void)hpshm__sys.shm_unlink(path); /* still locked: nobody replaced it */
-		(void)hpshm__sys.close(fd);
+			(void)hpshm__posix_sys.shm_unlink(path); /* still locked: nobody replaced it */
+		(void)hpshm__posix_sys.close(fd);
 		if (saved == ENOMEM)
 			return hpshm_error_set(err, HPSHM_EUNAVAILABLE, saved, "ftruncate",
 					       "free memory, create the segment earlier (before memory is fragmented), or use "
@@ -299,8 +299,8 @@ static int lp_create(const struct hpshm_instance *self, struct hpshm_mapping *m,
 	if (p == MAP_FAILED) {
 		saved = errno; /* shm_unlink() and close() below may clobber it */
 		if (linked)
-			(void)hpshm__sys.shm_unlink(path);
-		(void)hpshm__sys.close(fd);
+			(void)hpshm__posix_sys.shm_unlink(path);
+		(void)hpshm__posix_sys.close(fd);
 		switch (saved) {
 		case ENOMEM:
 			return hpshm_error_set(err, HPSHM_ENOMEM, saved, "mmap", "check ulimit -v, or ask for less",
@@ -317,10 +317,10 @@ static int lp_create(const struct hpshm_instance *self, struct hpshm_mapping *m,
 		rc = hpshm__named_publish(&lp_names, rq, path, fd, linked, (char *)p + rq->size - HPSHM_HEADER_REGION,
 					  err);
 		if (rc < 0) {
-			(void)hpshm__sys.munmap(p, rq->size);
+			(void)hpshm__posix_sys.munmap(p, rq->size);
 			if (linked)
-				(void)hpshm__sys.shm_unlink(path);
-			(void)hpshm__sys.close(fd);
+				(void)hpshm__posix_sys.shm_unlink(path);
+			(void)hpshm__posix_sys.close(fd);
 			return rc;
 		}
 	}
@@ -367,10 +367,10 @@ static int lp_attach(const struct hpshm_instance *self, struct hpshm_mapping *m,
 	/* A stray descriptor number must not map some other object: a largepage object of the
 	 * segment's page size, exactly as long as the segment (an edited size must not map part
 	 * of it). */
-	if (hpshm__sys.fstat(fd, &st) < 0) {
+	if (hpshm__posix_sys.fstat(fd, &st) < 0) {
 		saved = errno;
 		if (named)
-			(void)hpshm__sys.close(fd);
+			(void)hpshm__posix_sys.close(fd);
 		if (saved == EBADF)
 			return hpshm_error_set(err, HPSHM_EINVAL, saved, "fstat", spawn_hint,
 					       "descriptor %d is not open in this process", fd);
@@ -380,7 +380,7 @@ static int lp_attach(const struct hpshm_instance *self, struct hpshm_mapping *m,
 	if (psind <= 0 || lp_psind(rq->page_size) != psind || st.st_size < 0 || (uint64_t)st.st_size != (uint64_t)rq->size) {
 		saved = psind < 0 ? errno : 0;
 		if (named)
-			(void)hpshm__sys.close(fd);
+			(void)hpshm__posix_sys.close(fd);
 		hpshm_size_format(st.st_size > 0 ? (size_t)st.st_size : 0, have, sizeof(have));
 		return hpshm_error_set(err, HPSHM_EINVAL, saved, psind < 0 ? "ioctl" : NULL,
 				       named ? "pass the creator's token unchanged" : spawn_hint,

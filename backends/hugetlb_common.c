@@ -15,7 +15,7 @@
  *      cleanly) or faults (SIGBUS long after mmap succeeded).  Either leaves room = limit -
  *      usage, ancestors included; less room than the segment means it cannot work here.
  * All of it is advisory: pages can be taken between probe and create, so create still
- * handles ENOMEM/ENOSPC, with the hint from hpshm__hugetlb_hint() (ports/linux/advice.c).
+ * handles ENOMEM/ENOSPC, with the hint from hpshm__linux_hugetlb_hint() (ports/linux/advice.c).
  *
  * Every reason is one sentence that names the knob and the number to set it to.
  */
@@ -41,14 +41,14 @@ static size_t hugetlb_choose(const struct hpshm_request *rq, const struct hpshm_
 	size_t d;
 
 	if (rq->page_size == HPSHM_PAGE_SIZE_DEFAULT) {
-		d = hpshm__default_huge_page_size();
+		d = hpshm__port_default_huge_page_size();
 		return d ? d : pools[0].page_size;
 	}
 	if (rq->page_size == HPSHM_PAGE_SIZE_LARGEST) {
 		for (int i = n - 1; i >= 0; i--) {
 			size_t pages = rq->size / pools[i].page_size + (rq->size % pools[i].page_size != 0);
 
-			if (hpshm__pool_available(&pools[i]) >= pages)
+			if (hpshm__linux_pool_available(&pools[i]) >= pages)
 				return pools[i].page_size;
 		}
 		return pools[n - 1].page_size;
@@ -87,7 +87,7 @@ int hpshm__hugetlb_probe(const struct hpshm_request *rq, struct hpshm_probe *out
 	out->advice = 0;
 	*at = *rq;
 
-	n = hpshm__pools(pools, HPSHM__MAX_PAGE_SIZES);
+	n = hpshm__linux_pools(pools, HPSHM__MAX_PAGE_SIZES);
 	out->nsizes = 0;
 	for (int i = 0; i < n && i < HPSHM_PROBE_SIZES; i++)
 		out->sizes[out->nsizes++] = pools[i].page_size;
@@ -116,14 +116,14 @@ int hpshm__hugetlb_probe(const struct hpshm_request *rq, struct hpshm_probe *out
 	 * and told nothing new, since probe is advice anyway and create handles a pool that
 	 * emptied since.
 	 */
-	if (hugetlb_pool_pick(pools, n, at->page_size, &pool) < 0 && hpshm__pool_get(at->page_size, &pool) < 0) {
+	if (hugetlb_pool_pick(pools, n, at->page_size, &pool) < 0 && hpshm__linux_pool_get(at->page_size, &pool) < 0) {
 		snprintf(out->reason, sizeof(out->reason), "cannot read the pool of %s huge pages", psz);
 		return HPSHM_EUNAVAILABLE;
 	}
-	avail = hpshm__pool_available(&pool);
+	avail = hpshm__linux_pool_available(&pool);
 	out->available = avail;
 	/* The cgroup is read once for both of its questions; a short pool is named first. */
-	short_cg = hpshm__hugetlb_cgroup_probe(at->size, at->page_size, &risk, cg_why, sizeof(cg_why));
+	short_cg = hpshm__linux_hugetlb_cgroup_probe(at->size, at->page_size, &risk, cg_why, sizeof(cg_why));
 	if (risk > 0)
 		out->advice |= HPSHM_ADVISE_POPULATE;
 
@@ -131,7 +131,7 @@ int hpshm__hugetlb_probe(const struct hpshm_request *rq, struct hpshm_probe *out
 	pages = at->size / at->page_size + (at->size % at->page_size != 0);
 	need = pages > ULONG_MAX ? ULONG_MAX : (unsigned long)(pages ? pages : 1);
 	if (avail < need) {
-		hpshm__pool_knob(at->page_size, knob, sizeof(knob));
+		hpshm__linux_pool_knob(at->page_size, knob, sizeof(knob));
 		target = pool.total > ULONG_MAX - (need - avail) ? ULONG_MAX : pool.total + (need - avail);
 		if (pool.total == 0 && avail == 0)
 			snprintf(out->reason, sizeof(out->reason),
@@ -140,7 +140,7 @@ int hpshm__hugetlb_probe(const struct hpshm_request *rq, struct hpshm_probe *out
 			snprintf(out->reason, sizeof(out->reason),
 				 "only %lu huge page%s of %s available (need %lu): raise %s to at least %lu", avail,
 				 avail == 1 ? "" : "s", psz, need, knob, target);
-		hpshm__hugetlb_hint(at->size, at->page_size, out->fix, sizeof(out->fix));
+		hpshm__linux_hugetlb_hint(at->size, at->page_size, out->fix, sizeof(out->fix));
 		return HPSHM_EUNAVAILABLE;
 	}
 
@@ -209,12 +209,12 @@ static int hugetlb_pool_need(const struct hpshm_request *rq, hpshm_need_fn fn, v
 	char ps[32], ks[24], knob[96]; /* ks: "%zuK" of any size_t >> 10 fits (gcc -O3 checks) */
 	unsigned long avail, short_by, target;
 	size_t pages = rq->size / rq->page_size + (rq->size % rq->page_size != 0);
-	int is_default = rq->page_size == hpshm__default_huge_page_size();
+	int is_default = rq->page_size == hpshm__port_default_huge_page_size();
 
-	if (hpshm__pool_get(rq->page_size, &pool) < 0)
+	if (hpshm__linux_pool_get(rq->page_size, &pool) < 0)
 		return 0;
 	hpshm__requirement_init(&r, "pool");
-	avail = hpshm__pool_available(&pool);
+	avail = hpshm__linux_pool_available(&pool);
 	r.met = pages <= avail;
 	if (r.met)
 		return fn(user, &r);
@@ -225,7 +225,7 @@ static int hugetlb_pool_need(const struct hpshm_request *rq, hpshm_need_fn fn, v
 	hpshm__requirement_text(r.detail,
 		 "the %s pool has %lu pages available (%lu total, %lu free, %lu reserved), %zu needed: short by %lu", ps,
 		 avail, pool.total, pool.free, pool.resv, pages, short_by);
-	hpshm__pool_knob(rq->page_size, knob, sizeof(knob));
+	hpshm__linux_pool_knob(rq->page_size, knob, sizeof(knob));
 	if (is_default) {
 		hpshm__requirement_add(r.now, "sysctl -w %s=%lu", knob, target);
 		hpshm__requirement_add(r.persist, "echo '%s = %lu' >> /etc/sysctl.d/60-hpshm.conf", knob, target);
@@ -279,10 +279,10 @@ static int hugetlb_cgroup_need(const struct hpshm_request *rq, hpshm_need_fn fn,
 	const char *file;
 	int rc;
 
-	if (hpshm__cgroup_get(rq->page_size, &cg) < 0 || cg.version == 0)
+	if (hpshm__linux_cgroup_get(rq->page_size, &cg) < 0 || cg.version == 0)
 		return 0;
 	hpshm_size_format(rq->page_size, ps, sizeof(ps));
-	hpshm__hugetlb_cgroup_size(rq->page_size, cs, sizeof(cs));
+	hpshm__linux_hugetlb_cgroup_size(rq->page_size, cs, sizeof(cs));
 	hpshm_size_format(rq->size, m, sizeof(m));
 	file = cg.version == 1 ? "limit_in_bytes" : "max";
 
@@ -298,7 +298,7 @@ static int hugetlb_cgroup_need(const struct hpshm_request *rq, hpshm_need_fn fn,
 		hpshm__requirement_add(r.persist, "set the same hugetlb limit where the cgroup is made (systemd unit, "
 						  "container runtime)");
 	}
-	if (hpshm__hugetlb_fault_risk(rq->size, rq->page_size) > 0)
+	if (hpshm__linux_hugetlb_fault_risk(rq->size, rq->page_size) > 0)
 		hpshm__requirement_text(r.note,
 			 "hugetlb cgroup %s limits %s pages at fault time but not reservations: a fault could SIGBUS, so "
 			 "hpshm populates at create time; setting hugetlb.%s.rsvd.%s to the same limit makes the "

@@ -147,7 +147,7 @@ static int hugetlbfs_find_dir(const struct hpshm_instance *self, const struct hp
 
 	if (override) {
 		errno = 0;
-		if (hpshm__hugetlbfs_dir(override, &page_size) < 0) {
+		if (hpshm__linux_hugetlbfs_dir(override, &page_size) < 0) {
 			d->sys_errno = errno;
 			if (errno == ENOENT || errno == ENOTDIR || errno == EACCES) {
 				hugetlbfs_text(d->reason, sizeof(d->reason), "hugetlbfs_path %s: %s",
@@ -178,7 +178,7 @@ static int hugetlbfs_find_dir(const struct hpshm_instance *self, const struct hp
 		return 0;
 	}
 
-	mounts = hpshm__hugetlbfs_mount_list(&n);
+	mounts = hpshm__linux_hugetlbfs_mount_list(&n);
 	for (i = 0; i < n; i++) {
 		if (mounts[i].page_size != rq->page_size)
 			continue;
@@ -236,7 +236,7 @@ static int hugetlbfs_needs(const struct hpshm_instance *self, const struct hpshm
 	if (override) {
 		/* A directory that is not hugetlbfs yet gets a mount; one of another page size is
 		 * the configuration's mistake, and the fix is in the note. */
-		if (hpshm__hugetlbfs_dir(override, &page_size) < 0) {
+		if (hpshm__linux_hugetlbfs_dir(override, &page_size) < 0) {
 			hpshm__requirement_add(r.now, "mkdir -p %s && mount -t hugetlbfs -o pagesize=%s,mode=1770,gid=%ld none %s",
 					       override, opt, (long)getegid(), override);
 			hpshm__requirement_add(r.persist, "echo 'none %s hugetlbfs pagesize=%s,mode=1770,gid=%ld 0 0' >> /etc/fstab",
@@ -246,7 +246,7 @@ static int hugetlbfs_needs(const struct hpshm_instance *self, const struct hpshm
 		}
 		return fn(user, &r);
 	}
-	mounts = hpshm__hugetlbfs_mount_list(&n);
+	mounts = hpshm__linux_hugetlbfs_mount_list(&n);
 	for (int i = 0; i < n; i++) {
 		if (mounts[i].page_size == rq->page_size && !mounts[i].writable) {
 			hpshm__requirement_add(r.now, "chgrp %ld %s && chmod 1770 %s", (long)getegid(), mounts[i].path,
@@ -256,7 +256,7 @@ static int hugetlbfs_needs(const struct hpshm_instance *self, const struct hpshm
 		}
 	}
 	free(mounts);
-	if (rq->page_size == hpshm__default_huge_page_size())
+	if (rq->page_size == hpshm__port_default_huge_page_size())
 		snprintf(dir, sizeof(dir), "/dev/hugepages");
 	else
 		snprintf(dir, sizeof(dir), "/dev/hugepages-%s", opt);
@@ -358,7 +358,7 @@ static int hugetlbfs_open_unnamed(const struct hugetlbfs_dir *d, unsigned mode, 
 	int fd = -1, saved, tries, n;
 
 #ifdef O_TMPFILE
-	fd = hpshm__sys.open(d->path, O_TMPFILE | O_RDWR | O_CLOEXEC, (mode_t)mode);
+	fd = hpshm__posix_sys.open(d->path, O_TMPFILE | O_RDWR | O_CLOEXEC, (mode_t)mode);
 	if (fd >= 0)
 		snprintf(path, len, "an unnamed file in %.200s", d->path); /* for messages only */
 #endif
@@ -368,7 +368,7 @@ static int hugetlbfs_open_unnamed(const struct hugetlbfs_dir *d, unsigned mode, 
 		if (n < 0 || (size_t)n >= len)
 			return hpshm_error_set(err, HPSHM_EINVAL, ENAMETOOLONG, NULL, "mount hugetlbfs on a shorter path",
 					       "hugetlbfs directory %s is too long for a file name", d->path);
-		fd = hpshm__sys.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, (mode_t)mode);
+		fd = hpshm__posix_sys.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, (mode_t)mode);
 		if (fd < 0 && errno != EEXIST)
 			return hugetlbfs_open_error(errno, path, err);
 		if (fd < 0)
@@ -378,9 +378,9 @@ static int hugetlbfs_open_unnamed(const struct hugetlbfs_dir *d, unsigned mode, 
 		 * ENOENT: a forced gc took the unlocked file for debris and removed it first,
 		 * which is just as good.
 		 */
-		if (hpshm__sys.unlink(path) < 0 && errno != ENOENT) {
+		if (hpshm__posix_sys.unlink(path) < 0 && errno != ENOENT) {
 			saved = errno;
-			(void)hpshm__sys.close(fd);
+			(void)hpshm__posix_sys.close(fd);
 			return hpshm_error_set(err, HPSHM_ESYS, saved, "unlink", NULL, "could not unlink %s", path);
 		}
 	}
@@ -457,7 +457,7 @@ static int hugetlbfs_create(const struct hpshm_instance *self, struct hpshm_mapp
 	if (fd < 0)
 		return fd;
 
-	if (hpshm__sys.ftruncate(fd, (off_t)rq->size) < 0) {
+	if (hpshm__posix_sys.ftruncate(fd, (off_t)rq->size) < 0) {
 		saved = errno; /* the clean-up below may clobber it */
 		rc = hpshm_error_set(err, HPSHM_ESYS, saved, "ftruncate", NULL,
 				     "could not size %s to %s (not a multiple of its %s pages?)", path, sz, psz);
@@ -481,10 +481,10 @@ static int hugetlbfs_create(const struct hpshm_instance *self, struct hpshm_mapp
 
 fail:
 	if (p != MAP_FAILED)
-		(void)hpshm__sys.munmap(p, rq->size);
+		(void)hpshm__posix_sys.munmap(p, rq->size);
 	if (linked)
-		(void)hpshm__sys.unlink(path); /* still locked: nobody replaced it */
-	(void)hpshm__sys.close(fd);
+		(void)hpshm__posix_sys.unlink(path); /* still locked: nobody replaced it */
+	(void)hpshm__posix_sys.close(fd);
 	return rc;
 }
 
@@ -522,26 +522,26 @@ static int hugetlbfs_attach(const struct hpshm_instance *self, struct hpshm_mapp
 		fd = hpshm__named_attach(&hugetlbfs_names, id + 5, err); /* takes LOCK_SH */
 		if (fd < 0)
 			return fd;
-	} else if (hpshm__sys.fcntl(fd, F_GETFD, 0) < 0) {
+	} else if (hpshm__posix_sys.fcntl(fd, F_GETFD, 0) < 0) {
 		return hpshm_error_set(err, HPSHM_EINVAL, errno, "fcntl", spawn_hint, "%s is not open in this process", what);
 	}
 
 	if (!hpshm__named_fs_ok(&hugetlbfs_names, fd, rq->page_size)) {
 		if (named)
-			(void)hpshm__sys.close(fd);
+			(void)hpshm__posix_sys.close(fd);
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, named ? "pass the creator's token unchanged" : spawn_hint,
 				       "%s is not the segment's file (not hugetlbfs with %s pages)", what, psz);
 	}
 	/* Exactly the token's length: an edited size must not map part of the file, nor the
 	 * file be taken for a segment it is not. */
-	if (hpshm__sys.fstat(fd, &st) < 0) {
+	if (hpshm__posix_sys.fstat(fd, &st) < 0) {
 		if (named)
-			(void)hpshm__sys.close(fd);
+			(void)hpshm__posix_sys.close(fd);
 		return hpshm_error_set(err, HPSHM_ESYS, errno, "fstat", NULL, "could not inspect %s", what);
 	}
 	if (st.st_size < 0 || (uint64_t)st.st_size != (uint64_t)rq->size) {
 		if (named)
-			(void)hpshm__sys.close(fd);
+			(void)hpshm__posix_sys.close(fd);
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass the creator's token unchanged",
 				       "%s is not the token's segment: the file is %s long, the token says %s", what,
 				       hpshm_size_format(st.st_size > 0 ? (size_t)st.st_size : 0, have, sizeof(have)), sz);
@@ -556,7 +556,7 @@ static int hugetlbfs_mount_seen(const char *path, dev_t *seen, int *nseen)
 {
 	struct stat st;
 
-	if (hpshm__sys.stat(path, &st) < 0)
+	if (hpshm__posix_sys.stat(path, &st) < 0)
 		return 1;
 	for (int j = 0; j < *nseen; j++)
 		if (seen[j] == st.st_dev)
@@ -590,7 +590,7 @@ static int hugetlbfs_lookup(const struct hpshm_instance *self, const struct hpsh
 					       "%.64s is too long a path", override, rq->name);
 		return hpshm__named_lookup(&hugetlbfs_names, path, rq->name, f, err);
 	}
-	mounts = hpshm__hugetlbfs_mount_list(&n);
+	mounts = hpshm__linux_hugetlbfs_mount_list(&n);
 	seen = n > 0 ? malloc((size_t)n * sizeof(*seen)) : NULL;
 	if (n > 0 && seen == NULL) {
 		free(mounts);
@@ -649,7 +649,7 @@ static int hugetlbfs_scan(const struct hpshm_instance *self, hpshm_found_fn fn, 
 	dev_t *seen;
 	int n, i, nseen = 0;
 
-	mounts = hpshm__hugetlbfs_mount_list(&n);
+	mounts = hpshm__linux_hugetlbfs_mount_list(&n);
 	seen = n > 0 ? malloc((size_t)n * sizeof(*seen)) : NULL;
 	if (n > 0 && seen == NULL) {
 		free(mounts);

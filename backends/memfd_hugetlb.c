@@ -90,7 +90,7 @@ static int memfd_probe(const struct hpshm_instance *self, const struct hpshm_req
 	if (rc < 0)
 		return rc;
 
-	fd = hpshm__linux_sys.memfd_create("hpshm:probe", MFD_CLOEXEC | MFD_HUGETLB | hpshm__huge_bits(at.page_size));
+	fd = hpshm__linux_sys.memfd_create("hpshm:probe", MFD_CLOEXEC | MFD_HUGETLB | hpshm__linux_huge_bits(at.page_size));
 	if (fd < 0) {
 		out->sys_errno = errno;
 		why = memfd_unavailable(errno);
@@ -101,7 +101,7 @@ static int memfd_probe(const struct hpshm_instance *self, const struct hpshm_req
 				 out->sys_errno);
 		return HPSHM_EUNAVAILABLE;
 	}
-	(void)hpshm__sys.close(fd);
+	(void)hpshm__posix_sys.close(fd);
 	return 0;
 }
 
@@ -110,7 +110,7 @@ static int memfd_create_segment(const struct hpshm_instance *self, struct hpshm_
 {
 	char label[MEMFD_NAME_MAX + 1];
 	char sz[32], psz[32];
-	unsigned bits = hpshm__huge_bits(rq->page_size);
+	unsigned bits = hpshm__linux_huge_bits(rq->page_size);
 	const char *why;
 	int fd, saved;
 	void *p;
@@ -137,9 +137,9 @@ static int memfd_create_segment(const struct hpshm_instance *self, struct hpshm_
 				       "could not create a memfd for %s pages", psz);
 	}
 
-	if (hpshm__sys.ftruncate(fd, (off_t)rq->size) < 0) {
+	if (hpshm__posix_sys.ftruncate(fd, (off_t)rq->size) < 0) {
 		saved = errno;
-		(void)hpshm__sys.close(fd);
+		(void)hpshm__posix_sys.close(fd);
 		return hpshm_error_set(err, HPSHM_ESYS, saved, "ftruncate", NULL,
 				       "could not size the memfd to %s (not a multiple of its %s pages?)", sz, psz);
 	}
@@ -147,7 +147,7 @@ static int memfd_create_segment(const struct hpshm_instance *self, struct hpshm_
 	p = hpshm__map_at(rq, MAP_SHARED, fd);
 	if (p == MAP_FAILED) {
 		saved = errno; /* close() below may clobber it */
-		(void)hpshm__sys.close(fd);
+		(void)hpshm__posix_sys.close(fd);
 		switch (saved) {
 		case ENOMEM:
 			return hpshm__reserve_failed(err, "mmap", saved, rq, "pool or hugetlb cgroup");
@@ -182,7 +182,7 @@ static int memfd_check_tag(int fd, const char *tag, hpshm_error *err)
 
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 	snprintf(want, sizeof(want), "/memfd:hpshm:%s (deleted)", tag);
-	n = hpshm__sys.readlink(link, got, sizeof(got) - 1);
+	n = hpshm__posix_sys.readlink(link, got, sizeof(got) - 1);
 	if (n < 0)
 		return hpshm_error_set(err, HPSHM_ESYS, errno, "readlink", "mount /proc in the child (mount -t proc proc /proc)",
 				       "could not read the name of descriptor %d in %s, which says whether it is the "
@@ -220,7 +220,7 @@ static int memfd_attach(const struct hpshm_instance *self, struct hpshm_mapping 
 	if ((uint32_t)sfs.f_type != (uint32_t)HUGETLBFS_MAGIC || sfs.f_bsize <= 0 || (size_t)sfs.f_bsize != rq->page_size)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, spawn_hint,
 				       "descriptor %d is not the segment's memfd (not hugetlbfs with %s pages)", fd, psz);
-	if (hpshm__sys.fstat(fd, &st) < 0)
+	if (hpshm__posix_sys.fstat(fd, &st) < 0)
 		return hpshm_error_set(err, HPSHM_ESYS, errno, "fstat", NULL, "could not inspect descriptor %d", fd);
 	/* Exactly: a token edited to a shorter size would map part of the segment (a labelled
 	 * memfd keeps no header that holds the size), a longer one what is not there. */

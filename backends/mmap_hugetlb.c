@@ -55,7 +55,7 @@ static int mmap_hugetlb_probe(const struct hpshm_instance *self, const struct hp
 static int mmap_hugetlb_create(const struct hpshm_instance *self, struct hpshm_mapping *m, const struct hpshm_request *rq, hpshm_error *err)
 {
 	char sz[32], psz[32];
-	unsigned bits = hpshm__huge_bits(rq->page_size);
+	unsigned bits = hpshm__linux_huge_bits(rq->page_size);
 	void *p;
 
 	(void)self;
@@ -91,7 +91,7 @@ static int mmap_hugetlb_create(const struct hpshm_instance *self, struct hpshm_m
 static int mmap_hugetlb_destroy(const struct hpshm_instance *self, struct hpshm_mapping *m)
 {
 	(void)self;
-	if (hpshm__sys.munmap(m->addr, m->size) < 0)
+	if (hpshm__posix_sys.munmap(m->addr, m->size) < 0)
 		return HPSHM_ESYS;
 	m->addr = NULL;
 	return 0;

@@ -4,7 +4,7 @@
  * whatever their backend: opening one safely, liveness, whose it is, attach, destroy, scan
  * and lookup (backends/named.h).  Creating one is in named_create.c, removing one in
  * named_remove.c; the layers: doc/architecture.md.  Every system call goes through
- * hpshm__sys, so fault injection reaches this code as it reaches the backends.
+ * hpshm__posix_sys, so fault injection reaches this code as it reaches the backends.
  *
  * The rules (PostgreSQL's interlock, done with locks instead of pids; DPDK marks its
  * hugepage files the same way).  The creator and every process that attaches by name hold
@@ -148,35 +148,35 @@ int hpshm__named_open(const struct hpshm__names *ns, const char *path, int flags
 	 * hpshm.* name.  O_NOFOLLOW: a symbolic link is never followed (shm_open() adds it too).
 	 */
 	if (ns->shm_names)
-		fd = hpshm__sys.shm_open(path, flags | O_NONBLOCK | O_NOFOLLOW, 0);
+		fd = hpshm__posix_sys.shm_open(path, flags | O_NONBLOCK | O_NOFOLLOW, 0);
 	else
-		fd = hpshm__sys.open(path, flags | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC, 0);
+		fd = hpshm__posix_sys.open(path, flags | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
-	if (hpshm__sys.fstat(fd, &st) < 0) {
+	if (hpshm__posix_sys.fstat(fd, &st) < 0) {
 		int saved = errno; /* close() below may clobber it */
 
-		(void)hpshm__sys.close(fd);
+		(void)hpshm__posix_sys.close(fd);
 		errno = saved;
 		return -1;
 	}
 	if (!S_ISREG(st.st_mode)) {
 		if (type)
 			*type = st.st_mode & S_IFMT;
-		(void)hpshm__sys.close(fd);
+		(void)hpshm__posix_sys.close(fd);
 		errno = ENXIO; /* what open() itself says of a FIFO or socket it cannot use */
 		return -1;
 	}
 	/* On a regular file O_NONBLOCK changes nothing, but a descriptor we keep gets none. */
-	fl = hpshm__sys.fcntl(fd, F_GETFL, 0);
+	fl = hpshm__posix_sys.fcntl(fd, F_GETFL, 0);
 	if (fl >= 0)
-		(void)hpshm__sys.fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+		(void)hpshm__posix_sys.fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 	return fd;
 }
 
 int hpshm__named_unlink(const struct hpshm__names *ns, const char *path)
 {
-	return ns->shm_names ? hpshm__sys.shm_unlink(path) : hpshm__sys.unlink(path);
+	return ns->shm_names ? hpshm__posix_sys.shm_unlink(path) : hpshm__posix_sys.unlink(path);
 }
 
 int hpshm__lock(int fd, int op)
@@ -185,7 +185,7 @@ int hpshm__lock(int fd, int op)
 	int i;
 
 	for (i = 0; i < NAMED_LOCK_TRIES; i++) {
-		if (hpshm__sys.flock(fd, op | LOCK_NB) == 0)
+		if (hpshm__posix_sys.flock(fd, op | LOCK_NB) == 0)
 			return 0;
 		if (errno != EWOULDBLOCK && errno != EINTR)
 			return -1;
@@ -224,9 +224,9 @@ int hpshm__named_same(const struct hpshm__names *ns, int fd, const char *path)
 	fd2 = hpshm__named_open(ns, path, O_RDONLY, NULL);
 	if (fd2 < 0)
 		return 0;
-	same = hpshm__sys.fstat(fd, &a) == 0 && hpshm__sys.fstat(fd2, &b) == 0 && a.st_dev == b.st_dev &&
+	same = hpshm__posix_sys.fstat(fd, &a) == 0 && hpshm__posix_sys.fstat(fd2, &b) == 0 && a.st_dev == b.st_dev &&
 	       a.st_ino == b.st_ino;
-	(void)hpshm__sys.close(fd2);
+	(void)hpshm__posix_sys.close(fd2);
 	return same;
 }
 
@@ -239,8 +239,8 @@ int hpshm__named_mine(const struct stat *st)
 /* 0 if nobody holds a lock on fd (dead), 1 if someone does (alive), -1 if flock cannot tell. */
 static int named_alive(int fd)
 {
-	if (hpshm__sys.flock(fd, LOCK_EX | LOCK_NB) == 0) {
-		(void)hpshm__sys.flock(fd, LOCK_UN);
+	if (hpshm__posix_sys.flock(fd, LOCK_EX | LOCK_NB) == 0) {
+		(void)hpshm__posix_sys.flock(fd, LOCK_UN);
 		return 0;
 	}
 	return errno == EWOULDBLOCK ? 1 : -1;
@@ -262,10 +262,10 @@ int hpshm__named_class(const struct hpshm__names *ns, int fd, const struct stat 
 		return HPSHM_FOUND_FOREIGN_BACKING;
 	if (st->st_size == 0)
 		return HPSHM_FOUND_BARE;
-	if (st->st_size < HPSHM_HEADER_REGION || (size_t)st->st_size % hpshm__base_page_size() != 0)
+	if (st->st_size < HPSHM_HEADER_REGION || (size_t)st->st_size % hpshm__port_base_page_size() != 0)
 		return HPSHM_FOUND_FOREIGN_BACKING;
 	/* pread(), not a mapping: hugetlbfs files can be read (never written), and a look maps nothing. */
-	if (hpshm__sys.pread(fd, region, sizeof(region), st->st_size - HPSHM_HEADER_REGION) != (ssize_t)sizeof(region))
+	if (hpshm__posix_sys.pread(fd, region, sizeof(region), st->st_size - HPSHM_HEADER_REGION) != (ssize_t)sizeof(region))
 		return HPSHM_FOUND_FOREIGN_HEADER; /* cannot tell: never taken for ours */
 	return hpshm__header_class(region, sizeof(region), ns->provider, h);
 }
@@ -276,7 +276,7 @@ char *hpshm__named_owner(uid_t uid, char *buf, size_t len)
 	struct passwd pw, *res = NULL;
 	char pwbuf[1024];
 
-	if (hpshm__sys.getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res)
+	if (hpshm__posix_sys.getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res)
 		snprintf(buf, len, "uid %lu (%s)", (unsigned long)uid, res->pw_name);
 	else
 		snprintf(buf, len, "uid %lu", (unsigned long)uid);
@@ -365,7 +365,7 @@ int hpshm__named_attach(const struct hpshm__names *ns, const char *path, hpshm_e
 	/* Our mark of liveness for scan() and the next create(). */
 	if (hpshm__lock(fd, LOCK_SH) < 0) {
 		saved = errno;
-		(void)hpshm__sys.close(fd);
+		(void)hpshm__posix_sys.close(fd);
 		return hpshm_error_set(err, HPSHM_ESYS, saved, "flock",
 				       saved == EWOULDBLOCK ? "another process is removing it: create the segment again" : NULL,
 				       "could not lock %s %s", ns->noun, path);
@@ -377,7 +377,7 @@ int hpshm__named_destroy(const struct hpshm__names *ns, struct hpshm_mapping *m)
 {
 	int rc = 0;
 
-	if (hpshm__sys.munmap(m->addr, m->size) < 0)
+	if (hpshm__posix_sys.munmap(m->addr, m->size) < 0)
 		rc = HPSHM_ESYS;
 	/*
 	 * A named object belongs to its creator.  Unlinked before the descriptor (and with it the
@@ -386,7 +386,7 @@ int hpshm__named_destroy(const struct hpshm__names *ns, struct hpshm_mapping *m)
 	 */
 	if (m->path[0] != '\0' && hpshm__named_unlink(ns, m->path) < 0 && errno != ENOENT)
 		rc = HPSHM_ESYS;
-	if (hpshm__fd_of(m) >= 0 && hpshm__sys.close(hpshm__fd_of(m)) < 0)
+	if (hpshm__fd_of(m) >= 0 && hpshm__posix_sys.close(hpshm__fd_of(m)) < 0)
 		rc = HPSHM_ESYS;
 	m->addr = NULL;
 	m->handle = HPSHM_NO_HANDLE;
@@ -431,8 +431,8 @@ int hpshm__named_inspect(const struct hpshm__names *ns, const char *path, const 
 		}
 		return -1; /* gone meanwhile, or not ours to see */
 	}
-	if (hpshm__sys.fstat(fd, &st) < 0) {
-		(void)hpshm__sys.close(fd);
+	if (hpshm__posix_sys.fstat(fd, &st) < 0) {
+		(void)hpshm__posix_sys.close(fd);
 		return -1;
 	}
 	f->size = (size_t)st.st_size;
@@ -445,7 +445,7 @@ int hpshm__named_inspect(const struct hpshm__names *ns, const char *path, const 
 		hpshm__header_to(f, &h);
 	}
 	f->alive = f->has_header < 0 ? -1 : named_alive(fd);
-	(void)hpshm__sys.close(fd);
+	(void)hpshm__posix_sys.close(fd);
 	return 0;
 }
 

@@ -9,7 +9,7 @@
  *
  * Internal: included by backends after posix/sys.h, with backends/fixmap.h.  Every function
  * returns 0 or a negative HPSHM_E* code with err filled unless it says otherwise, and makes
- * every system call through hpshm__sys.
+ * every system call through hpshm__posix_sys.
  */
 #ifndef HPSHM_BACKENDS_NAMED_H
 #define HPSHM_BACKENDS_NAMED_H

@@ -40,10 +40,10 @@ static void named_provisional(void *tail, const char *provider, const struct hps
 	h.usable_size = rq->size - HPSHM_HEADER_REGION;
 	h.page_size = rq->page_size;
 	h.nonce = 0; /* no token names a segment before the core writes its own header */
-	h.creator_pid = hpshm__getpid();
-	h.creator_start = hpshm__process_start(h.creator_pid);
+	h.creator_pid = hpshm__port_getpid();
+	h.creator_start = hpshm__port_process_start(h.creator_pid);
 	h.created_unix = (uint64_t)time(NULL);
-	if (hpshm__boot_id(h.boot_id, sizeof(h.boot_id)) < 0)
+	if (hpshm__port_boot_id(h.boot_id, sizeof(h.boot_id)) < 0)
 		h.boot_id[0] = '\0';
 	snprintf(h.provider, sizeof(h.provider), "%s", provider);
 	snprintf(h.name, sizeof(h.name), "%s", rq->name ? rq->name : "");
@@ -101,19 +101,19 @@ static int named_recycle(const struct hpshm__names *ns, const struct hpshm_reque
 				       "segment %s already exists and this user cannot open it", path);
 	}
 	if (!hpshm__named_fs_ok(ns, fd, 0)) {
-		(void)hpshm__sys.close(fd);
+		(void)hpshm__posix_sys.close(fd);
 		return hpshm_error_set(err, HPSHM_EEXIST, EEXIST, hpshm__named_open_call(ns), "choose another name=",
 				       "%s exists and is not a %s file", path, ns->fs_name);
 	}
-	if (hpshm__sys.fstat(fd, &st) < 0) {
+	if (hpshm__posix_sys.fstat(fd, &st) < 0) {
 		saved = errno;
-		(void)hpshm__sys.close(fd);
+		(void)hpshm__posix_sys.close(fd);
 		return hpshm_error_set(err, HPSHM_ESYS, saved, "fstat", NULL, "could not inspect %s", path);
 	}
-	if (hpshm__sys.flock(fd, LOCK_EX | LOCK_NB) < 0) {
+	if (hpshm__posix_sys.flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		saved = errno;
 		if (saved != EWOULDBLOCK) {
-			(void)hpshm__sys.close(fd);
+			(void)hpshm__posix_sys.close(fd);
 			return hpshm_error_set(err, HPSHM_ESYS, saved, "flock", NULL,
 					       "could not tell whether segment %s is in use", path);
 		}
@@ -121,7 +121,7 @@ static int named_recycle(const struct hpshm__names *ns, const struct hpshm_reque
 			snprintf(owner, sizeof(owner), "created by pid %lld per its header", (long long)h.creator_pid);
 		else
 			snprintf(owner, sizeof(owner), "no hpshm header yet: it is being created");
-		(void)hpshm__sys.close(fd);
+		(void)hpshm__posix_sys.close(fd);
 		return hpshm_error_set(err, HPSHM_EEXIST, EEXIST, hpshm__named_open_call(ns),
 				       "choose another name= or stop the process using it", "segment %s is in use (%s)",
 				       rq->name, owner);
@@ -129,7 +129,7 @@ static int named_recycle(const struct hpshm__names *ns, const struct hpshm_reque
 	/* Dead: nobody maps it.  Ours to remove only if it proves it is hpshm's. */
 	cls = hpshm__named_class(ns, fd, &st, &h);
 	if (cls < 0 || cls == HPSHM_FOUND_BARE) {
-		(void)hpshm__sys.close(fd);
+		(void)hpshm__posix_sys.close(fd);
 		if (cls == HPSHM_FOUND_BARE)
 			return hpshm_error_set(err, HPSHM_EEXIST, EEXIST, hpshm__named_open_call(ns),
 					       "if it is hpshm's, `hpshm gc --force` removes it; else choose another name=",
@@ -144,7 +144,7 @@ static int named_recycle(const struct hpshm__names *ns, const struct hpshm_reque
 	/* Unlinked under the lock, and only if the name is still this object. */
 	if (hpshm__named_same(ns, fd, path) && hpshm__named_unlink(ns, path) < 0 && errno != ENOENT) {
 		saved = errno;
-		(void)hpshm__sys.close(fd);
+		(void)hpshm__posix_sys.close(fd);
 		hpshm__named_owner(st.st_uid, owner, sizeof(owner));
 		if (saved == EPERM || saved == EACCES) {
 			snprintf(hint, sizeof(hint), "run `hpshm gc` as %s or as root, or choose another name=", owner);
@@ -156,7 +156,7 @@ static int named_recycle(const struct hpshm__names *ns, const struct hpshm_reque
 		return hpshm_error_set(err, HPSHM_ESYS, saved, ns->shm_names ? "shm_unlink" : "unlink", NULL,
 				       "could not remove the dead segment %s", path);
 	}
-	(void)hpshm__sys.close(fd);
+	(void)hpshm__posix_sys.close(fd);
 	return 0;
 }
 
@@ -169,7 +169,7 @@ static int named_tmpfile(const struct hpshm__names *ns, const char *path, unsign
 	if (hpshm__named_where(ns, path, dir, sizeof(dir), full, sizeof(full)) < 0)
 		return -1;
 	/* EISDIR before Linux 3.11, EOPNOTSUPP on a file system without it: the caller falls back. */
-	return hpshm__sys.open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, (mode_t)mode);
+	return hpshm__posix_sys.open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, (mode_t)mode);
 #else
 	(void)ns;
 	(void)path;
@@ -189,13 +189,13 @@ static int named_link(const struct hpshm__names *ns, int fd, const char *path)
 	}
 #ifdef AT_EMPTY_PATH
 	/* Needs CAP_DAC_READ_SEARCH (ENOENT without it); /proc/self/fd below needs none. */
-	if (hpshm__sys.linkat(fd, "", AT_FDCWD, full, AT_EMPTY_PATH) == 0)
+	if (hpshm__posix_sys.linkat(fd, "", AT_FDCWD, full, AT_EMPTY_PATH) == 0)
 		return 0;
 	if (errno == EEXIST)
 		return -1;
 #endif
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-	return hpshm__sys.linkat(AT_FDCWD, self, AT_FDCWD, full, AT_SYMLINK_FOLLOW);
+	return hpshm__posix_sys.linkat(AT_FDCWD, self, AT_FDCWD, full, AT_SYMLINK_FOLLOW);
 }
 
 int hpshm__named_create(const struct hpshm__names *ns, const struct hpshm_request *rq, const char *path,
@@ -216,9 +216,9 @@ int hpshm__named_create(const struct hpshm__names *ns, const struct hpshm_reques
 			if (ns->shm_create)
 				fd = ns->shm_create(rq, path, (mode_t)mode);
 			else if (ns->shm_names)
-				fd = hpshm__sys.shm_open(path, O_RDWR | O_CREAT | O_EXCL, (mode_t)mode);
+				fd = hpshm__posix_sys.shm_open(path, O_RDWR | O_CREAT | O_EXCL, (mode_t)mode);
 			else
-				fd = hpshm__sys.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, (mode_t)mode);
+				fd = hpshm__posix_sys.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, (mode_t)mode);
 			if (fd < 0) {
 				saved = errno;
 				if (saved != EEXIST)
@@ -227,11 +227,11 @@ int hpshm__named_create(const struct hpshm__names *ns, const struct hpshm_reques
 			}
 		}
 		/* The umask has narrowed mode: mode= means exactly that mode. */
-		if (hpshm__sys.fchmod(fd, (mode_t)mode) < 0) {
+		if (hpshm__posix_sys.fchmod(fd, (mode_t)mode) < 0) {
 			saved = errno;
 			if (*linked && hpshm__named_same(ns, fd, path))
 				(void)hpshm__named_unlink(ns, path);
-			(void)hpshm__sys.close(fd);
+			(void)hpshm__posix_sys.close(fd);
 			return hpshm_error_set(err, HPSHM_ESYS, saved, "fchmod", NULL, "could not give %s %s mode %03o",
 					       ns->noun, path, mode);
 		}
@@ -239,14 +239,14 @@ int hpshm__named_create(const struct hpshm__names *ns, const struct hpshm_reques
 			saved = errno;
 			if (*linked && hpshm__named_same(ns, fd, path))
 				(void)hpshm__named_unlink(ns, path);
-			(void)hpshm__sys.close(fd);
+			(void)hpshm__posix_sys.close(fd);
 			return hpshm_error_set(err, HPSHM_ESYS, saved, "flock",
 					       "another process holds an exclusive lock on it: stop it",
 					       "could not lock new %s %s", ns->noun, path);
 		}
 		if (!*linked || hpshm__named_same(ns, fd, path))
 			return fd;
-		(void)hpshm__sys.close(fd); /* taken for dead and unlinked before we locked it: again */
+		(void)hpshm__posix_sys.close(fd); /* taken for dead and unlinked before we locked it: again */
 	}
 	return hpshm_error_set(err, HPSHM_EEXIST, EEXIST, hpshm__named_open_call(ns), "choose another name=",
 			       "segment %s keeps being re-created by other processes", path);

@@ -42,28 +42,28 @@ static int named_private_open(int dfd, const struct stat *dir, char *name, size_
 
 	*call = "mkdirat";
 	for (tries = 0;; tries++) {
-		snprintf(name, len, ".hpshm-gc-%lld-%016llx", hpshm__getpid(), (unsigned long long)hpshm__random64());
-		if (hpshm__sys.mkdirat(dfd, name, 0700) == 0)
+		snprintf(name, len, ".hpshm-gc-%lld-%016llx", hpshm__port_getpid(), (unsigned long long)hpshm__port_random64());
+		if (hpshm__posix_sys.mkdirat(dfd, name, 0700) == 0)
 			break;
 		if (errno != EEXIST || tries + 1 == NAMED_PRIVATE_TRIES)
 			return -1;
 	}
 	*call = "openat";
-	pfd = hpshm__sys.openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+	pfd = hpshm__posix_sys.openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
 	if (pfd < 0) {
 		saved = errno; /* unlinkat() below may clobber it */
-		(void)hpshm__sys.unlinkat(dfd, name, AT_REMOVEDIR); /* only ever removes an empty directory */
+		(void)hpshm__posix_sys.unlinkat(dfd, name, AT_REMOVEDIR); /* only ever removes an empty directory */
 		errno = saved;
 		return -1;
 	}
-	if (hpshm__sys.fstat(pfd, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	if (hpshm__posix_sys.fstat(pfd, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
 	    (st.st_mode & 077) != 0 || st.st_dev != dir->st_dev) {
-		(void)hpshm__sys.close(pfd); /* swapped for someone else's: not ours to remove */
+		(void)hpshm__posix_sys.close(pfd); /* swapped for someone else's: not ours to remove */
 		errno = EPERM;
 		return -1;
 	}
 	/* A umask may have taken the owner's write bit; the caller needs it to move objects in. */
-	(void)hpshm__sys.fchmod(pfd, 0700);
+	(void)hpshm__posix_sys.fchmod(pfd, 0700);
 	return pfd;
 }
 
@@ -72,10 +72,10 @@ static void named_private_close(int dfd, const char *name, int pfd)
 {
 	struct stat a, b;
 
-	if (hpshm__sys.fstat(pfd, &a) == 0 && hpshm__sys.fstatat(dfd, name, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
+	if (hpshm__posix_sys.fstat(pfd, &a) == 0 && hpshm__posix_sys.fstatat(dfd, name, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    named_same_inode(&a, &b))
-		(void)hpshm__sys.unlinkat(dfd, name, AT_REMOVEDIR);
-	(void)hpshm__sys.close(pfd);
+		(void)hpshm__posix_sys.unlinkat(dfd, name, AT_REMOVEDIR);
+	(void)hpshm__posix_sys.close(pfd);
 }
 
 /*
@@ -90,13 +90,13 @@ static int named_put_back(int pfd, int dfd, const char *base, char *where, size_
 	int tries;
 
 	snprintf(where, len, "%s", base);
-	if (hpshm__sys.linkat(pfd, NAMED_TAKEN, dfd, base, 0) == 0) {
-		(void)hpshm__sys.unlinkat(pfd, NAMED_TAKEN, 0);
+	if (hpshm__posix_sys.linkat(pfd, NAMED_TAKEN, dfd, base, 0) == 0) {
+		(void)hpshm__posix_sys.unlinkat(pfd, NAMED_TAKEN, 0);
 		return 0;
 	}
 	for (tries = 0; tries < NAMED_PRIVATE_TRIES; tries++) {
-		snprintf(where, len, "%s.kept-%016llx", base, (unsigned long long)hpshm__random64());
-		if (hpshm__sys.renameat(pfd, NAMED_TAKEN, dfd, where) == 0)
+		snprintf(where, len, "%s.kept-%016llx", base, (unsigned long long)hpshm__port_random64());
+		if (hpshm__posix_sys.renameat(pfd, NAMED_TAKEN, dfd, where) == 0)
 			return 0;
 		if (errno != EEXIST && errno != ENOTEMPTY && errno != EISDIR && errno != ENOTDIR)
 			return -1;
@@ -132,24 +132,24 @@ static int named_take(const struct hpshm__names *ns, int fd, const struct stat *
 		return 0;
 	}
 	base = strrchr(full, '/') + 1; /* hpshm__named_where() gives a path with a directory */
-	dfd = hpshm__sys.open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
-	if (dfd < 0 || hpshm__sys.fstat(dfd, &dst) < 0) {
+	dfd = hpshm__posix_sys.open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+	if (dfd < 0 || hpshm__posix_sys.fstat(dfd, &dst) < 0) {
 		saved = errno;
 		if (dfd >= 0)
-			(void)hpshm__sys.close(dfd);
+			(void)hpshm__posix_sys.close(dfd);
 		return hpshm_error_set(err, HPSHM_ESYS, saved, dfd < 0 ? "open" : "fstat", NULL,
 				       "could not open the directory %s to remove %s %s", dir, ns->noun, path);
 	}
 	pfd = named_private_open(dfd, &dst, priv, sizeof(priv), &call);
 	if (pfd < 0) {
 		saved = errno;
-		(void)hpshm__sys.close(dfd);
+		(void)hpshm__posix_sys.close(dfd);
 		return hpshm_error_set(err, HPSHM_ESYS, saved, call,
 				       saved == EACCES || saved == EPERM ? hint : NULL,
 				       "could not make a private directory in %s to remove %s %s from", dir, ns->noun,
 				       path);
 	}
-	if (hpshm__sys.renameat(dfd, base, pfd, NAMED_TAKEN) < 0) {
+	if (hpshm__posix_sys.renameat(dfd, base, pfd, NAMED_TAKEN) < 0) {
 		saved = errno;
 		rc = saved == ENOENT ? 0 /* someone removed it first */
 				     : hpshm_error_set(err, HPSHM_ESYS, saved, "renameat",
@@ -157,9 +157,9 @@ static int named_take(const struct hpshm__names *ns, int fd, const struct stat *
 						       "could not remove %s %s", ns->noun, path);
 	} else {
 		/* Nobody else may enter the private directory: what is checked here is what goes. */
-		same = hpshm__sys.fstatat(pfd, NAMED_TAKEN, &moved, AT_SYMLINK_NOFOLLOW) == 0 &&
+		same = hpshm__posix_sys.fstatat(pfd, NAMED_TAKEN, &moved, AT_SYMLINK_NOFOLLOW) == 0 &&
 		       named_same_inode(&moved, st);
-		if (same && hpshm__sys.unlinkat(pfd, NAMED_TAKEN, 0) == 0) {
+		if (same && hpshm__posix_sys.unlinkat(pfd, NAMED_TAKEN, 0) == 0) {
 			rc = 0;
 		} else {
 			/* Another object (or ours, which could not be unlinked): back under its name. */
@@ -178,7 +178,7 @@ static int named_take(const struct hpshm__names *ns, int fd, const struct stat *
 		}
 	}
 	named_private_close(dfd, priv, pfd);
-	(void)hpshm__sys.close(dfd);
+	(void)hpshm__posix_sys.close(dfd);
 	return rc;
 }
 
@@ -207,14 +207,14 @@ int hpshm__named_remove(const struct hpshm__names *ns, const struct hpshm_found 
 		return hpshm_error_set(err, HPSHM_ESYS, saved, hpshm__named_open_call(ns), saved == EACCES ? hint : NULL,
 				       "could not open %s %s", ns->noun, path);
 	}
-	if (hpshm__sys.fstat(fd, &st) < 0) {
+	if (hpshm__posix_sys.fstat(fd, &st) < 0) {
 		saved = errno;
-		(void)hpshm__sys.close(fd);
+		(void)hpshm__posix_sys.close(fd);
 		return hpshm_error_set(err, HPSHM_ESYS, saved, "fstat", NULL, "could not inspect %s", path);
 	}
-	if (hpshm__sys.flock(fd, LOCK_EX | LOCK_NB) < 0) {
+	if (hpshm__posix_sys.flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		saved = errno;
-		(void)hpshm__sys.close(fd);
+		(void)hpshm__posix_sys.close(fd);
 		if (saved == EWOULDBLOCK)
 			return hpshm_error_set(err, HPSHM_EEXIST, saved, "flock", "stop the process using it first",
 					       "segment %s is alive: a process still holds it", path);
@@ -228,7 +228,7 @@ int hpshm__named_remove(const struct hpshm__names *ns, const struct hpshm_found 
 	hpshm__header_of(f, &listed);
 	if (cls < 0 || cls != f->has_header || (cls == HPSHM_FOUND_HEADER && h.nonce != listed.nonce) ||
 	    (cls == HPSHM_FOUND_BARE && f->mine == 1 && !hpshm__named_mine(&st))) {
-		(void)hpshm__sys.close(fd);
+		(void)hpshm__posix_sys.close(fd);
 		if (cls < 0)
 			return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "%s is not an hpshm segment: never removed",
 					       path);
@@ -237,6 +237,6 @@ int hpshm__named_remove(const struct hpshm__names *ns, const struct hpshm_found 
 	}
 	/* Unlinked under the lock, and only this object, whatever the name holds by then. */
 	saved = named_take(ns, fd, &st, path, hint, err);
-	(void)hpshm__sys.close(fd);
+	(void)hpshm__posix_sys.close(fd);
 	return saved;
 }

@@ -9,7 +9,7 @@
  *     sandboxes) it falls back to mmap(MAP_SHARED | MAP_ANONYMOUS) with no descriptor,
  *     which only fork() children share;
  *   - named: shm_open("/hpshm.<name>", O_RDWR | O_CREAT | O_EXCL, mode), ftruncate(), mmap.
- *     shm_open() and shm_unlink() are called by name (through hpshm__sys), never as paths
+ *     shm_open() and shm_unlink() are called by name (through hpshm__posix_sys), never as paths
  *     under /dev/shm: where a POSIX shm name lives is the C library's business (glibc looks
  *     for its tmpfs mount, FreeBSD and macOS keep the objects in the kernel).  The
  *     exceptions are Linux-only, where the objects are the files of /dev/shm: scan(), which
@@ -92,7 +92,7 @@ static int plain_probe(const struct hpshm_instance *self, const struct hpshm_req
 	(void)rq;
 	/* Base pages, always there: no pool to count. */
 	out->nsizes = 1;
-	out->sizes[0] = hpshm__base_page_size();
+	out->sizes[0] = hpshm__port_base_page_size();
 	out->page_size = out->sizes[0];
 	out->available = HPSHM_PAGES_UNKNOWN;
 	return 0;
@@ -168,9 +168,9 @@ static int plain_open(const struct hpshm_request *rq, char *path, size_t len, in
 static void plain_close(int fd, const char *path, int linked)
 {
 	if (linked && path[0] != '\0')
-		(void)hpshm__sys.shm_unlink(path);
+		(void)hpshm__posix_sys.shm_unlink(path);
 	if (fd >= 0)
-		(void)hpshm__sys.close(fd);
+		(void)hpshm__posix_sys.close(fd);
 }
 
 static int plain_create(const struct hpshm_instance *self, struct hpshm_mapping *m, const struct hpshm_request *rq, hpshm_error *err)
@@ -194,7 +194,7 @@ static int plain_create(const struct hpshm_instance *self, struct hpshm_mapping 
 	if (rc < 0)
 		return rc;
 
-	if (fd >= 0 && hpshm__sys.ftruncate(fd, (off_t)rq->size) < 0) {
+	if (fd >= 0 && hpshm__posix_sys.ftruncate(fd, (off_t)rq->size) < 0) {
 		saved = errno;
 		plain_close(fd, path, linked);
 		return hpshm_error_set(err, saved == EFBIG || saved == ENOSPC ? HPSHM_ENOMEM : HPSHM_ESYS, saved,
@@ -221,7 +221,7 @@ static int plain_create(const struct hpshm_instance *self, struct hpshm_mapping 
 		rc = hpshm__named_publish(&plain_names, rq, path, fd, linked, (char *)p + rq->size - HPSHM_HEADER_REGION,
 					  err);
 		if (rc < 0) {
-			(void)hpshm__sys.munmap(p, rq->size);
+			(void)hpshm__posix_sys.munmap(p, rq->size);
 			plain_close(fd, path, linked);
 			return rc;
 		}
@@ -318,10 +318,10 @@ static int plain_attach(const struct hpshm_instance *self, struct hpshm_mapping 
 			return fd;
 	}
 
-	if (hpshm__sys.fstat(fd, &st) < 0) {
+	if (hpshm__posix_sys.fstat(fd, &st) < 0) {
 		saved = errno;
 		if (named)
-			(void)hpshm__sys.close(fd);
+			(void)hpshm__posix_sys.close(fd);
 		if (saved == EBADF)
 			return hpshm_error_set(err, HPSHM_EINVAL, saved, "fstat", spawn_hint,
 					       "descriptor %d is not open in this process", fd);
@@ -329,7 +329,7 @@ static int plain_attach(const struct hpshm_instance *self, struct hpshm_mapping 
 	}
 	if (!S_ISREG(st.st_mode)) {
 		if (named)
-			(void)hpshm__sys.close(fd);
+			(void)hpshm__posix_sys.close(fd);
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, named ? "pass the creator's token unchanged" : spawn_hint,
 				       "%s is not a segment: not a regular file", what);
 	}
@@ -337,7 +337,7 @@ static int plain_attach(const struct hpshm_instance *self, struct hpshm_mapping 
 	if (foreign != 0) {
 		saved = errno;
 		if (named)
-			(void)hpshm__sys.close(fd);
+			(void)hpshm__posix_sys.close(fd);
 		if (foreign < 0)
 			return hpshm_error_set(err, HPSHM_ESYS, saved, "fstatfs", NULL, "could not inspect %s", what);
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass the creator's token unchanged",
@@ -346,7 +346,7 @@ static int plain_attach(const struct hpshm_instance *self, struct hpshm_mapping 
 	/* Exactly the token's length: an edited size must not map part of the object. */
 	if (st.st_size < 0 || (uint64_t)st.st_size != (uint64_t)rq->size) {
 		if (named)
-			(void)hpshm__sys.close(fd);
+			(void)hpshm__posix_sys.close(fd);
 		hpshm_size_format(st.st_size > 0 ? (size_t)st.st_size : 0, have, sizeof(have));
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass the creator's token unchanged",
 				       "%s is not the token's segment: it is %s long, the token says %s", what, have, sz);

@@ -100,15 +100,15 @@ static int sysv_probe(const struct hpshm_instance *self, const struct hpshm_requ
 		return rc;
 	rq = &at; /* the segment as create() will be asked for it: whole pages */
 
-	if (!hpshm__has_cap_ipc_lock()) {
-		gid = hpshm__hugetlb_shm_group();
+	if (!hpshm__linux_has_cap_ipc_lock()) {
+		gid = hpshm__linux_hugetlb_shm_group();
 		if (gid < 0) {
 			snprintf(out->reason, sizeof(out->reason),
 				 "cannot read vm.hugetlb_shm_group and no CAP_IPC_LOCK: grant CAP_IPC_LOCK");
 			snprintf(out->fix, sizeof(out->fix), "grant the server CAP_IPC_LOCK");
 			return HPSHM_EUNAVAILABLE;
 		}
-		if (!hpshm__in_group(gid)) {
+		if (!hpshm__linux_in_group(gid)) {
 			out->sys_errno = EPERM;
 			snprintf(out->reason, sizeof(out->reason),
 				 "not in vm.hugetlb_shm_group (gid %ld) and no CAP_IPC_LOCK: add the user to "
@@ -121,7 +121,7 @@ static int sysv_probe(const struct hpshm_instance *self, const struct hpshm_requ
 
 	/* Limits the OS does not report read as 0: nothing to check then. */
 	memset(&lim, 0, sizeof(lim));
-	if (hpshm__sysv_limits(&lim) == 0) {
+	if (hpshm__linux_sysv_limits(&lim) == 0) {
 		if (lim.shmmax != 0 && rq->size > lim.shmmax) {
 			out->sys_errno = EINVAL;
 			snprintf(out->reason, sizeof(out->reason), "kernel.shmmax is %s, below %s: raise kernel.shmmax",
@@ -130,13 +130,13 @@ static int sysv_probe(const struct hpshm_instance *self, const struct hpshm_requ
 			snprintf(out->fix, sizeof(out->fix), "sysctl -w kernel.shmmax=%zu", rq->size);
 			return HPSHM_EUNAVAILABLE;
 		}
-		if (lim.shmall != 0 && rq->size / hpshm__base_page_size() > lim.shmall) {
+		if (lim.shmall != 0 && rq->size / hpshm__port_base_page_size() > lim.shmall) {
 			out->sys_errno = ENOSPC;
 			snprintf(out->reason, sizeof(out->reason),
 				 "kernel.shmall allows %llu pages in all, below %s: raise kernel.shmall",
 				 (unsigned long long)lim.shmall, hpshm_size_format(rq->size, sz, sizeof(sz)));
 			snprintf(out->fix, sizeof(out->fix), "raise kernel.shmall to at least %zu pages",
-				 rq->size / hpshm__base_page_size());
+				 rq->size / hpshm__port_base_page_size());
 			return HPSHM_EUNAVAILABLE;
 		}
 	}
@@ -154,15 +154,15 @@ static int sysv_needs(const struct hpshm_request *rq, hpshm_need_fn fn, void *us
 {
 	struct hpshm__sysv_limits lim;
 	struct hpshm_requirement r;
-	long group = hpshm__hugetlb_shm_group(), gid = (long)getegid();
-	size_t base_pages = rq->size / hpshm__base_page_size();
+	long group = hpshm__linux_hugetlb_shm_group(), gid = (long)getegid();
+	size_t base_pages = rq->size / hpshm__port_base_page_size();
 	int rc;
 
 	if ((rc = hpshm__hugetlb_requirements(rq, fn, user)) != 0)
 		return rc;
 
 	hpshm__requirement_init(&r, "sysv_privilege");
-	r.met = hpshm__has_cap_ipc_lock() || (group >= 0 && hpshm__in_group(group) > 0);
+	r.met = hpshm__linux_has_cap_ipc_lock() || (group >= 0 && hpshm__linux_in_group(group) > 0);
 	if (!r.met) {
 		hpshm__requirement_text(r.detail,
 			 "no CAP_IPC_LOCK and not in vm.hugetlb_shm_group (%ld): shmget(SHM_HUGETLB) fails with EPERM; "
@@ -174,7 +174,7 @@ static int sysv_needs(const struct hpshm_request *rq, hpshm_need_fn fn, void *us
 		return rc;
 
 	memset(&lim, 0, sizeof(lim));
-	if (hpshm__sysv_limits(&lim) < 0)
+	if (hpshm__linux_sysv_limits(&lim) < 0)
 		return 0;
 	hpshm__requirement_init(&r, "sysv_limits");
 	r.met = 1;
@@ -261,7 +261,7 @@ static int sysv_object(struct hpshm_mapping *m, int id)
 {
 	struct shmid_ds ds;
 
-	if (hpshm__sys.shmctl(id, IPC_STAT, &ds) < 0)
+	if (hpshm__posix_sys.shmctl(id, IPC_STAT, &ds) < 0)
 		return -1;
 	if (ds.shm_cpid > 0)
 		snprintf(m->object, sizeof(m->object), "id=%d cpid=%ld ctime=%lld segsz=%llu", id, (long)ds.shm_cpid,
@@ -275,7 +275,7 @@ static int sysv_object(struct hpshm_mapping *m, int id)
 static int sysv_create(const struct hpshm_instance *self, struct hpshm_mapping *m, const struct hpshm_request *rq, hpshm_error *err)
 {
 	char sz[32];
-	unsigned bits = hpshm__huge_bits(rq->page_size);
+	unsigned bits = hpshm__linux_huge_bits(rq->page_size);
 	unsigned mode = rq->mode ? rq->mode & 0777 : SYSV_DEFAULT_MODE;
 	void *p;
 	int id, saved;
@@ -293,16 +293,16 @@ static int sysv_create(const struct hpshm_instance *self, struct hpshm_mapping *
 		if (id < 0)
 			return id;
 	} else {
-		id = hpshm__sys.shmget(IPC_PRIVATE, rq->size - SYSV_MARK,
+		id = hpshm__posix_sys.shmget(IPC_PRIVATE, rq->size - SYSV_MARK,
 				       (int)(IPC_CREAT | IPC_EXCL | SHM_HUGETLB | bits | mode));
 		if (id < 0)
 			return hpshm__sysv_shmget_error(rq, errno, err);
 	}
 
-	p = hpshm__sys.shmat(id, rq->address, 0);
+	p = hpshm__posix_sys.shmat(id, rq->address, 0);
 	if (p == (void *)-1) {
 		saved = errno;                                 /* shmctl() below may clobber it */
-		(void)hpshm__sys.shmctl(id, IPC_RMID, NULL);   /* back out the segment */
+		(void)hpshm__posix_sys.shmctl(id, IPC_RMID, NULL);   /* back out the segment */
 		if (rq->address && saved == EINVAL)            /* aligned, so EINVAL means a clash */
 			return hpshm__map_taken(err, "shmat", saved, rq, HPSHM__MAP_CREATE);
 		/* The pages were reserved by shmget(): ENOMEM here is address space, not the pool. */
@@ -312,18 +312,18 @@ static int sysv_create(const struct hpshm_instance *self, struct hpshm_mapping *
 	}
 
 	/* Mark an unnamed one now, so a crash from here on leaves nothing behind (top comment). */
-	if (!rq->name && hpshm__sys.shmctl(id, IPC_RMID, NULL) < 0) {
+	if (!rq->name && hpshm__posix_sys.shmctl(id, IPC_RMID, NULL) < 0) {
 		saved = errno;
-		(void)hpshm__sys.shmdt(p);
-		(void)hpshm__sys.shmctl(id, IPC_RMID, NULL);
+		(void)hpshm__posix_sys.shmdt(p);
+		(void)hpshm__posix_sys.shmctl(id, IPC_RMID, NULL);
 		return hpshm_error_set(err, HPSHM_ESYS, saved, "shmctl", NULL,
 				       "could not mark SysV segment %d for removal", id);
 	}
 	if (rq->address && p != rq->address) {
 		/* shmat() with an address maps there or fails; a mismatch means a broken kernel or shim. */
 		if (rq->name)
-			(void)hpshm__sys.shmctl(id, IPC_RMID, NULL);
-		(void)hpshm__sys.shmdt(p);
+			(void)hpshm__posix_sys.shmctl(id, IPC_RMID, NULL);
+		(void)hpshm__posix_sys.shmdt(p);
 		return hpshm_error_set(err, HPSHM_EEXIST, EEXIST, "shmat", "choose another base_address",
 				       "the kernel attached at %p, not at base_address %p", p, rq->address);
 	}
@@ -333,8 +333,8 @@ static int sysv_create(const struct hpshm_instance *self, struct hpshm_mapping *
 	if ((rq->flags & HPSHM_REQ_REATTACH) && sysv_object(m, id) < 0) {
 		saved = errno;
 		if (rq->name)
-			(void)hpshm__sys.shmctl(id, IPC_RMID, NULL);
-		(void)hpshm__sys.shmdt(p);
+			(void)hpshm__posix_sys.shmctl(id, IPC_RMID, NULL);
+		(void)hpshm__posix_sys.shmdt(p);
 		return hpshm_error_set(err, HPSHM_ESYS, saved, "shmctl", NULL, "could not read back SysV segment %d", id);
 	}
 	return 0;
@@ -351,11 +351,11 @@ static int sysv_destroy(const struct hpshm_instance *self, struct hpshm_mapping 
 	 * Mark it while still attached, so the id cannot have been reused by someone else;
 	 * EINVAL/EIDRM mean it is gone already.
 	 */
-	if (m->handle >= 0 && hpshm__sys.shmctl((int)m->handle, IPC_STAT, &ds) == 0 && !(ds.shm_perm.mode & SHM_DEST)) {
-		if (hpshm__sys.shmctl((int)m->handle, IPC_RMID, NULL) < 0 && errno != EINVAL && errno != EIDRM)
+	if (m->handle >= 0 && hpshm__posix_sys.shmctl((int)m->handle, IPC_STAT, &ds) == 0 && !(ds.shm_perm.mode & SHM_DEST)) {
+		if (hpshm__posix_sys.shmctl((int)m->handle, IPC_RMID, NULL) < 0 && errno != EINVAL && errno != EIDRM)
 			rc = HPSHM_ESYS;
 	}
-	if (hpshm__sys.shmdt(m->addr) < 0)
+	if (hpshm__posix_sys.shmdt(m->addr) < 0)
 		rc = HPSHM_ESYS;
 	m->addr = NULL;
 	m->handle = HPSHM_NO_HANDLE;
@@ -384,7 +384,7 @@ static int sysv_attach(const struct hpshm_instance *self, struct hpshm_mapping *
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass the creator's token unchanged",
 				       "identifier \"%.64s\" is not shm=<id>", text);
 
-	if (hpshm__sys.shmctl(id, IPC_STAT, &ds) < 0) {
+	if (hpshm__posix_sys.shmctl(id, IPC_STAT, &ds) < 0) {
 		saved = errno;
 		if (saved == EACCES)
 			return hpshm_error_set(err, HPSHM_EACCES, saved, "shmctl",
@@ -406,7 +406,7 @@ static int sysv_attach(const struct hpshm_instance *self, struct hpshm_mapping *
 				       sz);
 
 	/* Never SHM_REMAP: a taken range must fail, not be replaced. */
-	p = hpshm__sys.shmat(id, rq->address, 0);
+	p = hpshm__posix_sys.shmat(id, rq->address, 0);
 	if (p == (void *)-1) {
 		saved = errno;
 		if (saved == EACCES)
@@ -416,7 +416,7 @@ static int sysv_attach(const struct hpshm_instance *self, struct hpshm_mapping *
 					       "this user may not attach SysV segment %d for reading and writing", id);
 		if (saved == EINVAL || saved == EIDRM) {
 			/* EINVAL is both "range taken" and "segment gone": ask which. */
-			if (hpshm__sys.shmctl(id, IPC_STAT, &ds) < 0)
+			if (hpshm__posix_sys.shmctl(id, IPC_STAT, &ds) < 0)
 				return hpshm_error_set(err, HPSHM_EINVAL, saved, "shmat",
 						       "start the child while the creator still holds the segment",
 						       "SysV segment %d went away while attaching", id);
@@ -428,7 +428,7 @@ static int sysv_attach(const struct hpshm_instance *self, struct hpshm_mapping *
 	}
 	if (rq->address && p != rq->address) {
 		/* shmat() with an address maps there or fails; a mismatch means a broken kernel or shim. */
-		(void)hpshm__sys.shmdt(p);
+		(void)hpshm__posix_sys.shmdt(p);
 		return hpshm_error_set(err, HPSHM_EEXIST, EEXIST, "shmat",
 				       "attach earlier in the child's start-up, or set base_address to a free range",
 				       "the kernel attached SysV segment %d at %p, not at %p", id, p, rq->address);
@@ -438,7 +438,7 @@ static int sysv_attach(const struct hpshm_instance *self, struct hpshm_mapping *
 	/* Read again now that we hold it: the segment attached is the one the object names. */
 	if (sysv_object(m, id) < 0) {
 		saved = errno;
-		(void)hpshm__sys.shmdt(p);
+		(void)hpshm__posix_sys.shmdt(p);
 		return hpshm_error_set(err, HPSHM_ESYS, saved, "shmctl", NULL, "could not read back SysV segment %d", id);
 	}
 	return 0;
@@ -447,7 +447,7 @@ static int sysv_attach(const struct hpshm_instance *self, struct hpshm_mapping *
 /* Undo attach(): detach only; the segment belongs to its creator. */
 static int sysv_detach(const struct hpshm_instance *self, struct hpshm_mapping *m)
 {
-	int rc = hpshm__sys.shmdt(m->addr) < 0 ? HPSHM_ESYS : 0;
+	int rc = hpshm__posix_sys.shmdt(m->addr) < 0 ? HPSHM_ESYS : 0;
 
 	(void)self;
 	m->addr = NULL;

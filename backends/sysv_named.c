@@ -90,7 +90,7 @@ static size_t sysv_min_huge(void)
 {
 	struct hpshm__pool pools[8];
 	size_t min = 0;
-	int n = hpshm__pools(pools, 8);
+	int n = hpshm__linux_pools(pools, 8);
 
 	for (int i = 0; i < n && i < 8; i++)
 		if (pools[i].page_size != 0 && (min == 0 || pools[i].page_size < min))
@@ -120,7 +120,7 @@ static int sysv_pid_gone(pid_t pid, time_t since)
 
 	if (pid <= 0)
 		return 0;
-	if (hpshm__sys.kill(pid, 0) < 0 && errno == ESRCH)
+	if (hpshm__posix_sys.kill(pid, 0) < 0 && errno == ESRCH)
 		return 1;
 	started = hpshm__linux_process_started(pid);
 	return started != 0 && since != 0 && started > since + 1;
@@ -158,7 +158,7 @@ static int sysv_class(struct sysv_seen *s, uint64_t segsz)
 	int marked;
 
 	memset(&b, 0, sizeof(b));
-	if (hpshm__verify_backing(s->at, (size_t)segsz, HPSHM__PORT_NO_HANDLE, &b) < 0 || !b.huge || b.page_size == 0)
+	if (hpshm__port_verify_backing(s->at, (size_t)segsz, HPSHM__PORT_NO_HANDLE, &b) < 0 || !b.huge || b.page_size == 0)
 		return HPSHM_FOUND_FOREIGN_BACKING;
 	s->page_size = b.page_size;
 	s->mapped = sysv_mapped(segsz, b.page_size);
@@ -202,18 +202,18 @@ static int sysv_see(int id, struct sysv_seen *s)
 
 	memset(s, 0, sizeof(*s));
 	s->failed = "shmctl";
-	if (hpshm__sys.shmctl(id, IPC_STAT, &ds) < 0)
+	if (hpshm__posix_sys.shmctl(id, IPC_STAT, &ds) < 0)
 		return -1;
-	s->at = hpshm__sys.shmat(id, NULL, SHM_RDONLY);
+	s->at = hpshm__posix_sys.shmat(id, NULL, SHM_RDONLY);
 	if (s->at == (void *)-1) {
 		s->failed = "shmat";
 		return -1;
 	}
 	s->cls = sysv_class(s, (uint64_t)ds.shm_segsz);
 	/* A fresh count now that we are attached, less our own look. */
-	if (hpshm__sys.shmctl(id, IPC_STAT, &ds) < 0) {
+	if (hpshm__posix_sys.shmctl(id, IPC_STAT, &ds) < 0) {
 		saved = errno; /* shmdt() below may clobber it */
-		(void)hpshm__sys.shmdt(s->at);
+		(void)hpshm__posix_sys.shmdt(s->at);
 		errno = saved;
 		return -1;
 	}
@@ -277,7 +277,7 @@ static char *sysv_owner(unsigned long uid, char *buf, size_t len)
 	struct passwd pw, *res = NULL;
 	char pwbuf[1024];
 
-	if (hpshm__sys.getpwuid_r((uid_t)uid, &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res)
+	if (hpshm__posix_sys.getpwuid_r((uid_t)uid, &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res)
 		snprintf(buf, len, "uid %lu (%s)", uid, res->pw_name);
 	else
 		snprintf(buf, len, "uid %lu", uid);
@@ -295,7 +295,7 @@ static int sysv_recycle(const struct hpshm_request *rq, key_t key, hpshm_error *
 	char owner[96], hint[HPSHM_TEXT_MAX];
 	int old, saved;
 
-	old = hpshm__sys.shmget(key, 0, 0);
+	old = hpshm__posix_sys.shmget(key, 0, 0);
 	if (old < 0) {
 		saved = errno;
 		if (saved == ENOENT)
@@ -313,7 +313,7 @@ static int sysv_recycle(const struct hpshm_request *rq, key_t key, hpshm_error *
 				       (unsigned)key, rq->name, old);
 	}
 	if (s.cls < 0) {
-		(void)hpshm__sys.shmdt(s.at);
+		(void)hpshm__posix_sys.shmdt(s.at);
 		snprintf(hint, sizeof(hint), "choose another name=; remove that segment (ipcrm -m %d) only if you know it is stale",
 			 old);
 		return hpshm_error_set(err, HPSHM_EEXIST, EEXIST, "shmget", hint,
@@ -321,7 +321,7 @@ static int sysv_recycle(const struct hpshm_request *rq, key_t key, hpshm_error *
 				       (unsigned)key, rq->name, old, sysv_foreign_why(s.cls));
 	}
 	if (s.others > 0) {
-		(void)hpshm__sys.shmdt(s.at);
+		(void)hpshm__posix_sys.shmdt(s.at);
 		if (s.cls == HPSHM_FOUND_HEADER)
 			return hpshm_error_set(err, HPSHM_EEXIST, EEXIST, "shmget",
 					       "choose another name= or stop the process using it",
@@ -332,7 +332,7 @@ static int sysv_recycle(const struct hpshm_request *rq, key_t key, hpshm_error *
 				       rq->name, old, s.others, (long)s.cpid);
 	}
 	if (s.cls == HPSHM_FOUND_BARE) {
-		(void)hpshm__sys.shmdt(s.at);
+		(void)hpshm__posix_sys.shmdt(s.at);
 		return hpshm_error_set(err, HPSHM_EEXIST, EEXIST, "shmget",
 				       "if it is hpshm's, `hpshm gc --force` removes it; else choose another name=",
 				       "SysV key 0x%08x of name %s is held by segment %d without hpshm's header or mark "
@@ -340,21 +340,21 @@ static int sysv_recycle(const struct hpshm_request *rq, key_t key, hpshm_error *
 				       (unsigned)key, rq->name, old);
 	}
 	if (s.cls == HPSHM_FOUND_MARKED && !sysv_creator_gone(&s)) {
-		(void)hpshm__sys.shmdt(s.at);
+		(void)hpshm__posix_sys.shmdt(s.at);
 		return hpshm_error_set(err, HPSHM_EEXIST, EEXIST, "shmget", "choose another name= or stop that process",
 				       "segment %s is being created by pid %ld (SysV id %d, no header yet)", rq->name,
 				       (long)s.cpid, old);
 	}
 	/* Dead and ours.  Marked while we are attached: the id stays ours until our shmdt(). */
-	if (hpshm__sys.shmctl(old, IPC_RMID, NULL) < 0 && errno != EINVAL && errno != EIDRM) {
+	if (hpshm__posix_sys.shmctl(old, IPC_RMID, NULL) < 0 && errno != EINVAL && errno != EIDRM) {
 		saved = errno;
-		(void)hpshm__sys.shmdt(s.at);
+		(void)hpshm__posix_sys.shmdt(s.at);
 		sysv_owner(s.uid, owner, sizeof(owner));
 		snprintf(hint, sizeof(hint), "run `hpshm gc` as %s or as root, or choose another name=", owner);
 		return hpshm_error_set(err, HPSHM_EEXIST, saved, "shmctl", saved == EPERM ? hint : NULL,
 				       "could not remove the dead segment %s (SysV id %d) of %s", rq->name, old, owner);
 	}
-	(void)hpshm__sys.shmdt(s.at);
+	(void)hpshm__posix_sys.shmdt(s.at);
 	return 0;
 }
 
@@ -365,7 +365,7 @@ int hpshm__named_sysv_get(const struct hpshm_request *rq, size_t segsz, int flag
 	int id, rc, tries;
 
 	for (tries = 0; tries < SYSV_CREATE_TRIES; tries++) {
-		id = hpshm__sys.shmget(key, segsz, flags);
+		id = hpshm__posix_sys.shmget(key, segsz, flags);
 		if (id >= 0)
 			return id;
 		if (errno != EEXIST)
@@ -412,7 +412,7 @@ static int sysv_scan_one(void *user, const struct hpshm__linux_shm *e)
 		if (sysv_see(e->id, &s) < 0)
 			return 0; /* gone, or not ours to read */
 		if (!sysv_space_ours(s.key, s.dest)) {
-			(void)hpshm__sys.shmdt(s.at); /* marked, or the id reused, since the line was read */
+			(void)hpshm__posix_sys.shmdt(s.at); /* marked, or the id reused, since the line was read */
 			return 0;
 		}
 		if (s.mapped)
@@ -422,7 +422,7 @@ static int sysv_scan_one(void *user, const struct hpshm__linux_shm *e)
 		hpshm__header_to(&f, &s.header);
 		/* The core adds the header's creator; without one, ours is the only word. */
 		f.alive = sysv_alive(&s);
-		(void)hpshm__sys.shmdt(s.at);
+		(void)hpshm__posix_sys.shmdt(s.at);
 	}
 	/* Without a header the name is unknown: the key is a hash of it. */
 	snprintf(f.name, sizeof(f.name), "%s", f.has_header == HPSHM_FOUND_HEADER ? s.header.name : "");
@@ -470,7 +470,7 @@ int hpshm__named_sysv_lookup(const struct hpshm_instance *self, const struct hps
 	if (rq->name[0] == '\0' || strlen(rq->name) > SYSV_NAME_MAX)
 		return hpshm_error_set(err, HPSHM_ENOENT, 0, NULL, NULL, "\"%.64s\" cannot name a SysV segment", rq->name);
 	key = sysv_key(rq->name);
-	id = hpshm__sys.shmget(key, 0, 0);
+	id = hpshm__posix_sys.shmget(key, 0, 0);
 	if (id < 0) {
 		saved = errno;
 		if (saved == ENOENT)
@@ -504,7 +504,7 @@ int hpshm__named_sysv_lookup(const struct hpshm_instance *self, const struct hps
 	if (s.cls == HPSHM_FOUND_HEADER)
 		hpshm__header_to(f, &s.header);
 	f->alive = sysv_alive(&s);
-	(void)hpshm__sys.shmdt(s.at);
+	(void)hpshm__posix_sys.shmdt(s.at);
 	return 0;
 }
 
@@ -538,7 +538,7 @@ int hpshm__named_sysv_remove(const struct hpshm_instance *self, const struct hps
 				       "could not inspect SysV segment %d", id);
 	}
 	if (s.cls < 0) {
-		(void)hpshm__sys.shmdt(s.at);
+		(void)hpshm__posix_sys.shmdt(s.at);
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "SysV segment %d is not hpshm's (%s): never removed",
 				       id, sysv_foreign_why(s.cls));
 	}
@@ -547,30 +547,30 @@ int hpshm__named_sysv_remove(const struct hpshm_instance *self, const struct hps
 	if (!sysv_space_ours(s.key, s.dest) || s.cls != f->has_header ||
 	    (s.cls == HPSHM_FOUND_HEADER && s.header.nonce != sysv_listed_nonce(f)) ||
 	    (s.cls == HPSHM_FOUND_BARE && f->mine == 1 && !sysv_mine(&s))) {
-		(void)hpshm__sys.shmdt(s.at);
+		(void)hpshm__posix_sys.shmdt(s.at);
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "run hpshm ls again",
 				       "SysV segment %d is no longer the one listed", id);
 	}
 	if (s.others > 0) {
-		(void)hpshm__sys.shmdt(s.at);
+		(void)hpshm__posix_sys.shmdt(s.at);
 		return hpshm_error_set(err, HPSHM_EEXIST, EEXIST, "shmctl", "stop the process using it first",
 				       "SysV segment %d is alive: %lu attached", id, s.others);
 	}
 	if (s.cls != HPSHM_FOUND_HEADER && !sysv_creator_gone(&s)) {
-		(void)hpshm__sys.shmdt(s.at);
+		(void)hpshm__posix_sys.shmdt(s.at);
 		return hpshm_error_set(err, HPSHM_EEXIST, 0, NULL, "stop that process first, or let its create finish",
 				       "SysV segment %d has no hpshm header yet and its creator pid %ld runs", id,
 				       (long)s.cpid);
 	}
 	/* Marked while we are attached, so the id cannot be reused before; gone with our shmdt(). */
-	if (hpshm__sys.shmctl(id, IPC_RMID, NULL) < 0 && errno != EINVAL && errno != EIDRM) {
+	if (hpshm__posix_sys.shmctl(id, IPC_RMID, NULL) < 0 && errno != EINVAL && errno != EIDRM) {
 		saved = errno;
-		(void)hpshm__sys.shmdt(s.at);
+		(void)hpshm__posix_sys.shmdt(s.at);
 		sysv_owner(s.uid, owner, sizeof(owner));
 		snprintf(hint, sizeof(hint), "run hpshm gc as %s or root", owner);
 		return hpshm_error_set(err, HPSHM_ESYS, saved, "shmctl", saved == EPERM ? hint : NULL,
 				       "could not remove SysV segment %d of %s", id, owner);
 	}
-	(void)hpshm__sys.shmdt(s.at);
+	(void)hpshm__posix_sys.shmdt(s.at);
 	return 0;
 }

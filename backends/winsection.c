@@ -37,10 +37,10 @@
  * which is enabled first so that its absence is named rather than reported as "access
  * denied".
  *
- * Re-attach: an unnamed section by its handle, which the child inherits (hpshm__spawn() lists
+ * Re-attach: an unnamed section by its handle, which the child inherits (hpshm__port_spawn() lists
  * it in PROC_THREAD_ATTRIBUTE_HANDLE_LIST) under the same value, so its mapping carries
  * HPSHM_MAP_INHERIT; a named one by name, so its mapping does not.  Either
- * way at exactly the creator's address, which hpshm__spawn() kept reserved in the child until
+ * way at exactly the creator's address, which hpshm__port_spawn() kept reserved in the child until
  * the core released it just before attach().  Every view gets the backend's view flags:
  * PostgreSQL's children map a large-page section without FILE_MAP_LARGE_PAGES, and on Windows
  * 10 1703 and later such a view is backed by small pages.  Any process of the user opens a
@@ -91,7 +91,7 @@ static int winsection_taken_range(DWORD code, const struct hpshm_request *rq, in
 				     : "choose another base_address, or auto";
 
 	hpshm_size_format(rq->size, sz, sizeof(sz));
-	if (hpshm__maps_line(rq->address, rq->size, line, sizeof(line)) == 0)
+	if (hpshm__port_maps_line(rq->address, rq->size, line, sizeof(line)) == 0)
 		return hpshm_error_set(err, HPSHM_EEXIST, (int)code, "MapViewOfFileEx", hint,
 				       "the range of %s at %p is taken in this process by: %s", sz, rq->address, line);
 	return hpshm_error_set(err, HPSHM_EEXIST, (int)code, "MapViewOfFileEx", hint,
@@ -642,7 +642,7 @@ static int plain_probe(const struct hpshm_instance *self, const struct hpshm_req
 	out->reason[0] = '\0';
 	out->fix[0] = '\0';
 	out->nsizes = 1;
-	out->sizes[0] = hpshm__base_page_size();
+	out->sizes[0] = hpshm__port_base_page_size();
 	out->page_size = out->sizes[0];
 	out->available = HPSHM_PAGES_UNKNOWN;
 	out->advice = 0;

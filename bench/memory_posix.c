@@ -137,7 +137,7 @@ static void *raw_shm(size_t page_size, void *addr, size_t maplen, int *id, char 
 	void *p;
 	int e;
 
-	*id = shmget(IPC_PRIVATE, maplen, IPC_CREAT | IPC_EXCL | SHM_HUGETLB | (int)hpshm__huge_bits(page_size) | 0600);
+	*id = shmget(IPC_PRIVATE, maplen, IPC_CREAT | IPC_EXCL | SHM_HUGETLB | (int)hpshm__linux_huge_bits(page_size) | 0600);
 	if (*id < 0) {
 		(void)raw_fail(why, len, "shmget", errno);
 		return MAP_FAILED;
@@ -169,12 +169,12 @@ int bench_os_raw_create(const struct bench_config *c, void *addr, size_t size, s
 	if (c->kind == BENCH_RAW_MEMFD || c->kind == BENCH_RAW_FILE) {
 		fd = c->kind == BENCH_RAW_FILE ? raw_file(c->page_size, maplen, why, len) :
 		     raw_memfd("hpshm-bench:raw",
-			       MFD_CLOEXEC | (c->page_size ? MFD_HUGETLB | hpshm__huge_bits(c->page_size) : 0), maplen,
+			       MFD_CLOEXEC | (c->page_size ? MFD_HUGETLB | hpshm__linux_huge_bits(c->page_size) : 0), maplen,
 			       why, len);
 		if (fd < 0)
 			return -1;
 	} else if (c->kind == BENCH_RAW_ANON) {
-		flags |= MAP_ANONYMOUS | (c->page_size ? MAP_HUGETLB | (int)hpshm__huge_bits(c->page_size) : 0);
+		flags |= MAP_ANONYMOUS | (c->page_size ? MAP_HUGETLB | (int)hpshm__linux_huge_bits(c->page_size) : 0);
 	}
 	if (c->kind == BENCH_RAW_SHM) {
 		p = raw_shm(c->page_size, addr, maplen, &id, why, len);

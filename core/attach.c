@@ -73,7 +73,7 @@ static int attach_check_header(const struct hpshm_header *hp, const struct hpshm
 				       "created at 0x%llx",
 				       t->id, t->address, (unsigned long long)h.creator_address);
 	h.boot_id[sizeof(h.boot_id) - 1] = '\0';
-	if (hpshm__boot_id(boot, sizeof(boot)) == 0 && h.boot_id[0] && strcmp(boot, h.boot_id) != 0)
+	if (hpshm__port_boot_id(boot, sizeof(boot)) == 0 && h.boot_id[0] && strcmp(boot, h.boot_id) != 0)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "the token is stale; get a fresh one",
 				       "segment %s was made before the last reboot", t->id);
 	return 0;
@@ -248,10 +248,10 @@ static int attach_provider(struct attach_state *s, const struct hpshm_config *cf
 	hpshm_error e;
 	int rc;
 
-	/* A parent on Windows reserved the range in this process before it ran (hpshm__spawn()),
+	/* A parent on Windows reserved the range in this process before it ran (hpshm__port_spawn()),
 	 * the companion's granule included; give it back now, just before the providers map there. */
 	if (s->rq.address)
-		(void)hpshm__reservation_release(s->rq.address,
+		(void)hpshm__port_reservation_release(s->rq.address,
 						 s->rq.size + (s->companion ? HPSHM__ADDRESS_GRANULE : 0));
 	memset(&e, 0, sizeof(e));
 	rc = p->ops->attach(p, &s->m, &s->rq, s->t.id, &e);
@@ -296,7 +296,7 @@ static int attach_check(struct attach_state *s, const struct hpshm_config *cfg, 
 	if (rc < 0)
 		return rc;
 	/* The child checks the backing too: the kernel, not the token, says what it got. */
-	if (hpshm__verify_backing(m->addr, m->size, hpshm__port_handle_of(m->handle, m->flags & HPSHM_MAP_DESCRIPTOR),
+	if (hpshm__port_verify_backing(m->addr, m->size, hpshm__port_handle_of(m->handle, m->flags & HPSHM_MAP_DESCRIPTOR),
 				  &s->b) == 0 &&
 	    s->b.page_size && s->b.page_size != s->rq.page_size)
 		return hpshm_error_set(err, HPSHM_ENOHUGE, 0, "verify", NULL,
@@ -343,7 +343,7 @@ static int attach_handle(struct attach_state *s, hpshm_segment **out, unsigned o
 	/* An attach is no create: its time and its kind have their own members (version 2). */
 	seg->report.origin = origin;
 	seg->report.relocated = (uintptr_t)m->addr != (uintptr_t)s->t.address;
-	seg->report.attach_ns = hpshm__now_ns() - t0;
+	seg->report.attach_ns = hpshm__port_now_ns() - t0;
 	hpshm__log(cfg, HPSHM_LOG_INFO, "%s %s segment %s at %p%s", origin == HPSHM_ORIGIN_OPENED ? "opened" : "attached",
 		   p->name, s->t.id, m->addr, seg->report.relocated ? " (not the creator's address)" : "");
 	*out = seg;
@@ -387,7 +387,7 @@ int hpshm__segment_attach(hpshm_segment **out, const char *token, const hpshm_co
 	const struct hpshm_config *cfg = cfg_in;
 	struct hpshm_instance inst, *p = &inst;
 	struct hpshm__token t;
-	uint64_t t0 = hpshm__now_ns();
+	uint64_t t0 = hpshm__port_now_ns();
 	int rc;
 
 	if (err)
@@ -415,7 +415,7 @@ int hpshm__segment_attach(hpshm_segment **out, const char *token, const hpshm_co
 int hpshm__segment_attach_env(hpshm_segment **out, const hpshm_config *cfg, hpshm_error *err)
 {
 	/* The config's trusted getenv: a setuid program must not map what its caller names. */
-	const char *token = hpshm__getenv("HPSHM_TOKEN");
+	const char *token = hpshm__port_getenv("HPSHM_TOKEN");
 
 	if (!token) {
 		if (err)
@@ -435,7 +435,7 @@ int hpshm__segment_attach_env(hpshm_segment **out, const hpshm_config *cfg, hpsh
 int hpshm__child_spawn(const hpshm_segment *seg, const char *path, char *const argv[], char *const envp[],
 		       hpshm_child *child, hpshm_error *err)
 {
-	char *const *src = envp ? envp : hpshm__environ();
+	char *const *src = envp ? envp : hpshm__port_environ();
 	char tokvar[HPSHM_TOKEN_MAX + 16] = "HPSHM_TOKEN=";
 	char **env;
 	size_t n = 0, k = 0;
@@ -468,7 +468,7 @@ int hpshm__child_spawn(const hpshm_segment *seg, const char *path, char *const a
 		inherit[ninherit++] = seg->map.handle;
 	if (seg->companion.map.addr && (seg->companion.map.flags & HPSHM_MAP_INHERIT))
 		inherit[ninherit++] = seg->companion.map.handle;
-	rc = hpshm__spawn(path, argv, env, inherit, ninherit, seg->map.addr,
+	rc = hpshm__port_spawn(path, argv, env, inherit, ninherit, seg->map.addr,
 			  seg->map.size + (seg->companion.map.addr ? HPSHM__ADDRESS_GRANULE : 0), &proc, err);
 	free(env);
 	if (rc < 0)
@@ -490,10 +490,10 @@ int hpshm_segment_inherit(const hpshm_segment *seg, char *buf, size_t len, hpshm
 	n = hpshm_segment_token(seg, buf, len, err);
 	if (n < 0)
 		return n;
-	if ((seg->map.flags & HPSHM_MAP_INHERIT) && (rc = hpshm__handle_inheritable(seg->map.handle, err)) < 0)
+	if ((seg->map.flags & HPSHM_MAP_INHERIT) && (rc = hpshm__port_handle_inheritable(seg->map.handle, err)) < 0)
 		return rc;
 	if (seg->companion.map.addr && (seg->companion.map.flags & HPSHM_MAP_INHERIT) &&
-	    (rc = hpshm__handle_inheritable(seg->companion.map.handle, err)) < 0)
+	    (rc = hpshm__port_handle_inheritable(seg->companion.map.handle, err)) < 0)
 		return rc;
 	return n;
 }
@@ -507,9 +507,9 @@ int hpshm_segment_uninherit(const hpshm_segment *seg, hpshm_error *err)
 	if (!seg)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_segment_uninherit: NULL argument");
 	/* Both handles are tried, so one the OS refuses does not leave the other inheritable. */
-	rc = (seg->map.flags & HPSHM_MAP_INHERIT) ? hpshm__handle_private(seg->map.handle, err) : 0;
+	rc = (seg->map.flags & HPSHM_MAP_INHERIT) ? hpshm__port_handle_private(seg->map.handle, err) : 0;
 	if (seg->companion.map.addr && (seg->companion.map.flags & HPSHM_MAP_INHERIT))
-		rc2 = hpshm__handle_private(seg->companion.map.handle, rc < 0 ? NULL : err);
+		rc2 = hpshm__port_handle_private(seg->companion.map.handle, rc < 0 ? NULL : err);
 	return rc < 0 ? rc : rc2;
 }
 
@@ -522,7 +522,7 @@ int hpshm_child_wait(hpshm_child *child, int *status, hpshm_error *err)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_child_wait: no such child");
 	proc.pid = child->pid;
 	proc.handle = (intptr_t)child->handle;
-	rc = hpshm__wait(&proc, status, err);
+	rc = hpshm__port_wait(&proc, status, err);
 	child->handle = (void *)proc.handle;
 	return rc;
 }

@@ -202,7 +202,7 @@ int hpshm_config_load_file(hpshm_config *cfg, const char *path, hpshm_error *err
 
 	if (!cfg || !path)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_config_load_file: NULL argument");
-	f = hpshm__fopen(path, "r");
+	f = hpshm__port_fopen(path, "r");
 	if (!f) {
 		int saved = errno;
 
@@ -272,7 +272,7 @@ int hpshm_config_load_env(hpshm_config *cfg, hpshm_error *err)
 			var[6 + i] = (char)toupper((unsigned char)name[i]);
 		var[6 + i] = '\0';
 		/* The trusted getenv: a setuid program must not take memory policy from its caller. */
-		v = hpshm__getenv(var);
+		v = hpshm__port_getenv(var);
 		if (!v)
 			continue;
 		snprintf(where, sizeof(where), "%s: ", var);

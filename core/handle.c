@@ -17,7 +17,7 @@ int hpshm__segment_owned(const struct hpshm_segment *seg)
 	/* Our pid: the creator, unless the creator is gone and the kernel gave its pid to a
 	 * process that inherited the handle by fork(), which started later.  A start time the
 	 * OS does not tell (0) leaves the pid to decide. */
-	if (seg->creator_pid == 0 || seg->creator_pid != hpshm__self(&start))
+	if (seg->creator_pid == 0 || seg->creator_pid != hpshm__port_self(&start))
 		return 0;
 	return seg->creator_start == 0 || start == 0 || start == seg->creator_start;
 }

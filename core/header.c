@@ -35,7 +35,7 @@ enum hpshm__header_place hpshm__header_place(const struct hpshm_config *cfg, siz
 		return HPSHM__HEADER_NONE;
 	/* Named: the header must be in the object.  Base pages: the tail costs a base page,
 	 * which is what a companion would cost too. */
-	if (cfg->name[0] || page_size <= hpshm__base_page_size())
+	if (cfg->name[0] || page_size <= hpshm__port_base_page_size())
 		return HPSHM__HEADER_TAIL;
 	/* The tail is free when the last page has a header region to spare. */
 	if (size <= SIZE_MAX - HPSHM_HEADER_REGION && hpshm__round_up(size, page_size, &bare) == 0 &&
@@ -79,11 +79,11 @@ struct hpshm_header *hpshm__header_write(void *dst_region, size_t usable, const 
 
 	/* What a token carries, then who made it and in which boot, for an object that can
 	 * outlive its creator (hpshm gc, a stale token after a reboot). */
-	hpshm__header_hold(&h, usable, hpshm__random64(), (uint64_t)(uintptr_t)at, provider, page_size);
+	hpshm__header_hold(&h, usable, hpshm__port_random64(), (uint64_t)(uintptr_t)at, provider, page_size);
 	memset(h.magic, 0, sizeof(h.magic));
-	h.creator_pid = hpshm__self(&h.creator_start);
+	h.creator_pid = hpshm__port_self(&h.creator_start);
 	h.created_unix = (uint64_t)time(NULL);
-	if (hpshm__boot_id(h.boot_id, sizeof(h.boot_id)) < 0)
+	if (hpshm__port_boot_id(h.boot_id, sizeof(h.boot_id)) < 0)
 		h.boot_id[0] = '\0';
 	hpshm__strlcpy(h.name, name, sizeof(h.name));
 	/* The provider's text may fill its field: copied up to the last byte, which stays NUL. */
@@ -100,10 +100,10 @@ struct hpshm_header *hpshm__header_write(void *dst_region, size_t usable, const 
 int hpshm__companion_request(struct hpshm_request *rq, void *addr, const struct hpshm_config *cfg)
 {
 	memset(rq, 0, sizeof(*rq));
-	if (hpshm__round_up(HPSHM_HEADER_REGION, hpshm__base_page_size(), &rq->size) < 0 ||
+	if (hpshm__round_up(HPSHM_HEADER_REGION, hpshm__port_base_page_size(), &rq->size) < 0 ||
 	    rq->size > HPSHM__ADDRESS_GRANULE)
 		return HPSHM_EOVERFLOW;
-	rq->page_size = hpshm__base_page_size();
+	rq->page_size = hpshm__port_base_page_size();
 	rq->address = addr;
 	rq->mode = cfg->mode;
 	rq->flags = HPSHM_REQ_REATTACH;

@@ -101,7 +101,7 @@ struct hpshm_segment {
 	struct hpshm_mapping         map;      /* what the provider made or attached */
 	size_t                       usable;   /* bytes for the caller, before any header region */
 	long long                    creator_pid;   /* the process that created it; 0 when attached or opened */
-	uint64_t                     creator_start; /* that process's start time (hpshm__process_start()), 0 if unknown */
+	uint64_t                     creator_start; /* that process's start time (hpshm__port_process_start()), 0 if unknown */
 	struct hpshm_header         *header;   /* at addr + usable, in the companion or at held; NULL if none */
 	struct hpshm_header          held;     /* the header when no object holds it (HPSHM__HEADER_TAG) */
 	struct hpshm__companion      companion; /* the header's object, when it is not at the tail */

@@ -34,7 +34,7 @@ static int objects_alive(const struct hpshm_found *f)
 	if (f->has_header != HPSHM_FOUND_HEADER)
 		return 0;
 	hpshm__header_of(f, &h);
-	return hpshm__process_alive(h.creator_pid, h.creator_start) != 0;
+	return hpshm__port_process_alive(h.creator_pid, h.creator_start) != 0;
 }
 
 /* What hpshm_objects_list() says f is, with a note for people. */

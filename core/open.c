@@ -199,7 +199,7 @@ int hpshm__segment_open(hpshm_segment **out, const char *name, const hpshm_confi
 	struct hpshm_found f;
 	struct hpshm__token t;
 	struct open_walk w;
-	uint64_t t0 = hpshm__now_ns();
+	uint64_t t0 = hpshm__port_now_ns();
 	hpshm_error e;
 	int rc;
 

@@ -275,7 +275,7 @@ int hpshm__provider_keys_env(struct hpshm_config *c, hpshm_error *err)
 				var[6 + j] = k->name[j] == '.' ? '_' : (char)toupper((unsigned char)k->name[j]);
 			var[6 + j] = '\0';
 			/* The trusted getenv, as for the core's keys. */
-			v = hpshm__getenv(var);
+			v = hpshm__port_getenv(var);
 			if (!v)
 				continue;
 			snprintf(where, sizeof(where), "%s: ", var);

@@ -15,7 +15,7 @@
 int hpshm_huge_page_sizes(size_t *sizes, int max)
 {
 	size_t offered[HPSHM__MAX_PAGE_SIZES];
-	int n = hpshm__huge_page_sizes(offered, HPSHM__MAX_PAGE_SIZES);
+	int n = hpshm__port_huge_page_sizes(offered, HPSHM__MAX_PAGE_SIZES);
 
 	for (int i = 0; i < n && i < max; i++)
 		sizes[i] = offered[i];
@@ -24,7 +24,7 @@ int hpshm_huge_page_sizes(size_t *sizes, int max)
 
 size_t hpshm_base_page_size(void)
 {
-	return hpshm__base_page_size();
+	return hpshm__port_base_page_size();
 }
 
 int hpshm__segment_sizes_at(enum hpshm__header_place place, size_t size, size_t page_size, size_t *mapped,

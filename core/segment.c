@@ -74,7 +74,7 @@ static int segment_verify(struct segment_walk *w, const struct hpshm_instance *p
 	char want[32], got[32], why[HPSHM_TEXT_MAX];
 
 	memset(&b, 0, sizeof(b));
-	if (hpshm__verify_backing(m->addr, m->size, hpshm__port_handle_of(m->handle, m->flags & HPSHM_MAP_DESCRIPTOR),
+	if (hpshm__port_verify_backing(m->addr, m->size, hpshm__port_handle_of(m->handle, m->flags & HPSHM_MAP_DESCRIPTOR),
 				  &b) < 0 || b.page_size == 0) {
 		/* The port has nothing to read the truth from (this OS, or its facts hidden): say so. */
 		r->page_size = rq->page_size;
@@ -181,7 +181,7 @@ static int segment_place(struct segment_walk *w, const struct hpshm_instance *p,
 		 * other process can map it there too; a named one used to take the kernel's
 		 * address, which its own token then refused as off the grid. */
 		if (hpshm__wants_header(cfg) && (!rq->address || chosen)) {
-			rc = hpshm__pick_address(rq->size + hpshm__header_extent(*place), align, &at);
+			rc = hpshm__port_pick_address(rq->size + hpshm__header_extent(*place), align, &at);
 			if (rc < 0) {
 				segment_attempt(w, p, rq->page_size, rc, 0, "mmap", "no free address range for the segment");
 				return rc;
@@ -210,7 +210,7 @@ static int segment_place(struct segment_walk *w, const struct hpshm_instance *p,
 
 /*
  * Place the segment (segment_place()) and have the provider create it there.  A range
- * hpshm__pick_address() found is free only until someone maps there.  hpshm's creates in
+ * hpshm__port_pick_address() found is free only until someone maps there.  hpshm's creates in
  * other threads wait for the address lock, held from the choice until the segment and its
  * companion are mapped; what else the process maps meanwhile (another thread's malloc arena,
  * a library being loaded), create() meets as HPSHM_EEXIST, and a range the core chose is then
@@ -229,7 +229,7 @@ static int segment_map(struct segment_walk *w, const struct hpshm_instance *p, s
 
 	*placed = 0;
 	if (locked)
-		hpshm__address_lock();
+		hpshm__port_address_lock();
 	for (int tries = 1;; tries++) {
 		rc = segment_place(w, p, cfg, size, rq, place, companion);
 		if (rc < 0)
@@ -238,7 +238,7 @@ static int segment_map(struct segment_walk *w, const struct hpshm_instance *p, s
 		/* The held header is written before the object exists: its nonce and address are
 		 * the label the provider gives the object. */
 		if (*place == HPSHM__HEADER_TAG) {
-			hpshm__header_hold(held, rq->size, hpshm__random64(), (uint64_t)(uintptr_t)rq->address, p->name,
+			hpshm__header_hold(held, rq->size, hpshm__port_random64(), (uint64_t)(uintptr_t)rq->address, p->name,
 					   rq->page_size);
 			rq->tag = hpshm__header_tag(held->nonce, held->creator_address, tag);
 		}
@@ -256,7 +256,7 @@ static int segment_map(struct segment_walk *w, const struct hpshm_instance *p, s
 		*place = asked_place;
 	}
 	if (locked)
-		hpshm__address_unlock();
+		hpshm__port_address_unlock();
 	return rc;
 }
 
@@ -419,12 +419,12 @@ static int try_populate(struct segment_walk *w, struct segment_try *c)
 	w->r->populate_ns = 0;
 	if (!segment_want_populate(w->cfg, c->p, &c->pr))
 		return 0;
-	t0 = hpshm__now_ns();
+	t0 = hpshm__port_now_ns();
 	memset(&perr, 0, sizeof(perr));
-	rc = hpshm__populate(m->addr, m->size, c->rq.page_size,
+	rc = hpshm__port_populate(m->addr, m->size, c->rq.page_size,
 			     hpshm__port_handle_of(m->handle, m->flags & HPSHM_MAP_DESCRIPTOR), &w->r->populate,
 			     &perr);
-	w->r->populate_ns = hpshm__now_ns() - t0;
+	w->r->populate_ns = hpshm__port_now_ns() - t0;
 	if (rc < 0) {
 		segment_keep_hint(w, perr.hint);
 		segment_attempt(w, c->p, c->rq.page_size, HPSHM_EPOPULATE, perr.sys_errno,
@@ -446,7 +446,7 @@ static int try_handle(struct segment_walk *w, struct segment_try *c, struct hpsh
 	seg->inst = *c->p;
 	seg->map = c->m;
 	/* The owner is this process, by pid and start time: not a flag that fork() would copy. */
-	seg->creator_pid = hpshm__self(&seg->creator_start);
+	seg->creator_pid = hpshm__port_self(&seg->creator_start);
 	seg->header = c->header;
 	if (c->place == HPSHM__HEADER_TAG) {
 		seg->held = c->held;
@@ -562,7 +562,7 @@ int hpshm__segment_create_ex(hpshm_segment **out, size_t size, const hpshm_confi
 	struct hpshm_segment *seg = NULL;
 	hpshm_report r;
 	size_t rounded;
-	uint64_t t0 = hpshm__now_ns();
+	uint64_t t0 = hpshm__port_now_ns();
 	int rc = HPSHM_EUNAVAILABLE;
 
 	if (err)
@@ -582,7 +582,7 @@ int hpshm__segment_create_ex(hpshm_segment **out, size_t size, const hpshm_confi
 	if (size == 0)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "ask for at least one byte",
 				       "segment size must be greater than 0");
-	if (hpshm__round_up(size, hpshm__base_page_size(), &rounded) < 0)
+	if (hpshm__round_up(size, hpshm__port_base_page_size(), &rounded) < 0)
 		return hpshm_error_set(err, HPSHM_EOVERFLOW, 0, NULL, "ask for a size the address space can hold",
 				       "segment size %zu overflows when rounded to the page size", size);
 
@@ -628,7 +628,7 @@ int hpshm__segment_create_ex(hpshm_segment **out, size_t size, const hpshm_confi
 				break;
 		}
 	}
-	r.create_ns = hpshm__now_ns() - t0;
+	r.create_ns = hpshm__port_now_ns() - t0;
 
 	if (!seg) {
 		if (report)

@@ -90,7 +90,7 @@ long hpshm__os_thp_kib(const void *addr);
 /* ---- this process's memory ---- */
 
 /* What backs [addr, addr+len), from file (an open file of the range's pages, a descriptor on
- * POSIX) if it is >= 0, then the mapping, as port.h's hpshm__verify_backing() reads it: 0, or
+ * POSIX) if it is >= 0, then the mapping, as port.h's hpshm__port_verify_backing() reads it: 0, or
  * HPSHM_EUNAVAILABLE (out->source "unverified"); HPSHM_EINVAL for a NULL out. */
 int hpshm__os_backing(void *addr, size_t len, intptr_t file, struct hpshm__backing *out);
 /* Length of the mapping that holds addr, 0 if none or unknown. */

@@ -43,11 +43,11 @@
 /* ---- pages ---- */
 
 /* The base page size. */
-size_t hpshm__base_page_size(void);
+size_t hpshm__port_base_page_size(void);
 /* The huge page sizes the OS offers, ascending.  Returns the count (0: none). */
-int hpshm__huge_page_sizes(size_t *out, int max);
+int hpshm__port_huge_page_sizes(size_t *out, int max);
 /* The size the OS uses for huge pages when none is named, 0 if none. */
-size_t hpshm__default_huge_page_size(void);
+size_t hpshm__port_default_huge_page_size(void);
 
 /*
  * An OS object a mapping lives on, as the port may use it: what a provider's mapping carries
@@ -88,7 +88,7 @@ struct hpshm__backing {
  * itself.  addr NULL with len 0 asks the handle alone (an exception to the guarantees above).
  * 0, or HPSHM_EUNAVAILABLE when the OS says nothing (out->source is then "unverified").
  */
-int hpshm__verify_backing(void *addr, size_t len, struct hpshm__port_handle h, struct hpshm__backing *out);
+int hpshm__port_verify_backing(void *addr, size_t len, struct hpshm__port_handle h, struct hpshm__backing *out);
 
 /*
  * Fault every page of a mapping in, never raising SIGBUS: with calls that fail cleanly where
@@ -97,7 +97,7 @@ int hpshm__verify_backing(void *addr, size_t len, struct hpshm__port_handle h, s
  * *methods gets the HPSHM_POPULATE_* bits used.  Returns 0, or HPSHM_EPOPULATE with err
  * filled (the mapping is left as it was, for the caller to destroy).
  */
-int hpshm__populate(void *addr, size_t len, size_t page_size, struct hpshm__port_handle h, unsigned *methods,
+int hpshm__port_populate(void *addr, size_t len, size_t page_size, struct hpshm__port_handle h, unsigned *methods,
 		    hpshm_error *err);
 
 /* ---- huge page pools ---- */
@@ -147,7 +147,7 @@ struct hpshm__thp {
 	char shmem_enabled[32]; /* for shared memory, as the OS words it */
 };
 
-/* This port's words for a set of the HPSHM_POPULATE_* bits hpshm__populate() reports, e.g.
+/* This port's words for a set of the HPSHM_POPULATE_* bits hpshm__port_populate() reports, e.g.
  * "fallocate+madvise" on Linux; "none" for 0.  A static string. */
 const char *hpshm__port_populate_name(unsigned methods);
 
@@ -159,22 +159,22 @@ const char *hpshm__port_populate_name(unsigned methods);
  * stacks), so that a freshly exec'd child is very unlikely to have anything there when it
  * attaches.  0, or an error.
  */
-int hpshm__pick_address(size_t len, size_t align, void **out);
+int hpshm__port_pick_address(size_t len, size_t align, void **out);
 
 /*
- * The address lock, one per process.  hpshm__pick_address() finds a range free now and keeps
+ * The address lock, one per process.  hpshm__port_pick_address() finds a range free now and keeps
  * nothing, so two threads creating at once would be handed the same range and one would fail
  * to map there: the core holds this lock from choosing a segment's address until the segment
  * and its header's companion are mapped.  Another thread may wait meanwhile (a blocking lock,
  * not a spin: a create may take a while on some systems).  Not recursive.
  */
-void hpshm__address_lock(void);
-void hpshm__address_unlock(void);
+void hpshm__port_address_lock(void);
+void hpshm__port_address_unlock(void);
 
 /* The first line of the process's map of mappings, as the OS shows it, overlapping [addr,
  * addr+size) (size 0: the byte at addr), for error messages that name what holds a range.
  * 0, or HPSHM_EUNAVAILABLE. */
-int hpshm__maps_line(const void *addr, size_t size, char *buf, size_t len);
+int hpshm__port_maps_line(const void *addr, size_t size, char *buf, size_t len);
 
 /* ---- processes, for the segment header and re-attach ---- */
 
@@ -187,33 +187,33 @@ int hpshm__maps_line(const void *addr, size_t size, char *buf, size_t len);
 
 /* A process's start time (in the OS's own unit), so a recycled pid is not taken
  * for the creator; 0 if unknown. */
-uint64_t hpshm__process_start(long long pid);
+uint64_t hpshm__port_process_start(long long pid);
 /*
- * This process's pid, and in *start its start time as hpshm__process_start() says it, read
+ * This process's pid, and in *start its start time as hpshm__port_process_start() says it, read
  * once per process: the value is kept with the pid it was read for, so a process made by
  * fork() reads its own.  What tells a segment's creator from a worker it forked (the owner)
  * with one getpid() and no file read per create and destroy.  *start is 0 if unknown.
  */
-long long hpshm__self(uint64_t *start);
+long long hpshm__port_self(uint64_t *start);
 /* Is pid, started at start, still running?  1 yes, 0 no, -1 cannot tell. */
-int hpshm__process_alive(long long pid, uint64_t start);
-long long hpshm__getpid(void);
+int hpshm__port_process_alive(long long pid, uint64_t start);
+long long hpshm__port_getpid(void);
 /* An id unique to this boot, as the OS keeps it.  0, or HPSHM_EIO, or
  * HPSHM_ENOTSUP where the OS has none. */
-int hpshm__boot_id(char *buf, size_t len);
+int hpshm__port_boot_id(char *buf, size_t len);
 /* 64 unpredictable bits, for nonces. */
-uint64_t hpshm__random64(void);
+uint64_t hpshm__port_random64(void);
 
-/* A child started by hpshm__spawn(). */
+/* A child started by hpshm__port_spawn(). */
 struct hpshm__process {
 	long long pid;    /* its process id */
-	intptr_t  handle; /* the OS's handle to it, owned until hpshm__wait() (Windows: a process
+	intptr_t  handle; /* the OS's handle to it, owned until hpshm__port_wait() (Windows: a process
 			   * HANDLE, which keeps the exit code and the pid from being recycled);
 			   * 0 where the OS has none (POSIX: the pid is enough) */
 };
 
 /*
- * Start path with argv and envp (NULL: this process's environment, hpshm__environ()), and
+ * Start path with argv and envp (NULL: this process's environment, hpshm__port_environ()), and
  * fill *child.  A path without a directory is looked up in PATH (POSIX, as execvp() does;
  * Windows: SearchPath, with ".exe" added when the name has no extension).  A program that
  * cannot be started is an error here, with sys_errno the OS's code (ENOENT, or
@@ -228,50 +228,50 @@ struct hpshm__process {
  * attaches a segment there.  On Windows the child is created suspended, the range reserved
  * in it with VirtualAllocEx before its first instruction runs (so neither its DLLs nor its
  * heaps can land there), then resumed; the child gives the range back with
- * hpshm__reservation_release() just before it maps.  A range that cannot be reserved (the
+ * hpshm__port_reservation_release() just before it maps.  A range that cannot be reserved (the
  * child's image lies there) is an error and the child is ended.  On POSIX exec replaces the
  * address space, nothing can be placed in it from outside, and the range is ignored.
  */
-int hpshm__spawn(const char *path, char *const argv[], char *const envp[], const intptr_t *inherit, int ninherit,
+int hpshm__port_spawn(const char *path, char *const argv[], char *const envp[], const intptr_t *inherit, int ninherit,
 		 const void *reserve, size_t reserve_len, struct hpshm__process *child, hpshm_error *err);
-/* Wait for a child of hpshm__spawn() and release its handle: *status is its exit code, or
+/* Wait for a child of hpshm__port_spawn() and release its handle: *status is its exit code, or
  * 128 + the signal that ended it (Windows: an exception code is reported as the signal C
  * raises for it, 0xC0000005 as SIGSEGV). */
-int hpshm__wait(struct hpshm__process *child, int *status, hpshm_error *err);
+int hpshm__port_wait(struct hpshm__process *child, int *status, hpshm_error *err);
 /*
- * In a child of hpshm__spawn(), release the reservation its parent made at [addr, addr+len),
+ * In a child of hpshm__port_spawn(), release the reservation its parent made at [addr, addr+len),
  * so the segment can be mapped there: 1 released, 0 nothing of the kind there (never the
  * case on POSIX).  Only a reservation of exactly that range, with nothing committed in it, is
  * released: whatever else holds the range stays, and the attach then fails naming it.
  */
-int hpshm__reservation_release(void *addr, size_t len);
+int hpshm__port_reservation_release(void *addr, size_t len);
 /*
  * Let handle survive this process's own exec or CreateProcess with inheritance (POSIX: clear
  * FD_CLOEXEC on the descriptor; Windows: HANDLE_FLAG_INHERIT), for a server that starts its
  * workers itself.  0, or an error.
  */
-int hpshm__handle_inheritable(intptr_t handle, hpshm_error *err);
-/* Undo hpshm__handle_inheritable(): handle no longer survives this process's exec or
+int hpshm__port_handle_inheritable(intptr_t handle, hpshm_error *err);
+/* Undo hpshm__port_handle_inheritable(): handle no longer survives this process's exec or
  * CreateProcess (POSIX: set FD_CLOEXEC; Windows: clear HANDLE_FLAG_INHERIT).  0, or an error. */
-int hpshm__handle_private(intptr_t handle, hpshm_error *err);
-/* This process's environment, NULL-terminated, as hpshm__spawn() passes it for envp NULL. */
-char **hpshm__environ(void);
+int hpshm__port_handle_private(intptr_t handle, hpshm_error *err);
+/* This process's environment, NULL-terminated, as hpshm__port_spawn() passes it for envp NULL. */
+char **hpshm__port_environ(void);
 
 /* Monotonic clock in nanoseconds. */
-uint64_t hpshm__now_ns(void);
+uint64_t hpshm__port_now_ns(void);
 
 /* ---- files and the environment ---- */
 
 /* fopen() with the descriptor close-on-exec, through the system call table (so fault
  * injection reaches it).  NULL with errno set. */
-FILE *hpshm__fopen(const char *path, const char *mode);
+FILE *hpshm__port_fopen(const char *path, const char *mode);
 
 /*
  * The trusted getenv: the value of the environment variable name, or NULL when it is unset
  * or when this process runs with privileges its caller lacks (setuid, setgid, file
  * capabilities): such a program must not take memory policy from its caller.
  */
-const char *hpshm__getenv(const char *name);
+const char *hpshm__port_getenv(const char *name);
 
 /* ---- loadable modules ---- */
 

@@ -20,7 +20,7 @@ int hpshm__os_die_with_parent(void);
 /*
  * Where hpshm would put a re-attachable segment of len bytes aligned to align: free in this
  * process now and far from where the OS puts libraries, heaps and stacks (port.h's
- * hpshm__pick_address()), so a program that starts copies of itself by exec can place
+ * hpshm__port_pick_address()), so a program that starts copies of itself by exec can place
  * memory they map at the same address where their own loader is unlikely to be.  Nothing
  * is reserved.  0, or an error code.
  */

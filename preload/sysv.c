@@ -294,7 +294,7 @@ static int take_shmget(key_t key, size_t size, int flags, int *out)
 	}
 	ps = shm_page_size(size, why, sizeof(why));
 	if (ps) {
-		id = next_shmget(key, size, flags | SHM_HUGETLB | (int)hpshm__huge_bits(ps));
+		id = next_shmget(key, size, flags | SHM_HUGETLB | (int)hpshm__linux_huge_bits(ps));
 		if (id >= 0) {
 			shm_remember(id, key, size, ps, ps, 0, NULL);
 			*out = id;

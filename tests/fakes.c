@@ -150,7 +150,7 @@ void hpt_fakeroot_create(unsigned long nr, unsigned long free_pages)
 	hpt_fakeroot_write("proc/sys/vm/hugetlb_shm_group", gid);
 	mkdirs("sys/fs/cgroup");
 
-	hpshm__set_sysroot(fakeroot);
+	hpshm__linux_set_sysroot(fakeroot);
 }
 
 static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -164,7 +164,7 @@ static int remove_one(const char *path, const struct stat *st, int flag, struct 
 
 void hpt_fakeroot_destroy(void)
 {
-	hpshm__set_sysroot(NULL);
+	hpshm__linux_set_sysroot(NULL);
 	if (!fakeroot[0])
 		return;
 	(void)nftw(fakeroot, remove_one, 16, FTW_DEPTH | FTW_PHYS);
@@ -257,7 +257,7 @@ static int fake_probe(const struct hpshm_instance *self, const struct hpshm_requ
 	/* A huge fake advises populate where a hugetlb provider would: a cgroup that limits
 	 * faults but not reservations (the same port check backends/hugetlb_common.c uses). */
 	if ((f->provider.caps & HPSHM_CAP_HUGE) && out->page_size &&
-	    hpshm__hugetlb_fault_risk(rq->size, out->page_size) > 0)
+	    hpshm__linux_hugetlb_fault_risk(rq->size, out->page_size) > 0)
 		out->advice |= HPSHM_ADVISE_POPULATE;
 	if (f->probe_result) {
 		out->sys_errno = 0;

@@ -2,11 +2,11 @@
 /*
  * tests/fakes.h -- test doubles: a fake /proc and /sys tree for the library, and fake providers.
  *
- * The fake tree (hpshm__set_sysroot) holds one 2 MiB hstate with a pool the test chooses,
+ * The fake tree (hpshm__linux_set_sysroot) holds one 2 MiB hstate with a pool the test chooses,
  * /proc/meminfo saying "Hugepagesize: 2048 kB", an empty /proc/self/cgroup and
  * /proc/self/mountinfo (no hugetlb cgroup, no hugetlbfs mount), and vm.hugetlb_shm_group set
  * to this process's gid, so the built-in hugetlb probes pass on any machine and a test can
- * then fail one system call through hpshm__sys.  /proc/self/{smaps,maps,status} and the SysV
+ * then fail one system call through hpshm__posix_sys.  /proc/self/{smaps,maps,status} and the SysV
  * limits are symlinks to the real files, so verification still reads the kernel.
  *
  * A fake HUGE provider cannot get real huge pages without a pool, so when asked it makes the

@@ -878,11 +878,11 @@ void hpt_fixture_fini(void)
 #ifdef _WIN32
 	hpshm__win_sys_reset();
 #else
-	hpshm__sys_reset();
+	hpshm__posix_sys_reset();
 #endif
 #ifdef __linux__
 	hpshm__linux_sys_reset();
-	hpshm__set_sysroot(NULL);
+	hpshm__linux_set_sysroot(NULL);
 #endif
 
 	/*

@@ -385,7 +385,7 @@ Test(cli, ls_shows_a_live_named_segment_and_gc_keeps_it)
 	char name[64], kv[96], quoted[80];
 	volatile unsigned char *p;
 
-	snprintf(name, sizeof name, "cli-ls-%lld", (long long)hpshm__getpid());
+	snprintf(name, sizeof name, "cli-ls-%lld", (long long)hpshm__port_getpid());
 	snprintf(kv, sizeof kv, "huge_pages=off,name=%s", name);
 	snprintf(quoted, sizeof quoted, "\"name\": \"%s\"", name);
 	cr_assert_eq(hpshm_config_new(&cfg), 0);

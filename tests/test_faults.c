@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tests/test_faults.c -- system call failures injected through the system call tables (hpshm__sys,
+ * tests/test_faults.c -- system call failures injected through the system call tables (hpshm__posix_sys,
  * hpshm__linux_sys): no root, no pool.
  *
  * The library sees a fake /proc and /sys (fakes.h) with 64 free 2 MiB pages, so the hugetlb
@@ -272,9 +272,9 @@ static int fds_before;
 static void faults_init(void)
 {
 	hpt_fixture_init();
-	hpshm__sys_reset();
+	hpshm__posix_sys_reset();
 	hpshm__linux_sys_reset();
-	real = hpshm__sys;
+	real = hpshm__posix_sys;
 	real_linux = hpshm__linux_sys;
 	memset(&inj, 0, sizeof inj);
 	memset(&track, 0, sizeof track);
@@ -283,24 +283,24 @@ static void faults_init(void)
 	fake_huge = NULL;
 	fds_before = hpt_fd_count();
 
-	hpshm__sys.mmap = inj_mmap;
-	hpshm__sys.munmap = inj_munmap;
+	hpshm__posix_sys.mmap = inj_mmap;
+	hpshm__posix_sys.munmap = inj_munmap;
 	hpshm__linux_sys.madvise = inj_madvise;
-	hpshm__sys.shmget = inj_shmget;
-	hpshm__sys.shmat = inj_shmat;
-	hpshm__sys.shmdt = inj_shmdt;
-	hpshm__sys.shmctl = inj_shmctl;
+	hpshm__posix_sys.shmget = inj_shmget;
+	hpshm__posix_sys.shmat = inj_shmat;
+	hpshm__posix_sys.shmdt = inj_shmdt;
+	hpshm__posix_sys.shmctl = inj_shmctl;
 	hpshm__linux_sys.memfd_create = inj_memfd_create;
-	hpshm__sys.open = inj_open;
-	hpshm__sys.close = inj_close;
+	hpshm__posix_sys.open = inj_open;
+	hpshm__posix_sys.close = inj_close;
 	hpshm__linux_sys.fallocate = inj_fallocate;
-	hpshm__sys.fopen = inj_fopen;
-	hpshm__sys.stat = inj_stat;
+	hpshm__posix_sys.fopen = inj_fopen;
+	hpshm__posix_sys.stat = inj_stat;
 }
 
 static void faults_fini(void)
 {
-	hpshm__sys_reset();
+	hpshm__posix_sys_reset();
 	hpshm__linux_sys_reset();
 	if (fake_huge)
 		(void)hpt_fake_unregister(fake_huge);
@@ -327,7 +327,7 @@ static void assert_nothing_leaked(void)
 	unsigned i;
 
 	for (i = 0; i < track.nmaps; i++)
-		cr_assert_fail("mapping %#lx (+%zu) made through hpshm__sys is still mapped",
+		cr_assert_fail("mapping %#lx (+%zu) made through hpshm__posix_sys is still mapped",
 			       (unsigned long)track.addr[i], track.len[i]);
 	for (i = 0; i < track.nids; i++)
 		cr_assert_fail("SysV segment %ld was not removed", track.ids[i]);
@@ -663,7 +663,7 @@ Test(faults, plain_populate_fallocate_enospc_is_epopulate)
 		if (!strcmp(name, "plain"))
 			break;
 	if (!(caps & HPSHM_CAP_FD)) {
-		hpshm__sys_reset();
+		hpshm__posix_sys_reset();
 		hpshm__linux_sys_reset();
 		hpt_fakeroot_destroy(); /* no .fini after a skip */
 		cr_skip_test("plain has no descriptor (no HPSHM_CAP_FD): fallocate is not its populate method");
@@ -690,7 +690,7 @@ Test(faults, memfd_hugetlb_populate_fallocate_enospc_is_epopulate)
 
 	if (hpt_pool_read(2 * MIB, &pool) < 0 || hpt_pool_available(&pool) < 2) {
 		/* Criterion 2.4.1 runs no .fini after cr_skip_test(): clean up here */
-		hpshm__sys_reset();
+		hpshm__posix_sys_reset();
 		hpshm__linux_sys_reset();
 		hpt_fakeroot_destroy();
 		HPT_UNAVAILABLE("pool", "memfd_hugetlb",
@@ -704,7 +704,7 @@ Test(faults, memfd_hugetlb_populate_fallocate_enospc_is_epopulate)
 	cr_assert(rc == HPSHM_ENOHUGE || rc == HPSHM_EPOPULATE, "got %s", hpshm_errname(rc));
 	/* Populate comes after the mapping; an emulator may refuse the mapping itself. */
 	if (inj.fallocate_calls == 0 && hpt_emulator() && r.nattempts && r.attempts[0].result != HPSHM_EPOPULATE) {
-		hpshm__sys_reset();
+		hpshm__posix_sys_reset();
 		hpshm__linux_sys_reset();
 		hpt_fakeroot_destroy();
 		hpt_skip_emulated_refusal(rc, &err);

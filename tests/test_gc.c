@@ -753,13 +753,13 @@ static pid_t create_killed(const char *kv, size_t size, enum death death)
 		hpshm_config *cfg;
 		hpshm_segment *seg;
 
-		real = hpshm__sys;
+		real = hpshm__posix_sys;
 		if (death == DIE_AFTER_SHMGET)
-			hpshm__sys.shmget = shmget_then_die;
+			hpshm__posix_sys.shmget = shmget_then_die;
 		else if (death == DIE_AFTER_FTRUNCATE)
-			hpshm__sys.ftruncate = ftruncate_then_die;
+			hpshm__posix_sys.ftruncate = ftruncate_then_die;
 		else
-			hpshm__sys.mmap = mmap_then_die;
+			hpshm__posix_sys.mmap = mmap_then_die;
 		if (hpshm_config_new(&cfg) < 0 || hpshm_config_parse(cfg, kv, NULL) < 0)
 			_exit(2);
 		(void)hpshm_segment_create(&seg, size, cfg, NULL);

@@ -325,18 +325,18 @@ static char mnt_path[160]; /* "<fake mount>/hpshm.<name>" */
 
 static void hooks_on(void)
 {
-	hpshm__sys.shm_open = h_shm_open;
-	hpshm__sys.open = h_open;
-	hpshm__sys.fstat = h_fstat;
-	hpshm__sys.flock = h_flock;
-	hpshm__sys.shm_unlink = h_shm_unlink;
-	hpshm__sys.unlink = h_unlink;
-	hpshm__sys.close = h_close;
-	hpshm__sys.linkat = h_linkat;
-	hpshm__sys.mmap = h_mmap;
-	hpshm__sys.munmap = h_munmap;
-	hpshm__sys.ftruncate = h_ftruncate;
-	hpshm__sys.fchmod = h_fchmod;
+	hpshm__posix_sys.shm_open = h_shm_open;
+	hpshm__posix_sys.open = h_open;
+	hpshm__posix_sys.fstat = h_fstat;
+	hpshm__posix_sys.flock = h_flock;
+	hpshm__posix_sys.shm_unlink = h_shm_unlink;
+	hpshm__posix_sys.unlink = h_unlink;
+	hpshm__posix_sys.close = h_close;
+	hpshm__posix_sys.linkat = h_linkat;
+	hpshm__posix_sys.mmap = h_mmap;
+	hpshm__posix_sys.munmap = h_munmap;
+	hpshm__posix_sys.ftruncate = h_ftruncate;
+	hpshm__posix_sys.fchmod = h_fchmod;
 	hpshm__linux_sys.memfd_create = h_memfd_create;
 	hpshm__linux_sys.statfs = h_statfs;
 	hpshm__linux_sys.fstatfs = h_fstatfs;
@@ -345,9 +345,9 @@ static void hooks_on(void)
 static void backends_init(void)
 {
 	hpt_fixture_init();
-	hpshm__sys_reset();
+	hpshm__posix_sys_reset();
 	hpshm__linux_sys_reset();
-	real = hpshm__sys;
+	real = hpshm__posix_sys;
 	real_linux = hpshm__linux_sys;
 	memset(&inj, 0, sizeof inj);
 	hpt_fakeroot_create(64, 64);
@@ -365,7 +365,7 @@ static void backends_init(void)
 /* What .fini undoes; also before a skip, after which Criterion 2.4.1 runs no .fini. */
 static void backends_undo(void)
 {
-	hpshm__sys_reset();
+	hpshm__posix_sys_reset();
 	hpshm__linux_sys_reset();
 	hpshm_config_free(cfg);
 	(void)unlink(dev_path);
@@ -442,7 +442,7 @@ static void put_file(off_t len, int fill)
 static void put_dead_segment(void)
 {
 	set("provider=plain,name=%s", name);
-	hpshm__sys_reset();
+	hpshm__posix_sys_reset();
 	hpshm__linux_sys_reset();
 	hpt_crashed_creator(cfg, 4 * MIB, "named plain segment");
 	hooks_on();
@@ -1544,7 +1544,7 @@ Test(paths_backends, ls_lists_a_file_system_mounted_twice_once_and_skips_mounts_
 		 "39 25 0:42 / %s/. rw - hugetlbfs none rw,pagesize=2M\n",   /* a bind mount of it */
 		 fake_mount, fake_mount);
 	hpt_fakeroot_write("proc/self/mountinfo", mi);
-	hpshm__sys.stat = h_stat_ok;
+	hpshm__posix_sys.stat = h_stat_ok;
 	cr_assert_geq(hpshm_objects_list(count_mnt, &hits, &err), 0, "%s", err.message);
 	cr_assert_eq(hits, 1, "the file on the file system mounted twice was listed %d times", hits);
 	assert_fds_as_before();

@@ -135,8 +135,8 @@ static void compete_init(void)
 	hpshm_error err;
 
 	hpt_fixture_init();
-	hpshm__sys_reset();
-	real = hpshm__sys;
+	hpshm__posix_sys_reset();
+	real = hpshm__posix_sys;
 	memset(&inj, 0, sizeof inj);
 	snprintf(shm_name, sizeof shm_name, "hpt-paths-compete-%ld", (long)getpid());
 	snprintf(shm_path, sizeof shm_path, "/hpshm.%s", shm_name);
@@ -144,16 +144,16 @@ static void compete_init(void)
 	snprintf(kv, sizeof kv, "provider=plain,name=%s", shm_name);
 	cr_assert_eq(hpshm_config_parse(cfg, kv, &err), 0, "%s", err.message);
 	fds_before = hpt_fd_count();
-	hpshm__sys.open = hook_open;
-	hpshm__sys.shm_open = hook_shm_open;
-	hpshm__sys.flock = hook_flock;
-	hpshm__sys.linkat = hook_linkat;
-	hpshm__sys.fchmod = hook_fchmod;
+	hpshm__posix_sys.open = hook_open;
+	hpshm__posix_sys.shm_open = hook_shm_open;
+	hpshm__posix_sys.flock = hook_flock;
+	hpshm__posix_sys.linkat = hook_linkat;
+	hpshm__posix_sys.fchmod = hook_fchmod;
 }
 
 static void compete_fini(void)
 {
-	hpshm__sys_reset();
+	hpshm__posix_sys_reset();
 	hpshm_config_free(cfg);
 	(void)shm_unlink(shm_path);
 	hpt_fixture_fini();
@@ -253,7 +253,7 @@ Test(paths_compete, create_links_again_after_another_creator_linked_first)
 	inj.link_eexist = 1;
 	create_succeeds();
 	if (inj.link_calls == 0) {
-		hpshm__sys_reset();
+		hpshm__posix_sys_reset();
 		hpshm_config_free(cfg);
 		cr_skip_test("no O_TMPFILE here: the object was created under its name, never linked");
 	}
@@ -320,7 +320,7 @@ Test(paths_compete, create_that_cannot_name_its_unnamed_object_says_linkat)
 	inj.link_errno = ENOENT;
 	err = create_fails(HPSHM_ESYS);
 	if (inj.link_calls == 0) {
-		hpshm__sys_reset();
+		hpshm__posix_sys_reset();
 		hpshm_config_free(cfg);
 		cr_skip_test("no O_TMPFILE here: nothing is linked");
 	}
@@ -424,8 +424,8 @@ static void sysv_compete_init(void)
 	hpt_fakeroot_create(64, 64);
 	snprintf(kv, sizeof kv, "provider=sysv_hugetlb,huge_pages=on,name=%s", shm_name);
 	cr_assert_eq(hpshm_config_parse(cfg, kv, &err), 0, "%s", err.message);
-	hpshm__sys.shmget = shook_shmget;
-	hpshm__sys.shmctl = shook_shmctl;
+	hpshm__posix_sys.shmget = shook_shmget;
+	hpshm__posix_sys.shmctl = shook_shmctl;
 }
 
 static void sysv_compete_fini(void)
@@ -443,13 +443,13 @@ static void sysv_need_pool(void)
 	const char *emu = hpt_emulator_refuses_sysv_hugetlb(2 * MIB);
 
 	if (emu) {
-		hpshm__sys_reset();
+		hpshm__posix_sys_reset();
 		hpshm_config_free(cfg);
 		hpt_fakeroot_destroy();
 		cr_skip_test("%s", emu);
 	}
 	if (hpt_pool_read(2 * MIB, &p) < 0 || hpt_pool_available(&p) < 3) {
-		hpshm__sys_reset();
+		hpshm__posix_sys_reset();
 		hpshm_config_free(cfg);
 		hpt_fakeroot_destroy();
 		HPT_UNAVAILABLE_PAGES("sysv_hugetlb", "2MiB", 3, "needs 3 free 2MiB pages for a named SysV segment");
@@ -525,7 +525,7 @@ static void sysv_dead_named(void)
 	if (pid == 0) {
 		hpshm_segment *seg;
 
-		hpshm__sys_reset();
+		hpshm__posix_sys_reset();
 		close(fds[0]);
 		if (hpshm_segment_create(&seg, 4 * MIB, cfg, &err) != 0 || write(fds[1], "k", 1) != 1)
 			_exit(1);
@@ -642,7 +642,7 @@ Test(paths_compete, create_over_a_file_it_cannot_read_never_takes_it_for_its_own
 	hpshm_error err;
 
 	put_file((off_t)(4 * MIB + 4096), 0);
-	hpshm__sys.pread = failing_pread;
+	hpshm__posix_sys.pread = failing_pread;
 	err = create_fails(HPSHM_EEXIST);
 	cr_assert(hpt_contains(err.message, "not an hpshm segment"), "%s", err.message);
 	cr_assert(exists());

@@ -274,9 +274,9 @@ static size_t held_len;
 static void create_init(void)
 {
 	hpt_fixture_init();
-	hpshm__sys_reset();
+	hpshm__posix_sys_reset();
 	hpshm__linux_sys_reset();
-	real = hpshm__sys;
+	real = hpshm__posix_sys;
 	real_linux = hpshm__linux_sys;
 	memset(&inj, 0, sizeof inj);
 	memset(&track, 0, sizeof track);
@@ -286,16 +286,16 @@ static void create_init(void)
 	cr_assert_eq(hpshm_config_new(&cfg), 0);
 	fds_before = hpt_fd_count();
 
-	hpshm__sys.mmap = inj_mmap;
-	hpshm__sys.munmap = inj_munmap;
-	hpshm__sys.shmget = inj_shmget;
-	hpshm__sys.shmat = inj_shmat;
-	hpshm__sys.shmdt = inj_shmdt;
-	hpshm__sys.shmctl = inj_shmctl;
-	hpshm__sys.open = inj_open;
-	hpshm__sys.shm_open = inj_shm_open;
-	hpshm__sys.close = inj_close;
-	hpshm__sys.ftruncate = inj_ftruncate;
+	hpshm__posix_sys.mmap = inj_mmap;
+	hpshm__posix_sys.munmap = inj_munmap;
+	hpshm__posix_sys.shmget = inj_shmget;
+	hpshm__posix_sys.shmat = inj_shmat;
+	hpshm__posix_sys.shmdt = inj_shmdt;
+	hpshm__posix_sys.shmctl = inj_shmctl;
+	hpshm__posix_sys.open = inj_open;
+	hpshm__posix_sys.shm_open = inj_shm_open;
+	hpshm__posix_sys.close = inj_close;
+	hpshm__posix_sys.ftruncate = inj_ftruncate;
 	hpshm__linux_sys.memfd_create = inj_memfd_create;
 	hpshm__linux_sys.statfs = inj_statfs;
 	hpshm__linux_sys.fstatfs = inj_fstatfs;
@@ -306,7 +306,7 @@ static void create_init(void)
 /* What .fini undoes; also before a skip, after which Criterion 2.4.1 runs no .fini. */
 static void create_undo(void)
 {
-	hpshm__sys_reset();
+	hpshm__posix_sys_reset();
 	hpshm__linux_sys_reset();
 	if (held)
 		(void)munmap(held, held_len);
@@ -349,7 +349,7 @@ static void assert_nothing_leaked(void)
 	unsigned i;
 
 	for (i = 0; i < track.nmaps; i++)
-		cr_assert_fail("mapping %#lx made through hpshm__sys is still mapped", (unsigned long)track.addr[i]);
+		cr_assert_fail("mapping %#lx made through hpshm__posix_sys is still mapped", (unsigned long)track.addr[i]);
 	for (i = 0; i < track.nids; i++)
 		cr_assert_fail("SysV segment %ld was not removed", track.ids[i]);
 	for (i = 0; i < track.nfds; i++)

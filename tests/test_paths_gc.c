@@ -122,8 +122,8 @@ static int hook_renameat(int olddirfd, const char *oldpath, int newdirfd, const 
 static void gc_init(void)
 {
 	hpt_fixture_init();
-	hpshm__sys_reset();
-	real = hpshm__sys;
+	hpshm__posix_sys_reset();
+	real = hpshm__posix_sys;
 	race = RACE_NONE;
 	holder = -1;
 	snprintf(shm_name, sizeof shm_name, "hpt-paths-gc-%ld", (long)getpid());
@@ -132,7 +132,7 @@ static void gc_init(void)
 
 static void gc_fini(void)
 {
-	hpshm__sys_reset();
+	hpshm__posix_sys_reset();
 	if (holder >= 0)
 		(void)close(holder);
 	(void)shm_unlink(shm_path);
@@ -191,9 +191,9 @@ static int remove_during(int what, struct hpshm_instance *inst, const struct loo
 {
 	memset(err, 0, sizeof *err);
 	race = what;
-	hpshm__sys.shm_open = hook_shm_open;
-	hpshm__sys.flock = hook_flock;
-	hpshm__sys.renameat = hook_renameat;
+	hpshm__posix_sys.shm_open = hook_shm_open;
+	hpshm__posix_sys.flock = hook_flock;
+	hpshm__posix_sys.renameat = hook_renameat;
 	return inst->ops->remove(inst, &l->found, err);
 }
 
@@ -371,22 +371,22 @@ static int st_linkat(int a, const char *p, int b, const char *q, int f) { step()
 
 static void steps_on(void)
 {
-	hpshm__sys.shm_open = st_shm_open;
-	hpshm__sys.shm_unlink = st_shm_unlink;
-	hpshm__sys.open = st_open;
-	hpshm__sys.openat = st_openat;
-	hpshm__sys.close = st_close;
-	hpshm__sys.fstat = st_fstat;
-	hpshm__sys.fstatat = st_fstatat;
-	hpshm__sys.flock = st_flock;
-	hpshm__sys.pread = st_pread;
-	hpshm__sys.fcntl = st_fcntl;
-	hpshm__sys.fchmod = st_fchmod;
-	hpshm__sys.mkdirat = st_mkdirat;
-	hpshm__sys.renameat = st_renameat;
-	hpshm__sys.unlinkat = st_unlinkat;
-	hpshm__sys.unlink = st_unlink;
-	hpshm__sys.linkat = st_linkat;
+	hpshm__posix_sys.shm_open = st_shm_open;
+	hpshm__posix_sys.shm_unlink = st_shm_unlink;
+	hpshm__posix_sys.open = st_open;
+	hpshm__posix_sys.openat = st_openat;
+	hpshm__posix_sys.close = st_close;
+	hpshm__posix_sys.fstat = st_fstat;
+	hpshm__posix_sys.fstatat = st_fstatat;
+	hpshm__posix_sys.flock = st_flock;
+	hpshm__posix_sys.pread = st_pread;
+	hpshm__posix_sys.fcntl = st_fcntl;
+	hpshm__posix_sys.fchmod = st_fchmod;
+	hpshm__posix_sys.mkdirat = st_mkdirat;
+	hpshm__posix_sys.renameat = st_renameat;
+	hpshm__posix_sys.unlinkat = st_unlinkat;
+	hpshm__posix_sys.unlink = st_unlink;
+	hpshm__posix_sys.linkat = st_linkat;
 }
 
 /* The inode a /dev/shm name holds now, or 0. */
@@ -461,7 +461,7 @@ Test(paths_gc, a_live_segments_name_swapped_in_at_any_step_of_remove_is_never_re
 		memset(&err, 0, sizeof err);
 		steps_on();
 		rc = inst.ops->remove(&inst, &l.found, &err);
-		hpshm__sys = real;
+		hpshm__posix_sys = real;
 		cr_assert(rc == 0 || rc == HPSHM_EINVAL || rc == HPSHM_EEXIST, "names swapped before step %ld: %s: %s", k,
 			  hpshm_errname(rc), err.message);
 		cr_assert(fstat(watch, &st) == 0 && st.st_nlink == 1,
@@ -607,13 +607,13 @@ static int hook_linkat(int a, const char *p, int b, const char *q, int f)
 static int remove_with_faults(struct hpshm_instance *inst, const struct look *l, hpshm_error *err)
 {
 	memset(err, 0, sizeof *err);
-	hpshm__sys.open = hook_open;
-	hpshm__sys.mkdirat = hook_mkdirat;
-	hpshm__sys.openat = hook_openat;
-	hpshm__sys.renameat = hook_gc_renameat;
-	hpshm__sys.unlinkat = hook_unlinkat;
-	hpshm__sys.linkat = hook_linkat;
-	hpshm__sys.fstat = hook_fstat;
+	hpshm__posix_sys.open = hook_open;
+	hpshm__posix_sys.mkdirat = hook_mkdirat;
+	hpshm__posix_sys.openat = hook_openat;
+	hpshm__posix_sys.renameat = hook_gc_renameat;
+	hpshm__posix_sys.unlinkat = hook_unlinkat;
+	hpshm__posix_sys.linkat = hook_linkat;
+	hpshm__posix_sys.fstat = hook_fstat;
 	return inst->ops->remove(inst, &l->found, err);
 }
 
@@ -676,7 +676,7 @@ static void faults_fini(void)
 {
 	char pat[128], name[256], path[512];
 
-	hpshm__sys_reset();
+	hpshm__posix_sys_reset();
 	clear_private_dirs();
 	snprintf(pat, sizeof pat, "%s.kept-", shm_path + 1);
 	while (entries(pat, name, sizeof name) > 0) {
@@ -921,10 +921,10 @@ static int open_plain(hpshm_segment **seg, hpshm_error *err)
 
 	cr_assert_eq(hpshm_config_new(&cfg), 0);
 	hpt_config_parsef(cfg, "provider=plain");
-	hpshm__sys.shm_open = hook_open_shm;
+	hpshm__posix_sys.shm_open = hook_open_shm;
 	memset(err, 0, sizeof *err);
 	rc = hpshm_segment_open(seg, shm_name, cfg, err);
-	hpshm__sys = real;
+	hpshm__posix_sys = real;
 	hpshm_config_free(cfg);
 	return rc;
 }
@@ -1213,7 +1213,7 @@ static void sysv_gc_init(void)
 
 static void sysv_gc_fini(void)
 {
-	hpshm__sys_reset();
+	hpshm__posix_sys_reset();
 	if (sysv_ours != (void *)-1)
 		(void)shmdt(sysv_ours);
 	if (sysv_id >= 0)
@@ -1234,11 +1234,11 @@ static struct look sysv_dead(struct hpshm_instance *inst)
 	const char *emu = hpt_emulator_refuses_sysv_hugetlb(2 * MIB);
 
 	if (emu) {
-		hpshm__sys_reset();
+		hpshm__posix_sys_reset();
 		cr_skip_test("%s", emu);
 	}
 	if (hpt_pool_read(2 * MIB, &p) < 0 || hpt_pool_available(&p) < 3) {
-		hpshm__sys_reset();
+		hpshm__posix_sys_reset();
 		HPT_UNAVAILABLE_PAGES("sysv_hugetlb", "2MiB", 3, "needs 3 free 2MiB pages for a named SysV segment");
 	}
 	cr_assert_eq(hpshm_config_new(&cfg), 0);
@@ -1256,7 +1256,7 @@ static struct look sysv_dead(struct hpshm_instance *inst)
 	cr_assert(l.hit, "sysv_hugetlb's scan did not list %s", shm_name);
 	cr_assert_eq(sscanf(l.found.id, "shm=%d", &sysv_id), 1, "%s", l.found.id);
 	cr_assert_eq(l.found.has_header, HPSHM_FOUND_HEADER);
-	hpshm__sys.shmctl = hook_shmctl;
+	hpshm__posix_sys.shmctl = hook_shmctl;
 	return l;
 }
 
@@ -1433,7 +1433,7 @@ Test(paths_gc_sysv, open_that_may_not_get_the_sysv_key_is_eacces)
 	cr_assert_eq(real.shmctl(sysv_id, IPC_STAT, &ds), 0);
 	sysv_get_key = ds.shm_perm.__key;
 	sysv_get_errno = EACCES; /* shmget() of a key whose segment's mode does not admit this user */
-	hpshm__sys.shmget = hook_shmget;
+	hpshm__posix_sys.shmget = hook_shmget;
 	cr_assert_eq(open_sysv(&seg, &err), HPSHM_EACCES, "%s", err.message);
 	cr_assert_null(seg);
 	cr_assert_eq(err.sys_errno, EACCES);
@@ -1508,7 +1508,7 @@ Test(paths_gc_sysv, open_whose_key_lookup_fails_otherwise_is_esys)
 	cr_assert_eq(real.shmctl(sysv_id, IPC_STAT, &ds), 0);
 	sysv_get_key = ds.shm_perm.__key;
 	sysv_get_errno = ENOMEM;
-	hpshm__sys.shmget = hook_shmget;
+	hpshm__posix_sys.shmget = hook_shmget;
 	cr_assert_eq(open_sysv(&seg, &err), HPSHM_ESYS, "%s", err.message);
 	cr_assert_null(seg);
 	cr_assert_eq(err.sys_errno, ENOMEM);
@@ -1522,7 +1522,7 @@ Test(paths_gc_sysv, remove_refuses_an_id_that_is_not_a_sysv_id_or_a_foreign_entr
 	struct hpshm_found f;
 	hpshm_error err;
 
-	hpshm__sys_reset();
+	hpshm__posix_sys_reset();
 	cr_assert_eq(hpshm__provider_find("sysv_hugetlb", &inst), 0);
 	memset(&f, 0, sizeof f);
 	snprintf(f.id, sizeof f.id, "/hpshm.%s", shm_name); /* another provider's id */

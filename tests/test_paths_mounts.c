@@ -134,7 +134,7 @@ Test(paths_mounts, hugetlbfs_mount_points_with_escaped_spaces_are_unescaped)
 
 	hpt_fakeroot_write("proc/self/mountinfo",
 			   "36 25 0:40 / /mnt/huge\\040pages rw,relatime shared:9 - hugetlbfs none rw,pagesize=2M\n");
-	n = hpshm__hugetlbfs_mounts(m, HPT_MOUNTS);
+	n = hpshm__linux_hugetlbfs_mounts(m, HPT_MOUNTS);
 	cr_assert_eq(n, 1);
 	cr_assert_str_eq(m[0].path, "/mnt/huge pages");
 	cr_assert_eq(m[0].page_size, 2 * MIB);
@@ -148,7 +148,7 @@ Test(paths_mounts, hugetlbfs_mount_hidden_by_a_later_mount_on_the_same_point_is_
 			   "36 25 0:40 / /mnt/huge rw - hugetlbfs none rw,pagesize=2M\n"
 			   "37 36 0:41 / /mnt/huge rw - tmpfs tmpfs rw\n"
 			   "38 25 0:42 / /mnt/giant rw - hugetlbfs none rw,pagesize=1024M\n");
-	cr_assert_eq(hpshm__hugetlbfs_mounts(m, HPT_MOUNTS), 1);
+	cr_assert_eq(hpshm__linux_hugetlbfs_mounts(m, HPT_MOUNTS), 1);
 	cr_assert_str_eq(m[0].path, "/mnt/giant");
 	cr_assert_eq(m[0].page_size, (size_t)1 << 30, "pagesize=1024M is 1 GiB");
 }
@@ -160,7 +160,7 @@ Test(paths_mounts, hugetlbfs_mount_stacked_over_another_replaces_it)
 	hpt_fakeroot_write("proc/self/mountinfo",
 			   "36 25 0:40 / /mnt/huge rw - hugetlbfs none rw,pagesize=2M\n"
 			   "37 36 0:41 / /mnt/huge rw - hugetlbfs none rw,pagesize=1G\n");
-	cr_assert_eq(hpshm__hugetlbfs_mounts(m, HPT_MOUNTS), 1);
+	cr_assert_eq(hpshm__linux_hugetlbfs_mounts(m, HPT_MOUNTS), 1);
 	cr_assert_eq(m[0].page_size, (size_t)1 << 30, "the upper mount's page size counts");
 }
 
@@ -169,7 +169,7 @@ Test(paths_mounts, hugetlbfs_mount_without_pagesize_has_the_default_huge_page_si
 	struct hpshm__mount m[HPT_MOUNTS];
 
 	hpt_fakeroot_write("proc/self/mountinfo", "36 25 0:40 / /dev/hugepages rw - hugetlbfs hugetlbfs rw,relatime\n");
-	cr_assert_eq(hpshm__hugetlbfs_mounts(m, HPT_MOUNTS), 1);
+	cr_assert_eq(hpshm__linux_hugetlbfs_mounts(m, HPT_MOUNTS), 1);
 	cr_assert_eq(m[0].page_size, 2 * MIB, "the fake tree's Hugepagesize is 2048 kB");
 }
 
@@ -186,7 +186,7 @@ Test(paths_mounts, hugetlbfs_mounts_beyond_the_table_are_counted_but_not_copied)
 		strcat(text, line);
 	}
 	hpt_fakeroot_write("proc/self/mountinfo", text);
-	cr_assert_eq(hpshm__hugetlbfs_mounts(m, 2), 5, "the count of all the mounts, not of those copied");
+	cr_assert_eq(hpshm__linux_hugetlbfs_mounts(m, 2), 5, "the count of all the mounts, not of those copied");
 	cr_assert_str_eq(m[1].path, "/mnt/h1");
 }
 
@@ -307,7 +307,7 @@ Test(paths_mounts, cgroup_v2_walk_keeps_the_ancestor_limit_that_leaves_least_roo
 	hpt_fakeroot_write("sys/fs/cgroup/a/b/hugetlb.2MB.current", "2097152\n");
 	hpt_fakeroot_write("sys/fs/cgroup/a/hugetlb.2MB.max", "8388608\n");
 	hpt_fakeroot_write("sys/fs/cgroup/a/hugetlb.2MB.current", "4194304\n");
-	cr_assert_eq(hpshm__cgroup_get(2 * MIB, &cg), 0);
+	cr_assert_eq(hpshm__linux_cgroup_get(2 * MIB, &cg), 0);
 	cr_assert_eq(cg.version, 2);
 	cr_assert_eq(cg.limit, (uint64_t)8 * MIB);
 	cr_assert_eq(cg.usage, (uint64_t)4 * MIB);
@@ -322,11 +322,11 @@ Test(paths_mounts, cgroup_v2_max_everywhere_is_no_limit)
 	cgroup_v2("/a", "/");
 	hpt_fakeroot_write("sys/fs/cgroup/a/hugetlb.2MB.max", "max\n");
 	hpt_fakeroot_write("sys/fs/cgroup/a/hugetlb.2MB.rsvd.max", "max\n");
-	cr_assert_eq(hpshm__cgroup_get(2 * MIB, &cg), 0);
+	cr_assert_eq(hpshm__linux_cgroup_get(2 * MIB, &cg), 0);
 	cr_assert_eq(cg.version, 2);
 	cr_assert_eq(cg.limit, HPSHM__UNLIMITED);
 	cr_assert_eq(cg.rsvd_limit, HPSHM__UNLIMITED);
-	cr_assert_eq(hpshm__hugetlb_fault_risk(4 * MIB, 2 * MIB), 0);
+	cr_assert_eq(hpshm__linux_hugetlb_fault_risk(4 * MIB, 2 * MIB), 0);
 }
 
 Test(paths_mounts, cgroup_v2_value_that_is_not_a_number_is_no_limit)
@@ -335,7 +335,7 @@ Test(paths_mounts, cgroup_v2_value_that_is_not_a_number_is_no_limit)
 
 	cgroup_v2("/a", "/");
 	hpt_fakeroot_write("sys/fs/cgroup/a/hugetlb.2MB.max", "maxi\n");
-	cr_assert_eq(hpshm__cgroup_get(2 * MIB, &cg), 0);
+	cr_assert_eq(hpshm__linux_cgroup_get(2 * MIB, &cg), 0);
 	cr_assert_eq(cg.version, 0, "an unreadable limit is no limit here");
 	cr_assert_eq(cg.limit, HPSHM__UNLIMITED);
 }
@@ -344,7 +344,7 @@ Test(paths_mounts, cgroup_fault_limit_without_a_reservation_limit_is_a_sigbus_ri
 {
 	cgroup_v2("/a", "/");
 	hpt_fakeroot_write("sys/fs/cgroup/a/hugetlb.2MB.max", "8388608\n");
-	cr_assert_eq(hpshm__hugetlb_fault_risk(4 * MIB, 2 * MIB), 1);
+	cr_assert_eq(hpshm__linux_hugetlb_fault_risk(4 * MIB, 2 * MIB), 1);
 }
 
 Test(paths_mounts, cgroup_reservation_limit_is_read_and_removes_the_sigbus_risk)
@@ -355,10 +355,10 @@ Test(paths_mounts, cgroup_reservation_limit_is_read_and_removes_the_sigbus_risk)
 	hpt_fakeroot_write("sys/fs/cgroup/a/hugetlb.2MB.max", "8388608\n");
 	hpt_fakeroot_write("sys/fs/cgroup/a/hugetlb.2MB.rsvd.max", "6291456\n");
 	hpt_fakeroot_write("sys/fs/cgroup/a/hugetlb.2MB.rsvd.current", "2097152\n");
-	cr_assert_eq(hpshm__cgroup_get(2 * MIB, &cg), 0);
+	cr_assert_eq(hpshm__linux_cgroup_get(2 * MIB, &cg), 0);
 	cr_assert_eq(cg.rsvd_limit, (uint64_t)6 * MIB);
 	cr_assert_eq(cg.rsvd_usage, (uint64_t)2 * MIB);
-	cr_assert_eq(hpshm__hugetlb_fault_risk(4 * MIB, 2 * MIB), 0);
+	cr_assert_eq(hpshm__linux_hugetlb_fault_risk(4 * MIB, 2 * MIB), 0);
 }
 
 Test(paths_mounts, cgroup_namespace_root_reads_the_limits_at_the_mount_point)
@@ -368,7 +368,7 @@ Test(paths_mounts, cgroup_namespace_root_reads_the_limits_at_the_mount_point)
 	/* Inside a cgroup namespace the process sees itself at "/" and the mount's root is "/". */
 	cgroup_v2("/", "/");
 	hpt_fakeroot_write("sys/fs/cgroup/hugetlb.2MB.max", "4194304\n");
-	cr_assert_eq(hpshm__cgroup_get(2 * MIB, &cg), 0);
+	cr_assert_eq(hpshm__linux_cgroup_get(2 * MIB, &cg), 0);
 	cr_assert_eq(cg.version, 2);
 	cr_assert_eq(cg.limit, (uint64_t)4 * MIB);
 	cr_assert_str_eq(cg.path, "/sys/fs/cgroup");
@@ -381,7 +381,7 @@ Test(paths_mounts, cgroup_mount_of_a_subtree_strips_its_root_from_our_path)
 	/* A container that mounts only its own subtree: root /kubepods/pod1, we are in /kubepods/pod1/c */
 	cgroup_v2("/kubepods/pod1/c", "/kubepods/pod1");
 	hpt_fakeroot_write("sys/fs/cgroup/c/hugetlb.2MB.max", "2097152\n");
-	cr_assert_eq(hpshm__cgroup_get(2 * MIB, &cg), 0);
+	cr_assert_eq(hpshm__linux_cgroup_get(2 * MIB, &cg), 0);
 	cr_assert_eq(cg.version, 2);
 	cr_assert_eq(cg.limit, (uint64_t)2 * MIB);
 	cr_assert_str_eq(cg.path, "/sys/fs/cgroup/c");
@@ -396,7 +396,7 @@ Test(paths_mounts, cgroup_v1_hugetlb_hierarchy_wins_and_its_huge_counter_is_unli
 			   "30 1 0:26 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n"
 			   "31 1 0:27 / /sys/fs/cgroup/hugetlb rw - cgroup cgroup rw,hugetlb\n");
 	hpt_fakeroot_write("sys/fs/cgroup/hugetlb/g/hugetlb.2MB.limit_in_bytes", "9223372036854771712\n");
-	cr_assert_eq(hpshm__cgroup_get(2 * MIB, &cg), 0);
+	cr_assert_eq(hpshm__linux_cgroup_get(2 * MIB, &cg), 0);
 	cr_assert_eq(cg.version, 1);
 	cr_assert_eq(cg.limit, HPSHM__UNLIMITED);
 }
@@ -407,9 +407,9 @@ Test(paths_mounts, cgroup_short_of_room_gives_the_hint_naming_the_file)
 
 	cgroup_v2("/a", "/");
 	hpt_fakeroot_write("sys/fs/cgroup/a/hugetlb.2MB.max", "4194304\n");
-	cr_assert_eq(hpshm__hugetlb_cgroup_short(8 * MIB, 2 * MIB, 1, buf, sizeof buf), 1);
+	cr_assert_eq(hpshm__linux_hugetlb_cgroup_short(8 * MIB, 2 * MIB, 1, buf, sizeof buf), 1);
 	cr_assert(hpt_contains(buf, "hugetlb.2MB.max"), "%s", buf);
-	cr_assert_eq(hpshm__hugetlb_cgroup_short(2 * MIB, 2 * MIB, 1, buf, sizeof buf), 0);
+	cr_assert_eq(hpshm__linux_hugetlb_cgroup_short(2 * MIB, 2 * MIB, 1, buf, sizeof buf), 0);
 }
 
 /* ---- attach: the kernel's page size against the creator's ---- */
@@ -493,7 +493,7 @@ Test(paths_mounts, cgroup_reservation_limit_that_binds_is_the_one_the_reason_nam
 	hpt_fakeroot_write("sys/fs/cgroup/a/hugetlb.2MB.max", "16777216\n");
 	hpt_fakeroot_write("sys/fs/cgroup/a/hugetlb.2MB.rsvd.max", "4194304\n");
 	hpt_fakeroot_write("sys/fs/cgroup/a/hugetlb.2MB.rsvd.current", "2097152\n");
-	cr_assert_eq(hpshm__hugetlb_cgroup_short(8 * MIB, 2 * MIB, 0, buf, sizeof buf), 1);
+	cr_assert_eq(hpshm__linux_hugetlb_cgroup_short(8 * MIB, 2 * MIB, 0, buf, sizeof buf), 1);
 	cr_assert(strstr(buf, "hugetlb.2MB.rsvd.max to at least 10MiB"), "%s", buf);
 	cr_assert(strstr(buf, "reserved"), "%s", buf);
 }
@@ -506,7 +506,7 @@ Test(paths_mounts, cgroup_v1_limit_that_binds_names_limit_in_bytes)
 	hpt_fakeroot_write("proc/self/mountinfo", "31 1 0:27 / /sys/fs/cgroup/hugetlb rw - cgroup cgroup rw,hugetlb\n");
 	hpt_fakeroot_write("sys/fs/cgroup/hugetlb/g/hugetlb.2MB.limit_in_bytes", "2097152\n");
 	hpt_fakeroot_write("sys/fs/cgroup/hugetlb/g/hugetlb.2MB.usage_in_bytes", "0\n");
-	cr_assert_eq(hpshm__hugetlb_cgroup_short(4 * MIB, 2 * MIB, 1, buf, sizeof buf), 1);
+	cr_assert_eq(hpshm__linux_hugetlb_cgroup_short(4 * MIB, 2 * MIB, 1, buf, sizeof buf), 1);
 	cr_assert(strstr(buf, "hugetlb.2MB.limit_in_bytes to at least 4MiB"), "%s", buf);
 }
 

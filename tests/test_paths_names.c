@@ -41,7 +41,7 @@ static char shm_name[64];   /* this test's segment name */
 static void names_init(void)
 {
 	hpt_fixture_init();
-	hpshm__sys_reset();
+	hpshm__posix_sys_reset();
 	hpshm__linux_sys_reset();
 	cr_assert_eq(hpshm_config_new(&cfg), 0);
 	snprintf(shm_name, sizeof shm_name, "hpt-paths-%ld-%u", (long)getpid(), (unsigned)rand());
@@ -51,7 +51,7 @@ static void names_fini(void)
 {
 	char path[128];
 
-	hpshm__sys_reset();
+	hpshm__posix_sys_reset();
 	hpshm__linux_sys_reset();
 	hpshm_config_free(cfg);
 	if (hpt_fakeroot_dir()[0])
@@ -77,24 +77,24 @@ static void set(const char *kv)
 
 Test(paths_names, liveness_says_a_running_creator_runs)
 {
-	long long me = hpshm__getpid();
-	uint64_t start = hpshm__process_start(me);
+	long long me = hpshm__port_getpid();
+	uint64_t start = hpshm__port_process_start(me);
 
 	cr_assert_neq(start, 0u, "no start time for this process");
-	cr_assert_eq(hpshm__process_alive(me, start), 1);
+	cr_assert_eq(hpshm__port_process_alive(me, start), 1);
 }
 
 Test(paths_names, liveness_tells_a_recycled_pid_by_its_start_time)
 {
-	long long me = hpshm__getpid();
-	uint64_t start = hpshm__process_start(me);
+	long long me = hpshm__port_getpid();
+	uint64_t start = hpshm__port_process_start(me);
 
-	cr_assert_eq(hpshm__process_alive(me, start + 1), 0, "another start time is another process");
+	cr_assert_eq(hpshm__port_process_alive(me, start + 1), 0, "another start time is another process");
 }
 
 Test(paths_names, liveness_without_a_start_time_cannot_tell)
 {
-	cr_assert_eq(hpshm__process_alive(hpshm__getpid(), 0), -1);
+	cr_assert_eq(hpshm__port_process_alive(hpshm__port_getpid(), 0), -1);
 }
 
 Test(paths_names, liveness_of_a_reaped_child_is_dead)
@@ -108,13 +108,13 @@ Test(paths_names, liveness_of_a_reaped_child_is_dead)
 		pause();
 		_exit(0);
 	}
-	start = hpshm__process_start(pid);
+	start = hpshm__port_process_start(pid);
 	cr_assert_neq(start, 0u);
-	cr_assert_eq(hpshm__process_alive(pid, start), 1);
+	cr_assert_eq(hpshm__port_process_alive(pid, start), 1);
 	cr_assert_eq(kill(pid, SIGKILL), 0);
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
-	cr_assert_eq(hpshm__process_alive(pid, start), 0);
-	cr_assert_eq(hpshm__process_alive(0, start), 0, "pid 0 is nobody's");
+	cr_assert_eq(hpshm__port_process_alive(pid, start), 0);
+	cr_assert_eq(hpshm__port_process_alive(0, start), 0, "pid 0 is nobody's");
 }
 
 Test(paths_names, liveness_reads_the_start_time_after_a_command_name_with_spaces_and_parentheses)
@@ -122,9 +122,9 @@ Test(paths_names, liveness_reads_the_start_time_after_a_command_name_with_spaces
 	hpt_fakeroot_create(0, 0);
 	hpt_fakeroot_write("proc/4242/stat",
 			   "4242 (a b) (c)) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 10\n");
-	cr_assert_eq(hpshm__process_start(4242), 987654u);
+	cr_assert_eq(hpshm__port_process_start(4242), 987654u);
 	hpt_fakeroot_write("proc/4243/stat", "4243 (truncated S 1\n");
-	cr_assert_eq(hpshm__process_start(4243), 0u, "a line without ')' has no start time");
+	cr_assert_eq(hpshm__port_process_start(4243), 0u, "a line without ')' has no start time");
 }
 
 /* A named plain segment made by a child that is then killed: its creator's pid and start. */
@@ -153,7 +153,7 @@ static void dead_creator(long long *pid_out, uint64_t *start_out)
 	cr_assert_eq(read(fds[0], &c, 1), 1, "the creator could not create its segment");
 	close(fds[0]);
 	*pid_out = pid;
-	*start_out = hpshm__process_start(pid);
+	*start_out = hpshm__port_process_start(pid);
 	cr_assert_neq(*start_out, 0u);
 	cr_assert_eq(kill(pid, SIGKILL), 0);
 	cr_assert_eq(waitpid(pid, &status, 0), pid);

@@ -8,7 +8,7 @@
  * Every file is the fake sysroot's (fakes.h), so no test writes /sys.  The fake tree links some
  * files to the real ones (the SysV limits, smaps, maps, status, transparent_hugepage): a test
  * that changes such a file first removes the link from the tree, never writing through it.
- * System calls fail through hpshm__sys and hpshm__linux_sys, or through a resource limit the
+ * System calls fail through hpshm__posix_sys and hpshm__linux_sys, or through a resource limit the
  * test lowers in its own process (Criterion and the built-in harness run each test in one).
  */
 #ifndef _GNU_SOURCE
@@ -71,9 +71,9 @@ static void ports_init(void)
 	const char *path = getenv("PATH");
 
 	hpt_fixture_init();
-	hpshm__sys_reset();
+	hpshm__posix_sys_reset();
 	hpshm__linux_sys_reset();
-	real_sys = hpshm__sys;
+	real_sys = hpshm__posix_sys;
 	real_linux = hpshm__linux_sys;
 	hpt_fakeroot_create(10, 4);
 	if (getcwd(saved_cwd, sizeof saved_cwd) == NULL)
@@ -93,7 +93,7 @@ static int remove_tree(const char *dir)
 /* What .fini undoes; also before a skip, after which Criterion 2.4.1 runs no .fini. */
 static void ports_fini_work(void)
 {
-	hpshm__sys_reset();
+	hpshm__posix_sys_reset();
 	hpshm__linux_sys_reset();
 	hpt_fakeroot_destroy();
 	if (saved_cwd[0])
@@ -174,14 +174,14 @@ Test(paths_ports, sysroot_loses_trailing_slashes_and_an_overlong_root_is_refused
 	uint64_t v = 0;
 
 	snprintf(root, sizeof root, "%s//", hpt_fakeroot_dir());
-	hpshm__set_sysroot(root);
-	cr_assert_str_eq(hpshm__sysroot(), hpt_fakeroot_dir());
-	cr_assert_eq(hpshm__read_u64("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages", &v), 0);
+	hpshm__linux_set_sysroot(root);
+	cr_assert_str_eq(hpshm__linux_sysroot(), hpt_fakeroot_dir());
+	cr_assert_eq(hpshm__linux_read_u64("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages", &v), 0);
 	cr_assert_eq(v, 10u, "the pool of the fake tree is read through the trimmed root");
 
-	hpshm__set_sysroot(repeat(big, 'r', PATH_MAX + 8));
-	cr_assert_str_eq(hpshm__sysroot(), "", "a root that cannot be held is not cut: the real one is used");
-	hpshm__set_sysroot(hpt_fakeroot_dir());
+	hpshm__linux_set_sysroot(repeat(big, 'r', PATH_MAX + 8));
+	cr_assert_str_eq(hpshm__linux_sysroot(), "", "a root that cannot be held is not cut: the real one is used");
+	hpshm__linux_set_sysroot(hpt_fakeroot_dir());
 }
 
 Test(paths_ports, sysroot_too_long_for_any_path_reads_and_writes_nothing)
@@ -192,31 +192,31 @@ Test(paths_ports, sysroot_too_long_for_any_path_reads_and_writes_nothing)
 	/* a root that fits, but leaves no room for the path under it */
 	big[0] = '/';
 	repeat(big + 1, 'r', PATH_MAX - 7);
-	hpshm__set_sysroot(big);
-	cr_assert_eq(strlen(hpshm__sysroot()), (size_t)PATH_MAX - 6);
+	hpshm__linux_set_sysroot(big);
+	cr_assert_eq(strlen(hpshm__linux_sysroot()), (size_t)PATH_MAX - 6);
 
 	errno = 0;
-	cr_assert_eq(hpshm__read_file("/proc/meminfo", buf, sizeof buf), HPSHM_EIO);
+	cr_assert_eq(hpshm__linux_read_file("/proc/meminfo", buf, sizeof buf), HPSHM_EIO);
 	cr_assert_eq(errno, ENAMETOOLONG);
 	errno = 0;
-	cr_assert_null(hpshm__sysfile_open("/proc/self/mountinfo"));
+	cr_assert_null(hpshm__linux_sysfile_open("/proc/self/mountinfo"));
 	cr_assert_eq(errno, ENAMETOOLONG);
-	cr_assert_eq(hpshm__pools(p, 2), 0, "no directory to list: no pools");
+	cr_assert_eq(hpshm__linux_pools(p, 2), 0, "no directory to list: no pools");
 	cr_assert_eq(hpshm__os_pool_resize(2 * MIB, 1, why, sizeof why), -1);
 	cr_assert(strstr(why, "too long under the sysroot") && strstr(why, "hugepages-2048kB"), "%s", why);
 	why[0] = '\0';
 	cr_assert_eq(hpshm__os_thp_shmem_set("advise", why, sizeof why), -1);
 	cr_assert(strstr(why, "too long under the sysroot") && strstr(why, "shmem_enabled"), "%s", why);
-	hpshm__set_sysroot(hpt_fakeroot_dir());
+	hpshm__linux_set_sysroot(hpt_fakeroot_dir());
 }
 
 Test(paths_ports, read_file_refuses_a_missing_path_or_buffer)
 {
 	char buf[8];
 
-	cr_assert_eq(hpshm__read_file(NULL, buf, sizeof buf), HPSHM_EINVAL);
-	cr_assert_eq(hpshm__read_file("/proc/meminfo", NULL, 8), HPSHM_EINVAL);
-	cr_assert_eq(hpshm__read_file("/proc/meminfo", buf, 0), HPSHM_EINVAL);
+	cr_assert_eq(hpshm__linux_read_file(NULL, buf, sizeof buf), HPSHM_EINVAL);
+	cr_assert_eq(hpshm__linux_read_file("/proc/meminfo", NULL, 8), HPSHM_EINVAL);
+	cr_assert_eq(hpshm__linux_read_file("/proc/meminfo", buf, 0), HPSHM_EINVAL);
 }
 
 Test(paths_ports, read_file_of_a_directory_fails_with_the_read_errno)
@@ -225,7 +225,7 @@ Test(paths_ports, read_file_of_a_directory_fails_with_the_read_errno)
 
 	cr_assert_eq(mkdir(tree("proc/test_dir", path, sizeof path), 0755), 0, "%s", strerror(errno));
 	errno = 0;
-	cr_assert_eq(hpshm__read_file("/proc/test_dir", buf, sizeof buf), HPSHM_EIO);
+	cr_assert_eq(hpshm__linux_read_file("/proc/test_dir", buf, sizeof buf), HPSHM_EIO);
 	cr_assert_eq(errno, EISDIR, "errno %d", errno);
 }
 
@@ -235,12 +235,12 @@ Test(paths_ports, read_file_that_does_not_fit_is_eoverflow_and_keeps_the_prefix)
 
 	replace("proc/test_file", "0123456789");
 	errno = 0;
-	cr_assert_eq(hpshm__read_file("/proc/test_file", buf, sizeof buf), HPSHM_EOVERFLOW);
+	cr_assert_eq(hpshm__linux_read_file("/proc/test_file", buf, sizeof buf), HPSHM_EOVERFLOW);
 	cr_assert_eq(errno, EOVERFLOW);
 	cr_assert_str_eq(buf, "0123");
 	/* a file that exactly fills the buffer is whole */
 	replace("proc/test_file", "0123");
-	cr_assert_eq(hpshm__read_file("/proc/test_file", buf, sizeof buf), 4L);
+	cr_assert_eq(hpshm__linux_read_file("/proc/test_file", buf, sizeof buf), 4L);
 	cr_assert_str_eq(buf, "0123");
 }
 
@@ -249,14 +249,14 @@ Test(paths_ports, u64_files_allow_blanks_and_refuse_signs_garbage_and_overflow)
 	uint64_t v = 7;
 
 	replace("proc/test_u64", " \t42 \t\n");
-	cr_assert_eq(hpshm__read_u64("/proc/test_u64", &v), 0);
+	cr_assert_eq(hpshm__linux_read_u64("/proc/test_u64", &v), 0);
 	cr_assert_eq(v, 42u);
 	replace("proc/test_u64", "12abc\n");
-	cr_assert_eq(hpshm__read_u64("/proc/test_u64", &v), HPSHM_EIO, "trailing garbage");
+	cr_assert_eq(hpshm__linux_read_u64("/proc/test_u64", &v), HPSHM_EIO, "trailing garbage");
 	replace("proc/test_u64", "-1\n");
-	cr_assert_eq(hpshm__read_u64("/proc/test_u64", &v), HPSHM_EIO, "a sign would wrap");
+	cr_assert_eq(hpshm__linux_read_u64("/proc/test_u64", &v), HPSHM_EIO, "a sign would wrap");
 	replace("proc/test_u64", "99999999999999999999999\n");
-	cr_assert_eq(hpshm__read_u64("/proc/test_u64", &v), HPSHM_EIO, "beyond 64 bits");
+	cr_assert_eq(hpshm__linux_read_u64("/proc/test_u64", &v), HPSHM_EIO, "beyond 64 bits");
 	cr_assert_eq(v, 42u, "a refused file leaves the value alone");
 }
 
@@ -265,15 +265,15 @@ Test(paths_ports, pools_without_the_hugepages_directory_or_room_are_none)
 	struct hpshm__pool p[2];
 	char path[512];
 
-	cr_assert_eq(hpshm__pools(NULL, 2), 0);
-	cr_assert_eq(hpshm__pools(p, 0), 0);
+	cr_assert_eq(hpshm__linux_pools(NULL, 2), 0);
+	cr_assert_eq(hpshm__linux_pools(p, 0), 0);
 	/* a kernel without hugetlb: an empty tree */
 	cr_assert_eq(mkdir(tree("empty", path, sizeof path), 0755), 0);
-	hpshm__set_sysroot(path);
-	cr_assert_eq(hpshm__pools(p, 2), 0);
-	cr_assert_eq(hpshm__default_huge_page_size(), 0u);
-	hpshm__set_sysroot(hpt_fakeroot_dir());
-	cr_assert_eq(hpshm__pools(p, 2), 1);
+	hpshm__linux_set_sysroot(path);
+	cr_assert_eq(hpshm__linux_pools(p, 2), 0);
+	cr_assert_eq(hpshm__port_default_huge_page_size(), 0u);
+	hpshm__linux_set_sysroot(hpt_fakeroot_dir());
+	cr_assert_eq(hpshm__linux_pools(p, 2), 1);
 }
 
 Test(paths_ports, pool_directories_without_a_number_or_a_counter_are_not_pools)
@@ -284,20 +284,20 @@ Test(paths_ports, pool_directories_without_a_number_or_a_counter_are_not_pools)
 	hpt_fakeroot_write("sys/kernel/mm/hugepages/hugepages-0kB/nr_hugepages", "1\n");
 	hpt_fakeroot_write("sys/kernel/mm/hugepages/hugepages-99999999999999999999kB/nr_hugepages", "1\n");
 	hpt_fakeroot_write("sys/kernel/mm/hugepages/hugepages-4096kB/free_hugepages", "1\n");
-	cr_assert_eq(hpshm__pools(p, 4), 1, "only the fake tree's 2 MiB pool");
+	cr_assert_eq(hpshm__linux_pools(p, 4), 1, "only the fake tree's 2 MiB pool");
 	cr_assert_eq(p[0].page_size, 2 * MIB);
-	cr_assert_eq(hpshm__pool_get(4 * MIB, p), HPSHM_EUNAVAILABLE, "no nr_hugepages: no such size");
+	cr_assert_eq(hpshm__linux_pool_get(4 * MIB, p), HPSHM_EUNAVAILABLE, "no nr_hugepages: no such size");
 }
 
 Test(paths_ports, pool_available_saturates_rather_than_wraps)
 {
 	struct hpshm__pool p = { .page_size = 2 * MIB, .free = ULONG_MAX, .overcommit = ULONG_MAX };
 
-	cr_assert_eq(hpshm__pool_available(&p), ULONG_MAX);
+	cr_assert_eq(hpshm__linux_pool_available(&p), ULONG_MAX);
 	p.free = 1;
 	p.resv = 3;
 	p.surplus = ULONG_MAX;
-	cr_assert_eq(hpshm__pool_available(&p), 0ul, "more reserved than free, more surplus than allowed");
+	cr_assert_eq(hpshm__linux_pool_available(&p), 0ul, "more reserved than free, more surplus than allowed");
 }
 
 Test(paths_ports, fields_match_their_whole_key_and_need_a_number)
@@ -305,12 +305,12 @@ Test(paths_ports, fields_match_their_whole_key_and_need_a_number)
 	unsigned long long v = 0;
 
 	replace("proc/test_status", "VmPTEx:\t9 kB\nVmPTE:\t  12 kB\nVmRSS:\tlots\nLast:\t5");
-	cr_assert_eq(hpshm__read_field("/proc/test_status", "VmPTE", 10, &v), 0);
+	cr_assert_eq(hpshm__linux_read_field("/proc/test_status", "VmPTE", 10, &v), 0);
 	cr_assert_eq(v, 12ull, "a longer key with the same start is another field");
-	cr_assert_eq(hpshm__read_field("/proc/test_status", "VmRSS", 10, &v), HPSHM_EIO, "no number");
-	cr_assert_eq(hpshm__read_field("/proc/test_status", "Last", 10, &v), 0, "the last line without a newline");
+	cr_assert_eq(hpshm__linux_read_field("/proc/test_status", "VmRSS", 10, &v), HPSHM_EIO, "no number");
+	cr_assert_eq(hpshm__linux_read_field("/proc/test_status", "Last", 10, &v), 0, "the last line without a newline");
 	cr_assert_eq(v, 5ull);
-	cr_assert_eq(hpshm__read_field("/proc/test_status", "Absent", 10, &v), HPSHM_EIO);
+	cr_assert_eq(hpshm__linux_read_field("/proc/test_status", "Absent", 10, &v), HPSHM_EIO);
 }
 
 Test(paths_ports, pools_keep_the_smallest_sizes_when_the_kernel_offers_more_than_fit)
@@ -330,7 +330,7 @@ Test(paths_ports, pools_keep_the_smallest_sizes_when_the_kernel_offers_more_than
 	}
 	/* the 2 MiB size a second time, spelled with a leading zero */
 	hpt_fakeroot_write("sys/kernel/mm/hugepages/hugepages-02048kB/nr_hugepages", "1\n");
-	n = hpshm__pools(p, HPSHM__MAX_PAGE_SIZES + 2);
+	n = hpshm__linux_pools(p, HPSHM__MAX_PAGE_SIZES + 2);
 	cr_assert_eq(n, HPSHM__MAX_PAGE_SIZES);
 	{
 		static const size_t want[] = { 16, 64, 128, 256, 512, 1024, 2048, 4096 };
@@ -339,28 +339,28 @@ Test(paths_ports, pools_keep_the_smallest_sizes_when_the_kernel_offers_more_than
 			cr_assert_eq(p[i].page_size, want[i] * 1024, "pool %d: %zu", i, p[i].page_size);
 	}
 	cr_assert_eq(p[6].total, 10ul, "the 2 MiB pool is the fake tree's, listed once");
-	cr_assert_eq(hpshm__huge_page_sizes(sizes, 3), 3);
+	cr_assert_eq(hpshm__port_huge_page_sizes(sizes, 3), 3);
 	cr_assert_eq(sizes[2], (size_t)128 * 1024);
 }
 
 Test(paths_ports, cap_ipc_lock_is_bit_14_of_capeff)
 {
 	replace("proc/self/status", "Name:\tx\nCapEff:\t0000000000004000\n");
-	cr_assert_eq(hpshm__has_cap_ipc_lock(), 1);
+	cr_assert_eq(hpshm__linux_has_cap_ipc_lock(), 1);
 	cr_assert_eq(hpshm__os_lock_privilege(), 1);
 	replace("proc/self/status", "Name:\tx\nCapEff:\t000001ffffffbfff\n");
-	cr_assert_eq(hpshm__has_cap_ipc_lock(), 0, "every capability but CAP_IPC_LOCK");
+	cr_assert_eq(hpshm__linux_has_cap_ipc_lock(), 0, "every capability but CAP_IPC_LOCK");
 	replace("proc/self/status", "Name:\tx\n");
-	cr_assert_eq(hpshm__has_cap_ipc_lock(), 0, "no CapEff line: no capability claimed");
+	cr_assert_eq(hpshm__linux_has_cap_ipc_lock(), 0, "no CapEff line: no capability claimed");
 	cr_assert_str_eq(hpshm__os_lock_privilege_name(), "CAP_IPC_LOCK");
 }
 
 Test(paths_ports, in_group_refuses_numbers_that_are_no_gid)
 {
-	cr_assert_eq(hpshm__in_group(-1), 0);
+	cr_assert_eq(hpshm__linux_in_group(-1), 0);
 	if (sizeof(long) > sizeof(gid_t))
-		cr_assert_eq(hpshm__in_group((long)((unsigned long)(gid_t)-1) + 1), 0, "beyond gid_t");
-	cr_assert_eq(hpshm__in_group((long)getegid()), 1);
+		cr_assert_eq(hpshm__linux_in_group((long)((unsigned long)(gid_t)-1) + 1), 0, "beyond gid_t");
+	cr_assert_eq(hpshm__linux_in_group((long)getegid()), 1);
 	cr_assert_eq(hpshm__os_in_group((long)getegid()), 1);
 	replace("proc/sys/vm/hugetlb_shm_group", "4294967296000000000000\n");
 	cr_assert_eq(hpshm__os_huge_group(), -1L, "a group number beyond 64 bits is unreadable");
@@ -388,11 +388,11 @@ Test(paths_ports, in_group_reads_more_supplementary_groups_than_its_stack_holds,
 			groups[i] = (gid_t)(50000 + i);
 		if (setgroups(80, groups) != 0)
 			PORTS_CHILD_EXIT(10);
-		if (hpshm__in_group(50079) != 1 || hpshm__in_group(50000) != 1)
+		if (hpshm__linux_in_group(50079) != 1 || hpshm__linux_in_group(50000) != 1)
 			PORTS_CHILD_EXIT(11);
-		if (hpshm__in_group(50080) != 0)
+		if (hpshm__linux_in_group(50080) != 0)
 			PORTS_CHILD_EXIT(12);
-		if (setgroups(0, NULL) != 0 || hpshm__in_group(50000) != 0)
+		if (setgroups(0, NULL) != 0 || hpshm__linux_in_group(50000) != 0)
 			PORTS_CHILD_EXIT(13);
 		PORTS_CHILD_EXIT(0);
 	}
@@ -408,12 +408,12 @@ Test(paths_ports, sysv_limits_none_readable_is_eio_and_one_is_enough)
 	struct hpshm__sysv_limits l;
 	struct hpshm__sysv_limits o;
 
-	cr_assert_eq(hpshm__sysv_limits(NULL), HPSHM_EINVAL);
+	cr_assert_eq(hpshm__linux_sysv_limits(NULL), HPSHM_EINVAL);
 	cr_assert_eq(hpshm__os_sysv_limits(NULL), HPSHM_EINVAL);
 	drop("proc/sys/kernel/shmmax");
 	drop("proc/sys/kernel/shmall");
 	drop("proc/sys/kernel/shmmni");
-	cr_assert_eq(hpshm__sysv_limits(&l), HPSHM_EIO);
+	cr_assert_eq(hpshm__linux_sysv_limits(&l), HPSHM_EIO);
 	cr_assert_eq(hpshm__os_sysv_limits(&o), HPSHM_EIO);
 	hpt_fakeroot_write("proc/sys/kernel/shmmni", "4096\n");
 	cr_assert_eq(hpshm__os_sysv_limits(&o), 0);
@@ -432,9 +432,9 @@ Test(paths_ports, thp_settings_without_a_whole_bracketed_word_are_empty)
 	snprintf(text, sizeof text, "always [%s] never\n", repeat(word, 'w', 40));
 	hpt_fakeroot_write("sys/kernel/mm/transparent_hugepage/defrag", text);
 	hpt_fakeroot_write("sys/kernel/mm/transparent_hugepage/shmem_enabled", "always [advise never\n");
-	cr_assert_eq(hpshm__thp(NULL), HPSHM_EINVAL);
+	cr_assert_eq(hpshm__linux_thp(NULL), HPSHM_EINVAL);
 	cr_assert_eq(hpshm__os_thp(NULL), HPSHM_EINVAL);
-	cr_assert_eq(hpshm__thp(&t), 0);
+	cr_assert_eq(hpshm__linux_thp(&t), 0);
 	cr_assert_str_eq(t.enabled, "", "no brackets");
 	cr_assert_str_eq(t.defrag, "", "a word too long for the field is not cut");
 	cr_assert_str_eq(t.shmem_enabled, "", "no closing bracket");
@@ -451,15 +451,15 @@ Test(paths_ports, getline_gives_a_last_line_without_newline_and_a_line_that_exac
 	int cut = 7;
 
 	replace("proc/test_lines", "abc\nxy");
-	f = hpshm__sysfile_open("/proc/test_lines");
+	f = hpshm__linux_sysfile_open("/proc/test_lines");
 	cr_assert_not_null(f);
-	cr_assert_eq(hpshm__getline(f, buf, sizeof buf, &cut), 1);
+	cr_assert_eq(hpshm__linux_getline(f, buf, sizeof buf, &cut), 1);
 	cr_assert_str_eq(buf, "abc");
 	cr_assert_eq(cut, 0, "a line that exactly fits is not cut");
-	cr_assert_eq(hpshm__getline(f, buf, sizeof buf, &cut), 1);
+	cr_assert_eq(hpshm__linux_getline(f, buf, sizeof buf, &cut), 1);
 	cr_assert_str_eq(buf, "xy");
 	cr_assert_eq(cut, 0);
-	cr_assert_eq(hpshm__getline(f, buf, sizeof buf, NULL), 0);
+	cr_assert_eq(hpshm__linux_getline(f, buf, sizeof buf, NULL), 0);
 	fclose(f);
 }
 
@@ -482,11 +482,11 @@ Test(paths_ports, getline_reads_past_an_overlong_line_without_a_cut_flag)
 	FILE *f;
 
 	replace("proc/test_lines", "0123456789abcdef\nnext\n");
-	f = hpshm__sysfile_open("/proc/test_lines");
+	f = hpshm__linux_sysfile_open("/proc/test_lines");
 	cr_assert_not_null(f);
-	cr_assert_eq(hpshm__getline(f, buf, sizeof buf, NULL), 1);
+	cr_assert_eq(hpshm__linux_getline(f, buf, sizeof buf, NULL), 1);
 	cr_assert_str_eq(buf, "0123456");
-	cr_assert_eq(hpshm__getline(f, buf, sizeof buf, NULL), 1);
+	cr_assert_eq(hpshm__linux_getline(f, buf, sizeof buf, NULL), 1);
 	cr_assert_str_eq(buf, "next");
 	fclose(f);
 }
@@ -502,7 +502,7 @@ Test(paths_ports, hugetlbfs_pagesize_options_in_every_spelling)
 			   MI("/mnt/mb", "rw,pagesize=2MB,size=4M") MI("/mnt/comma", "rw,size=4M,") MI("/mnt/m", "rw,pagesize=1024m")
 			   MI("/mnt/zero", "rw,pagesize=0") MI("/mnt/word", "rw,pagesize=x")
 			   MI("/mnt/junk", "rw,pagesize=2Mx") MI("/mnt/big", "rw,pagesize=99999999999999999G"));
-	m = hpshm__hugetlbfs_mount_list(&n);
+	m = hpshm__linux_hugetlbfs_mount_list(&n);
 	cr_assert_not_null(m);
 	cr_assert_eq(n, 11, "every hugetlbfs line is a mount, beyond the first allocation of 8");
 	cr_assert_eq(mount_size(m, n, "/mnt/comma"), 2 * MIB, "options that end in a comma, no pagesize=");
@@ -543,7 +543,7 @@ Test(paths_ports, mountinfo_lines_out_of_format_are_passed_over)
 		 "36 35 0:40 / /mnt/e rw - hugetlbfs none rw,pagesize=1G\n",
 		 longline, point);
 	hpt_fakeroot_write("proc/self/mountinfo", text);
-	n = hpshm__hugetlbfs_mounts(m, 8);
+	n = hpshm__linux_hugetlbfs_mounts(m, 8);
 	cr_assert_eq(n, 3);
 	cr_assert_str_eq(m[0].path, "/mnt/d");
 	cr_assert_eq(m[0].page_size, 2 * MIB);
@@ -558,16 +558,16 @@ Test(paths_ports, mounts_without_a_mountinfo_or_a_default_size_are_none)
 	struct hpshm__mount o[2];
 	int n = 5;
 
-	cr_assert_eq(hpshm__hugetlbfs_mounts(NULL, 2), 0);
-	cr_assert_eq(hpshm__hugetlbfs_mounts(m, 0), 0);
+	cr_assert_eq(hpshm__linux_hugetlbfs_mounts(NULL, 2), 0);
+	cr_assert_eq(hpshm__linux_hugetlbfs_mounts(m, 0), 0);
 	cr_assert_eq(hpshm__os_mounts(NULL, 2), 0);
 	cr_assert_eq(hpshm__os_mounts(o, 0), 0);
 	/* no pagesize= and no Hugepagesize to fall back on: no size, no mount */
 	hpt_fakeroot_write("proc/self/mountinfo", MI("/mnt/d", "rw"));
 	replace("proc/meminfo", "MemTotal: 100 kB\n");
-	cr_assert_eq(hpshm__hugetlbfs_mounts(m, 2), 0);
+	cr_assert_eq(hpshm__linux_hugetlbfs_mounts(m, 2), 0);
 	drop("proc/self/mountinfo");
-	cr_assert_null(hpshm__hugetlbfs_mount_list(&n));
+	cr_assert_null(hpshm__linux_hugetlbfs_mount_list(&n));
 	cr_assert_eq(n, 0);
 	cr_assert_eq(hpshm__os_mounts(o, 2), 0);
 }
@@ -603,18 +603,18 @@ Test(paths_ports, hugetlbfs_dir_refuses_nothing_to_ask_and_names_other_file_syst
 	size_t ps = 0;
 
 	errno = 0;
-	cr_assert_eq(hpshm__hugetlbfs_dir(NULL, &ps), HPSHM_EINVAL);
+	cr_assert_eq(hpshm__linux_hugetlbfs_dir(NULL, &ps), HPSHM_EINVAL);
 	cr_assert_eq(errno, EINVAL);
-	cr_assert_eq(hpshm__hugetlbfs_dir("/", NULL), HPSHM_EINVAL);
-	cr_assert_eq(hpshm__hugetlbfs_dir("/nonexistent/hpt", &ps), HPSHM_EUNAVAILABLE);
+	cr_assert_eq(hpshm__linux_hugetlbfs_dir("/", NULL), HPSHM_EINVAL);
+	cr_assert_eq(hpshm__linux_hugetlbfs_dir("/nonexistent/hpt", &ps), HPSHM_EUNAVAILABLE);
 	cr_assert_eq(errno, ENOENT);
 	hpshm__linux_sys.statfs = inj_statfs;
 	statfs_bsize = 0;
 	errno = 0;
-	cr_assert_eq(hpshm__hugetlbfs_dir("/", &ps), HPSHM_EUNAVAILABLE, "hugetlbfs without a page size");
+	cr_assert_eq(hpshm__linux_hugetlbfs_dir("/", &ps), HPSHM_EUNAVAILABLE, "hugetlbfs without a page size");
 	cr_assert_eq(errno, ENOTSUP);
 	statfs_bsize = (long)(2 * MIB);
-	cr_assert_eq(hpshm__hugetlbfs_dir("/", &ps), 0);
+	cr_assert_eq(hpshm__linux_hugetlbfs_dir("/", &ps), 0);
 	cr_assert_eq(ps, 2 * MIB);
 }
 
@@ -636,8 +636,8 @@ Test(paths_ports, cgroup_get_refuses_nothing_to_fill_and_page_size_zero)
 	struct hpshm__limit cg;
 	struct hpshm__limit l;
 
-	cr_assert_eq(hpshm__cgroup_get(2 * MIB, NULL), HPSHM_EINVAL);
-	cr_assert_eq(hpshm__cgroup_get(0, &cg), HPSHM_EINVAL);
+	cr_assert_eq(hpshm__linux_cgroup_get(2 * MIB, NULL), HPSHM_EINVAL);
+	cr_assert_eq(hpshm__linux_cgroup_get(0, &cg), HPSHM_EINVAL);
 	cr_assert_eq(cg.version, 0);
 	cr_assert_eq(cg.limit, HPSHM__UNLIMITED, "even refused, the record says no limit");
 	cr_assert_eq(hpshm__os_limit(2 * MIB, NULL), HPSHM_EINVAL);
@@ -650,7 +650,7 @@ Test(paths_ports, cgroup_mount_point_with_escapes_is_unescaped)
 
 	cgroup_v2_at("/a", CG2("/", "/sys/fs/cgroup\\040x"));
 	hpt_fakeroot_write("sys/fs/cgroup x/a/hugetlb.2MB.max", "4194304\n");
-	cr_assert_eq(hpshm__cgroup_get(2 * MIB, &cg), 0);
+	cr_assert_eq(hpshm__linux_cgroup_get(2 * MIB, &cg), 0);
 	cr_assert_eq(cg.version, 2);
 	cr_assert_eq(cg.limit, (uint64_t)4 * MIB);
 	cr_assert_str_eq(cg.path, "/sys/fs/cgroup x/a");
@@ -677,7 +677,7 @@ Test(paths_ports, cgroup_mountinfo_lines_out_of_format_are_passed_over)
 		 longline, point);
 	cgroup_v2_at("/a", text);
 	hpt_fakeroot_write("sys/fs/cgroup/a/hugetlb.2MB.max", "4194304\n");
-	cr_assert_eq(hpshm__cgroup_get(2 * MIB, &cg), 0);
+	cr_assert_eq(hpshm__linux_cgroup_get(2 * MIB, &cg), 0);
 	cr_assert_eq(cg.version, 2, "the one good line is found");
 	cr_assert_str_eq(cg.path, "/sys/fs/cgroup/a");
 }
@@ -690,7 +690,7 @@ Test(paths_ports, cgroup_of_several_v2_mounts_the_first_showing_our_cgroup_wins)
 	hpt_fakeroot_write("sys/fs/cgroup/a/hugetlb.2MB.max", "4194304\n");
 	hpt_fakeroot_write("mnt/third/a/hugetlb.2MB.max", "2097152\n");
 	hpt_fakeroot_write("mnt/other/a/hugetlb.2MB.max", "2097152\n");
-	cr_assert_eq(hpshm__cgroup_get(2 * MIB, &cg), 0);
+	cr_assert_eq(hpshm__linux_cgroup_get(2 * MIB, &cg), 0);
 	cr_assert_eq(cg.limit, (uint64_t)4 * MIB);
 	cr_assert_str_eq(cg.path, "/sys/fs/cgroup/a");
 }
@@ -709,7 +709,7 @@ Test(paths_ports, cgroup_mount_line_too_long_to_hold_leaves_the_mount_found_befo
 	cgroup_v2_at("/a", text);
 	hpt_fakeroot_write("mnt/other/a/hugetlb.2MB.max", "6291456\n");
 	hpt_fakeroot_write("sys/fs/cgroup/a/hugetlb.2MB.max", "2097152\n");
-	cr_assert_eq(hpshm__cgroup_get(2 * MIB, &cg), 0);
+	cr_assert_eq(hpshm__linux_cgroup_get(2 * MIB, &cg), 0);
 	cr_assert_eq(cg.version, 2);
 	cr_assert_str_eq(cg.path, "/mnt/other/a", "the point of one line with the root of another");
 	cr_assert_eq(cg.limit, (uint64_t)6 * MIB);
@@ -722,7 +722,7 @@ Test(paths_ports, cgroup_mount_of_another_subtree_is_read_at_our_path_below_it)
 	/* only a mount of a subtree we are not in: our whole path under its point is the guess */
 	cgroup_v2_at("/a", CG2("/other", "/sys/fs/cgroup"));
 	hpt_fakeroot_write("sys/fs/cgroup/a/hugetlb.2MB.max", "6291456\n");
-	cr_assert_eq(hpshm__cgroup_get(2 * MIB, &cg), 0);
+	cr_assert_eq(hpshm__linux_cgroup_get(2 * MIB, &cg), 0);
 	cr_assert_eq(cg.version, 2);
 	cr_assert_eq(cg.limit, (uint64_t)6 * MIB);
 	cr_assert_str_eq(cg.path, "/sys/fs/cgroup/a");
@@ -736,13 +736,13 @@ Test(paths_ports, cgroup_self_file_missing_or_out_of_format_is_no_cgroup)
 	hpt_fakeroot_write("proc/self/mountinfo", CG2("/", "/sys/fs/cgroup"));
 	hpt_fakeroot_write("sys/fs/cgroup/hugetlb.2MB.max", "4194304\n");
 	drop("proc/self/cgroup");
-	cr_assert_eq(hpshm__cgroup_get(2 * MIB, &cg), 0);
+	cr_assert_eq(hpshm__linux_cgroup_get(2 * MIB, &cg), 0);
 	cr_assert_eq(cg.version, 0, "no /proc/self/cgroup: no limit seen");
 
 	repeat(longline, 'x', sizeof longline - 1);
 	snprintf(text, sizeof text, "garbage\n%s\n3:hugetlb:relative\n0::relative\n0:cpu:/\n", longline);
 	hpt_fakeroot_write("proc/self/cgroup", text);
-	cr_assert_eq(hpshm__cgroup_get(2 * MIB, &cg), 0);
+	cr_assert_eq(hpshm__linux_cgroup_get(2 * MIB, &cg), 0);
 	cr_assert_eq(cg.version, 0);
 	cr_assert_eq(cg.limit, HPSHM__UNLIMITED);
 }
@@ -752,13 +752,13 @@ Test(paths_ports, cgroup_without_its_hierarchy_mounted_is_no_cgroup)
 	struct hpshm__limit cg;
 
 	cgroup_v2_at("/a", "36 35 0:40 / /dev/hugepages rw - hugetlbfs none rw\n");
-	cr_assert_eq(hpshm__cgroup_get(2 * MIB, &cg), 0);
+	cr_assert_eq(hpshm__linux_cgroup_get(2 * MIB, &cg), 0);
 	cr_assert_eq(cg.version, 0, "a v2 path but no cgroup2 mount");
 	drop("proc/self/mountinfo");
-	cr_assert_eq(hpshm__cgroup_get(2 * MIB, &cg), 0);
+	cr_assert_eq(hpshm__linux_cgroup_get(2 * MIB, &cg), 0);
 	cr_assert_eq(cg.version, 0, "no mount table");
 	hpt_fakeroot_write("proc/self/cgroup", "5:hugetlb:/g\n");
-	cr_assert_eq(hpshm__cgroup_get(2 * MIB, &cg), 0);
+	cr_assert_eq(hpshm__linux_cgroup_get(2 * MIB, &cg), 0);
 	cr_assert_eq(cg.version, 0, "a v1 hierarchy we cannot see");
 }
 
@@ -768,14 +768,14 @@ Test(paths_ports, cgroup_values_with_garbage_or_beyond_64_bits_are_no_limit)
 
 	cgroup_v2_at("/a", CG2("/", "/sys/fs/cgroup"));
 	hpt_fakeroot_write("sys/fs/cgroup/a/hugetlb.2MB.max", "4194304abc\n");
-	cr_assert_eq(hpshm__cgroup_get(2 * MIB, &cg), 0);
+	cr_assert_eq(hpshm__linux_cgroup_get(2 * MIB, &cg), 0);
 	cr_assert_eq(cg.version, 0);
 	hpt_fakeroot_write("sys/fs/cgroup/a/hugetlb.2MB.max", "18446744073709551616\n");
-	cr_assert_eq(hpshm__cgroup_get(2 * MIB, &cg), 0);
+	cr_assert_eq(hpshm__linux_cgroup_get(2 * MIB, &cg), 0);
 	cr_assert_eq(cg.version, 0);
 	hpt_fakeroot_write("sys/fs/cgroup/a/hugetlb.2MB.max", "4194304");  /* no newline: still a number */
 	hpt_fakeroot_write("sys/fs/cgroup/a/hugetlb.2MB.current", "junk\n");
-	cr_assert_eq(hpshm__cgroup_get(2 * MIB, &cg), 0);
+	cr_assert_eq(hpshm__linux_cgroup_get(2 * MIB, &cg), 0);
 	cr_assert_eq(cg.version, 2);
 	cr_assert_eq(cg.limit, (uint64_t)4 * MIB);
 	cr_assert_eq(cg.usage, 0u, "an unreadable usage counts as none");
@@ -806,7 +806,7 @@ Test(paths_ports, cgroup_path_too_long_for_its_files_walks_up_to_a_level_that_fi
 	cr_assert_eq(strlen(self), 4075u);
 	cgroup_v2_at(self, CG2("/", "/sys/fs/cgroup"));
 	hpt_fakeroot_write("sys/fs/cgroup/hugetlb.2MB.max", "4194304\n");
-	cr_assert_eq(hpshm__cgroup_get(2 * MIB, &cg), 0);
+	cr_assert_eq(hpshm__linux_cgroup_get(2 * MIB, &cg), 0);
 	cr_assert_eq(cg.version, 2);
 	cr_assert_eq(cg.limit, (uint64_t)4 * MIB);
 	cr_assert_str_eq(cg.path, "/sys/fs/cgroup");
@@ -822,7 +822,7 @@ Test(paths_ports, cgroup_path_too_long_for_a_directory_is_no_cgroup)
 	repeat(self + strlen(self), 'd', (size_t)PATH_MAX - 2 - strlen(self));
 	cgroup_v2_at(self, CG2("/", "/sys/fs/cgroup"));
 	hpt_fakeroot_write("sys/fs/cgroup/hugetlb.2MB.max", "4194304\n");
-	cr_assert_eq(hpshm__cgroup_get(2 * MIB, &cg), 0);
+	cr_assert_eq(hpshm__linux_cgroup_get(2 * MIB, &cg), 0);
 	cr_assert_eq(cg.version, 0, "a directory name beyond PATH_MAX is not read at all");
 }
 
@@ -836,7 +836,7 @@ Test(paths_ports, cgroup_deep_path_is_shown_by_its_end)
 	cgroup_v2_at(self, CG2("/", "/sys/fs/cgroup"));
 	snprintf(rel, sizeof rel, "sys/fs/cgroup%s/hugetlb.2MB.max", self);
 	hpt_fakeroot_write(rel, "4194304\n");
-	cr_assert_eq(hpshm__cgroup_get(2 * MIB, &cg), 0);
+	cr_assert_eq(hpshm__linux_cgroup_get(2 * MIB, &cg), 0);
 	cr_assert_eq(cg.version, 2);
 	n = strlen(cg.path);
 	cr_assert_eq(n, sizeof cg.path - 1);
@@ -852,7 +852,7 @@ Test(paths_ports, cgroup_root_that_only_starts_like_our_path_does_not_hold_it)
 	cgroup_v2_at("/ab", CG2("/a", "/sys/fs/cgroup"));
 	hpt_fakeroot_write("sys/fs/cgroup/ab/hugetlb.2MB.max", "2097152\n");
 	hpt_fakeroot_write("sys/fs/cgroup/b/hugetlb.2MB.max", "4194304\n");
-	cr_assert_eq(hpshm__cgroup_get(2 * MIB, &cg), 0);
+	cr_assert_eq(hpshm__linux_cgroup_get(2 * MIB, &cg), 0);
 	cr_assert_str_eq(cg.path, "/sys/fs/cgroup/ab");
 	cr_assert_eq(cg.limit, (uint64_t)2 * MIB);
 }
@@ -869,7 +869,7 @@ Test(paths_ports, cgroup_v1_mounts_without_the_hugetlb_controller_are_passed_ove
 	hpt_fakeroot_write("sys/fs/cgroup/none/g/hugetlb.2MB.limit_in_bytes", "2097152\n");
 	hpt_fakeroot_write("sys/fs/cgroup/cpu/g/hugetlb.2MB.limit_in_bytes", "2097152\n");
 	hpt_fakeroot_write("sys/fs/cgroup/hugetlb/g/hugetlb.2MB.limit_in_bytes", "8388608\n");
-	cr_assert_eq(hpshm__cgroup_get(2 * MIB, &cg), 0);
+	cr_assert_eq(hpshm__linux_cgroup_get(2 * MIB, &cg), 0);
 	cr_assert_eq(cg.version, 1);
 	cr_assert_eq(cg.limit, (uint64_t)8 * MIB);
 	cr_assert_str_eq(cg.path, "/sys/fs/cgroup/hugetlb/g");
@@ -883,9 +883,9 @@ Test(paths_ports, cgroup_v1_reservation_limit_that_binds_is_the_file_named)
 	hpt_fakeroot_write("proc/self/mountinfo", "31 1 0:27 / /sys/fs/cgroup/hugetlb rw - cgroup cgroup rw,hugetlb\n");
 	hpt_fakeroot_write("sys/fs/cgroup/hugetlb/g/hugetlb.2MB.limit_in_bytes", "16777216\n");
 	hpt_fakeroot_write("sys/fs/cgroup/hugetlb/g/hugetlb.2MB.rsvd.limit_in_bytes", "4194304\n");
-	cr_assert_eq(hpshm__hugetlb_cgroup_short(8 * MIB, 2 * MIB, 1, buf, sizeof buf), 1);
+	cr_assert_eq(hpshm__linux_hugetlb_cgroup_short(8 * MIB, 2 * MIB, 1, buf, sizeof buf), 1);
 	cr_assert_str_eq(buf, "raise hugetlb.2MB.rsvd.limit_in_bytes to at least 8MiB in cgroup /sys/fs/cgroup/hugetlb/g");
-	cr_assert_eq(hpshm__hugetlb_cgroup_short(8 * MIB, 0, 1, buf, sizeof buf), 0, "no page size: no cgroup");
+	cr_assert_eq(hpshm__linux_hugetlb_cgroup_short(8 * MIB, 0, 1, buf, sizeof buf), 0, "no page size: no cgroup");
 }
 
 Test(paths_ports, cgroup_v1_reads_its_four_files)
@@ -901,7 +901,7 @@ Test(paths_ports, cgroup_v1_reads_its_four_files)
 	hpt_fakeroot_write("sys/fs/cgroup/hugetlb/g/hugetlb.2MB.usage_in_bytes", "2097152\n");
 	hpt_fakeroot_write("sys/fs/cgroup/hugetlb/g/hugetlb.2MB.rsvd.limit_in_bytes", "8388608\n");
 	hpt_fakeroot_write("sys/fs/cgroup/hugetlb/g/hugetlb.2MB.rsvd.usage_in_bytes", "4194304\n");
-	cr_assert_eq(hpshm__cgroup_get(2 * MIB, &cg), 0);
+	cr_assert_eq(hpshm__linux_cgroup_get(2 * MIB, &cg), 0);
 	cr_assert_eq(cg.version, 1);
 	cr_assert_eq(cg.limit, (uint64_t)16 * MIB);
 	cr_assert_eq(cg.usage, (uint64_t)2 * MIB);
@@ -930,9 +930,9 @@ Test(paths_ports, pool_hint_for_no_bytes_still_counts_one_page)
 {
 	char buf[HPSHM_TEXT_MAX];
 
-	cr_assert_null(hpshm__hugetlb_hint(4 * MIB, 2 * MIB, NULL, 8));
-	cr_assert_eq(hpshm__hugetlb_hint(4 * MIB, 2 * MIB, buf, 0), buf);
-	hpshm__hugetlb_hint(0, 2 * MIB, buf, sizeof buf);
+	cr_assert_null(hpshm__linux_hugetlb_hint(4 * MIB, 2 * MIB, NULL, 8));
+	cr_assert_eq(hpshm__linux_hugetlb_hint(4 * MIB, 2 * MIB, buf, 0), buf);
+	hpshm__linux_hugetlb_hint(0, 2 * MIB, buf, sizeof buf);
 	cr_assert(strstr(buf, "at least 11 (the 1 2MiB page needed"), "%s", buf);
 }
 
@@ -940,7 +940,7 @@ Test(paths_ports, pool_hint_without_a_page_size_lists_the_sizes_offered)
 {
 	char buf[HPSHM_TEXT_MAX];
 
-	hpshm__hugetlb_hint(4 * MIB, 0, buf, sizeof buf);
+	hpshm__linux_hugetlb_hint(4 * MIB, 0, buf, sizeof buf);
 	cr_assert_str_eq(buf, "set huge_page_size to a size the kernel offers (sizes: 2MiB)");
 }
 
@@ -950,7 +950,7 @@ Test(paths_ports, pool_hint_names_the_cgroup_when_the_pool_has_room)
 
 	hpt_fakeroot_set_pool(10, 10);
 	cgroup_limit("/a", "4194304\n");
-	hpshm__hugetlb_hint(8 * MIB, 2 * MIB, buf, sizeof buf);
+	hpshm__linux_hugetlb_hint(8 * MIB, 2 * MIB, buf, sizeof buf);
 	cr_assert_str_eq(buf, "raise hugetlb.2MB.max to at least 8MiB in cgroup /sys/fs/cgroup/a");
 }
 
@@ -960,9 +960,9 @@ Test(paths_ports, cgroup_advice_that_would_not_fit_leaves_the_path_out)
 
 	long_cgroup(self, sizeof self, 1);
 	cgroup_limit(self, "4194304\n");
-	cr_assert_eq(hpshm__hugetlb_cgroup_short(8 * MIB, 2 * MIB, 1, buf, sizeof buf), 1);
+	cr_assert_eq(hpshm__linux_hugetlb_cgroup_short(8 * MIB, 2 * MIB, 1, buf, sizeof buf), 1);
 	cr_assert_str_eq(buf, "raise hugetlb.2MB.max of this process's cgroup to at least 8MiB");
-	cr_assert_eq(hpshm__hugetlb_cgroup_short(8 * MIB, 2 * MIB, 0, buf, sizeof buf), 1);
+	cr_assert_eq(hpshm__linux_hugetlb_cgroup_short(8 * MIB, 2 * MIB, 0, buf, sizeof buf), 1);
 	cr_assert(strstr(buf, "this process's hugetlb cgroup allows 4MiB of 2MiB pages"), "%s", buf);
 	cr_assert(!strstr(buf, "cccc"), "no part of the path: %s", buf);
 }
@@ -973,10 +973,10 @@ Test(paths_ports, fault_risk_and_cgroup_probe_of_no_page_size_are_none)
 	int risk = 7;
 
 	cgroup_limit("/a", "4194304\n");
-	cr_assert_eq(hpshm__hugetlb_fault_risk(8 * MIB, 0), 0);
-	cr_assert_eq(hpshm__hugetlb_cgroup_probe(8 * MIB, 0, &risk, buf, sizeof buf), 0);
+	cr_assert_eq(hpshm__linux_hugetlb_fault_risk(8 * MIB, 0), 0);
+	cr_assert_eq(hpshm__linux_hugetlb_cgroup_probe(8 * MIB, 0, &risk, buf, sizeof buf), 0);
 	cr_assert_eq(risk, 0);
-	cr_assert_eq(hpshm__hugetlb_cgroup_probe(8 * MIB, 2 * MIB, &risk, buf, sizeof buf), 1);
+	cr_assert_eq(hpshm__linux_hugetlb_cgroup_probe(8 * MIB, 2 * MIB, &risk, buf, sizeof buf), 1);
 	cr_assert_eq(risk, 1, "a fault-time limit without a reservation limit");
 	cr_assert(strstr(buf, "hugetlb cgroup /sys/fs/cgroup/a allows 4MiB"), "%s", buf);
 }
@@ -1012,7 +1012,7 @@ Test(paths_ports, populate_enospc_under_a_cgroup_limit_names_the_cgroup_file)
 	hpshm__linux_sys.fallocate = inj_fallocate;
 	inj_errno_fallocate = ENOSPC;
 	memset(&err, 0, sizeof err);
-	cr_assert_eq(hpshm__populate(page, 8 * MIB, 2 * MIB, FILE_HANDLE(0), &methods, &err), HPSHM_EPOPULATE);
+	cr_assert_eq(hpshm__port_populate(page, 8 * MIB, 2 * MIB, FILE_HANDLE(0), &methods, &err), HPSHM_EPOPULATE);
 	cr_assert_str_eq(err.call, "fallocate");
 	cr_assert_eq(err.sys_errno, ENOSPC);
 	cr_assert_eq(methods, (unsigned)HPSHM_POPULATE_NONE);
@@ -1041,7 +1041,7 @@ Test(paths_ports, populate_hint_with_a_cgroup_path_too_long_names_this_processs_
 	hpshm__linux_sys.fallocate = inj_fallocate;
 	inj_errno_fallocate = ENOMEM;
 	memset(&err, 0, sizeof err);
-	cr_assert_eq(hpshm__populate(page, 2 * MIB, 2 * MIB, FILE_HANDLE(0), &methods, &err), HPSHM_EPOPULATE);
+	cr_assert_eq(hpshm__port_populate(page, 2 * MIB, 2 * MIB, FILE_HANDLE(0), &methods, &err), HPSHM_EPOPULATE);
 	cr_assert_eq(err.sys_errno, ENOMEM);
 	cr_assert_str_eq(err.hint,
 			 "raise hugetlb.2MB.limit_in_bytes (now 4MiB) by at least 2MiB in this process's cgroup");
@@ -1082,7 +1082,7 @@ Test(paths_ports, populate_calls_again_when_interrupted)
 	eintr_fallocate = 2;
 	eintr_madvise = 2;
 	memset(&err, 0, sizeof err);
-	cr_assert_eq(hpshm__populate(page, sizeof page, 4096, FILE_HANDLE(0), &methods, &err), HPSHM_EPOPULATE);
+	cr_assert_eq(hpshm__port_populate(page, sizeof page, 4096, FILE_HANDLE(0), &methods, &err), HPSHM_EPOPULATE);
 	cr_assert_eq(eintr_fallocate + eintr_madvise, 0, "every interruption was retried");
 	cr_assert_str_eq(err.call, "madvise", "fallocate's EINTR was retried to its real answer");
 	cr_assert_eq(err.sys_errno, EIO, "madvise's EINTR was retried to its real answer");
@@ -1098,14 +1098,14 @@ Test(paths_ports, populate_efault_under_a_fault_time_cgroup_limit_says_so)
 	hpshm__linux_sys.madvise = inj_madvise;
 	inj_errno_madvise = EFAULT;
 	memset(&err, 0, sizeof err);
-	cr_assert_eq(hpshm__populate(page, 8 * MIB, 2 * MIB, HPSHM__PORT_NO_HANDLE, &methods, &err), HPSHM_EPOPULATE);
+	cr_assert_eq(hpshm__port_populate(page, 8 * MIB, 2 * MIB, HPSHM__PORT_NO_HANDLE, &methods, &err), HPSHM_EPOPULATE);
 	cr_assert(strstr(err.message, "(a hugetlb cgroup limit applies at fault time)"), "%s", err.message);
 	cr_assert(strstr(err.hint, "hugetlb.2MB.max"), "%s", err.hint);
 }
 
 Test(paths_ports, populate_touch_past_the_end_under_a_cgroup_limit_says_so)
 {
-	const size_t base = hpshm__base_page_size(), step = 2 * base;
+	const size_t base = hpshm__port_base_page_size(), step = 2 * base;
 	char self_limit[600];
 	hpshm_error err;
 	char *addr, name[16];
@@ -1118,7 +1118,7 @@ Test(paths_ports, populate_touch_past_the_end_under_a_cgroup_limit_says_so)
 					"mapping past the end of a file raises no SIGBUS");
 	}
 	/* a page size above the base page, whose pages the cgroup limits at fault time */
-	hpshm__hugetlb_cgroup_size(step, name, sizeof name);
+	hpshm__linux_hugetlb_cgroup_size(step, name, sizeof name);
 	cgroup_v2_at("/a", CG2("/", "/sys/fs/cgroup"));
 	snprintf(self_limit, sizeof self_limit, "sys/fs/cgroup/a/hugetlb.%s.max", name);
 	hpt_fakeroot_write(self_limit, "0\n");
@@ -1130,7 +1130,7 @@ Test(paths_ports, populate_touch_past_the_end_under_a_cgroup_limit_says_so)
 	hpshm__linux_sys.madvise = inj_madvise;
 	inj_errno_madvise = EINVAL;   /* a kernel before 5.14: the guarded touch */
 	memset(&err, 0, sizeof err);
-	cr_assert_eq(hpshm__populate(addr, 2 * step, step, HPSHM__PORT_NO_HANDLE, &methods, &err), HPSHM_EPOPULATE);
+	cr_assert_eq(hpshm__port_populate(addr, 2 * step, step, HPSHM__PORT_NO_HANDLE, &methods, &err), HPSHM_EPOPULATE);
 	cr_assert_str_eq(err.call, "touch");
 	cr_assert(strstr(err.message, "SIGBUS on touch); a hugetlb cgroup limit applies at fault time"), "%s",
 		  err.message);
@@ -1149,10 +1149,10 @@ Test(paths_ports, populate_of_base_pages_counts_base_pages)
 	hpshm__linux_sys.madvise = inj_madvise;
 	inj_errno_madvise = EFAULT;
 	memset(&err, 0, sizeof err);
-	cr_assert_eq(hpshm__populate(page, sizeof page, hpshm__base_page_size(), HPSHM__PORT_NO_HANDLE, &methods, &err),
+	cr_assert_eq(hpshm__port_populate(page, sizeof page, hpshm__port_base_page_size(), HPSHM__PORT_NO_HANDLE, &methods, &err),
 		     HPSHM_EPOPULATE);
 	cr_assert_str_eq(err.call, "madvise");
-	hpshm_size_format(hpshm__base_page_size(), psz, sizeof psz);
+	hpshm_size_format(hpshm__port_base_page_size(), psz, sizeof psz);
 	snprintf(want, sizeof want, "the %s pages", psz);
 	cr_assert(strstr(err.message, want), "%s", err.message);
 	cr_assert_str_eq(err.hint, "free memory, or raise the memory limit of this process's cgroup");
@@ -1214,7 +1214,7 @@ Test(paths_ports, thp_shmem_set_writes_the_knob_and_says_why_it_could_not)
 	cr_assert(strstr(why, "cannot open ") && strstr(why, strerror(ENOENT)), "%s", why);
 	hpt_fakeroot_write("sys/kernel/mm/transparent_hugepage/shmem_enabled", "always [never]\n");
 	cr_assert_eq(hpshm__os_thp_shmem_set("advise", why, sizeof why), 0, "%s", why);
-	cr_assert_eq(hpshm__read_file("/sys/kernel/mm/transparent_hugepage/shmem_enabled", buf, sizeof buf), 6L);
+	cr_assert_eq(hpshm__linux_read_file("/sys/kernel/mm/transparent_hugepage/shmem_enabled", buf, sizeof buf), 6L);
 	cr_assert_str_eq(buf, "advise");
 	link_full("sys/kernel/mm/transparent_hugepage/shmem_enabled");
 	cr_assert_eq(hpshm__os_thp_shmem_set("never", why, sizeof why), -1);
@@ -1232,7 +1232,7 @@ Test(paths_ports, mapping_facts_without_smaps_or_maps_are_unknown)
 	cr_assert_eq(hpshm__os_thp_kib(&x), -1L);
 	cr_assert_eq(hpshm__os_backing(&x, sizeof x, -1, &b), HPSHM_EUNAVAILABLE);
 	cr_assert_str_eq(b.source, "unverified");
-	cr_assert_eq(hpshm__maps_line(&x, sizeof x, buf, sizeof buf), HPSHM_EUNAVAILABLE);
+	cr_assert_eq(hpshm__port_maps_line(&x, sizeof x, buf, sizeof buf), HPSHM_EUNAVAILABLE);
 	cr_assert_eq(hpshm__os_mapping_len(&x), 0u);
 }
 
@@ -1248,7 +1248,7 @@ Test(paths_ports, page_table_and_available_memory_out_of_range_are_unknown)
 	replace("proc/meminfo", "MemAvailable: 18014398509481983 kB\n");
 	cr_assert_eq(hpshm__os_mem_available(), (uint64_t)18014398509481983ull * 1024);
 	replace("proc/meminfo", "Hugepagesize: 0 kB\n");
-	cr_assert_eq(hpshm__default_huge_page_size(), 0u, "a size of 0 is none");
+	cr_assert_eq(hpshm__port_default_huge_page_size(), 0u, "a size of 0 is none");
 }
 
 /* ==== verify.c: maps and smaps lines ==== */
@@ -1258,15 +1258,15 @@ Test(paths_ports, maps_lines_out_of_format_are_not_ranges)
 	uintptr_t lo = 1, hi = 2;
 	char buf[128];
 
-	cr_assert_eq(hpshm__maps_range("Size:  4 kB", &lo, &hi), 0);
-	cr_assert_eq(hpshm__maps_range("60000000 rw-p", &lo, &hi), 0, "no dash");
-	cr_assert_eq(hpshm__maps_range("60000000-60200000x rw-p", &lo, &hi), 0, "no space after the end");
+	cr_assert_eq(hpshm__linux_maps_range("Size:  4 kB", &lo, &hi), 0);
+	cr_assert_eq(hpshm__linux_maps_range("60000000 rw-p", &lo, &hi), 0, "no dash");
+	cr_assert_eq(hpshm__linux_maps_range("60000000-60200000x rw-p", &lo, &hi), 0, "no space after the end");
 	cr_assert_eq(lo, 1u);
-	cr_assert_eq(hpshm__maps_range("60000000-60200000 rw-p", &lo, &hi), 1);
+	cr_assert_eq(hpshm__linux_maps_range("60000000-60200000 rw-p", &lo, &hi), 1);
 	cr_assert_eq(lo, (uintptr_t)0x60000000);
 	cr_assert_eq(hi, (uintptr_t)0x60200000);
 	replace("proc/self/maps", "garbage line\n60000000-60200000 rw-s 00000000 00:10 42 /x\n");
-	cr_assert_eq(hpshm__maps_line((void *)0x60000000, 0, buf, sizeof buf), 0);
+	cr_assert_eq(hpshm__port_maps_line((void *)0x60000000, 0, buf, sizeof buf), 0);
 	cr_assert(strstr(buf, "/x"), "%s", buf);
 }
 
@@ -1277,9 +1277,9 @@ Test(paths_ports, vmas_without_a_page_size_leave_it_to_the_others)
 	replace("proc/self/smaps",
 		"60000000-60200000 rw-s 00000000 00:10 42 /x\nKernelPageSize: 0 kB\nVmFlags: rd ht\n"
 		"60200000-60400000 rw-s 00000000 00:10 42 /x\nKernelPageSize: 4 kB\nVmFlags: rd\n");
-	cr_assert_eq(hpshm__verify_backing((void *)0x60000000, 2 * MIB, HPSHM__PORT_NO_HANDLE, &b), HPSHM_EUNAVAILABLE,
+	cr_assert_eq(hpshm__port_verify_backing((void *)0x60000000, 2 * MIB, HPSHM__PORT_NO_HANDLE, &b), HPSHM_EUNAVAILABLE,
 		     "a VMA of page size 0 says nothing");
-	cr_assert_eq(hpshm__verify_backing((void *)0x60000000, 4 * MIB, HPSHM__PORT_NO_HANDLE, &b), 0);
+	cr_assert_eq(hpshm__port_verify_backing((void *)0x60000000, 4 * MIB, HPSHM__PORT_NO_HANDLE, &b), 0);
 	cr_assert_eq(b.page_size, (size_t)4096, "the VMA that states its size decides");
 	cr_assert_eq(b.huge, 0);
 }
@@ -1305,13 +1305,13 @@ Test(paths_ports, backing_of_a_descriptor_is_its_file_systems_when_smaps_knows_n
 	cr_assert_geq(fd, 0);
 	closed = dup(fd);
 	close(closed);
-	cr_assert_eq(hpshm__verify_backing(NULL, 0, FILE_HANDLE(fd), &b), HPSHM_EUNAVAILABLE, "not hugetlbfs: no size");
-	cr_assert_eq(hpshm__verify_backing(NULL, 0, FILE_HANDLE(closed), &b), HPSHM_EUNAVAILABLE, "fstatfs fails");
+	cr_assert_eq(hpshm__port_verify_backing(NULL, 0, FILE_HANDLE(fd), &b), HPSHM_EUNAVAILABLE, "not hugetlbfs: no size");
+	cr_assert_eq(hpshm__port_verify_backing(NULL, 0, FILE_HANDLE(closed), &b), HPSHM_EUNAVAILABLE, "fstatfs fails");
 	hpshm__linux_sys.fstatfs = inj_fstatfs;
 	fstatfs_bsize = 0;
-	cr_assert_eq(hpshm__verify_backing(NULL, 0, FILE_HANDLE(fd), &b), HPSHM_EUNAVAILABLE, "hugetlbfs without a size");
+	cr_assert_eq(hpshm__port_verify_backing(NULL, 0, FILE_HANDLE(fd), &b), HPSHM_EUNAVAILABLE, "hugetlbfs without a size");
 	fstatfs_bsize = (long)(2 * MIB);
-	cr_assert_eq(hpshm__verify_backing(NULL, 0, FILE_HANDLE(fd), &b), 0);
+	cr_assert_eq(hpshm__port_verify_backing(NULL, 0, FILE_HANDLE(fd), &b), 0);
 	cr_assert_str_eq(b.source, "fstatfs");
 	cr_assert_eq(b.page_size, 2 * MIB);
 	cr_assert_eq(b.huge, 1);
@@ -1323,8 +1323,8 @@ Test(paths_ports, maps_line_of_a_range_that_wraps_looks_at_its_first_byte)
 	char buf[128];
 
 	replace("proc/self/maps", "60000000-60200000 rw-s 00000000 00:10 42 /x\n");
-	cr_assert_eq(hpshm__maps_line((void *)(UINTPTR_MAX - 10), 100, buf, sizeof buf), HPSHM_EUNAVAILABLE);
-	cr_assert_eq(hpshm__maps_line((void *)0x601fffff, SIZE_MAX, buf, sizeof buf), 0);
+	cr_assert_eq(hpshm__port_maps_line((void *)(UINTPTR_MAX - 10), 100, buf, sizeof buf), HPSHM_EUNAVAILABLE);
+	cr_assert_eq(hpshm__port_maps_line((void *)0x601fffff, SIZE_MAX, buf, sizeof buf), 0);
 	cr_assert(strstr(buf, "/x"), "%s", buf);
 }
 
@@ -1334,11 +1334,11 @@ Test(paths_ports, ht_inside_another_flag_is_not_hugetlb)
 
 	replace("proc/self/smaps", "60000000-60200000 rw-s 00000000 00:10 42 /x\nKernelPageSize: 2048 kB\n"
 				   "VmFlags: rd xht htx\n");
-	cr_assert_eq(hpshm__verify_backing((void *)0x60000000, 2 * MIB, HPSHM__PORT_NO_HANDLE, &b), 0);
+	cr_assert_eq(hpshm__port_verify_backing((void *)0x60000000, 2 * MIB, HPSHM__PORT_NO_HANDLE, &b), 0);
 	cr_assert_eq(b.huge, 0, "only a flag of its own says hugetlb");
 	replace("proc/self/smaps", "60000000-60200000 rw-s 00000000 00:10 42 /x\nKernelPageSize: 2048 kB\n"
 				   "VmFlags: rd xht ht\n");
-	cr_assert_eq(hpshm__verify_backing((void *)0x60000000, 2 * MIB, HPSHM__PORT_NO_HANDLE, &b), 0);
+	cr_assert_eq(hpshm__port_verify_backing((void *)0x60000000, 2 * MIB, HPSHM__PORT_NO_HANDLE, &b), 0);
 	cr_assert_eq(b.huge, 1);
 }
 
@@ -1352,17 +1352,17 @@ Test(paths_ports, process_start_of_a_stat_line_out_of_format_is_unknown)
 	snprintf(stat, sizeof stat, "424242 (a) b) S 1 1 1 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 %s 1000 1\n",
 		 "987654");
 	replace("proc/424242/stat", stat);
-	cr_assert_eq(hpshm__process_start(424242), 987654u);
-	cr_assert_eq(hpshm__process_alive(424242, 987654), 1);
-	cr_assert_eq(hpshm__process_alive(424242, 5), 0, "another process under a recycled pid");
-	cr_assert_eq(hpshm__process_alive(424242, 0), -1, "no start time to compare");
+	cr_assert_eq(hpshm__port_process_start(424242), 987654u);
+	cr_assert_eq(hpshm__port_process_alive(424242, 987654), 1);
+	cr_assert_eq(hpshm__port_process_alive(424242, 5), 0, "another process under a recycled pid");
+	cr_assert_eq(hpshm__port_process_alive(424242, 0), -1, "no start time to compare");
 	replace("proc/424242/stat", "424242 (a) S 1 1 1\n");
-	cr_assert_eq(hpshm__process_start(424242), 0u, "too few fields");
+	cr_assert_eq(hpshm__port_process_start(424242), 0u, "too few fields");
 	replace("proc/424242/stat", "424242 (a) S 1 1 1 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 x 1\n");
-	cr_assert_eq(hpshm__process_start(424242), 0u, "a start time that is not a number");
+	cr_assert_eq(hpshm__port_process_start(424242), 0u, "a start time that is not a number");
 	replace("proc/424242/stat", "424242 a S 1\n");
-	cr_assert_eq(hpshm__process_start(424242), 0u, "no command name");
-	cr_assert_eq(hpshm__process_alive(0, 5), 0);
+	cr_assert_eq(hpshm__port_process_start(424242), 0u, "no command name");
+	cr_assert_eq(hpshm__port_process_alive(0, 5), 0);
 }
 
 /* ==== linux/sysvipc.c: the kernel's list of SysV segments, and creators' start times ==== */
@@ -1439,11 +1439,11 @@ Test(paths_ports, sysv_list_of_the_fake_tree_gives_each_segment_and_skips_what_i
 	cr_assert_eq(hpshm__linux_shm_find(5, &e), -1, "a segment on an overlong line is not listed");
 	cr_assert_eq(hpshm__linux_shm_find(4242, &e), -1, "a pid is no id");
 
-	hpshm__sys.fopen = h_fopen_shm_eacces;
+	hpshm__posix_sys.fopen = h_fopen_shm_eacces;
 	memset(&w, 0, sizeof w);
 	cr_assert_eq(hpshm__linux_shm_each(shm_record, &w), HPSHM_EIO, "an unreadable list is an error");
 	cr_assert_eq(hpshm__linux_shm_find(98310, &e), -1);
-	hpshm__sys.fopen = real_sys.fopen;
+	hpshm__posix_sys.fopen = real_sys.fopen;
 
 	drop("proc/sysvipc/shm");
 	memset(&w, 0, sizeof w);
@@ -1472,18 +1472,18 @@ Test(paths_ports, pick_address_refuses_an_alignment_that_is_no_power_of_two)
 {
 	void *p = NULL;
 
-	cr_assert_eq(hpshm__pick_address(2 * MIB, 0, &p), HPSHM_EINVAL);
-	cr_assert_eq(hpshm__pick_address(2 * MIB, 3 * MIB, &p), HPSHM_EINVAL);
-	cr_assert_eq(hpshm__pick_address(SIZE_MAX - MIB, 2 * MIB, &p), HPSHM_EINVAL);
+	cr_assert_eq(hpshm__port_pick_address(2 * MIB, 0, &p), HPSHM_EINVAL);
+	cr_assert_eq(hpshm__port_pick_address(2 * MIB, 3 * MIB, &p), HPSHM_EINVAL);
+	cr_assert_eq(hpshm__port_pick_address(SIZE_MAX - MIB, 2 * MIB, &p), HPSHM_EINVAL);
 	cr_assert_null(p);
 }
 
 Test(paths_ports, huge_bits_are_log2_of_a_power_of_two_only)
 {
-	cr_assert_eq(hpshm__huge_bits(0), 0u);
-	cr_assert_eq(hpshm__huge_bits(3 * MIB), 0u);
-	cr_assert_eq(hpshm__huge_bits(2 * MIB), 21u << HPSHM__HUGE_SHIFT);
-	cr_assert_eq(hpshm__huge_bits(GIB), 30u << HPSHM__HUGE_SHIFT);
+	cr_assert_eq(hpshm__linux_huge_bits(0), 0u);
+	cr_assert_eq(hpshm__linux_huge_bits(3 * MIB), 0u);
+	cr_assert_eq(hpshm__linux_huge_bits(2 * MIB), 21u << HPSHM__HUGE_SHIFT);
+	cr_assert_eq(hpshm__linux_huge_bits(GIB), 30u << HPSHM__HUGE_SHIFT);
 }
 
 /* ==== random: getrandom, /dev/urandom, the clock ==== */
@@ -1509,9 +1509,9 @@ Test(paths_ports, nonces_come_from_urandom_when_getrandom_is_interrupted_or_shor
 
 	hpshm__linux_sys.getrandom = inj_getrandom;
 	getrandom_mode = 0;
-	a = hpshm__random64();
+	a = hpshm__port_random64();
 	getrandom_mode = 1;
-	b = hpshm__random64();
+	b = hpshm__port_random64();
 	cr_assert_eq(getrandom_calls, 2u);
 	cr_assert_neq(a, b);
 	cr_assert_neq(b & 0xffffffffu, 0xaaaaaaaau, "the short answer's bytes are not the nonce");
@@ -1530,9 +1530,9 @@ Test(paths_ports, nonces_fall_back_to_the_clock_when_no_file_can_be_opened)
 	none.rlim_cur = 0;
 	cr_assert_eq(setrlimit(RLIMIT_NOFILE, &none), 0, "%s", strerror(errno));
 	fd = open("/dev/urandom", O_RDONLY);
-	a = hpshm__random64();
+	a = hpshm__port_random64();
 	b = hpshm__posix_random64();
-	c = hpshm__random64();
+	c = hpshm__port_random64();
 	(void)setrlimit(RLIMIT_NOFILE, &old);
 	cr_assert_eq(fd, -1, "the limit did not stop the open");
 	cr_assert_neq(a, b);
@@ -1604,21 +1604,21 @@ Test(paths_ports, fopen_opens_close_on_exec_in_every_mode_and_refuses_others)
 	FILE *f;
 
 	snprintf(path, sizeof path, "%s/f", scratch_dir());
-	f = hpshm__fopen(path, "w");
+	f = hpshm__port_fopen(path, "w");
 	cr_assert_not_null(f);
 	cr_assert(fcntl(fileno(f), F_GETFD) & FD_CLOEXEC);
 	fputs("one\n", f);
 	fclose(f);
-	f = hpshm__fopen(path, "a");
+	f = hpshm__port_fopen(path, "a");
 	cr_assert_not_null(f);
 	cr_assert(fcntl(fileno(f), F_GETFD) & FD_CLOEXEC);
 	fputs("two\n", f);
 	fclose(f);
-	f = hpshm__fopen(path, "a+");
+	f = hpshm__port_fopen(path, "a+");
 	cr_assert_not_null(f);
 	fputs("three\n", f);
 	fclose(f);
-	f = hpshm__fopen(path, "r+");
+	f = hpshm__port_fopen(path, "r+");
 	cr_assert_not_null(f);
 	cr_assert_not_null(fgets(line, sizeof line, f));
 	cr_assert_str_eq(line, "one\n");
@@ -1627,16 +1627,16 @@ Test(paths_ports, fopen_opens_close_on_exec_in_every_mode_and_refuses_others)
 	cr_assert_not_null(fgets(line, sizeof line, f));
 	cr_assert_str_eq(line, "three\n");
 	fclose(f);
-	f = hpshm__fopen(path, "w+");
+	f = hpshm__port_fopen(path, "w+");
 	cr_assert_not_null(f);
 	cr_assert_null(fgets(line, sizeof line, f), "\"w+\" truncated");
 	fclose(f);
 	errno = 0;
-	cr_assert_null(hpshm__fopen(path, "x"));
+	cr_assert_null(hpshm__port_fopen(path, "x"));
 	cr_assert_eq(errno, EINVAL);
 	unlink(path);
 	errno = 0;
-	cr_assert_null(hpshm__fopen(path, "r"));
+	cr_assert_null(hpshm__port_fopen(path, "r"));
 	cr_assert_eq(errno, ENOENT);
 }
 
@@ -1666,13 +1666,13 @@ Test(paths_ports, spawn_of_an_empty_or_overlong_name_is_refused_before_fork)
 	hpshm_error err;
 
 	memset(&err, 0, sizeof err);
-	cr_assert_eq(hpshm__spawn("", true_argv, NULL, NULL, 0, NULL, 0, &child, &err), HPSHM_ESYS);
+	cr_assert_eq(hpshm__port_spawn("", true_argv, NULL, NULL, 0, NULL, 0, &child, &err), HPSHM_ESYS);
 	cr_assert_eq(err.sys_errno, ENOENT);
 	cr_assert(strstr(err.message, "(searched PATH)"), "%s", err.message);
 	repeat(name, 'n', sizeof name - 1);
 	name[0] = '/';
 	memset(&err, 0, sizeof err);
-	cr_assert_eq(hpshm__spawn(name, true_argv, NULL, NULL, 0, NULL, 0, &child, &err), HPSHM_ESYS);
+	cr_assert_eq(hpshm__port_spawn(name, true_argv, NULL, NULL, 0, NULL, 0, &child, &err), HPSHM_ESYS);
 	cr_assert_eq(err.sys_errno, ENAMETOOLONG);
 	cr_assert_str_eq(err.call, "execve");
 	cr_assert_str_eq(err.hint, "check the program's path");
@@ -1688,7 +1688,7 @@ Test(paths_ports, spawn_that_finds_only_a_directory_in_path_reports_eacces)
 	cr_assert_eq(mkdir(sub, 0755), 0);
 	setenv("PATH", scratch, 1);
 	memset(&err, 0, sizeof err);
-	cr_assert_eq(hpshm__spawn("hpt-prog", true_argv, NULL, NULL, 0, NULL, 0, &child, &err), HPSHM_ESYS);
+	cr_assert_eq(hpshm__port_spawn("hpt-prog", true_argv, NULL, NULL, 0, NULL, 0, &child, &err), HPSHM_ESYS);
 	cr_assert_eq(err.sys_errno, EACCES, "errno %d: %s", err.sys_errno, err.message);
 	cr_assert_str_eq(err.hint, "give the program's full path, or add its directory to PATH");
 }
@@ -1707,8 +1707,8 @@ Test(paths_ports, spawn_runs_from_an_empty_path_entry_and_skips_one_too_long, .t
 	strcat(path, "::/nonexistent");
 	setenv("PATH", path, 1);
 	memset(&err, 0, sizeof err);
-	cr_assert_eq(hpshm__spawn("hpt-prog", true_argv, NULL, NULL, 0, NULL, 0, &child, &err), 0, "%s", err.message);
-	cr_assert_eq(hpshm__wait(&child, &status, &err), 0, "%s", err.message);
+	cr_assert_eq(hpshm__port_spawn("hpt-prog", true_argv, NULL, NULL, 0, NULL, 0, &child, &err), 0, "%s", err.message);
+	cr_assert_eq(hpshm__port_wait(&child, &status, &err), 0, "%s", err.message);
 	cr_assert_eq(status, 7, "the program in the current directory ran");
 }
 
@@ -1720,8 +1720,8 @@ Test(paths_ports, spawn_with_path_unset_searches_the_systems_default_path, .time
 
 	unsetenv("PATH");
 	memset(&err, 0, sizeof err);
-	cr_assert_eq(hpshm__spawn("true", true_argv, NULL, NULL, 0, NULL, 0, &child, &err), 0, "%s", err.message);
-	cr_assert_eq(hpshm__wait(&child, &status, &err), 0, "%s", err.message);
+	cr_assert_eq(hpshm__port_spawn("true", true_argv, NULL, NULL, 0, NULL, 0, &child, &err), 0, "%s", err.message);
+	cr_assert_eq(hpshm__port_wait(&child, &status, &err), 0, "%s", err.message);
 	cr_assert_eq(status, 0);
 }
 
@@ -1739,7 +1739,7 @@ Test(paths_ports, spawn_of_a_file_the_kernel_cannot_run_reports_the_exec_errno, 
 	write_program(scratch_dir(), "garbage", "\x7f" "not a program\n");
 	snprintf(prog, sizeof prog, "%s/garbage", scratch);
 	memset(&err, 0, sizeof err);
-	cr_assert_eq(hpshm__spawn(prog, true_argv, NULL, NULL, 0, NULL, 0, &child, &err), HPSHM_ESYS);
+	cr_assert_eq(hpshm__port_spawn(prog, true_argv, NULL, NULL, 0, NULL, 0, &child, &err), HPSHM_ESYS);
 	cr_assert_str_eq(err.call, "execve");
 	cr_assert_eq(err.sys_errno, ENOEXEC, "errno %d: %s", err.sys_errno, err.message);
 	cr_assert(strstr(err.message, prog), "%s", err.message);
@@ -1750,7 +1750,7 @@ Test(paths_ports, spawn_of_a_file_the_kernel_cannot_run_reports_the_exec_errno, 
 	inherit[0] = 0;
 	inherit[1] = closed;
 	memset(&err, 0, sizeof err);
-	cr_assert_eq(hpshm__spawn(prog, true_argv, envp, inherit, 2, NULL, 0, &child, &err), HPSHM_ESYS);
+	cr_assert_eq(hpshm__port_spawn(prog, true_argv, envp, inherit, 2, NULL, 0, &child, &err), HPSHM_ESYS);
 	cr_assert_eq(err.sys_errno, ENOEXEC, "errno %d: %s", err.sys_errno, err.message);
 	cr_assert(fcntl(0, F_GETFD) >= 0, "the parent's descriptor is untouched");
 }
@@ -1770,7 +1770,7 @@ Test(paths_ports, spawn_without_a_free_descriptor_names_the_limit)
 	low.rlim_cur = (rlim_t)fd;   /* the lowest free descriptor is beyond the limit */
 	memset(&err, 0, sizeof err);
 	cr_assert_eq(setrlimit(RLIMIT_NOFILE, &low), 0, "%s", strerror(errno));
-	rc = hpshm__spawn("/bin/true", true_argv, NULL, NULL, 0, NULL, 0, &child, &err);
+	rc = hpshm__port_spawn("/bin/true", true_argv, NULL, NULL, 0, NULL, 0, &child, &err);
 	(void)setrlimit(RLIMIT_NOFILE, &old);
 	cr_assert_eq(rc, HPSHM_ESYS);
 	cr_assert_str_eq(err.call, "pipe");
@@ -1800,7 +1800,7 @@ Test(paths_ports, spawn_when_fork_is_refused_names_the_process_limit, .timeout =
 		if (setrlimit(RLIMIT_NPROC, &none) != 0 || setresuid(65534, 65534, 0) != 0)
 			PORTS_CHILD_EXIT(10);
 		memset(&err, 0, sizeof err);
-		rc = hpshm__spawn("/bin/true", true_argv, NULL, NULL, 0, NULL, 0, &child, &err);
+		rc = hpshm__port_spawn("/bin/true", true_argv, NULL, NULL, 0, NULL, 0, &child, &err);
 		if (setresuid(0, 0, 0) != 0)
 			PORTS_CHILD_EXIT(11);
 		if (rc != HPSHM_ESYS)
@@ -1840,9 +1840,9 @@ Test(paths_ports, wait_goes_on_after_a_signal_interrupts_it, .timeout = 30)
 	sigemptyset(&sa.sa_mask);
 	cr_assert_eq(sigaction(SIGALRM, &sa, &old), 0);
 	memset(&err, 0, sizeof err);
-	cr_assert_eq(hpshm__spawn("/bin/sh", argv, NULL, NULL, 0, NULL, 0, &child, &err), 0, "%s", err.message);
+	cr_assert_eq(hpshm__port_spawn("/bin/sh", argv, NULL, NULL, 0, NULL, 0, &child, &err), 0, "%s", err.message);
 	cr_assert_eq(setitimer(ITIMER_REAL, &every, NULL), 0);
-	rc = hpshm__wait(&child, &status, &err);
+	rc = hpshm__port_wait(&child, &status, &err);
 	(void)setitimer(ITIMER_REAL, &off, NULL);
 	(void)sigaction(SIGALRM, &old, NULL);
 	cr_assert_eq(rc, 0, "%s", err.message);
@@ -1859,8 +1859,8 @@ Test(paths_ports, wait_reports_a_child_killed_by_a_signal_as_128_plus_the_signal
 	int status = -1;
 
 	memset(&err, 0, sizeof err);
-	cr_assert_eq(hpshm__spawn("/bin/sh", argv, NULL, NULL, 0, NULL, 0, &child, &err), 0, "%s", err.message);
-	cr_assert_eq(hpshm__wait(&child, &status, &err), 0, "%s", err.message);
+	cr_assert_eq(hpshm__port_spawn("/bin/sh", argv, NULL, NULL, 0, NULL, 0, &child, &err), 0, "%s", err.message);
+	cr_assert_eq(hpshm__port_wait(&child, &status, &err), 0, "%s", err.message);
 	cr_assert_eq(status, 128 + SIGKILL);
 }
 
@@ -1870,7 +1870,7 @@ Test(paths_ports, wait_for_a_process_that_is_no_child_names_waitpid)
 	hpshm_error err;
 
 	memset(&err, 0, sizeof err);
-	cr_assert_eq(hpshm__wait(&other, NULL, &err), HPSHM_ESYS);
+	cr_assert_eq(hpshm__port_wait(&other, NULL, &err), HPSHM_ESYS);
 	cr_assert_str_eq(err.call, "waitpid");
 	cr_assert_eq(err.sys_errno, ECHILD);
 }
@@ -1881,19 +1881,19 @@ Test(paths_ports, handle_inheritable_refuses_a_negative_or_closed_descriptor)
 	int fd;
 
 	memset(&err, 0, sizeof err);
-	cr_assert_eq(hpshm__handle_inheritable(-1, &err), HPSHM_EINVAL);
+	cr_assert_eq(hpshm__port_handle_inheritable(-1, &err), HPSHM_EINVAL);
 	cr_assert(strstr(err.message, "-1 is not a descriptor"), "%s", err.message);
 	if (sizeof(intptr_t) > sizeof(int)) {
 		intptr_t big = INT_MAX;
 
 		big += 1;   /* run only where an intptr_t holds more than an int */
-		cr_assert_eq(hpshm__handle_inheritable(big, &err), HPSHM_EINVAL, "beyond an int");
+		cr_assert_eq(hpshm__port_handle_inheritable(big, &err), HPSHM_EINVAL, "beyond an int");
 	}
 	fd = dup(0);
 	cr_assert_geq(fd, 0);
 	close(fd);
 	memset(&err, 0, sizeof err);
-	cr_assert_eq(hpshm__handle_inheritable(fd, &err), HPSHM_ESYS);
+	cr_assert_eq(hpshm__port_handle_inheritable(fd, &err), HPSHM_ESYS);
 	cr_assert_str_eq(err.call, "fcntl");
 	cr_assert_eq(err.sys_errno, EBADF);
 }
@@ -1931,8 +1931,8 @@ Test(paths_ports, pick_address_tries_the_next_hint_when_one_is_taken_then_lets_t
 		ports_fini_work();
 		cr_skip_test("the hints beyond 4 GiB are left out of a 32-bit address space");
 	}
-	hpshm__sys.mmap = inj_mmap;
-	hpshm__sys.munmap = inj_munmap;
+	hpshm__posix_sys.mmap = inj_mmap;
+	hpshm__posix_sys.munmap = inj_munmap;
 	cr_assert_eq(hpshm__posix_pick_address(4 * MIB, 2 * MIB, flags, -1, NULL, &p), 0);
 	cr_assert_eq(mmap_calls, 3);
 	cr_assert_eq((uintptr_t)mmap_asked[0], (uintptr_t)0x600000000000ULL);
@@ -1958,8 +1958,8 @@ Test(paths_ports, pick_address_passes_over_a_hint_the_system_shows_taken_without
 	const int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
 	void *p = NULL;
 
-	hpshm__sys.mmap = inj_mmap;
-	hpshm__sys.munmap = inj_munmap;
+	hpshm__posix_sys.mmap = inj_mmap;
+	hpshm__posix_sys.munmap = inj_munmap;
 	cr_assert_eq(hpshm__posix_pick_address(4 * MIB, 2 * MIB, flags, -1, first_hint_busy, &p), 0);
 	cr_assert_geq(mmap_calls, 1);
 	for (int i = 0; i < mmap_calls && i < (int)(sizeof mmap_asked / sizeof mmap_asked[0]); i++)
@@ -1975,8 +1975,8 @@ Test(paths_ports, pick_address_of_a_span_no_hint_can_hold_is_enomem)
 	const int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
 	void *p = NULL;
 
-	hpshm__sys.mmap = inj_mmap;
-	hpshm__sys.munmap = inj_munmap;
+	hpshm__posix_sys.mmap = inj_mmap;
+	hpshm__posix_sys.munmap = inj_munmap;
 	cr_assert_eq(hpshm__posix_pick_address(SIZE_MAX - 8 * MIB, 2 * MIB, flags, -1, NULL, &p), HPSHM_ENOMEM);
 	cr_assert_eq(mmap_calls, 1, "no hint leaves room for the span: only the kernel is asked");
 	cr_assert_null(mmap_asked[0]);

@@ -87,7 +87,7 @@ Test(paths_sysinfo, pools_of_every_size_are_listed_smallest_first_with_their_cou
 	int n;
 
 	giant_pool("3\n", "2\n", "1\n", "5\n", "1\n");
-	n = hpshm__pools(p, 4);
+	n = hpshm__linux_pools(p, 4);
 	cr_assert_eq(n, 2);
 	cr_assert_eq(p[0].page_size, 2 * MIB);
 	cr_assert_eq(p[0].total, 10ul);
@@ -96,8 +96,8 @@ Test(paths_sysinfo, pools_of_every_size_are_listed_smallest_first_with_their_cou
 	cr_assert_eq(p[1].total, 3ul);
 	cr_assert_eq(p[1].resv, 1ul);
 	/* free 2 - resv 1 + (overcommit 5 - surplus 1) */
-	cr_assert_eq(hpshm__pool_available(&p[1]), 5ul);
-	cr_assert_eq(hpshm__pools(p, 1), 1, "room for one pool: one listed");
+	cr_assert_eq(hpshm__linux_pool_available(&p[1]), 5ul);
+	cr_assert_eq(hpshm__linux_pools(p, 1), 1, "room for one pool: one listed");
 }
 
 Test(paths_sysinfo, directories_that_are_not_pools_are_not_listed)
@@ -107,7 +107,7 @@ Test(paths_sysinfo, directories_that_are_not_pools_are_not_listed)
 	hpt_fakeroot_write("sys/kernel/mm/hugepages/hugepages-abckB/nr_hugepages", "1\n");
 	hpt_fakeroot_write("sys/kernel/mm/hugepages/hugepages-4096MB/nr_hugepages", "1\n");
 	hpt_fakeroot_write("sys/kernel/mm/hugepages/other/nr_hugepages", "1\n");
-	cr_assert_eq(hpshm__pools(p, 4), 1);
+	cr_assert_eq(hpshm__linux_pools(p, 4), 1);
 	cr_assert_eq(p[0].page_size, 2 * MIB);
 }
 
@@ -115,17 +115,17 @@ Test(paths_sysinfo, a_size_without_a_pool_is_unavailable)
 {
 	struct hpshm__pool p;
 
-	cr_assert_eq(hpshm__pool_get(GIB, &p), HPSHM_EUNAVAILABLE);
-	cr_assert_eq(hpshm__pool_get(1000, &p), HPSHM_EUNAVAILABLE, "not a whole number of KiB");
-	cr_assert_eq(hpshm__pool_get(2 * MIB, NULL), HPSHM_EINVAL);
+	cr_assert_eq(hpshm__linux_pool_get(GIB, &p), HPSHM_EUNAVAILABLE);
+	cr_assert_eq(hpshm__linux_pool_get(1000, &p), HPSHM_EUNAVAILABLE, "not a whole number of KiB");
+	cr_assert_eq(hpshm__linux_pool_get(2 * MIB, NULL), HPSHM_EINVAL);
 }
 
 Test(paths_sysinfo, the_default_size_is_raised_by_sysctl_and_others_by_their_sysfs_file)
 {
 	char buf[128];
 
-	cr_assert_str_eq(hpshm__pool_knob(2 * MIB, buf, sizeof buf), "vm.nr_hugepages");
-	cr_assert_str_eq(hpshm__pool_knob(GIB, buf, sizeof buf),
+	cr_assert_str_eq(hpshm__linux_pool_knob(2 * MIB, buf, sizeof buf), "vm.nr_hugepages");
+	cr_assert_str_eq(hpshm__linux_pool_knob(GIB, buf, sizeof buf),
 			 "/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages");
 }
 
@@ -134,7 +134,7 @@ Test(paths_sysinfo, a_short_pool_hint_names_the_sysctl_and_the_total_to_reach)
 	char buf[HPSHM_TEXT_MAX];
 
 	/* 10 pages, 4 free: 16 MiB needs 8, so 4 more: at least 14 */
-	hpshm__hugetlb_hint(16 * MIB, 2 * MIB, buf, sizeof buf);
+	hpshm__linux_hugetlb_hint(16 * MIB, 2 * MIB, buf, sizeof buf);
 	cr_assert(strstr(buf, "raise vm.nr_hugepages to at least 14"), "%s", buf);
 	cr_assert(strstr(buf, "needs 4 more 2MiB pages"), "%s", buf);
 }
@@ -143,7 +143,7 @@ Test(paths_sysinfo, a_hint_for_a_pool_that_looks_big_enough_counts_the_whole_seg
 {
 	char buf[HPSHM_TEXT_MAX];
 
-	hpshm__hugetlb_hint(4 * MIB, 2 * MIB, buf, sizeof buf);
+	hpshm__linux_hugetlb_hint(4 * MIB, 2 * MIB, buf, sizeof buf);
 	cr_assert(strstr(buf, "at least 12"), "10 pages plus the 2 needed: %s", buf);
 	cr_assert(strstr(buf, "taken meanwhile"), "%s", buf);
 }
@@ -152,7 +152,7 @@ Test(paths_sysinfo, a_hint_for_an_unoffered_size_lists_the_sizes_offered)
 {
 	char buf[HPSHM_TEXT_MAX];
 
-	hpshm__hugetlb_hint(4 * MIB, 16 * MIB, buf, sizeof buf);
+	hpshm__linux_hugetlb_hint(4 * MIB, 16 * MIB, buf, sizeof buf);
 	cr_assert(strstr(buf, "huge_page_size"), "%s", buf);
 	cr_assert(strstr(buf, "2MiB"), "the size offered is not named: %s", buf);
 }
@@ -162,15 +162,15 @@ Test(paths_sysinfo, a_hint_for_a_non_default_size_names_its_sysfs_file)
 	char buf[HPSHM_TEXT_MAX];
 
 	giant_pool("0\n", "0\n", "0\n", "0\n", "0\n");
-	hpshm__hugetlb_hint(2 * GIB, GIB, buf, sizeof buf);
+	hpshm__linux_hugetlb_hint(2 * GIB, GIB, buf, sizeof buf);
 	cr_assert(strstr(buf, "hugepages-1048576kB/nr_hugepages to at least 2"), "%s", buf);
 }
 
 Test(paths_sysinfo, the_default_huge_page_size_comes_from_meminfo)
 {
-	cr_assert_eq(hpshm__default_huge_page_size(), 2 * MIB);
+	cr_assert_eq(hpshm__port_default_huge_page_size(), 2 * MIB);
 	replace("proc/meminfo", "MemTotal: 100 kB\n");
-	cr_assert_eq(hpshm__default_huge_page_size(), 0u, "no Hugepagesize line: no default");
+	cr_assert_eq(hpshm__port_default_huge_page_size(), 0u, "no Hugepagesize line: no default");
 }
 
 Test(paths_sysinfo, transparent_huge_pages_settings_are_the_bracketed_words)
@@ -186,7 +186,7 @@ Test(paths_sysinfo, transparent_huge_pages_settings_are_the_bracketed_words)
 	}
 	hpt_fakeroot_write("sys/kernel/mm/transparent_hugepage/enabled", "always [madvise] never\n");
 	hpt_fakeroot_write("sys/kernel/mm/transparent_hugepage/defrag", "[always] defer madvise never\n");
-	cr_assert_eq(hpshm__thp(&t), 0);
+	cr_assert_eq(hpshm__linux_thp(&t), 0);
 	cr_assert_str_eq(t.enabled, "madvise");
 	cr_assert_str_eq(t.defrag, "always");
 	cr_assert_str_eq(t.shmem_enabled, "", "a missing file is empty");
@@ -195,9 +195,9 @@ Test(paths_sysinfo, transparent_huge_pages_settings_are_the_bracketed_words)
 Test(paths_sysinfo, the_hugetlb_shm_group_that_is_not_a_number_is_unreadable)
 {
 	replace("proc/sys/vm/hugetlb_shm_group", "staff\n");
-	cr_assert_eq(hpshm__hugetlb_shm_group(), -1L);
+	cr_assert_eq(hpshm__linux_hugetlb_shm_group(), -1L);
 	replace("proc/sys/vm/hugetlb_shm_group", "1234\n");
-	cr_assert_eq(hpshm__hugetlb_shm_group(), 1234L);
+	cr_assert_eq(hpshm__linux_hugetlb_shm_group(), 1234L);
 }
 
 Test(paths_sysinfo, a_field_is_read_in_the_base_asked_for)
@@ -205,12 +205,12 @@ Test(paths_sysinfo, a_field_is_read_in_the_base_asked_for)
 	unsigned long long v = 0;
 
 	replace("proc/test_status", "Name:\tx\nCapEff:\t0000000000004000\nVmRSS:\t  123 kB\n");
-	cr_assert_eq(hpshm__read_field("/proc/test_status", "CapEff", 16, &v), 0);
+	cr_assert_eq(hpshm__linux_read_field("/proc/test_status", "CapEff", 16, &v), 0);
 	cr_assert_eq(v, 0x4000ull);
-	cr_assert_eq(hpshm__read_field("/proc/test_status", "VmRSS", 10, &v), 0);
+	cr_assert_eq(hpshm__linux_read_field("/proc/test_status", "VmRSS", 10, &v), 0);
 	cr_assert_eq(v, 123ull);
-	cr_assert_eq(hpshm__read_field("/proc/test_status", "Missing", 10, &v), HPSHM_EIO);
-	cr_assert_eq(hpshm__read_field("/proc/nonexistent", "X", 10, &v), HPSHM_EIO);
+	cr_assert_eq(hpshm__linux_read_field("/proc/test_status", "Missing", 10, &v), HPSHM_EIO);
+	cr_assert_eq(hpshm__linux_read_field("/proc/nonexistent", "X", 10, &v), HPSHM_EIO);
 }
 
 Test(paths_sysinfo, a_line_longer_than_the_buffer_is_cut_marked_and_read_past)
@@ -228,15 +228,15 @@ Test(paths_sysinfo, a_line_longer_than_the_buffer_is_cut_marked_and_read_past)
 		snprintf(text, sizeof text, "%snext\n", big);
 		replace("proc/test_lines", text);
 	}
-	f = hpshm__sysfile_open("/proc/test_lines");
+	f = hpshm__linux_sysfile_open("/proc/test_lines");
 	cr_assert_not_null(f);
-	cr_assert_eq(hpshm__getline(f, buf, sizeof buf, &cut), 1);
+	cr_assert_eq(hpshm__linux_getline(f, buf, sizeof buf, &cut), 1);
 	cr_assert_eq(cut, 1, "the long line was not marked as cut");
 	cr_assert_eq(strlen(buf), sizeof buf - 1);
-	cr_assert_eq(hpshm__getline(f, buf, sizeof buf, &cut), 1);
+	cr_assert_eq(hpshm__linux_getline(f, buf, sizeof buf, &cut), 1);
 	cr_assert_eq(cut, 0);
 	cr_assert_str_eq(buf, "next", "the rest of the long line was not read past");
-	cr_assert_eq(hpshm__getline(f, buf, sizeof buf, &cut), 0);
+	cr_assert_eq(hpshm__linux_getline(f, buf, sizeof buf, &cut), 0);
 	fclose(f);
 }
 
@@ -244,12 +244,12 @@ Test(paths_sysinfo, hugetlb_cgroup_file_names_use_the_kernels_units)
 {
 	char buf[16];
 
-	cr_assert_str_eq(hpshm__hugetlb_cgroup_size(64 * 1024, buf, sizeof buf), "64KB");
-	cr_assert_str_eq(hpshm__hugetlb_cgroup_size(2 * MIB, buf, sizeof buf), "2MB");
-	cr_assert_str_eq(hpshm__hugetlb_cgroup_size(32 * MIB, buf, sizeof buf), "32MB");
-	cr_assert_str_eq(hpshm__hugetlb_cgroup_size(GIB, buf, sizeof buf), "1GB");
+	cr_assert_str_eq(hpshm__linux_hugetlb_cgroup_size(64 * 1024, buf, sizeof buf), "64KB");
+	cr_assert_str_eq(hpshm__linux_hugetlb_cgroup_size(2 * MIB, buf, sizeof buf), "2MB");
+	cr_assert_str_eq(hpshm__linux_hugetlb_cgroup_size(32 * MIB, buf, sizeof buf), "32MB");
+	cr_assert_str_eq(hpshm__linux_hugetlb_cgroup_size(GIB, buf, sizeof buf), "1GB");
 	if (sizeof(size_t) >= 8) /* 16 GiB is 0 in a 32-bit size_t */
-		cr_assert_str_eq(hpshm__hugetlb_cgroup_size(16 * GIB, buf, sizeof buf), "16GB");
+		cr_assert_str_eq(hpshm__linux_hugetlb_cgroup_size(16 * GIB, buf, sizeof buf), "16GB");
 }
 
 /* ---- what backs a range: /proc/self/smaps as the kernel writes it ---- */
@@ -267,16 +267,16 @@ Test(paths_sysinfo, a_range_split_into_vmas_reports_the_smallest_page_and_huge_o
 		VMA("60000000-60200000", "2048", "rd wr sh mr mw me ms de ht sd")
 		VMA("60200000-60400000", "4", "rd wr sh mr mw me ms sd")
 		VMA("60400000-60600000", "2048", "rd wr sh mr mw me ms de ht sd"));
-	cr_assert_eq(hpshm__verify_backing((void *)0x60000000, 6 * MIB, HPSHM__PORT_NO_HANDLE, &b), 0);
+	cr_assert_eq(hpshm__port_verify_backing((void *)0x60000000, 6 * MIB, HPSHM__PORT_NO_HANDLE, &b), 0);
 	cr_assert_eq(b.page_size, (size_t)4096);
 	cr_assert_eq(b.huge, 0);
 	cr_assert_str_eq(b.source, "smaps");
 	/* the first VMA alone is huge */
-	cr_assert_eq(hpshm__verify_backing((void *)0x60000000, 2 * MIB, HPSHM__PORT_NO_HANDLE, &b), 0);
+	cr_assert_eq(hpshm__port_verify_backing((void *)0x60000000, 2 * MIB, HPSHM__PORT_NO_HANDLE, &b), 0);
 	cr_assert_eq(b.page_size, 2 * MIB);
 	cr_assert_eq(b.huge, 1);
 	/* the last VMA of the file, reached at its end */
-	cr_assert_eq(hpshm__verify_backing((void *)0x60400000, 2 * MIB, HPSHM__PORT_NO_HANDLE, &b), 0);
+	cr_assert_eq(hpshm__port_verify_backing((void *)0x60400000, 2 * MIB, HPSHM__PORT_NO_HANDLE, &b), 0);
 	cr_assert_eq(b.huge, 1);
 }
 
@@ -285,9 +285,9 @@ Test(paths_sysinfo, a_range_no_vma_holds_is_unverified)
 	struct hpshm__backing b;
 
 	replace("proc/self/smaps", VMA("60000000-60200000", "2048", "rd wr ht"));
-	cr_assert_eq(hpshm__verify_backing((void *)0x500000000000, 2 * MIB, HPSHM__PORT_NO_HANDLE, &b), HPSHM_EUNAVAILABLE);
+	cr_assert_eq(hpshm__port_verify_backing((void *)0x500000000000, 2 * MIB, HPSHM__PORT_NO_HANDLE, &b), HPSHM_EUNAVAILABLE);
 	cr_assert_str_eq(b.source, "unverified");
-	cr_assert_eq(hpshm__verify_backing(NULL, 0, HPSHM__PORT_NO_HANDLE, &b), HPSHM_EUNAVAILABLE);
+	cr_assert_eq(hpshm__port_verify_backing(NULL, 0, HPSHM__PORT_NO_HANDLE, &b), HPSHM_EUNAVAILABLE);
 }
 
 Test(paths_sysinfo, a_vma_without_kernel_page_size_is_unverified)
@@ -295,7 +295,7 @@ Test(paths_sysinfo, a_vma_without_kernel_page_size_is_unverified)
 	struct hpshm__backing b;
 
 	replace("proc/self/smaps", "60000000-60200000 rw-s 00000000 00:10 42 /x\nVmFlags: rd wr ht\n");
-	cr_assert_eq(hpshm__verify_backing((void *)0x60000000, 2 * MIB, HPSHM__PORT_NO_HANDLE, &b), HPSHM_EUNAVAILABLE);
+	cr_assert_eq(hpshm__port_verify_backing((void *)0x60000000, 2 * MIB, HPSHM__PORT_NO_HANDLE, &b), HPSHM_EUNAVAILABLE);
 }
 
 Test(paths_sysinfo, maps_line_names_the_first_mapping_overlapping_a_range)
@@ -304,12 +304,12 @@ Test(paths_sysinfo, maps_line_names_the_first_mapping_overlapping_a_range)
 
 	replace("proc/self/maps", "60000000-60200000 rw-s 00000000 00:10 42 /first\n"
 				  "60400000-60600000 rw-s 00000000 00:10 43 /second\n");
-	cr_assert_eq(hpshm__maps_line((void *)0x60300000, 4 * MIB, buf, sizeof buf), 0);
+	cr_assert_eq(hpshm__port_maps_line((void *)0x60300000, 4 * MIB, buf, sizeof buf), 0);
 	cr_assert(strstr(buf, "/second"), "%s", buf);
-	cr_assert_eq(hpshm__maps_line((void *)0x60100000, 0, buf, sizeof buf), 0);
+	cr_assert_eq(hpshm__port_maps_line((void *)0x60100000, 0, buf, sizeof buf), 0);
 	cr_assert(strstr(buf, "/first"), "%s", buf);
-	cr_assert_eq(hpshm__maps_line((void *)0x60200000, 2 * MIB, buf, sizeof buf), HPSHM_EUNAVAILABLE);
-	cr_assert_eq(hpshm__maps_line((void *)0x60200000, 2 * MIB, NULL, 0), HPSHM_EINVAL);
+	cr_assert_eq(hpshm__port_maps_line((void *)0x60200000, 2 * MIB, buf, sizeof buf), HPSHM_EUNAVAILABLE);
+	cr_assert_eq(hpshm__port_maps_line((void *)0x60200000, 2 * MIB, NULL, 0), HPSHM_EINVAL);
 }
 
 /* ---- the introspection the tool and the bench read (ports/facts.h) ---- */
@@ -320,7 +320,7 @@ Test(paths_sysinfo, pool_resize_writes_the_pool_file_under_the_sysroot)
 	uint64_t v = 0;
 
 	cr_assert_eq(hpshm__os_pool_resize(2 * MIB, 42, why, sizeof why), 0, "%s", why);
-	cr_assert_eq(hpshm__read_u64("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages", &v), 0);
+	cr_assert_eq(hpshm__linux_read_u64("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages", &v), 0);
 	cr_assert_eq(v, 42u);
 	/* a size without a pool has no file to write: the reason names it */
 	cr_assert_eq(hpshm__os_pool_resize(16 * MIB, 1, why, sizeof why), -1);
@@ -400,8 +400,8 @@ Test(paths_sysinfo, nonces_still_differ_when_getrandom_is_missing)
 	uint64_t a, b;
 
 	hpshm__linux_sys.getrandom = no_getrandom;
-	a = hpshm__random64();
-	b = hpshm__random64();
+	a = hpshm__port_random64();
+	b = hpshm__port_random64();
 	hpshm__linux_sys_reset();
 	cr_assert_neq(a, b, "two nonces from /dev/urandom are the same");
 	cr_assert(a != 0 || b != 0);

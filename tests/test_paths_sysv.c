@@ -231,9 +231,9 @@ static int made = -1;   /* a real segment the test made, removed by .fini */
 static void sysv_init(void)
 {
 	hpt_fixture_init();
-	hpshm__sys_reset();
+	hpshm__posix_sys_reset();
 	hpshm__linux_sys_reset();
-	real = hpshm__sys;
+	real = hpshm__posix_sys;
 	real_linux = hpshm__linux_sys;
 	memset(&fake, 0, sizeof fake);
 	memset(&inj, 0, sizeof inj);
@@ -241,10 +241,10 @@ static void sysv_init(void)
 	hpt_fakeroot_create(64, 64);
 	cr_assert_eq(hpshm_config_new(&cfg), 0);
 	snprintf(name, sizeof name, "hpt-paths-sysv-%ld", (long)getpid());
-	hpshm__sys.shmget = h_shmget;
-	hpshm__sys.shmctl = h_shmctl;
-	hpshm__sys.shmat = h_shmat;
-	hpshm__sys.shmdt = h_shmdt;
+	hpshm__posix_sys.shmget = h_shmget;
+	hpshm__posix_sys.shmctl = h_shmctl;
+	hpshm__posix_sys.shmat = h_shmat;
+	hpshm__posix_sys.shmdt = h_shmdt;
 	hpshm__linux_sys.madvise = h_madvise;
 	fds_before = hpt_fd_count();
 }
@@ -252,7 +252,7 @@ static void sysv_init(void)
 /* What .fini undoes; also before a skip, after which Criterion 2.4.1 runs no .fini. */
 static void sysv_undo(void)
 {
-	hpshm__sys_reset();
+	hpshm__posix_sys_reset();
 	hpshm__linux_sys_reset();
 	if (fake.at)
 		(void)munmap(fake.at, fake.len);
@@ -419,7 +419,7 @@ Test(paths_sysv, destroy_that_may_not_remove_a_named_segment_is_esys_and_still_d
 	cr_assert_null(fake.at, "destroy did not detach");
 	/* what the refused removal left */
 	inj.rmid_errno = 0;
-	cr_assert_eq(hpshm__sys.shmctl(FAKE_ID, IPC_RMID, NULL), 0);
+	cr_assert_eq(hpshm__posix_sys.shmctl(FAKE_ID, IPC_RMID, NULL), 0);
 	assert_nothing_left();
 }
 
@@ -438,7 +438,7 @@ Test(paths_sysv, destroy_whose_detach_fails_is_esys)
 	cr_assert(fake.dest, "an unnamed segment is marked at once");
 	inj.shmdt_errno = EINVAL;
 	cr_assert_eq(hpshm_segment_destroy(seg), HPSHM_ESYS);
-	cr_assert_eq(hpshm__sys.shmdt(fake.at), 0);   /* what the failed detach left */
+	cr_assert_eq(hpshm__posix_sys.shmdt(fake.at), 0);   /* what the failed detach left */
 	assert_nothing_left();
 }
 
@@ -1027,7 +1027,7 @@ Test(paths_sysv, ls_that_may_not_read_the_sysv_list_fails_naming_the_provider)
 	hpshm_error err;
 	int n = 0;
 
-	hpshm__sys.fopen = h_fopen_eacces;
+	hpshm__posix_sys.fopen = h_fopen_eacces;
 	memset(&err, 0, sizeof err);
 	cr_assert_eq(hpshm_objects_list(count_sysv, &n, &err), HPSHM_EIO, "%s", err.message);
 	cr_assert(hpt_contains(err.message, "sysv_hugetlb"), "%s", err.message);
@@ -1039,7 +1039,7 @@ Test(paths_sysv, ls_on_a_kernel_without_sysv_ipc_lists_no_sysv_segment)
 	int n = 0;
 
 	hold_the_key(2 * MIB);   /* there, but the kernel shows no list */
-	hpshm__sys.fopen = h_fopen_enoent;
+	hpshm__posix_sys.fopen = h_fopen_enoent;
 	cr_assert_geq(hpshm_objects_list(count_sysv, &n, &err), 0, "%s", err.message);
 	cr_assert_eq(n, 0);
 }
@@ -1064,7 +1064,7 @@ Test(paths_sysv, a_marked_segment_whose_creator_is_in_another_pid_namespace_is_n
 	fake.live = 1;
 	fake.segsz = 2 * MIB - MARK;   /* hpshm's mark, no header yet */
 	fake.cpid = -1;                /* IPC_STAT says shm_cpid 0: a creator we cannot see */
-	hpshm__sys.shmget = h_shmget_taken;
+	hpshm__posix_sys.shmget = h_shmget_taken;
 	set("provider=sysv_hugetlb,huge_pages=on,name=%s", name);
 	a = create_fails(4 * MIB, NULL);
 	cr_assert_eq(a.result, HPSHM_EEXIST, "%s: %s", hpshm_errname(a.result), a.reason);

@@ -261,7 +261,7 @@ Test(policy, unoffered_size_under_try_falls_back_to_plain)
  */
 static size_t short_pool_size(unsigned long *lo, unsigned long *hi)
 {
-	size_t ps = hpshm__default_huge_page_size();
+	size_t ps = hpshm__port_default_huge_page_size();
 	struct hpt_pool pool;
 	unsigned long need;
 

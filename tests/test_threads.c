@@ -445,9 +445,9 @@ Test(threads, a_chosen_range_something_else_maps_first_is_chosen_again)
 
 	cr_assert_eq(hpshm_config_new(&cfg), 0);
 	hpt_config_parsef(cfg, "provider=plain,huge_pages=off,reattach=exec");
-	hpshm__sys.mmap = intrude_mmap;
+	hpshm__posix_sys.mmap = intrude_mmap;
 	rc = hpshm_segment_create(&seg, MIB, cfg, &err);
-	hpshm__sys_reset();
+	hpshm__posix_sys_reset();
 	hpt_skip_emulated_refusal(rc, &err);
 	cr_assert_neq(intruder, MAP_FAILED, "no mapping at a fixed address was made, or the intruder could not be placed");
 	cr_expect_eq(rc, 0, "create after a foreign mapping took the chosen range: %s: %s", hpshm_errname(rc), err.message);

@@ -515,7 +515,7 @@ static void foreign_objects_are_refused(const struct live *l)
 	if (l->page_size > 4096 || hpt_default_huge_page_size() > 0) {
 		size_t hps = l->page_size > 4096 ? l->page_size : hpt_default_huge_page_size();
 
-		foreign = hpshm__linux_sys.memfd_create("not-hpshm", MFD_CLOEXEC | MFD_HUGETLB | hpshm__huge_bits(hps));
+		foreign = hpshm__linux_sys.memfd_create("not-hpshm", MFD_CLOEXEC | MFD_HUGETLB | hpshm__linux_huge_bits(hps));
 		if (foreign >= 0)
 			cr_assert_eq(ftruncate(foreign, (off_t)((size + hps - 1) / hps * hps)), 0);
 		if (hps > align)
@@ -1069,10 +1069,10 @@ Test(tokens, a_labelled_memfd_whose_name_cannot_be_read_is_refused_naming_proc)
 	cr_assert_geq(dupfd, 0);
 	snprintf(f.f[2], sizeof f.f[2], "fd=%d", dupfd);
 	join_checked(&f, tok, sizeof tok);
-	hpshm__sys.readlink = no_proc_readlink;
+	hpshm__posix_sys.readlink = no_proc_readlink;
 	memset(&err, 0, sizeof err);
 	rc = hpshm_segment_attach(&seg, tok, NULL, &err);
-	hpshm__sys_reset();
+	hpshm__posix_sys_reset();
 	cr_assert_eq(rc, HPSHM_ESYS, "%s: %s", hpshm_errname(rc), err.message);
 	cr_assert_null(seg);
 	cr_assert_str_eq(err.call, "readlink");
@@ -1135,7 +1135,7 @@ static size_t plain_and_hugetlb(struct live *l, uintptr_t *at)
 
 	cr_assert_eq(rc, 0, "plain with reattach=exec: %s", hpshm_errname(rc));
 	cr_assert_eq(strtoull(l->f.f[3], NULL, 16), 65536ULL, "token %s", l->tok);
-	hugetlb_fd = hpshm__linux_sys.memfd_create("not-plain", MFD_CLOEXEC | MFD_HUGETLB | hpshm__huge_bits(hps));
+	hugetlb_fd = hpshm__linux_sys.memfd_create("not-plain", MFD_CLOEXEC | MFD_HUGETLB | hpshm__linux_huge_bits(hps));
 	cr_assert_geq(hugetlb_fd, 0, "memfd_create(MFD_HUGETLB): %s", strerror(errno));
 	cr_assert_eq(ftruncate(hugetlb_fd, (off_t)hps), 0);
 	*at = free_aligned(3 * hps, hps) + hps - 65536;
@@ -1180,7 +1180,7 @@ Test(tokens, plain_refuses_hugetlb_memory_before_mapping_it)
 
 	cr_assert_geq(dupfd, 0);
 	failures_reset();
-	hpshm__sys.mmap = counting_mmap;
+	hpshm__posix_sys.mmap = counting_mmap;
 	hugetlb_maps = 0;
 
 	/* The segment: at is 64KiB below a huge page boundary, at + 64KiB on it. */
@@ -1208,7 +1208,7 @@ Test(tokens, plain_refuses_hugetlb_memory_before_mapping_it)
 	refused_leaving_nothing(tok, "plain segment on hugetlb memory of its length", at, 65536 + 2 * hps,
 				at + 65536);
 
-	hpshm__sys_reset();
+	hpshm__posix_sys_reset();
 	CHECK(hugetlb_maps == 0, "hugetlb memory mapped", "plain mapped the hugetlb memfd %u times", hugetlb_maps);
 	CHECK(fcntl(dupfd, F_GETFD) >= 0, "descriptor", "a refused attach closed the descriptor it was given");
 	close(dupfd);
@@ -1240,9 +1240,9 @@ Test(tokens, an_undone_attach_unmaps_all_the_kernel_mapped)
 	join_checked(&f, tok, sizeof tok);
 	real_fstatfs = hpshm__linux_sys.fstatfs;
 	hpshm__linux_sys.fstatfs = fooled_fstatfs;
-	real_fstat = hpshm__sys.fstat;
-	hpshm__sys.fstat = fooled_fstat;
-	hpshm__sys.mmap = counting_mmap;
+	real_fstat = hpshm__posix_sys.fstat;
+	hpshm__posix_sys.fstat = fooled_fstat;
+	hpshm__posix_sys.mmap = counting_mmap;
 	hugetlb_fs_looks = hugetlb_looks = hugetlb_maps = 0;
 	{
 		hpshm_error err;
@@ -1252,7 +1252,7 @@ Test(tokens, an_undone_attach_unmaps_all_the_kernel_mapped)
 		cr_log_info("%s: %s", hpshm_errname(rc), err.message);
 	}
 	hpshm__linux_sys_reset();
-	hpshm__sys_reset();
+	hpshm__posix_sys_reset();
 	cr_log_info("the hugetlb memfd was looked at %u + %u times and mapped %u times", hugetlb_looks, hugetlb_fs_looks,
 		    hugetlb_maps);
 	CHECK(hugetlb_maps == 1, "a fooled check", "the fooled check did not lead to a mapping (%u): the test proves nothing",

@@ -100,18 +100,18 @@ static int run_child(const char *const *args, const char *const *envp, const int
 	int status = -1, rc;
 
 	memset(&err, 0, sizeof(err));
-	rc = hpshm__spawn(argv[0], argv, env, inherit, ninherit, reserve, reserve_len, &proc, &err);
+	rc = hpshm__port_spawn(argv[0], argv, env, inherit, ninherit, reserve, reserve_len, &proc, &err);
 	strings_free(argv);
 	strings_free(env);
-	cr_assert_eq(rc, 0, "hpshm__spawn: %s (%s)", err.message, err.hint);
+	cr_assert_eq(rc, 0, "hpshm__port_spawn: %s (%s)", err.message, err.hint);
 	cr_assert_neq(proc.handle, 0, "no process handle");
-	rc = hpshm__wait(&proc, &status, &err);
-	cr_assert_eq(rc, 0, "hpshm__wait: %s", err.message);
-	cr_assert_eq(proc.handle, 0, "hpshm__wait kept the handle");
+	rc = hpshm__port_wait(&proc, &status, &err);
+	cr_assert_eq(rc, 0, "hpshm__port_wait: %s", err.message);
+	cr_assert_eq(proc.handle, 0, "hpshm__port_wait kept the handle");
 	return status;
 }
 
-/* Start win_child with args and leave it running: rc of hpshm__spawn(). */
+/* Start win_child with args and leave it running: rc of hpshm__port_spawn(). */
 static int start_child(const char *const *args, const intptr_t *inherit, int ninherit, const void *reserve,
 		       size_t reserve_len, struct hpshm__process *proc, hpshm_error *err)
 {
@@ -119,7 +119,7 @@ static int start_child(const char *const *args, const intptr_t *inherit, int nin
 	int rc;
 
 	memset(err, 0, sizeof(*err));
-	rc = hpshm__spawn(argv[0], argv, NULL, inherit, ninherit, reserve, reserve_len, proc, err);
+	rc = hpshm__port_spawn(argv[0], argv, NULL, inherit, ninherit, reserve, reserve_len, proc, err);
 	strings_free(argv);
 	return rc;
 }
@@ -262,19 +262,19 @@ Test(winport, base_page_size_is_the_systems)
 	SYSTEM_INFO si;
 
 	GetSystemInfo(&si);
-	cr_assert_eq(hpshm__base_page_size(), (size_t)si.dwPageSize);
+	cr_assert_eq(hpshm__port_base_page_size(), (size_t)si.dwPageSize);
 	cr_assert_eq(hpshm_base_page_size(), (size_t)si.dwPageSize);
 }
 
 Test(winport, huge_page_sizes_are_the_large_page_minimum)
 {
 	size_t sizes[HPSHM__MAX_PAGE_SIZES], large = GetLargePageMinimum();
-	int n = hpshm__huge_page_sizes(sizes, HPSHM__MAX_PAGE_SIZES);
+	int n = hpshm__port_huge_page_sizes(sizes, HPSHM__MAX_PAGE_SIZES);
 
 	cr_assert_eq(n, large ? 1 : 0, "%d sizes for a large page minimum of %zu", n, large);
 	if (n == 1)
 		cr_assert_eq(sizes[0], large);
-	cr_assert_eq(hpshm__default_huge_page_size(), large);
+	cr_assert_eq(hpshm__port_default_huge_page_size(), large);
 }
 
 Test(winport, no_large_pages_means_no_huge_sizes)
@@ -282,8 +282,8 @@ Test(winport, no_large_pages_means_no_huge_sizes)
 	size_t sizes[HPSHM__MAX_PAGE_SIZES];
 
 	hpshm__win_sys.get_large_page_minimum = fake_no_large_pages;
-	cr_assert_eq(hpshm__huge_page_sizes(sizes, HPSHM__MAX_PAGE_SIZES), 0);
-	cr_assert_eq(hpshm__default_huge_page_size(), 0);
+	cr_assert_eq(hpshm__port_huge_page_sizes(sizes, HPSHM__MAX_PAGE_SIZES), 0);
+	cr_assert_eq(hpshm__port_default_huge_page_size(), 0);
 }
 
 Test(winport, verify_reports_the_small_pages_of_a_plain_view)
@@ -293,8 +293,8 @@ Test(winport, verify_reports_the_small_pages_of_a_plain_view)
 	void *p = map_section(4 * MiB, &h);
 
 	/* Untouched: verification itself must bring the sampled pages in to read their bit. */
-	cr_assert_eq(hpshm__verify_backing(p, 4 * MiB, HPSHM__PORT_NO_HANDLE, &b), 0);
-	cr_assert_eq(b.page_size, hpshm__base_page_size());
+	cr_assert_eq(hpshm__port_verify_backing(p, 4 * MiB, HPSHM__PORT_NO_HANDLE, &b), 0);
+	cr_assert_eq(b.page_size, hpshm__port_base_page_size());
 	cr_assert_eq(b.huge, 0);
 	cr_assert_str_eq(b.source, "QueryWorkingSetEx");
 	UnmapViewOfFile(p);
@@ -310,13 +310,13 @@ Test(winport, verify_says_large_only_when_every_sample_is_large)
 	hpshm__win_sys.query_working_set_ex = fake_query_large;
 	hpshm__win_sys.get_large_page_minimum = fake_large_2mib;
 	fake_small_pages = 0;
-	cr_assert_eq(hpshm__verify_backing(p, 8 * MiB, HPSHM__PORT_NO_HANDLE, &b), 0);
+	cr_assert_eq(hpshm__port_verify_backing(p, 8 * MiB, HPSHM__PORT_NO_HANDLE, &b), 0);
 	cr_assert_eq(b.huge, 1);
 	cr_assert_eq(b.page_size, 2 * MiB);
 	fake_small_pages = 1; /* one small page among the samples makes the whole range small */
-	cr_assert_eq(hpshm__verify_backing(p, 8 * MiB, HPSHM__PORT_NO_HANDLE, &b), 0);
+	cr_assert_eq(hpshm__port_verify_backing(p, 8 * MiB, HPSHM__PORT_NO_HANDLE, &b), 0);
 	cr_assert_eq(b.huge, 0);
-	cr_assert_eq(b.page_size, hpshm__base_page_size());
+	cr_assert_eq(b.page_size, hpshm__port_base_page_size());
 	UnmapViewOfFile(p);
 	CloseHandle(h);
 }
@@ -328,7 +328,7 @@ Test(winport, verify_is_unavailable_when_the_query_fails)
 	void *p = map_section(MiB, &h);
 
 	hpshm__win_sys.query_working_set_ex = fake_query_fails;
-	cr_assert_eq(hpshm__verify_backing(p, MiB, HPSHM__PORT_NO_HANDLE, &b), HPSHM_EUNAVAILABLE);
+	cr_assert_eq(hpshm__port_verify_backing(p, MiB, HPSHM__PORT_NO_HANDLE, &b), HPSHM_EUNAVAILABLE);
 	cr_assert_eq(b.page_size, 0);
 	cr_assert_str_eq(b.source, "unverified");
 	UnmapViewOfFile(p);
@@ -338,13 +338,13 @@ Test(winport, verify_is_unavailable_when_the_query_fails)
 Test(winport, populate_brings_every_page_in)
 {
 	PSAPI_WORKING_SET_EX_INFORMATION info[256];
-	size_t base = hpshm__base_page_size();
+	size_t base = hpshm__port_base_page_size();
 	unsigned methods = 99;
 	hpshm_error err;
 	HANDLE h;
 	char *p = map_section(256 * base, &h);
 
-	cr_assert_eq(hpshm__populate(p, 256 * base, base, HPSHM__PORT_NO_HANDLE, &methods, &err), 0);
+	cr_assert_eq(hpshm__port_populate(p, 256 * base, base, HPSHM__PORT_NO_HANDLE, &methods, &err), 0);
 	cr_assert_eq(methods, HPSHM_POPULATE_TOUCH);
 	for (size_t i = 0; i < 256; i++)
 		info[i].VirtualAddress = p + i * base;
@@ -362,7 +362,7 @@ Test(winport, pick_address_gives_a_free_aligned_range_a_view_can_take)
 	void *at = NULL, *view;
 	HANDLE h;
 
-	cr_assert_eq(hpshm__pick_address(8 * MiB, 2 * MiB, &at), 0);
+	cr_assert_eq(hpshm__port_pick_address(8 * MiB, 2 * MiB, &at), 0);
 	cr_assert_eq((uintptr_t)at % (2 * MiB), 0, "%p is not 2MiB-aligned", at);
 	cr_assert(range_free(at, 8 * MiB), "%p..+8MiB is not free", at);
 #if UINTPTR_MAX > 0xffffffffu
@@ -380,8 +380,8 @@ Test(winport, pick_address_refuses_an_alignment_that_is_not_a_power_of_two)
 {
 	void *at;
 
-	cr_assert_eq(hpshm__pick_address(MiB, 3 * 65536, &at), HPSHM_EINVAL);
-	cr_assert_eq(hpshm__pick_address(MiB, 0, &at), HPSHM_EINVAL);
+	cr_assert_eq(hpshm__port_pick_address(MiB, 3 * 65536, &at), HPSHM_EINVAL);
+	cr_assert_eq(hpshm__port_pick_address(MiB, 0, &at), HPSHM_EINVAL);
 }
 
 Test(winport, maps_line_names_a_view_and_nothing_for_free_memory)
@@ -391,12 +391,12 @@ Test(winport, maps_line_names_a_view_and_nothing_for_free_memory)
 	HANDLE h;
 	char *p = map_section(MiB, &h);
 
-	cr_assert_eq(hpshm__maps_line(p + 4096, 0, line, sizeof(line)), 0);
+	cr_assert_eq(hpshm__port_maps_line(p + 4096, 0, line, sizeof(line)), 0);
 	cr_assert(strstr(line, "committed mapped view") != NULL, "%s", line);
 	UnmapViewOfFile(p);
 	CloseHandle(h);
-	cr_assert_eq(hpshm__pick_address(MiB, 65536, &at), 0);
-	cr_assert_eq(hpshm__maps_line(at, MiB, line, sizeof(line)), HPSHM_EUNAVAILABLE, "free range said: %s", line);
+	cr_assert_eq(hpshm__port_pick_address(MiB, 65536, &at), 0);
+	cr_assert_eq(hpshm__port_maps_line(at, MiB, line, sizeof(line)), HPSHM_EUNAVAILABLE, "free range said: %s", line);
 }
 
 Test(winport, reservation_release_frees_only_an_exact_reservation)
@@ -406,10 +406,10 @@ Test(winport, reservation_release_frees_only_an_exact_reservation)
 
 	cr_assert_not_null(r);
 	cr_assert_not_null(c);
-	cr_assert_eq(hpshm__reservation_release(r, MiB / 2), 0, "released a reservation of another length");
+	cr_assert_eq(hpshm__port_reservation_release(r, MiB / 2), 0, "released a reservation of another length");
 	cr_assert(!range_free(r, MiB));
-	cr_assert_eq(hpshm__reservation_release(c, MiB), 0, "released committed memory");
-	cr_assert_eq(hpshm__reservation_release(r, MiB), 1);
+	cr_assert_eq(hpshm__port_reservation_release(c, MiB), 0, "released committed memory");
+	cr_assert_eq(hpshm__port_reservation_release(r, MiB), 1);
 	cr_assert(range_free(r, MiB), "the reservation is still there");
 	VirtualFree(c, 0, MEM_RELEASE);
 }
@@ -418,15 +418,15 @@ Test(winport, reservation_release_frees_only_an_exact_reservation)
 
 Test(winport, start_time_and_liveness_identify_this_process)
 {
-	long long pid = hpshm__getpid();
-	uint64_t start = hpshm__process_start(pid);
+	long long pid = hpshm__port_getpid();
+	uint64_t start = hpshm__port_process_start(pid);
 
 	cr_assert_eq(pid, (long long)GetCurrentProcessId());
 	cr_assert_neq(start, 0);
-	cr_assert_eq(hpshm__process_alive(pid, start), 1);
-	cr_assert_eq(hpshm__process_alive(pid, start + 1), 0, "another start time is another process");
-	cr_assert_eq(hpshm__process_alive(pid, 0), -1, "without a start time a live pid may be recycled");
-	cr_assert_eq(hpshm__process_alive(0, start), 0);
+	cr_assert_eq(hpshm__port_process_alive(pid, start), 1);
+	cr_assert_eq(hpshm__port_process_alive(pid, start + 1), 0, "another start time is another process");
+	cr_assert_eq(hpshm__port_process_alive(pid, 0), -1, "without a start time a live pid may be recycled");
+	cr_assert_eq(hpshm__port_process_alive(0, start), 0);
 }
 
 Test(winport, a_child_that_exited_is_not_alive)
@@ -438,10 +438,10 @@ Test(winport, a_child_that_exited_is_not_alive)
 	int status;
 
 	cr_assert_eq(start_child(args, NULL, 0, NULL, 0, &proc, &err), 0, "%s", err.message);
-	start = hpshm__process_start(proc.pid);
+	start = hpshm__port_process_start(proc.pid);
 	cr_assert_neq(start, 0, "the child's start time, read while we hold its handle");
-	cr_assert_eq(hpshm__wait(&proc, &status, &err), 0);
-	cr_assert_eq(hpshm__process_alive(proc.pid, start), 0);
+	cr_assert_eq(hpshm__port_wait(&proc, &status, &err), 0);
+	cr_assert_eq(hpshm__port_process_alive(proc.pid, start), 0);
 }
 
 Test(winport, wait_gives_the_exit_code)
@@ -467,7 +467,7 @@ Test(winport, a_missing_program_is_an_error_not_a_child)
 	hpshm_error err;
 
 	memset(&err, 0, sizeof(err));
-	cr_assert_eq(hpshm__spawn(argv[0], argv, NULL, NULL, 0, NULL, 0, &proc, &err), HPSHM_ESYS);
+	cr_assert_eq(hpshm__port_spawn(argv[0], argv, NULL, NULL, 0, NULL, 0, &proc, &err), HPSHM_ESYS);
 	strings_free(argv);
 	cr_assert_eq(err.sys_errno, ERROR_FILE_NOT_FOUND);
 	cr_assert_str_eq(err.call, "SearchPathW");
@@ -601,7 +601,7 @@ Test(winport, the_range_is_reserved_in_the_child_until_it_releases_it)
 	const char *args[] = { "reserved", addr_text, len_text, NULL };
 	void *at;
 
-	cr_assert_eq(hpshm__pick_address(16 * MiB, 65536, &at), 0);
+	cr_assert_eq(hpshm__port_pick_address(16 * MiB, 65536, &at), 0);
 	snprintf(addr_text, sizeof(addr_text), "%llx", (unsigned long long)(uintptr_t)at);
 	snprintf(len_text, sizeof(len_text), "%llx", (unsigned long long)(16 * MiB));
 	cr_assert_eq(run_child(args, NULL, NULL, 0, at, 16 * MiB), WIN_CHILD_OK);
@@ -614,7 +614,7 @@ Test(winport, a_range_the_child_cannot_keep_free_ends_the_child)
 	hpshm_error err;
 	void *at;
 
-	cr_assert_eq(hpshm__pick_address(16 * MiB, 65536, &at), 0);
+	cr_assert_eq(hpshm__port_pick_address(16 * MiB, 65536, &at), 0);
 	hpshm__win_sys.virtual_alloc_ex = fake_alloc_ex_taken;
 	hpshm__win_sys.terminate_process = counting_terminate;
 	cr_assert_eq(start_child(args, NULL, 0, at, 16 * MiB, &proc, &err), HPSHM_EEXIST);
@@ -629,7 +629,7 @@ Test(winport, waiting_for_no_process_is_an_error)
 	struct hpshm__process proc = { 0, 0 };
 	hpshm_error err;
 
-	cr_assert_eq(hpshm__wait(&proc, NULL, &err), HPSHM_EINVAL);
+	cr_assert_eq(hpshm__port_wait(&proc, NULL, &err), HPSHM_EINVAL);
 }
 
 /* ---- privileges, the boot, nonces, the clock, files, the environment ---- */
@@ -649,7 +649,7 @@ Test(winport, a_privilege_not_held_is_error_not_all_assigned)
 Test(winport, the_boot_id_is_stable_or_absent)
 {
 	char a[40], b[40];
-	int ra = hpshm__boot_id(a, sizeof(a)), rb = hpshm__boot_id(b, sizeof(b));
+	int ra = hpshm__port_boot_id(a, sizeof(a)), rb = hpshm__port_boot_id(b, sizeof(b));
 
 	cr_assert_eq(ra, rb);
 	if (ra == HPSHM_ENOTSUP) {
@@ -664,15 +664,15 @@ Test(winport, the_boot_id_is_stable_or_absent)
 
 Test(winport, nonces_differ)
 {
-	cr_assert_neq(hpshm__random64(), hpshm__random64());
+	cr_assert_neq(hpshm__port_random64(), hpshm__port_random64());
 }
 
 Test(winport, the_clock_is_monotonic_in_nanoseconds)
 {
-	uint64_t t0 = hpshm__now_ns(), t1;
+	uint64_t t0 = hpshm__port_now_ns(), t1;
 
 	Sleep(20);
-	t1 = hpshm__now_ns();
+	t1 = hpshm__port_now_ns();
 	cr_assert_geq(t1 - t0, 10000000u, "20 ms of sleep took %llu ns", (unsigned long long)(t1 - t0));
 	cr_assert_lt(t1 - t0, 10000000000u);
 }
@@ -685,27 +685,27 @@ Test(winport, files_hpshm_opens_are_not_inherited)
 
 	cr_assert(GetTempPathA(sizeof(dir), dir) > 0);
 	snprintf(path, sizeof(path), "%shpshm-test-%lu.txt", dir, (unsigned long)GetCurrentProcessId());
-	f = hpshm__fopen(path, "w");
+	f = hpshm__port_fopen(path, "w");
 	cr_assert_not_null(f, "%s: %s", path, strerror(errno));
 	cr_assert(GetHandleInformation((HANDLE)_get_osfhandle(_fileno(f)), &flags));
 	cr_assert_eq(flags & HANDLE_FLAG_INHERIT, 0);
 	cr_assert_geq(fputs("huge_pages=try\n", f), 0);
 	fclose(f);
-	f = hpshm__fopen(path, "r");
+	f = hpshm__port_fopen(path, "r");
 	cr_assert_not_null(f);
 	fclose(f);
 	DeleteFileA(path);
 	errno = 0;
-	cr_assert_null(hpshm__fopen(path, "r"));
+	cr_assert_null(hpshm__port_fopen(path, "r"));
 	cr_assert_eq(errno, ENOENT);
 }
 
 Test(winport, getenv_reads_the_environment)
 {
 	cr_assert_eq(_putenv_s("HPT_WIN_GETENV", "yes"), 0);
-	cr_assert_not_null(hpshm__getenv("HPT_WIN_GETENV"));
-	cr_assert_str_eq(hpshm__getenv("HPT_WIN_GETENV"), "yes");
-	cr_assert_null(hpshm__getenv("HPT_WIN_NOT_SET"));
+	cr_assert_not_null(hpshm__port_getenv("HPT_WIN_GETENV"));
+	cr_assert_str_eq(hpshm__port_getenv("HPT_WIN_GETENV"), "yes");
+	cr_assert_null(hpshm__port_getenv("HPT_WIN_NOT_SET"));
 }
 
 /* ---- segments: the backends through the public API ---- */
@@ -726,7 +726,7 @@ Test(winseg, try_gives_verified_large_pages_or_falls_back_to_verified_small_ones
 	} else {
 		cr_assert_str_eq(r.provider, "plain");
 		cr_assert_eq(r.huge, 0);
-		cr_assert_eq(r.page_size, hpshm__base_page_size());
+		cr_assert_eq(r.page_size, hpshm__port_base_page_size());
 		large = attempt_of(&r, "windows_large");
 		if (GetLargePageMinimum() != 0) {
 			cr_assert_not_null(large, "windows_large was not tried");
@@ -886,7 +886,7 @@ Test(winseg, a_taken_base_address_names_what_holds_it)
 	HANDLE h;
 	void *at, *view;
 
-	cr_assert_eq(hpshm__pick_address(4 * MiB, 65536, &at), 0);
+	cr_assert_eq(hpshm__port_pick_address(4 * MiB, 65536, &at), 0);
 	h = CreateFileMappingW(INVALID_HANDLE_VALUE, NULL, PAGE_READWRITE | SEC_COMMIT, 0, (DWORD)(4 * MiB), NULL);
 	view = MapViewOfFileEx(h, FILE_MAP_READ, 0, 0, 4 * MiB, at);
 	cr_assert_eq(view, at);
@@ -1258,7 +1258,7 @@ Test(winls, a_named_segment_is_listed_alive_with_its_creator_until_destroyed)
 	cr_assert_eq(s.obj[0].alive, 1);
 	cr_assert_eq(s.obj[0].creator_pid, (long long)GetCurrentProcessId());
 	cr_assert_geq(s.obj[0].size, MiB, "usable size %zu", s.obj[0].size);
-	cr_assert_eq(s.obj[0].page_size, hpshm__base_page_size());
+	cr_assert_eq(s.obj[0].page_size, hpshm__port_base_page_size());
 	/* gc keeps it, and it is still there to open. */
 	cr_assert_eq(hpshm_objects_remove(&s.obj[0], HPSHM_REMOVE_FORCE, &err), HPSHM_EEXIST);
 	cr_assert_eq(hpshm_segment_destroy(seg), 0);

@@ -189,13 +189,13 @@ Test(wire, header_and_token_of_a_segment_round_trip)
 	void *at = NULL;
 	int rc;
 
-	snprintf(name, sizeof name, "wire-%ld", (long)hpshm__getpid());
+	snprintf(name, sizeof name, "wire-%ld", (long)hpshm__port_getpid());
 	cr_assert_eq(hpshm_config_new(&cfg), 0);
 	memset(&err, 0, sizeof err);
 	cr_assert_eq(hpshm_config_set(cfg, "provider", "plain", &err), 0, "%s", err.message);
 	cr_assert_eq(hpshm_config_set(cfg, "name", name, &err), 0, "%s", err.message);
 	cr_assert_eq(hpshm_config_set(cfg, "reattach", "exec", &err), 0, "%s", err.message);
-	if (hpshm__pick_address(4 * 1024 * 1024, HPSHM__ADDRESS_GRANULE, &at) == HPSHM_ENOTSUP)
+	if (hpshm__port_pick_address(4 * 1024 * 1024, HPSHM__ADDRESS_GRANULE, &at) == HPSHM_ENOTSUP)
 		cr_assert_eq(hpshm_config_set(cfg, "base_address", "0x40000000", &err), 0, "%s", err.message);
 	rc = hpshm_segment_create(&seg, 3 * 1024 * 1024, cfg, &err);
 	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
@@ -208,7 +208,7 @@ Test(wire, header_and_token_of_a_segment_round_trip)
 	cr_expect_eq(h->header_size, (uint32_t)sizeof(struct hpshm_header));
 	cr_expect_eq(h->usable_size, (uint64_t)hpshm_segment_size(seg));
 	cr_expect_eq(h->page_size, (uint64_t)r->page_size);
-	cr_expect_eq(h->creator_pid, (int64_t)hpshm__getpid());
+	cr_expect_eq(h->creator_pid, (int64_t)hpshm__port_getpid());
 	cr_expect_eq(h->creator_address, (uint64_t)(uintptr_t)hpshm_segment_address(seg));
 	cr_expect_neq(h->created_unix, (uint64_t)0);
 	cr_expect_str_eq(h->provider, "plain");

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tests/win_child.c -- the child tests/test_windows.c starts with hpshm__spawn() and
+ * tests/win_child.c -- the child tests/test_windows.c starts with hpshm__port_spawn() and
  * hpshm_child_spawn(), to see from inside what the child really got.
  *
  *   win_child exit N                  exit with status N
@@ -8,7 +8,7 @@
  *   win_child handle H NAME           H (decimal) is the manual-reset event NAME  (inherited)
  *   win_child nohandle H NAME         H is not that event                         (not inherited)
  *   win_child reserved ADDR LEN       [ADDR, ADDR+LEN) (hex) is the reservation the parent
- *                                     made, and hpshm__reservation_release() frees it
+ *                                     made, and hpshm__port_reservation_release() frees it
  *   win_child args ARG...             ARG... are exactly win_child_args (tests/win_child.h)
  *   win_child utf8 TEXT               TEXT, as the UTF-16 command line has it, is WIN_CHILD_UTF8
  *   win_child env NAME VALUE          NAME is VALUE in this environment
@@ -79,8 +79,8 @@ static int child_reserved(const char *addr_text, const char *len_text)
 		return mismatch("VirtualQuery failed");
 	if (mbi.State != MEM_RESERVE || mbi.AllocationBase != addr || mbi.RegionSize != len)
 		return mismatch("the range is not reserved as the parent asked");
-	if (hpshm__reservation_release(addr, len) != 1)
-		return mismatch("hpshm__reservation_release() did not release the parent's reservation");
+	if (hpshm__port_reservation_release(addr, len) != 1)
+		return mismatch("hpshm__port_reservation_release() did not release the parent's reservation");
 	if (VirtualQuery(addr, &mbi, sizeof(mbi)) != sizeof(mbi) || mbi.State != MEM_FREE)
 		return mismatch("the range is not free after the release");
 	return WIN_CHILD_OK;

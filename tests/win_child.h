@@ -7,7 +7,7 @@
 #define HPSHM_TESTS_WIN_CHILD_H
 
 /*
- * Arguments the C runtime's parser only gives back unchanged if hpshm__spawn() quoted them
+ * Arguments the C runtime's parser only gives back unchanged if hpshm__port_spawn() quoted them
  * right: blanks, empty, quotes, backslashes before a quote and at the end, a UNC-like path.
  */
 static const char *const win_child_args[] = {

@@ -78,7 +78,7 @@ static int pages_psind_of_vec(unsigned char v)
 #endif
 }
 
-int hpshm__huge_page_sizes(size_t *out, int max)
+int hpshm__port_huge_page_sizes(size_t *out, int max)
 {
 	size_t all[PAGES_MAX];
 	int n = pages_all(all, PAGES_MAX), k = 0;
@@ -89,7 +89,7 @@ int hpshm__huge_page_sizes(size_t *out, int max)
 	return k;
 }
 
-size_t hpshm__default_huge_page_size(void)
+size_t hpshm__port_default_huge_page_size(void)
 {
 	size_t all[PAGES_MAX];
 
@@ -104,7 +104,7 @@ size_t hpshm__default_huge_page_size(void)
 #define PAGES_VEC 1024
 static int pages_mincore(void *addr, size_t len, size_t step, int *psind)
 {
-	size_t base = hpshm__base_page_size(), n, skip;
+	size_t base = hpshm__port_base_page_size(), n, skip;
 	uintptr_t a = (uintptr_t)addr & ~(uintptr_t)(base - 1), z = (uintptr_t)addr + len;
 	unsigned char vec[PAGES_VEC];
 	int seen = 0, p;
@@ -131,7 +131,7 @@ static int pages_mincore(void *addr, size_t len, size_t step, int *psind)
 	return seen;
 }
 
-int hpshm__verify_backing(void *addr, size_t len, struct hpshm__port_handle h, struct hpshm__backing *out)
+int hpshm__port_verify_backing(void *addr, size_t len, struct hpshm__port_handle h, struct hpshm__backing *out)
 {
 	size_t all[PAGES_MAX];
 	int n, psind = 0, from_fd;

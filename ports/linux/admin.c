@@ -22,13 +22,13 @@ int hpshm__os_pool_resize(size_t page_size, unsigned long pages, char *why, size
 	FILE *f;
 	int bad, n;
 
-	hpshm__pool_file(page_size, file, sizeof(file));
-	n = snprintf(path, sizeof(path), "%s%s", hpshm__sysroot(), file);
+	hpshm__linux_pool_file(page_size, file, sizeof(file));
+	n = snprintf(path, sizeof(path), "%s%s", hpshm__linux_sysroot(), file);
 	if (n < 0 || (size_t)n >= sizeof(path)) {
 		snprintf(why, len, "the path of %s is too long under the sysroot", file);
 		return -1;
 	}
-	f = hpshm__fopen(path, "w");
+	f = hpshm__port_fopen(path, "w");
 	if (f == NULL) {
 		snprintf(why, len, "cannot open %s: %s", path, strerror(errno));
 		return -1;
@@ -49,12 +49,12 @@ int hpshm__os_thp_shmem_set(const char *mode, char *why, size_t len)
 	FILE *f;
 	int bad, n;
 
-	n = snprintf(path, sizeof(path), "%s%s", hpshm__sysroot(), knob);
+	n = snprintf(path, sizeof(path), "%s%s", hpshm__linux_sysroot(), knob);
 	if (n < 0 || (size_t)n >= sizeof(path)) {
 		snprintf(why, len, "the path of %s is too long under the sysroot", knob);
 		return -1;
 	}
-	f = hpshm__fopen(path, "w");
+	f = hpshm__port_fopen(path, "w");
 	if (f == NULL) {
 		snprintf(why, len, "cannot open %s: %s", path, strerror(errno));
 		return -1;

@@ -6,7 +6,7 @@
  * The advice names the knob and the number: "raise vm.nr_hugepages to at least 520 (needs 8
  * more 2MiB pages)", "raise hugetlb.2MB.max to at least 64MiB in cgroup /x".  The pool of the
  * default size is sized by the sysctl vm.nr_hugepages; any other size only by its own sysfs
- * file (hpshm__pool_knob()).  A hugetlb cgroup (cgroup.c) may limit reservations (rsvd,
+ * file (hpshm__linux_pool_knob()).  A hugetlb cgroup (cgroup.c) may limit reservations (rsvd,
  * failing mmap cleanly) or faults (SIGBUS long after mmap succeeded); either leaves room =
  * limit - usage, and the limit that binds is the one named.
  *
@@ -38,7 +38,7 @@ static unsigned long advice_pages(size_t size, size_t page_size)
 	return n > ULONG_MAX ? ULONG_MAX : (unsigned long)n;
 }
 
-/* hpshm__hugetlb_cgroup_short() on a cgroup already read (cg->version != 0). */
+/* hpshm__linux_hugetlb_cgroup_short() on a cgroup already read (cg->version != 0). */
 static int advice_cgroup_short(const struct hpshm__limit *c, size_t size, size_t page_size, int advice, char *buf,
 			       size_t len)
 {
@@ -57,7 +57,7 @@ static int advice_cgroup_short(const struct hpshm__limit *c, size_t size, size_t
 	rsvd = rroom < froom;
 	limit = rsvd ? cg.rsvd_limit : cg.limit;
 	usage = rsvd ? cg.rsvd_usage : cg.usage;
-	hpshm__hugetlb_cgroup_size(page_size, sname, sizeof(sname));
+	hpshm__linux_hugetlb_cgroup_size(page_size, sname, sizeof(sname));
 	if (cg.version == 1)
 		file = rsvd ? "rsvd.limit_in_bytes" : "limit_in_bytes";
 	else
@@ -88,7 +88,7 @@ static int advice_cgroup_short(const struct hpshm__limit *c, size_t size, size_t
 	return 1;
 }
 
-char *hpshm__hugetlb_hint(size_t size, size_t page_size, char *buf, size_t len)
+char *hpshm__linux_hugetlb_hint(size_t size, size_t page_size, char *buf, size_t len)
 {
 	struct hpshm__pool pool;
 	size_t offered[HPSHM__MAX_PAGE_SIZES];
@@ -97,22 +97,22 @@ char *hpshm__hugetlb_hint(size_t size, size_t page_size, char *buf, size_t len)
 
 	if (buf == NULL || len == 0)
 		return buf;
-	if (page_size == 0 || hpshm__pool_get(page_size, &pool) < 0) {
-		hpshm__size_list(offered, hpshm__huge_page_sizes(offered, HPSHM__MAX_PAGE_SIZES), sizes, sizeof(sizes));
+	if (page_size == 0 || hpshm__linux_pool_get(page_size, &pool) < 0) {
+		hpshm__size_list(offered, hpshm__port_huge_page_sizes(offered, HPSHM__MAX_PAGE_SIZES), sizes, sizeof(sizes));
 		snprintf(buf, len, "set huge_page_size to a size the kernel offers (sizes: %s)", sizes);
 		return buf;
 	}
 	hpshm_size_format(page_size, psz, sizeof(psz));
-	hpshm__pool_knob(page_size, knob, sizeof(knob));
+	hpshm__linux_pool_knob(page_size, knob, sizeof(knob));
 	need = advice_pages(size, page_size);
-	avail = hpshm__pool_available(&pool);
+	avail = hpshm__linux_pool_available(&pool);
 	if (avail < need) {
 		target = pool.total > ULONG_MAX - (need - avail) ? ULONG_MAX : pool.total + (need - avail);
 		snprintf(buf, len, "raise %s to at least %lu (needs %lu more %s page%s)", knob, target, need - avail,
 			 psz, need - avail == 1 ? "" : "s");
 		return buf;
 	}
-	if (hpshm__hugetlb_cgroup_short(size, page_size, 1, buf, len))
+	if (hpshm__linux_hugetlb_cgroup_short(size, page_size, 1, buf, len))
 		return buf;
 	/* The pool looks big enough now: the pages went meanwhile, or sit on NUMA nodes this
 	 * process may not use.  Room for the whole segment on top of today's pool covers both. */
@@ -122,11 +122,11 @@ char *hpshm__hugetlb_hint(size_t size, size_t page_size, char *buf, size_t len)
 	return buf;
 }
 
-int hpshm__hugetlb_cgroup_short(size_t size, size_t page_size, int advice, char *buf, size_t len)
+int hpshm__linux_hugetlb_cgroup_short(size_t size, size_t page_size, int advice, char *buf, size_t len)
 {
 	struct hpshm__limit cg;
 
-	if (hpshm__cgroup_get(page_size, &cg) < 0 || cg.version == 0)
+	if (hpshm__linux_cgroup_get(page_size, &cg) < 0 || cg.version == 0)
 		return 0;
 	return advice_cgroup_short(&cg, size, page_size, advice, buf, len);
 }
@@ -137,24 +137,24 @@ static int advice_fault_risk(const struct hpshm__limit *cg)
 	return cg->version != 0 && cg->limit != HPSHM__UNLIMITED && cg->rsvd_limit == HPSHM__UNLIMITED;
 }
 
-int hpshm__hugetlb_fault_risk(size_t size, size_t page_size)
+int hpshm__linux_hugetlb_fault_risk(size_t size, size_t page_size)
 {
 	struct hpshm__limit cg;
 
 	/* The size does not matter: even with room now, other processes can use it up between
 	 * mmap and the first touch, and nothing reserved it for us. */
 	(void)size;
-	if (page_size == 0 || hpshm__cgroup_get(page_size, &cg) < 0)
+	if (page_size == 0 || hpshm__linux_cgroup_get(page_size, &cg) < 0)
 		return 0;
 	return advice_fault_risk(&cg);
 }
 
-int hpshm__hugetlb_cgroup_probe(size_t size, size_t page_size, int *fault_risk, char *buf, size_t len)
+int hpshm__linux_hugetlb_cgroup_probe(size_t size, size_t page_size, int *fault_risk, char *buf, size_t len)
 {
 	struct hpshm__limit cg;
 
 	*fault_risk = 0;
-	if (page_size == 0 || hpshm__cgroup_get(page_size, &cg) < 0)
+	if (page_size == 0 || hpshm__linux_cgroup_get(page_size, &cg) < 0)
 		return 0;
 	*fault_risk = advice_fault_risk(&cg);
 	return cg.version != 0 && advice_cgroup_short(&cg, size, page_size, 0, buf, len);

@@ -108,11 +108,11 @@ static int cgroup_find_mount(int version, const char *cgpath, struct cgroup_moun
 	char *save, *root, *point, *tok, *fstype, *super;
 	struct cgroup_mount cand;   /* this line's mount: m keeps the last whole one */
 	int cut, found = 0, i;
-	FILE *f = hpshm__sysfile_open("/proc/self/mountinfo");
+	FILE *f = hpshm__linux_sysfile_open("/proc/self/mountinfo");
 
 	if (f == NULL)
 		return -1;
-	while (hpshm__getline(f, line, sizeof(line), &cut)) {
+	while (hpshm__linux_getline(f, line, sizeof(line), &cut)) {
 		if (cut)
 			continue;
 		save = NULL;
@@ -151,11 +151,11 @@ static int cgroup_self_path(int version, char *out, size_t len)
 	char line[CGROUP_LINE_MAX];
 	char *ctrl, *path;
 	int cut, found = 0;
-	FILE *f = hpshm__sysfile_open("/proc/self/cgroup");
+	FILE *f = hpshm__linux_sysfile_open("/proc/self/cgroup");
 
 	if (f == NULL)
 		return -1;
-	while (!found && hpshm__getline(f, line, sizeof(line), &cut)) {
+	while (!found && hpshm__linux_getline(f, line, sizeof(line), &cut)) {
 		if (cut)
 			continue;
 		ctrl = strchr(line, ':');
@@ -187,7 +187,7 @@ static int cgroup_read_value(const char *dir, const char *file, uint64_t *out)
 
 	if (n < 0 || (size_t)n >= sizeof(path))
 		return -1;
-	if (hpshm__read_file(path, buf, sizeof(buf)) < 0)
+	if (hpshm__linux_read_file(path, buf, sizeof(buf)) < 0)
 		return -1;
 	if (strncmp(buf, "max", 3) == 0 && (buf[3] == '\n' || buf[3] == '\0')) {
 		*out = HPSHM__UNLIMITED;
@@ -296,7 +296,7 @@ static void cgroup_walk(int version, const struct cgroup_mount *m, const char *c
 	}
 }
 
-int hpshm__cgroup_get(size_t page_size, struct hpshm__limit *out)
+int hpshm__linux_cgroup_get(size_t page_size, struct hpshm__limit *out)
 {
 	struct cgroup_mount m;
 	char cgpath[PATH_MAX], sname[32];
@@ -309,7 +309,7 @@ int hpshm__cgroup_get(size_t page_size, struct hpshm__limit *out)
 	if (page_size == 0)
 		return HPSHM_EINVAL;
 
-	hpshm__hugetlb_cgroup_size(page_size, sname, sizeof(sname));
+	hpshm__linux_hugetlb_cgroup_size(page_size, sname, sizeof(sname));
 
 	if (cgroup_self_path(1, cgpath, sizeof(cgpath)) == 0) {
 		if (cgroup_find_mount(1, cgpath, &m) == 0)

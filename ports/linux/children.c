@@ -78,7 +78,7 @@ static const char *children_next(struct children_lines *l)
 static int children_open(const char *path, int flags)
 {
 	char full[4096];
-	int n = snprintf(full, sizeof(full), "%s%s", hpshm__sysroot(), path);
+	int n = snprintf(full, sizeof(full), "%s%s", hpshm__linux_sysroot(), path);
 
 	if (n < 0 || (size_t)n >= sizeof(full))
 		return -1;

@@ -27,7 +27,7 @@
 
 size_t hpshm__os_default_page_size(void)
 {
-	return hpshm__default_huge_page_size();
+	return hpshm__port_default_huge_page_size();
 }
 
 const char *hpshm__os_huge_absent(void)
@@ -37,19 +37,19 @@ const char *hpshm__os_huge_absent(void)
 
 int hpshm__os_pools(struct hpshm__pool *out, int max)
 {
-	return hpshm__pools(out, max);
+	return hpshm__linux_pools(out, max);
 }
 
 int hpshm__os_pool(size_t page_size, struct hpshm__pool *out)
 {
 	if (out == NULL)
 		return HPSHM_EINVAL;
-	return hpshm__pool_get(page_size, out);
+	return hpshm__linux_pool_get(page_size, out);
 }
 
 unsigned long hpshm__os_pool_available(const struct hpshm__pool *p)
 {
-	return hpshm__pool_available(p);
+	return hpshm__linux_pool_available(p);
 }
 
 const char *hpshm__os_pool_source(void)
@@ -59,17 +59,17 @@ const char *hpshm__os_pool_source(void)
 
 char *hpshm__os_pool_knob(size_t page_size, char *buf, size_t len)
 {
-	return hpshm__pool_knob(page_size, buf, len);
+	return hpshm__linux_pool_knob(page_size, buf, len);
 }
 
 int hpshm__os_mounts(struct hpshm__mount *out, int max)
 {
-	return hpshm__hugetlbfs_mounts(out, max);
+	return hpshm__linux_hugetlbfs_mounts(out, max);
 }
 
 int hpshm__os_lock_privilege(void)
 {
-	return hpshm__has_cap_ipc_lock();
+	return hpshm__linux_has_cap_ipc_lock();
 }
 
 const char *hpshm__os_lock_privilege_name(void)
@@ -79,17 +79,17 @@ const char *hpshm__os_lock_privilege_name(void)
 
 long hpshm__os_huge_group(void)
 {
-	return hpshm__hugetlb_shm_group();
+	return hpshm__linux_hugetlb_shm_group();
 }
 
 int hpshm__os_in_group(long gid)
 {
-	return hpshm__in_group(gid);
+	return hpshm__linux_in_group(gid);
 }
 
 int hpshm__os_sysv_limits(struct hpshm__sysv_limits *out)
 {
-	return hpshm__sysv_limits(out);
+	return hpshm__linux_sysv_limits(out);
 }
 
 int hpshm__os_limit(size_t page_size, struct hpshm__limit *out)
@@ -97,25 +97,25 @@ int hpshm__os_limit(size_t page_size, struct hpshm__limit *out)
 	if (out == NULL)
 		return HPSHM_EINVAL;
 	memset(out, 0, sizeof(*out));
-	return hpshm__cgroup_get(page_size, out);
+	return hpshm__linux_cgroup_get(page_size, out);
 }
 
 char *hpshm__os_limit_size_name(size_t page_size, char *buf, size_t len)
 {
-	return hpshm__hugetlb_cgroup_size(page_size, buf, len);
+	return hpshm__linux_hugetlb_cgroup_size(page_size, buf, len);
 }
 
 int hpshm__os_fault_risk(size_t size, size_t page_size)
 {
-	return hpshm__hugetlb_fault_risk(size, page_size);
+	return hpshm__linux_hugetlb_fault_risk(size, page_size);
 }
 
 int hpshm__os_thp(struct hpshm__thp *out)
 {
 	if (out == NULL)
 		return HPSHM_EINVAL;
-	/* hpshm__thp() fails only for a NULL out; each setting it cannot read is already "". */
-	(void)hpshm__thp(out);
+	/* hpshm__linux_thp() fails only for a NULL out; each setting it cannot read is already "". */
+	(void)hpshm__linux_thp(out);
 	return 0;
 }
 
@@ -123,7 +123,7 @@ size_t hpshm__os_thp_page_size(void)
 {
 	uint64_t v = 0;
 
-	if (hpshm__read_u64("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", &v) < 0 || v > SIZE_MAX)
+	if (hpshm__linux_read_u64("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", &v) < 0 || v > SIZE_MAX)
 		return 0;
 	return (size_t)v;
 }
@@ -134,12 +134,12 @@ long hpshm__os_thp_kib(const void *addr)
 	uintptr_t a = (uintptr_t)addr, lo, hi;
 	int inside = 0;
 	long kib = -1, v;
-	FILE *f = hpshm__sysfile_open("/proc/self/smaps");
+	FILE *f = hpshm__linux_sysfile_open("/proc/self/smaps");
 
 	if (f == NULL)
 		return -1;
-	while (hpshm__getline(f, line, sizeof(line), NULL)) {
-		if (hpshm__maps_range(line, &lo, &hi)) {
+	while (hpshm__linux_getline(f, line, sizeof(line), NULL)) {
+		if (hpshm__linux_maps_range(line, &lo, &hi)) {
 			if (inside)
 				break;
 			inside = a >= lo && a < hi;
@@ -158,7 +158,7 @@ int hpshm__os_backing(void *addr, size_t len, intptr_t file, struct hpshm__backi
 {
 	if (out == NULL)
 		return HPSHM_EINVAL;
-	return hpshm__verify_backing(addr, len, hpshm__port_handle_of(file, file >= 0), out);
+	return hpshm__port_verify_backing(addr, len, hpshm__port_handle_of(file, file >= 0), out);
 }
 
 size_t hpshm__os_mapping_len(const void *addr)
@@ -166,9 +166,9 @@ size_t hpshm__os_mapping_len(const void *addr)
 	char line[FACTS_LINE_MAX];
 	uintptr_t lo, hi;
 
-	/* hpshm__maps_line() of one byte gives the mapping that holds it, as a whole maps line:
+	/* hpshm__port_maps_line() of one byte gives the mapping that holds it, as a whole maps line:
 	 * lo <= addr < hi needs no second check. */
-	if (hpshm__maps_line(addr, 0, line, sizeof(line)) < 0 || !hpshm__maps_range(line, &lo, &hi))
+	if (hpshm__port_maps_line(addr, 0, line, sizeof(line)) < 0 || !hpshm__linux_maps_range(line, &lo, &hi))
 		return 0;
 	return (size_t)(hi - lo);
 }
@@ -177,7 +177,7 @@ long hpshm__os_page_table_kib(void)
 {
 	unsigned long long kib;
 
-	if (hpshm__read_field("/proc/self/status", "VmPTE", 10, &kib) < 0 || kib > LONG_MAX)
+	if (hpshm__linux_read_field("/proc/self/status", "VmPTE", 10, &kib) < 0 || kib > LONG_MAX)
 		return -1;
 	return (long)kib;
 }
@@ -201,7 +201,7 @@ uint64_t hpshm__os_mem_available(void)
 {
 	unsigned long long kib;
 
-	if (hpshm__read_field("/proc/meminfo", "MemAvailable", 10, &kib) < 0 || kib > UINT64_MAX / 1024)
+	if (hpshm__linux_read_field("/proc/meminfo", "MemAvailable", 10, &kib) < 0 || kib > UINT64_MAX / 1024)
 		return 0;
 	return (uint64_t)kib * 1024;
 }

@@ -72,7 +72,7 @@
 #define HPSHM__HUGE_SHIFT 26
 
 /* log2(page_size) << 26, the size bits for MAP_/SHM_/MFD_HUGETLB; 0 if not a power of two. */
-static inline unsigned hpshm__huge_bits(size_t page_size)
+static inline unsigned hpshm__linux_huge_bits(size_t page_size)
 {
 	unsigned log2 = 0;
 

@@ -13,9 +13,9 @@
  *     through an overridable table like the POSIX ones (posix/sys.h), so tests inject their
  *     failures the same way;
  *   - through linux/flags.h, the flag values older libc headers lack (MAP_HUGETLB, MFD_HUGETLB,
- *     MADV_POPULATE_WRITE ...) and the huge page size bits (hpshm__huge_bits());
- *   - the readers of /proc and /sys, all under hpshm__sysroot() so tests can point the library
- *     at a fake tree with hpshm__set_sysroot();
+ *     MADV_POPULATE_WRITE ...) and the huge page size bits (hpshm__linux_huge_bits());
+ *   - the readers of /proc and /sys, all under hpshm__linux_sysroot() so tests can point the library
+ *     at a fake tree with hpshm__linux_set_sysroot();
  *   - hstate pools, hugetlbfs mounts, the hugetlb cgroup, the SysV privileges, limits and
  *     segment list (sysvipc.c, with when a creator started),
  *     transparent huge pages, and the operator advice built from them, in the neutral structs
@@ -57,7 +57,7 @@ struct statfs;
  * so a test can replace one entry and make it fail (ENOSYS, ENOSPC, EFAULT ...) without
  * touching the machine.  The table starts out pointing at the real calls;
  * hpshm__linux_sys_reset() puts them back.  Only tests write to it, and only while no segment
- * is being created.  The POSIX calls are in posix/sys.h (hpshm__sys).
+ * is being created.  The POSIX calls are in posix/sys.h (hpshm__posix_sys).
  */
 struct hpshm__linux_syscalls {
 	int     (*memfd_create)(const char *name, unsigned flags);
@@ -77,42 +77,42 @@ void hpshm__linux_sys_reset(void);
 /* ---- /proc and /sys, under the sysroot ---- */
 
 /* Root under which /proc and /sys are read: "" normally. */
-const char *hpshm__sysroot(void);
-void hpshm__set_sysroot(const char *root);   /* tests only; NULL restores "" */
+const char *hpshm__linux_sysroot(void);
+void hpshm__linux_set_sysroot(const char *root);   /* tests only; NULL restores "" */
 
 /* fopen() a file under the sysroot for reading, close-on-exec.  NULL with errno set. */
-FILE *hpshm__sysfile_open(const char *path);
+FILE *hpshm__linux_sysfile_open(const char *path);
 /*
  * The next line of f into buf, without its newline: 1, or 0 at end of file.  A line that does
  * not fit keeps its start in buf, the rest is read past, and *cut (if not NULL) is set, so a
  * caller can skip an overlong line rather than parse half of it.
  */
-int hpshm__getline(FILE *f, char *buf, size_t len, int *cut);
+int hpshm__linux_getline(FILE *f, char *buf, size_t len, int *cut);
 /* Read a whole small file under the sysroot into buf (NUL-terminated). Returns length or <0. */
-long hpshm__read_file(const char *path, char *buf, size_t len);
+long hpshm__linux_read_file(const char *path, char *buf, size_t len);
 /* Read one unsigned number from a file under the sysroot. 0, or HPSHM_EIO. */
-int hpshm__read_u64(const char *path, uint64_t *out);
+int hpshm__linux_read_u64(const char *path, uint64_t *out);
 /* The number after "key:" in a "key: value" file such as /proc/meminfo, in base 10 or 16
  * (CapEff).  0, or HPSHM_EIO. */
-int hpshm__read_field(const char *path, const char *key, int base, unsigned long long *out);
+int hpshm__linux_read_field(const char *path, const char *key, int base, unsigned long long *out);
 
 /* A /proc/<pid>/maps or smaps VMA header "start-end perms ...": 1 with its range, or 0 for
  * any other line (an smaps field line).  verify.c and facts.c read VMAs with it. */
-int hpshm__maps_range(const char *line, uintptr_t *start, uintptr_t *end);
+int hpshm__linux_maps_range(const char *line, uintptr_t *start, uintptr_t *end);
 
 /* ---- hstate pools ---- */
 
 /* Pages a new mapping can reserve right now: free minus reserved, plus overcommit room. */
-unsigned long hpshm__pool_available(const struct hpshm__pool *p);
+unsigned long hpshm__linux_pool_available(const struct hpshm__pool *p);
 /* Pools of every huge page size, ascending.  Returns the count. */
-int hpshm__pools(struct hpshm__pool *out, int max);
+int hpshm__linux_pools(struct hpshm__pool *out, int max);
 /* The pool for one size: 0, or HPSHM_EUNAVAILABLE if the kernel has no such size. */
-int hpshm__pool_get(size_t page_size, struct hpshm__pool *out);
+int hpshm__linux_pool_get(size_t page_size, struct hpshm__pool *out);
 /* The setting that sizes the pool of page_size, as an operator names it: the sysctl
  * "vm.nr_hugepages" for the default size, else the size's nr_hugepages file in sysfs. */
-char *hpshm__pool_knob(size_t page_size, char *buf, size_t len);
+char *hpshm__linux_pool_knob(size_t page_size, char *buf, size_t len);
 /* The sysfs file that holds the pool's size, for every page size (also the default one). */
-char *hpshm__pool_file(size_t page_size, char *buf, size_t len);
+char *hpshm__linux_pool_file(size_t page_size, char *buf, size_t len);
 
 /* ---- hugetlbfs ---- */
 
@@ -120,29 +120,29 @@ char *hpshm__pool_file(size_t page_size, char *buf, size_t len);
  * Every visible hugetlbfs mount from /proc/self/mountinfo, in an array the caller frees, with
  * the count in *count; NULL (count 0) when there is none.
  */
-struct hpshm__mount *hpshm__hugetlbfs_mount_list(int *count);
+struct hpshm__mount *hpshm__linux_hugetlbfs_mount_list(int *count);
 /* The first max of them copied to out.  Returns how many there are in all (may exceed max). */
-int hpshm__hugetlbfs_mounts(struct hpshm__mount *out, int max);
+int hpshm__linux_hugetlbfs_mounts(struct hpshm__mount *out, int max);
 /* Is dir on hugetlbfs, and with what page size?  0, or HPSHM_EUNAVAILABLE with errno set. */
-int hpshm__hugetlbfs_dir(const char *dir, size_t *page_size);
+int hpshm__linux_hugetlbfs_dir(const char *dir, size_t *page_size);
 
 /* ---- the hugetlb cgroup ---- */
 
 /* The hugetlb cgroup for page_size: 0 (out->version 0 if none applies) or an error. */
-int hpshm__cgroup_get(size_t page_size, struct hpshm__limit *out);
+int hpshm__linux_cgroup_get(size_t page_size, struct hpshm__limit *out);
 /* The kernel's name for a huge page size in hugetlb cgroup files (mem_fmt() in
  * mm/hugetlb_cgroup.c: the largest unit not above the size): "2MB", "1GB", "64KB". */
-char *hpshm__hugetlb_cgroup_size(size_t page_size, char *buf, size_t len);
+char *hpshm__linux_hugetlb_cgroup_size(size_t page_size, char *buf, size_t len);
 
 /* ---- SysV shared memory: privileges and limits ---- */
 
 /* Privileges SysV hugetlb needs. */
-int  hpshm__has_cap_ipc_lock(void);
-long hpshm__hugetlb_shm_group(void);   /* -1 if unreadable */
-int  hpshm__in_group(long gid);
+int  hpshm__linux_has_cap_ipc_lock(void);
+long hpshm__linux_hugetlb_shm_group(void);   /* -1 if unreadable */
+int  hpshm__linux_in_group(long gid);
 
 /* kernel.shmmax, shmall and shmmni: 0, or HPSHM_EIO when none can be read. */
-int hpshm__sysv_limits(struct hpshm__sysv_limits *out);
+int hpshm__linux_sysv_limits(struct hpshm__sysv_limits *out);
 
 /* ---- SysV shared memory: the kernel's list, and creators' start times (sysvipc.c) ---- */
 
@@ -177,7 +177,7 @@ time_t hpshm__linux_process_started(long long pid);
 /* ---- transparent huge pages ---- */
 
 /* The bracketed choice of each setting file, or "" if absent. */
-int hpshm__thp(struct hpshm__thp *out);
+int hpshm__linux_thp(struct hpshm__thp *out);
 
 /* ---- advice when huge pages fall short (advice.c) ---- */
 
@@ -186,27 +186,27 @@ int hpshm__thp(struct hpshm__thp *out);
  * else 1 with one sentence in buf: with advice 0 the reason ("hugetlb cgroup /x allows 4MiB
  * of 2MiB pages ..., below the 32MiB needed: raise ..."), with advice 1 only the fix.
  */
-int hpshm__hugetlb_cgroup_short(size_t size, size_t page_size, int advice, char *buf, size_t len);
+int hpshm__linux_hugetlb_cgroup_short(size_t size, size_t page_size, int advice, char *buf, size_t len);
 
 /*
  * The hint for a hugetlb reservation that failed (ENOMEM/ENOSPC), naming the sysctl and the
  * number of pages: "raise vm.nr_hugepages to at least 520 (needs 8 more 2MiB pages)"; for
  * non-default sizes the sysfs file.  Writes into buf and returns it.
  */
-char *hpshm__hugetlb_hint(size_t size, size_t page_size, char *buf, size_t len);
+char *hpshm__linux_hugetlb_hint(size_t size, size_t page_size, char *buf, size_t len);
 
 /*
  * Does a hugetlb cgroup make faults of this size a SIGBUS risk?  1 when a fault-time limit
  * applies with no reservation limit (reservations then do not protect faults), else 0.
  */
-int hpshm__hugetlb_fault_risk(size_t size, size_t page_size);
+int hpshm__linux_hugetlb_fault_risk(size_t size, size_t page_size);
 
 /*
  * Both of the above from one reading of the cgroup (a probe asks both, and each reading
  * parses /proc/self/cgroup and /proc/self/mountinfo): *fault_risk as
- * hpshm__hugetlb_fault_risk(), the result and buf as hpshm__hugetlb_cgroup_short() with
+ * hpshm__linux_hugetlb_fault_risk(), the result and buf as hpshm__linux_hugetlb_cgroup_short() with
  * advice 0.
  */
-int hpshm__hugetlb_cgroup_probe(size_t size, size_t page_size, int *fault_risk, char *buf, size_t len);
+int hpshm__linux_hugetlb_cgroup_probe(size_t size, size_t page_size, int *fault_risk, char *buf, size_t len);
 
 #endif /* HPSHM_PORTS_LINUX_LINUX_H */

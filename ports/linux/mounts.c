@@ -133,7 +133,7 @@ static size_t mounts_option_pagesize(const char *opts)
 	return 0;
 }
 
-struct hpshm__mount *hpshm__hugetlbfs_mount_list(int *count)
+struct hpshm__mount *hpshm__linux_hugetlbfs_mount_list(int *count)
 {
 	char line[MOUNTS_LINE_MAX];
 	const char *fstype, *super;
@@ -144,13 +144,13 @@ struct hpshm__mount *hpshm__hugetlbfs_mount_list(int *count)
 	FILE *f;
 
 	*count = 0;
-	f = hpshm__sysfile_open("/proc/self/mountinfo");
+	f = hpshm__linux_sysfile_open("/proc/self/mountinfo");
 	if (f == NULL)
 		return NULL;
 
 	/* No fixed bound: a host of containers can see dozens of hugetlbfs mounts, and the one
 	 * this process may write to can be the last of them. */
-	while (hpshm__getline(f, line, sizeof(line), &cut)) {
+	while (hpshm__linux_getline(f, line, sizeof(line), &cut)) {
 		if (cut || mounts_split(line, &point, &fstype, &super) < 0)
 			continue;
 		mounts_unescape(point);
@@ -171,7 +171,7 @@ struct hpshm__mount *hpshm__hugetlbfs_mount_list(int *count)
 		size = mounts_option_pagesize(super);
 		if (size == 0) {
 			if (defsize == 0)
-				defsize = hpshm__default_huge_page_size();
+				defsize = hpshm__port_default_huge_page_size();
 			size = defsize;
 		}
 		if (size == 0)
@@ -197,21 +197,21 @@ struct hpshm__mount *hpshm__hugetlbfs_mount_list(int *count)
 	return out;
 }
 
-int hpshm__hugetlbfs_mounts(struct hpshm__mount *out, int max)
+int hpshm__linux_hugetlbfs_mounts(struct hpshm__mount *out, int max)
 {
 	struct hpshm__mount *all;
 	int n;
 
 	if (out == NULL || max <= 0)
 		return 0;
-	all = hpshm__hugetlbfs_mount_list(&n);
+	all = hpshm__linux_hugetlbfs_mount_list(&n);
 	if (all != NULL)
 		memcpy(out, all, (size_t)(n < max ? n : max) * sizeof(out[0]));
 	free(all);
 	return n;
 }
 
-int hpshm__hugetlbfs_dir(const char *dir, size_t *page_size)
+int hpshm__linux_hugetlbfs_dir(const char *dir, size_t *page_size)
 {
 	struct statfs sfs;
 

@@ -48,11 +48,11 @@ static const char *populate_hint(size_t len, size_t page_size, char *buf, size_t
 	char lim[32], need[32], sname[16];
 	int n;
 
-	if (page_size <= hpshm__base_page_size())
+	if (page_size <= hpshm__port_base_page_size())
 		return "free memory, or raise the memory limit of this process's cgroup";
-	if (hpshm__cgroup_get(page_size, &cg) == 0 && cg.version != 0 && cg.limit != HPSHM__UNLIMITED &&
+	if (hpshm__linux_cgroup_get(page_size, &cg) == 0 && cg.version != 0 && cg.limit != HPSHM__UNLIMITED &&
 	    (cg.limit <= cg.usage || cg.limit - cg.usage < len)) {
-		hpshm__hugetlb_cgroup_size(page_size, sname, sizeof(sname));
+		hpshm__linux_hugetlb_cgroup_size(page_size, sname, sizeof(sname));
 		hpshm_size_format((size_t)cg.limit, lim, sizeof(lim));
 		hpshm_size_format(len, need, sizeof(need));
 		n = snprintf(buf, buflen, "raise hugetlb.%s.%s (now %s) by at least %s in cgroup %s", sname,
@@ -62,10 +62,10 @@ static const char *populate_hint(size_t len, size_t page_size, char *buf, size_t
 				 sname, cg.version == 1 ? "limit_in_bytes" : "max", lim, need);
 		return buf;
 	}
-	return hpshm__hugetlb_hint(len, page_size, buf, buflen);
+	return hpshm__linux_hugetlb_hint(len, page_size, buf, buflen);
 }
 
-int hpshm__populate(void *addr, size_t len, size_t page_size, struct hpshm__port_handle h, unsigned *methods,
+int hpshm__port_populate(void *addr, size_t len, size_t page_size, struct hpshm__port_handle h, unsigned *methods,
 		    hpshm_error *err)
 {
 	char hint[HPSHM_TEXT_MAX], sz[32], psz[32];
@@ -103,7 +103,7 @@ int hpshm__populate(void *addr, size_t len, size_t page_size, struct hpshm__port
 	}
 	e = errno;
 	if (e == EFAULT || e == ENOMEM || e == EHWPOISON) {
-		risk = page_size > hpshm__base_page_size() && hpshm__hugetlb_fault_risk(len, page_size);
+		risk = page_size > hpshm__port_base_page_size() && hpshm__linux_hugetlb_fault_risk(len, page_size);
 		return hpshm_error_set(err, HPSHM_EPOPULATE, e, "madvise",
 				       populate_hint(len, page_size, hint, sizeof(hint)),
 				       "the kernel could not supply the %s pages to fault in %s at %p%s", psz, sz, addr,
@@ -123,7 +123,7 @@ int hpshm__populate(void *addr, size_t len, size_t page_size, struct hpshm__port
 				       "cannot guard the touch of %s against SIGBUS: %s", sz, strerror(e));
 	}
 	if (rc > 0) {
-		risk = page_size > hpshm__base_page_size() && hpshm__hugetlb_fault_risk(len, page_size);
+		risk = page_size > hpshm__port_base_page_size() && hpshm__linux_hugetlb_fault_risk(len, page_size);
 		return hpshm_error_set(err, HPSHM_EPOPULATE, 0, "touch",
 				       populate_hint(len, page_size, hint, sizeof(hint)),
 				       "the kernel could not supply a %s page at offset %zu of %s at %p (SIGBUS on touch)%s",

@@ -31,14 +31,14 @@
 #include "posix/posix.h"
 #include "posix/sys.h"
 
-uint64_t hpshm__process_start(long long pid)
+uint64_t hpshm__port_process_start(long long pid)
 {
 	char path[64], buf[1024];
 	const char *p;
 	unsigned long long start = 0;
 
 	snprintf(path, sizeof(path), "/proc/%lld/stat", pid);
-	if (hpshm__read_file(path, buf, sizeof(buf)) <= 0)
+	if (hpshm__linux_read_file(path, buf, sizeof(buf)) <= 0)
 		return 0;
 	p = strrchr(buf, ')');
 	if (!p)
@@ -52,22 +52,22 @@ uint64_t hpshm__process_start(long long pid)
 	return (uint64_t)start;
 }
 
-int hpshm__process_alive(long long pid, uint64_t start)
+int hpshm__port_process_alive(long long pid, uint64_t start)
 {
 	uint64_t now;
 
 	if (pid <= 0)
 		return 0;
-	now = hpshm__process_start(pid);
+	now = hpshm__port_process_start(pid);
 	if (now == 0)
 		return 0; /* no /proc/<pid>: gone (or another pid namespace: then -1 would be honest,
 			   * but a creator in another namespace is also not ours to keep) */
 	return start == 0 ? -1 : now == start;
 }
 
-int hpshm__boot_id(char *buf, size_t len)
+int hpshm__port_boot_id(char *buf, size_t len)
 {
-	long n = hpshm__read_file("/proc/sys/kernel/random/boot_id", buf, len);
+	long n = hpshm__linux_read_file("/proc/sys/kernel/random/boot_id", buf, len);
 
 	if (n <= 0)
 		return HPSHM_EIO;
@@ -80,17 +80,17 @@ static int pick_busy(uintptr_t at, size_t len)
 {
 	char line[256];
 
-	return hpshm__maps_line((const void *)at, len, line, sizeof(line)) == 0;
+	return hpshm__port_maps_line((const void *)at, len, line, sizeof(line)) == 0;
 }
 
-int hpshm__pick_address(size_t len, size_t align, void **out)
+int hpshm__port_pick_address(size_t len, size_t align, void **out)
 {
 	if (align == 0 || (align & (align - 1)) || len > SIZE_MAX - align)
 		return HPSHM_EINVAL;
 	return hpshm__posix_pick_address(len, align, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, pick_busy, out);
 }
 
-uint64_t hpshm__random64(void)
+uint64_t hpshm__port_random64(void)
 {
 	uint64_t v = 0;
 
@@ -101,7 +101,7 @@ uint64_t hpshm__random64(void)
 	return hpshm__posix_random64();
 }
 
-const char *hpshm__getenv(const char *name)
+const char *hpshm__port_getenv(const char *name)
 {
 	/* glibc and musl answer NULL when the kernel says AT_SECURE: setuid, setgid, or file
 	 * capabilities, which a uid comparison alone would miss. */

@@ -3,7 +3,7 @@
  * ports/linux/sysinfo.c -- the small facts the core and the backends read from /proc and /sys:
  * huge page sizes, the huge page pools, privileges, SysV limits, transparent huge pages.
  *
- * Every path is read under hpshm__sysroot() ("" normally), so a test can point the library
+ * Every path is read under hpshm__linux_sysroot() ("" normally), so a test can point the library
  * at a fake tree and play any machine: an empty pool, a 1GiB hstate, a container.
  *
  * Kernel facts this file relies on, and why it reads what it reads:
@@ -22,7 +22,7 @@
  *   - Transparent huge page settings show every choice with the current one in brackets:
  *     "always [madvise] never".
  *
- * Nothing here allocates, except hpshm__in_group() when a process has more supplementary
+ * Nothing here allocates, except hpshm__linux_in_group() when a process has more supplementary
  * groups than fit its stack array.
  */
 #include <errno.h>
@@ -43,12 +43,12 @@
 /* Long enough for any prefix a test uses; a longer one is refused rather than cut. */
 static char sysinfo_root[PATH_MAX];
 
-const char *hpshm__sysroot(void)
+const char *hpshm__linux_sysroot(void)
 {
 	return sysinfo_root;
 }
 
-void hpshm__set_sysroot(const char *root)
+void hpshm__linux_set_sysroot(const char *root)
 {
 	size_t n;
 
@@ -64,7 +64,7 @@ void hpshm__set_sysroot(const char *root)
 	sysinfo_root[n] = '\0';
 }
 
-long hpshm__read_file(const char *path, char *buf, size_t len)
+long hpshm__linux_read_file(const char *path, char *buf, size_t len)
 {
 	char full[PATH_MAX];
 	size_t have = 0;
@@ -137,11 +137,11 @@ static int sysinfo_parse_u64(const char *s, uint64_t *out)
 	return 0;
 }
 
-int hpshm__read_u64(const char *path, uint64_t *out)
+int hpshm__linux_read_u64(const char *path, uint64_t *out)
 {
 	char buf[64];
 
-	if (hpshm__read_file(path, buf, sizeof(buf)) < 0 || sysinfo_parse_u64(buf, out) < 0)
+	if (hpshm__linux_read_file(path, buf, sizeof(buf)) < 0 || sysinfo_parse_u64(buf, out) < 0)
 		return HPSHM_EIO;
 	return 0;
 }
@@ -162,13 +162,13 @@ static const char *sysinfo_field(const char *text, const char *key)
 	return NULL;
 }
 
-int hpshm__read_field(const char *path, const char *key, int base, unsigned long long *out)
+int hpshm__linux_read_field(const char *path, const char *key, int base, unsigned long long *out)
 {
 	char buf[8192];
 	const char *v;
 	char *end;
 
-	if (hpshm__read_file(path, buf, sizeof(buf)) < 0)
+	if (hpshm__linux_read_file(path, buf, sizeof(buf)) < 0)
 		return HPSHM_EIO;
 	v = sysinfo_field(buf, key);
 	if (v == NULL)
@@ -178,11 +178,11 @@ int hpshm__read_field(const char *path, const char *key, int base, unsigned long
 	return errno != 0 || end == v ? HPSHM_EIO : 0;
 }
 
-size_t hpshm__default_huge_page_size(void)
+size_t hpshm__port_default_huge_page_size(void)
 {
 	unsigned long long kb;
 
-	if (hpshm__read_field("/proc/meminfo", "Hugepagesize", 10, &kb) < 0 || kb == 0 || kb > SIZE_MAX / 1024)
+	if (hpshm__linux_read_field("/proc/meminfo", "Hugepagesize", 10, &kb) < 0 || kb == 0 || kb > SIZE_MAX / 1024)
 		return 0;
 	return (size_t)kb * 1024;
 }
@@ -194,7 +194,7 @@ static int sysinfo_pool_counter(size_t page_size, const char *file, unsigned lon
 	uint64_t v;
 
 	snprintf(path, sizeof(path), SYSINFO_HUGEPAGES_DIR "/hugepages-%zukB/%s", page_size / 1024, file);
-	if (hpshm__read_u64(path, &v) < 0)
+	if (hpshm__linux_read_u64(path, &v) < 0)
 		return -1;
 	*out = v > ULONG_MAX ? ULONG_MAX : (unsigned long)v;
 	return 0;
@@ -218,7 +218,7 @@ static int sysinfo_pool_read(size_t page_size, struct hpshm__pool *out)
 	return 0;
 }
 
-int hpshm__pool_get(size_t page_size, struct hpshm__pool *out)
+int hpshm__linux_pool_get(size_t page_size, struct hpshm__pool *out)
 {
 	if (out == NULL)
 		return HPSHM_EINVAL;
@@ -227,7 +227,7 @@ int hpshm__pool_get(size_t page_size, struct hpshm__pool *out)
 	return 0;
 }
 
-int hpshm__pools(struct hpshm__pool *out, int max)
+int hpshm__linux_pools(struct hpshm__pool *out, int max)
 {
 	size_t sizes[HPSHM__MAX_PAGE_SIZES];
 	char dirpath[PATH_MAX];
@@ -281,32 +281,32 @@ int hpshm__pools(struct hpshm__pool *out, int max)
 	return n;
 }
 
-int hpshm__huge_page_sizes(size_t *out, int max)
+int hpshm__port_huge_page_sizes(size_t *out, int max)
 {
 	struct hpshm__pool pools[HPSHM__MAX_PAGE_SIZES];
-	int n = hpshm__pools(pools, max < HPSHM__MAX_PAGE_SIZES ? max : HPSHM__MAX_PAGE_SIZES);
+	int n = hpshm__linux_pools(pools, max < HPSHM__MAX_PAGE_SIZES ? max : HPSHM__MAX_PAGE_SIZES);
 
 	for (int i = 0; i < n; i++)
 		out[i] = pools[i].page_size;
 	return n;
 }
 
-char *hpshm__pool_knob(size_t page_size, char *buf, size_t len)
+char *hpshm__linux_pool_knob(size_t page_size, char *buf, size_t len)
 {
-	if (page_size == hpshm__default_huge_page_size())
+	if (page_size == hpshm__port_default_huge_page_size())
 		snprintf(buf, len, "vm.nr_hugepages");
 	else
-		hpshm__pool_file(page_size, buf, len);
+		hpshm__linux_pool_file(page_size, buf, len);
 	return buf;
 }
 
-char *hpshm__pool_file(size_t page_size, char *buf, size_t len)
+char *hpshm__linux_pool_file(size_t page_size, char *buf, size_t len)
 {
 	snprintf(buf, len, SYSINFO_HUGEPAGES_DIR "/hugepages-%zukB/nr_hugepages", page_size / 1024);
 	return buf;
 }
 
-unsigned long hpshm__pool_available(const struct hpshm__pool *p)
+unsigned long hpshm__linux_pool_available(const struct hpshm__pool *p)
 {
 	unsigned long avail = p->free > p->resv ? p->free - p->resv : 0;
 	unsigned long room = p->overcommit > p->surplus ? p->overcommit - p->surplus : 0;
@@ -314,25 +314,25 @@ unsigned long hpshm__pool_available(const struct hpshm__pool *p)
 	return avail > ULONG_MAX - room ? ULONG_MAX : avail + room;
 }
 
-int hpshm__has_cap_ipc_lock(void)
+int hpshm__linux_has_cap_ipc_lock(void)
 {
 	unsigned long long caps;
 
-	if (hpshm__read_field("/proc/self/status", "CapEff", 16, &caps) < 0)
+	if (hpshm__linux_read_field("/proc/self/status", "CapEff", 16, &caps) < 0)
 		return 0;
 	return (int)((caps >> SYSINFO_CAP_IPC_LOCK) & 1);
 }
 
-long hpshm__hugetlb_shm_group(void)
+long hpshm__linux_hugetlb_shm_group(void)
 {
 	uint64_t gid;
 
-	if (hpshm__read_u64("/proc/sys/vm/hugetlb_shm_group", &gid) < 0 || gid > (uint64_t)LONG_MAX)
+	if (hpshm__linux_read_u64("/proc/sys/vm/hugetlb_shm_group", &gid) < 0 || gid > (uint64_t)LONG_MAX)
 		return -1;
 	return (long)gid;
 }
 
-int hpshm__in_group(long gid)
+int hpshm__linux_in_group(long gid)
 {
 	gid_t local[64];
 	gid_t *groups = local;
@@ -362,16 +362,16 @@ int hpshm__in_group(long gid)
 	return found;
 }
 
-int hpshm__sysv_limits(struct hpshm__sysv_limits *out)
+int hpshm__linux_sysv_limits(struct hpshm__sysv_limits *out)
 {
 	int nread = 0;
 
 	if (out == NULL)
 		return HPSHM_EINVAL;
 	memset(out, 0, sizeof(*out));
-	nread += hpshm__read_u64("/proc/sys/kernel/shmmax", &out->shmmax) == 0;
-	nread += hpshm__read_u64("/proc/sys/kernel/shmall", &out->shmall) == 0;
-	nread += hpshm__read_u64("/proc/sys/kernel/shmmni", &out->shmmni) == 0;
+	nread += hpshm__linux_read_u64("/proc/sys/kernel/shmmax", &out->shmmax) == 0;
+	nread += hpshm__linux_read_u64("/proc/sys/kernel/shmall", &out->shmall) == 0;
+	nread += hpshm__linux_read_u64("/proc/sys/kernel/shmmni", &out->shmmni) == 0;
 	return nread > 0 ? 0 : HPSHM_EIO;
 }
 
@@ -383,7 +383,7 @@ static void sysinfo_thp_choice(const char *path, char *out, size_t len)
 	size_t n;
 
 	out[0] = '\0';
-	if (hpshm__read_file(path, buf, sizeof(buf)) < 0)
+	if (hpshm__linux_read_file(path, buf, sizeof(buf)) < 0)
 		return;
 	open_b = strchr(buf, '[');
 	close_b = open_b != NULL ? strchr(open_b, ']') : NULL;
@@ -396,7 +396,7 @@ static void sysinfo_thp_choice(const char *path, char *out, size_t len)
 	out[n] = '\0';
 }
 
-int hpshm__thp(struct hpshm__thp *out)
+int hpshm__linux_thp(struct hpshm__thp *out)
 {
 	if (out == NULL)
 		return HPSHM_EINVAL;
@@ -407,19 +407,19 @@ int hpshm__thp(struct hpshm__thp *out)
 	return 0;
 }
 
-FILE *hpshm__sysfile_open(const char *path)
+FILE *hpshm__linux_sysfile_open(const char *path)
 {
 	char full[PATH_MAX];
-	int n = snprintf(full, sizeof(full), "%s%s", hpshm__sysroot(), path);
+	int n = snprintf(full, sizeof(full), "%s%s", hpshm__linux_sysroot(), path);
 
 	if (n < 0 || (size_t)n >= sizeof(full)) {
 		errno = ENAMETOOLONG;
 		return NULL;
 	}
-	return hpshm__fopen(full, "r");
+	return hpshm__port_fopen(full, "r");
 }
 
-int hpshm__getline(FILE *f, char *buf, size_t len, int *cut)
+int hpshm__linux_getline(FILE *f, char *buf, size_t len, int *cut)
 {
 	size_t n;
 	int c;
@@ -443,7 +443,7 @@ int hpshm__getline(FILE *f, char *buf, size_t len, int *cut)
 	return 1;
 }
 
-char *hpshm__hugetlb_cgroup_size(size_t page_size, char *buf, size_t len)
+char *hpshm__linux_hugetlb_cgroup_size(size_t page_size, char *buf, size_t len)
 {
 	if (page_size >= (size_t)1 << 30)
 		snprintf(buf, len, "%zuGB", page_size >> 30);

@@ -6,7 +6,7 @@
  *
  * The SysV provider (backends/sysv_hugetlb.c) asks here rather than reading /proc itself, so
  * no OS fact sits above the ports (doc/architecture.md).  Every path is read under
- * hpshm__sysroot() and opened through the system call table, so a test can hand the provider
+ * hpshm__linux_sysroot() and opened through the system call table, so a test can hand the provider
  * a made-up list, or make it unreadable.
  *
  * /proc/sysvipc/shm is readable by anyone, where IPC_STAT needs read permission on the
@@ -35,11 +35,11 @@ int hpshm__linux_shm_each(hpshm__linux_shm_fn fn, void *user)
 	struct hpshm__linux_shm e;
 	char line[512];
 	int cut;
-	FILE *in = hpshm__sysfile_open("/proc/sysvipc/shm");
+	FILE *in = hpshm__linux_sysfile_open("/proc/sysvipc/shm");
 
 	if (!in)
 		return errno == ENOENT ? 0 : HPSHM_EIO; /* no SysV IPC in this kernel */
-	while (hpshm__getline(in, line, sizeof(line), &cut))
+	while (hpshm__linux_getline(in, line, sizeof(line), &cut))
 		if (!cut && sysvipc_parse(line, &e) && fn(user, &e) != 0)
 			break;
 	fclose(in);
@@ -77,11 +77,11 @@ time_t hpshm__linux_boot_time(void)
 {
 	char line[256];
 	unsigned long long btime = 0;
-	FILE *f = hpshm__sysfile_open("/proc/stat");
+	FILE *f = hpshm__linux_sysfile_open("/proc/stat");
 
 	if (!f)
 		return 0;
-	while (hpshm__getline(f, line, sizeof(line), NULL))
+	while (hpshm__linux_getline(f, line, sizeof(line), NULL))
 		if (sscanf(line, "btime %llu", &btime) == 1)
 			break;
 	fclose(f);
@@ -90,7 +90,7 @@ time_t hpshm__linux_boot_time(void)
 
 time_t hpshm__linux_process_started(long long pid)
 {
-	uint64_t ticks = hpshm__process_start(pid);
+	uint64_t ticks = hpshm__port_process_start(pid);
 	long hz = sysconf(_SC_CLK_TCK);
 	time_t btime;
 

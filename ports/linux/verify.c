@@ -32,7 +32,7 @@
 
 #define VERIFY_LINE_MAX 1024 /* every field line fits; header lines may be cut, harmlessly */
 
-int hpshm__maps_range(const char *line, uintptr_t *start, uintptr_t *end)
+int hpshm__linux_maps_range(const char *line, uintptr_t *start, uintptr_t *end)
 {
 	uintmax_t s, e;
 	char *p;
@@ -75,12 +75,12 @@ static int verify_smaps(uintptr_t lo, uintptr_t hi, struct hpshm__backing *out)
 	unsigned long long kb;
 	size_t page_size = 0, vma_page = 0;
 	int in = 0, nvma = 0, huge = 1, vma_huge = 0;
-	FILE *f = hpshm__sysfile_open("/proc/self/smaps");
+	FILE *f = hpshm__linux_sysfile_open("/proc/self/smaps");
 
 	if (f == NULL)
 		return -1;
-	while (hpshm__getline(f, line, sizeof(line), NULL)) {
-		if (hpshm__maps_range(line, &start, &end)) {
+	while (hpshm__linux_getline(f, line, sizeof(line), NULL)) {
+		if (hpshm__linux_maps_range(line, &start, &end)) {
 			if (in) {
 				/* close the previous VMA */
 				if (vma_page != 0 && (page_size == 0 || vma_page < page_size))
@@ -122,7 +122,7 @@ static int verify_smaps(uintptr_t lo, uintptr_t hi, struct hpshm__backing *out)
 	return 0;
 }
 
-int hpshm__verify_backing(void *addr, size_t len, struct hpshm__port_handle h, struct hpshm__backing *out)
+int hpshm__port_verify_backing(void *addr, size_t len, struct hpshm__port_handle h, struct hpshm__backing *out)
 {
 	struct statfs sfs;
 	uintptr_t lo = (uintptr_t)addr;
@@ -149,7 +149,7 @@ int hpshm__verify_backing(void *addr, size_t len, struct hpshm__port_handle h, s
 	return known ? 0 : HPSHM_EUNAVAILABLE;
 }
 
-int hpshm__maps_line(const void *addr, size_t size, char *buf, size_t len)
+int hpshm__port_maps_line(const void *addr, size_t size, char *buf, size_t len)
 {
 	char line[VERIFY_LINE_MAX];
 	uintptr_t a = (uintptr_t)addr, z, start, end;
@@ -160,13 +160,13 @@ int hpshm__maps_line(const void *addr, size_t size, char *buf, size_t len)
 		return HPSHM_EINVAL;
 	buf[0] = '\0';
 	z = size && a <= UINTPTR_MAX - size ? a + size : a + 1;
-	f = hpshm__sysfile_open("/proc/self/maps");
+	f = hpshm__linux_sysfile_open("/proc/self/maps");
 	if (f == NULL)
 		return HPSHM_EUNAVAILABLE;
 	/* The first mapping that overlaps [a, z): maps is sorted by address.  A long path is cut
 	 * to what fits: the line is only for a message. */
-	while (hpshm__getline(f, line, sizeof(line), NULL)) {
-		if (!hpshm__maps_range(line, &start, &end))
+	while (hpshm__linux_getline(f, line, sizeof(line), NULL)) {
+		if (!hpshm__linux_maps_range(line, &start, &end))
 			continue;
 		if (start >= z)
 			break;

@@ -19,21 +19,21 @@
  * POSIX.1-2008 has no anonymous mappings (MAP_ANON is an extension), so the range is
  * reserved by a private mapping of /dev/zero, which every system this port serves has.
  */
-int hpshm__pick_address(size_t len, size_t align, void **out)
+int hpshm__port_pick_address(size_t len, size_t align, void **out)
 {
 	int fd, rc;
 
 	if (align == 0 || (align & (align - 1)) || len > SIZE_MAX - align)
 		return HPSHM_EINVAL;
-	fd = hpshm__sys.open("/dev/zero", O_RDONLY | O_CLOEXEC, 0);
+	fd = hpshm__posix_sys.open("/dev/zero", O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return HPSHM_ENOMEM;
 	rc = hpshm__posix_pick_address(len, align, MAP_PRIVATE, fd, NULL, out);
-	(void)hpshm__sys.close(fd);
+	(void)hpshm__posix_sys.close(fd);
 	return rc;
 }
 
-int hpshm__maps_line(const void *addr, size_t size, char *buf, size_t len)
+int hpshm__port_maps_line(const void *addr, size_t size, char *buf, size_t len)
 {
 	(void)addr;
 	(void)size;

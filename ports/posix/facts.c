@@ -19,7 +19,7 @@
 
 size_t hpshm__os_default_page_size(void)
 {
-	return hpshm__default_huge_page_size(); /* 0 but where an OS folder knows (FreeBSD) */
+	return hpshm__port_default_huge_page_size(); /* 0 but where an OS folder knows (FreeBSD) */
 }
 
 const char *hpshm__os_huge_absent(void)

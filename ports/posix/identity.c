@@ -16,13 +16,13 @@
 #include "port.h"
 #include "posix/posix.h"
 
-uint64_t hpshm__process_start(long long pid)
+uint64_t hpshm__port_process_start(long long pid)
 {
 	(void)pid;
 	return 0;
 }
 
-int hpshm__process_alive(long long pid, uint64_t start)
+int hpshm__port_process_alive(long long pid, uint64_t start)
 {
 	(void)start;
 	if (pid <= 0)
@@ -31,19 +31,19 @@ int hpshm__process_alive(long long pid, uint64_t start)
 	return kill((pid_t)pid, 0) == 0 || errno == EPERM ? -1 : 0;
 }
 
-int hpshm__boot_id(char *buf, size_t len)
+int hpshm__port_boot_id(char *buf, size_t len)
 {
 	if (buf != NULL && len > 0)
 		buf[0] = '\0';
 	return HPSHM_ENOTSUP;
 }
 
-uint64_t hpshm__random64(void)
+uint64_t hpshm__port_random64(void)
 {
 	return hpshm__posix_random64();
 }
 
-const char *hpshm__getenv(const char *name)
+const char *hpshm__port_getenv(const char *name)
 {
 	/* POSIX has no AT_SECURE: a program whose ids differ from its caller's is privileged. */
 	if (getuid() != geteuid() || getgid() != getegid())

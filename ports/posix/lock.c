@@ -4,7 +4,7 @@
  *
  * A statically initialised mutex needs no setup call and no teardown, so the library keeps
  * its "no init function" promise.  A child made by fork() while another thread holds it
- * inherits it held; hpshm__spawn()'s children only exec, and a server that forks workers from
+ * inherits it held; hpshm__port_spawn()'s children only exec, and a server that forks workers from
  * a thread while another creates a segment must follow POSIX's rule for such children (only
  * async-signal-safe calls until exec), which hpshm's calls are not.
  */
@@ -14,12 +14,12 @@
 
 static pthread_mutex_t address_lock = PTHREAD_MUTEX_INITIALIZER;
 
-void hpshm__address_lock(void)
+void hpshm__port_address_lock(void)
 {
 	(void)pthread_mutex_lock(&address_lock);
 }
 
-void hpshm__address_unlock(void)
+void hpshm__port_address_unlock(void)
 {
 	(void)pthread_mutex_unlock(&address_lock);
 }

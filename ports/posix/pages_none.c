@@ -11,19 +11,19 @@
 
 #include "port.h"
 
-int hpshm__huge_page_sizes(size_t *out, int max)
+int hpshm__port_huge_page_sizes(size_t *out, int max)
 {
 	(void)out;
 	(void)max;
 	return 0;
 }
 
-size_t hpshm__default_huge_page_size(void)
+size_t hpshm__port_default_huge_page_size(void)
 {
 	return 0;
 }
 
-int hpshm__verify_backing(void *addr, size_t len, struct hpshm__port_handle h, struct hpshm__backing *out)
+int hpshm__port_verify_backing(void *addr, size_t len, struct hpshm__port_handle h, struct hpshm__backing *out)
 {
 	(void)addr;
 	(void)len;

@@ -14,7 +14,7 @@
 #include "port.h"
 #include "posix/posix.h"
 
-int hpshm__populate(void *addr, size_t len, size_t page_size, struct hpshm__port_handle h, unsigned *methods,
+int hpshm__port_populate(void *addr, size_t len, size_t page_size, struct hpshm__port_handle h, unsigned *methods,
 		    hpshm_error *err)
 {
 	char sz[32];

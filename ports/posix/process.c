@@ -48,7 +48,7 @@ void __gcov_dump(void);   /* libgcov, in a --coverage build only */
 
 extern char **environ;
 
-long long hpshm__getpid(void)
+long long hpshm__port_getpid(void)
 {
 	return (long long)getpid();
 }
@@ -63,15 +63,15 @@ long long hpshm__getpid(void)
 static _Atomic uint64_t self_start;
 static _Atomic long long self_pid;
 
-long long hpshm__self(uint64_t *start)
+long long hpshm__port_self(uint64_t *start)
 {
-	long long pid = hpshm__getpid();
+	long long pid = hpshm__port_getpid();
 
 	if (atomic_load_explicit(&self_pid, memory_order_acquire) == pid) {
 		*start = atomic_load_explicit(&self_start, memory_order_relaxed);
 		return pid;
 	}
-	*start = hpshm__process_start(pid);
+	*start = hpshm__port_process_start(pid);
 	atomic_store_explicit(&self_start, *start, memory_order_relaxed);
 	atomic_store_explicit(&self_pid, pid, memory_order_release);
 	return pid;
@@ -147,7 +147,7 @@ static int process_pipe(int fd[2])
 	return 0;
 }
 
-int hpshm__spawn(const char *path, char *const argv[], char *const envp[], const intptr_t *inherit, int ninherit,
+int hpshm__port_spawn(const char *path, char *const argv[], char *const envp[], const intptr_t *inherit, int ninherit,
 		 const void *reserve, size_t reserve_len, struct hpshm__process *child, hpshm_error *err)
 {
 	char full[PROCESS_PATH_MAX];
@@ -210,7 +210,7 @@ int hpshm__spawn(const char *path, char *const argv[], char *const envp[], const
 	return 0;
 }
 
-int hpshm__wait(struct hpshm__process *child, int *status, hpshm_error *err)
+int hpshm__port_wait(struct hpshm__process *child, int *status, hpshm_error *err)
 {
 	long long pid = child->pid;
 	int st, saved;
@@ -244,30 +244,30 @@ int hpshm__posix_pick_address(size_t len, size_t align, int flags, int fd, int (
 			continue;
 		if (busy && busy((uintptr_t)hints[i], span))
 			continue;
-		p = hpshm__sys.mmap((void *)(uintptr_t)hints[i], span, PROT_NONE, flags, fd, 0);
+		p = hpshm__posix_sys.mmap((void *)(uintptr_t)hints[i], span, PROT_NONE, flags, fd, 0);
 		if (p == MAP_FAILED || (uintptr_t)p == (uintptr_t)hints[i])
 			break;
-		(void)hpshm__sys.munmap(p, span); /* placed elsewhere: try the next hint */
+		(void)hpshm__posix_sys.munmap(p, span); /* placed elsewhere: try the next hint */
 		p = MAP_FAILED;
 	}
 	if (p == MAP_FAILED)
-		p = hpshm__sys.mmap(NULL, span, PROT_NONE, flags, fd, 0);
+		p = hpshm__posix_sys.mmap(NULL, span, PROT_NONE, flags, fd, 0);
 	if (p == MAP_FAILED)
 		return HPSHM_ENOMEM;
 	a = ((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1);
-	(void)hpshm__sys.munmap(p, span);
+	(void)hpshm__posix_sys.munmap(p, span);
 	*out = (void *)a;
 	return 0;
 }
 
-int hpshm__reservation_release(void *addr, size_t len)
+int hpshm__port_reservation_release(void *addr, size_t len)
 {
 	(void)addr;
 	(void)len;
-	return 0; /* hpshm__spawn() reserves nothing on POSIX */
+	return 0; /* hpshm__port_spawn() reserves nothing on POSIX */
 }
 
-char **hpshm__environ(void)
+char **hpshm__port_environ(void)
 {
 	return environ;
 }
@@ -279,8 +279,8 @@ static int process_cloexec(intptr_t handle, int inherit, hpshm_error *err)
 
 	if (handle < 0 || (intptr_t)fd != handle)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "%lld is not a descriptor", (long long)handle);
-	fl = hpshm__sys.fcntl(fd, F_GETFD, 0);
-	if (fl < 0 || hpshm__sys.fcntl(fd, F_SETFD, inherit ? fl & ~FD_CLOEXEC : fl | FD_CLOEXEC) < 0) {
+	fl = hpshm__posix_sys.fcntl(fd, F_GETFD, 0);
+	if (fl < 0 || hpshm__posix_sys.fcntl(fd, F_SETFD, inherit ? fl & ~FD_CLOEXEC : fl | FD_CLOEXEC) < 0) {
 		saved = errno;
 		return hpshm_error_set(err, HPSHM_ESYS, saved, "fcntl", NULL, "cannot %s descriptor %d: %s",
 				       inherit ? "keep open across exec" : "close on exec", fd, strerror(saved));
@@ -288,12 +288,12 @@ static int process_cloexec(intptr_t handle, int inherit, hpshm_error *err)
 	return 0;
 }
 
-int hpshm__handle_inheritable(intptr_t handle, hpshm_error *err)
+int hpshm__port_handle_inheritable(intptr_t handle, hpshm_error *err)
 {
 	return process_cloexec(handle, 1, err);
 }
 
-int hpshm__handle_private(intptr_t handle, hpshm_error *err)
+int hpshm__port_handle_private(intptr_t handle, hpshm_error *err)
 {
 	return process_cloexec(handle, 0, err);
 }

@@ -22,5 +22,5 @@ int hpshm__os_die_with_parent(void)
 
 int hpshm__os_far_address(size_t len, size_t align, void **out)
 {
-	return hpshm__pick_address(len, align, out);
+	return hpshm__port_pick_address(len, align, out);
 }

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ports/posix/sys.c -- the POSIX system call table backends and ports call through (hpshm__sys).
+ * ports/posix/sys.c -- the POSIX system call table backends and ports call through (hpshm__posix_sys).
  *
  * Every entry starts out as the real call; a test replaces one entry to make it fail with
- * the errno it wants (EPERM, ENOMEM, EINVAL, ENODEV, ENOSPC) and hpshm__sys_reset() puts the
+ * the errno it wants (EPERM, ENOMEM, EINVAL, ENODEV, ENOSPC) and hpshm__posix_sys_reset() puts the
  * real calls back.  SQLite's aSyscall[] does the same for its VFS.
  *
  * Most entries are the libc functions themselves, since their prototypes match the table's.
@@ -140,16 +140,16 @@ static int sys_getpwuid_r(uid_t uid, struct passwd *pw, char *buf, size_t len, s
 		.fstatat      = fstatat,        \
 	}
 
-struct hpshm__syscalls hpshm__sys = SYS_REAL_CALLS;
+struct hpshm__syscalls hpshm__posix_sys = SYS_REAL_CALLS;
 
-void hpshm__sys_reset(void)
+void hpshm__posix_sys_reset(void)
 {
 	static const struct hpshm__syscalls real = SYS_REAL_CALLS;
 
-	hpshm__sys = real;
+	hpshm__posix_sys = real;
 }
 
-FILE *hpshm__fopen(const char *path, const char *mode)
+FILE *hpshm__port_fopen(const char *path, const char *mode)
 {
-	return hpshm__sys.fopen(path, mode);
+	return hpshm__posix_sys.fopen(path, mode);
 }

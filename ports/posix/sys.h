@@ -3,10 +3,10 @@
  * ports/posix/sys.h -- the POSIX system calls backends and ports make, through one overridable
  * table.
  *
- * Backends and ports call hpshm__sys.mmap(...) rather than mmap(...), so a test can replace
+ * Backends and ports call hpshm__posix_sys.mmap(...) rather than mmap(...), so a test can replace
  * one entry and make it fail with EPERM, ENOMEM, EINVAL or ENODEV without touching the
  * machine (SQLite's aSyscall[] idea).  The table starts out pointing at the real calls;
- * hpshm__sys_reset() puts them back.  Only tests write to it, and only while no segment is
+ * hpshm__posix_sys_reset() puts them back.  Only tests write to it, and only while no segment is
  * being created.
  *
  * Only calls every POSIX system has are here: ports/posix/ compiles with
@@ -50,7 +50,7 @@ struct hpshm__syscalls {
 	int   (*kill)(pid_t pid, int sig);
 	int   (*fchmod)(int fd, mode_t mode);
 	int   (*linkat)(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, int flags);
-	FILE *(*fopen)(const char *path, const char *mode); /* close-on-exec: see hpshm__fopen() */
+	FILE *(*fopen)(const char *path, const char *mode); /* close-on-exec: see hpshm__port_fopen() */
 	ssize_t (*readlink)(const char *path, char *buf, size_t len);
 	/* ENOSYS in a static glibc program that links no NSS (ports/posix/sys.c) */
 	int   (*getpwuid_r)(uid_t uid, struct passwd *pw, char *buf, size_t len, struct passwd **res);
@@ -62,9 +62,9 @@ struct hpshm__syscalls {
 	int   (*fstatat)(int dirfd, const char *path, struct stat *buf, int flags);
 };
 
-extern struct hpshm__syscalls hpshm__sys;
+extern struct hpshm__syscalls hpshm__posix_sys;
 
 /* Put every entry back to the real call. */
-void hpshm__sys_reset(void);
+void hpshm__posix_sys_reset(void);
 
 #endif /* HPSHM_PORTS_POSIX_SYS_H */

@@ -8,7 +8,7 @@
 
 #include "port.h"
 
-size_t hpshm__base_page_size(void)
+size_t hpshm__port_base_page_size(void)
 {
 	long ps = sysconf(_SC_PAGESIZE);
 
@@ -17,7 +17,7 @@ size_t hpshm__base_page_size(void)
 	return ps > 0 ? (size_t)ps : 4096;
 }
 
-uint64_t hpshm__now_ns(void)
+uint64_t hpshm__port_now_ns(void)
 {
 	struct timespec ts;
 

@@ -3,7 +3,7 @@
  * ports/windows/address.c -- where a re-attachable segment goes, who holds a range, and the
  * reservation a parent leaves in its child.
  *
- * Address choice.  A child started by hpshm__spawn() gets the segment's range reserved
+ * Address choice.  A child started by hpshm__port_spawn() gets the segment's range reserved
  * before its first instruction runs (PostgreSQL's way of keeping its DLLs, heaps and thread
  * stacks out of it), so the range only has to be free in the child's image layout at
  * creation: away from where Windows puts images (near the top, 0x7ff0_0000_0000 and up, and
@@ -31,17 +31,17 @@
  * initialised, so it needs no setup call. */
 static SRWLOCK address_lock = SRWLOCK_INIT;
 
-void hpshm__address_lock(void)
+void hpshm__port_address_lock(void)
 {
 	AcquireSRWLockExclusive(&address_lock);
 }
 
-void hpshm__address_unlock(void)
+void hpshm__port_address_unlock(void)
 {
 	ReleaseSRWLockExclusive(&address_lock);
 }
 
-int hpshm__pick_address(size_t len, size_t align, void **out)
+int hpshm__port_pick_address(size_t len, size_t align, void **out)
 {
 #if UINTPTR_MAX > 0xffffffffu
 	static const uintptr_t hints[] = {
@@ -99,7 +99,7 @@ static const char *address_type(DWORD type)
 	}
 }
 
-int hpshm__maps_line(const void *addr, size_t size, char *buf, size_t len)
+int hpshm__port_maps_line(const void *addr, size_t size, char *buf, size_t len)
 {
 	MEMORY_BASIC_INFORMATION mbi;
 	wchar_t wname[MAX_PATH * 2];
@@ -128,7 +128,7 @@ int hpshm__maps_line(const void *addr, size_t size, char *buf, size_t len)
 	return 0;
 }
 
-int hpshm__reservation_release(void *addr, size_t len)
+int hpshm__port_reservation_release(void *addr, size_t len)
 {
 	MEMORY_BASIC_INFORMATION mbi, next;
 
@@ -136,7 +136,7 @@ int hpshm__reservation_release(void *addr, size_t len)
 		return 0;
 	if (hpshm__win_sys.virtual_query(addr, &mbi, sizeof(mbi)) != sizeof(mbi))
 		return 0;
-	/* Exactly what hpshm__spawn() made: one private reservation that starts at addr, is len
+	/* Exactly what hpshm__port_spawn() made: one private reservation that starts at addr, is len
 	 * long, has nothing committed, and is no part of a larger allocation. */
 	if (mbi.State != MEM_RESERVE || mbi.Type != MEM_PRIVATE || mbi.AllocationBase != addr ||
 	    mbi.BaseAddress != addr || mbi.RegionSize != len || mbi.AllocationProtect != PAGE_NOACCESS)

@@ -146,7 +146,7 @@ int hpshm__os_backing(void *addr, size_t len, intptr_t file, struct hpshm__backi
 	(void)file; /* a section handle says nothing about the pages of one view */
 	if (out == NULL)
 		return HPSHM_EINVAL;
-	return hpshm__verify_backing(addr, len, HPSHM__PORT_NO_HANDLE, out);
+	return hpshm__port_verify_backing(addr, len, HPSHM__PORT_NO_HANDLE, out);
 }
 
 size_t hpshm__os_mapping_len(const void *addr)

@@ -38,10 +38,10 @@ static void memory_read(const void *p)
 	(void)*b;
 }
 
-int hpshm__verify_backing(void *addr, size_t len, struct hpshm__port_handle h, struct hpshm__backing *out)
+int hpshm__port_verify_backing(void *addr, size_t len, struct hpshm__port_handle h, struct hpshm__backing *out)
 {
 	PSAPI_WORKING_SET_EX_INFORMATION info[VERIFY_SAMPLES];
-	size_t base = hpshm__base_page_size(), large, pages, n, valid = 0, huge = 0;
+	size_t base = hpshm__port_base_page_size(), large, pages, n, valid = 0, huge = 0;
 	HANDLE self = GetCurrentProcess();
 
 	(void)h; /* a section handle says nothing about the pages of one view */
@@ -84,7 +84,7 @@ int hpshm__verify_backing(void *addr, size_t len, struct hpshm__port_handle h, s
 	return 0;
 }
 
-int hpshm__populate(void *addr, size_t len, size_t page_size, struct hpshm__port_handle h, unsigned *methods,
+int hpshm__port_populate(void *addr, size_t len, size_t page_size, struct hpshm__port_handle h, unsigned *methods,
 		    hpshm_error *err)
 {
 	(void)h;

@@ -25,11 +25,11 @@
  *   3. the child is created suspended, the segment's range reserved in it with
  *      VirtualAllocEx(MEM_RESERVE) before it runs a single instruction of its own, so that
  *      neither its DLLs, nor its heaps, nor thread stacks can take the address; then resumed.
- *      The child releases the reservation (hpshm__reservation_release()) just before mapping.
- *   4. a program that cannot be started is an error of hpshm__spawn() with CreateProcessW()'s
+ *      The child releases the reservation (hpshm__port_reservation_release()) just before mapping.
+ *   4. a program that cannot be started is an error of hpshm__port_spawn() with CreateProcessW()'s
  *      code (2 not found, 193 not a program for this machine, 740 needs elevation), never a
  *      child that exits with some code.
- * The process handle is kept until hpshm__wait(): it is what keeps the exit code, and the
+ * The process handle is kept until hpshm__port_wait(): it is what keeps the exit code, and the
  * pid from being reused, for the waiter.
  */
 #include "windows/windows.h"
@@ -62,14 +62,14 @@ static uint64_t process_created(HANDLE h)
 	return process_filetime(&created);
 }
 
-long long hpshm__self(uint64_t *start)
+long long hpshm__port_self(uint64_t *start)
 {
 	/* A question to the kernel about this process, no file to read: nothing to keep. */
 	*start = process_created(GetCurrentProcess());
 	return (long long)GetCurrentProcessId();
 }
 
-uint64_t hpshm__process_start(long long pid)
+uint64_t hpshm__port_process_start(long long pid)
 {
 	HANDLE h;
 	uint64_t t;
@@ -86,7 +86,7 @@ uint64_t hpshm__process_start(long long pid)
 	return t;
 }
 
-int hpshm__process_alive(long long pid, uint64_t start)
+int hpshm__port_process_alive(long long pid, uint64_t start)
 {
 	DWORD code = 0;
 	HANDLE h;
@@ -367,7 +367,7 @@ static const char *process_hint(DWORD code)
 	}
 }
 
-/* What hpshm__spawn() holds until CreateProcessW() is done with it: process_spawn_release() frees it. */
+/* What hpshm__port_spawn() holds until CreateProcessW() is done with it: process_spawn_release() frees it. */
 struct process_spawn {
 	wchar_t                     *full;    /* the program's full path */
 	struct process_text          cmd;     /* its command line */
@@ -482,7 +482,7 @@ static int process_spawn_run(PROCESS_INFORMATION *pi, const void *reserve, size_
 	return 0;
 }
 
-int hpshm__spawn(const char *path, char *const argv[], char *const envp[], const intptr_t *inherit, int ninherit,
+int hpshm__port_spawn(const char *path, char *const argv[], char *const envp[], const intptr_t *inherit, int ninherit,
 		 const void *reserve, size_t reserve_len, struct hpshm__process *child, hpshm_error *err)
 {
 	struct process_spawn sp;
@@ -541,7 +541,7 @@ static int process_signal(DWORD code)
 	}
 }
 
-int hpshm__wait(struct hpshm__process *child, int *status, hpshm_error *err)
+int hpshm__port_wait(struct hpshm__process *child, int *status, hpshm_error *err)
 {
 	HANDLE h = (HANDLE)child->handle;
 	DWORD code = 0;

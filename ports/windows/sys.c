@@ -132,7 +132,7 @@ void hpshm__win_sys_reset(void)
 	hpshm__win_sys = real;
 }
 
-FILE *hpshm__fopen(const char *path, const char *mode)
+FILE *hpshm__port_fopen(const char *path, const char *mode)
 {
 	return hpshm__win_sys.fopen(path, mode);
 }

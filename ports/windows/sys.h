@@ -59,7 +59,7 @@ struct hpshm__win_syscalls {
 	DWORD  (WINAPI *wait_for_single_object)(HANDLE h, DWORD ms);
 	DWORD  (WINAPI *resume_thread)(HANDLE thread);
 	BOOL   (WINAPI *terminate_process)(HANDLE process, UINT code);
-	FILE  *(*fopen)(const char *path, const char *mode); /* not inherited: see hpshm__fopen() */
+	FILE  *(*fopen)(const char *path, const char *mode); /* not inherited: see hpshm__port_fopen() */
 	/* ntdll's object directory calls, which no SDK import library is sure to have: the real
 	 * entries find them in ntdll.dll at each call and answer STATUS_NOT_IMPLEMENTED when it
 	 * lacks them (ports/windows/objects.c). */

@@ -32,7 +32,7 @@
 
 #include "windows/sys.h"
 
-size_t hpshm__base_page_size(void)
+size_t hpshm__port_base_page_size(void)
 {
 	SYSTEM_INFO si;
 
@@ -40,14 +40,14 @@ size_t hpshm__base_page_size(void)
 	return si.dwPageSize > 0 ? (size_t)si.dwPageSize : 4096;
 }
 
-size_t hpshm__default_huge_page_size(void)
+size_t hpshm__port_default_huge_page_size(void)
 {
 	return (size_t)hpshm__win_sys.get_large_page_minimum();
 }
 
-int hpshm__huge_page_sizes(size_t *out, int max)
+int hpshm__port_huge_page_sizes(size_t *out, int max)
 {
-	size_t large = hpshm__default_huge_page_size();
+	size_t large = hpshm__port_default_huge_page_size();
 
 	if (large == 0)
 		return 0;
@@ -56,7 +56,7 @@ int hpshm__huge_page_sizes(size_t *out, int max)
 	return 1;
 }
 
-uint64_t hpshm__now_ns(void)
+uint64_t hpshm__port_now_ns(void)
 {
 	LARGE_INTEGER freq, now;
 	uint64_t f, c;
@@ -73,7 +73,7 @@ uint64_t hpshm__now_ns(void)
 	return c / f * 1000000000u + c % f * 1000000000u / f;
 }
 
-uint64_t hpshm__random64(void)
+uint64_t hpshm__port_random64(void)
 {
 	LARGE_INTEGER t;
 	uint64_t v = 0;
@@ -89,7 +89,7 @@ uint64_t hpshm__random64(void)
 	return v;
 }
 
-int hpshm__boot_id(char *buf, size_t len)
+int hpshm__port_boot_id(char *buf, size_t len)
 {
 	DWORD boot = 0, size = sizeof(boot);
 	LSTATUS rc;
@@ -106,17 +106,17 @@ int hpshm__boot_id(char *buf, size_t len)
 	return 0;
 }
 
-long long hpshm__getpid(void)
+long long hpshm__port_getpid(void)
 {
 	return (long long)GetCurrentProcessId();
 }
 
-const char *hpshm__getenv(const char *name)
+const char *hpshm__port_getenv(const char *name)
 {
 	return getenv(name);
 }
 
-char **hpshm__environ(void)
+char **hpshm__port_environ(void)
 {
 	static char *none[1] = { NULL };
 
@@ -139,12 +139,12 @@ static int system_inherit(intptr_t handle, int inherit, hpshm_error *err)
 	return 0;
 }
 
-int hpshm__handle_inheritable(intptr_t handle, hpshm_error *err)
+int hpshm__port_handle_inheritable(intptr_t handle, hpshm_error *err)
 {
 	return system_inherit(handle, 1, err);
 }
 
-int hpshm__handle_private(intptr_t handle, hpshm_error *err)
+int hpshm__port_handle_private(intptr_t handle, hpshm_error *err)
 {
 	return system_inherit(handle, 0, err);
 }
