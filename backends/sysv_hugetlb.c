@@ -81,7 +81,7 @@
 #include "port.h"
 #include "posix/sys.h"
 #include "backends/fixmap.h"
-#include "backends/sysv_hugetlb.h"
+#include "backends/sysv_named.h"
 #include "base/header.h"
 
 #define SYSV_DEFAULT_MODE 0600
@@ -205,47 +205,6 @@ static int sysv_requirements(const struct hpshm_instance *self, const struct hps
 	(void)self;
 	(void)sysv_needs(rq, fn, user); /* non-zero: fn asked to stop */
 	return 0;
-}
-
-/* The hint for a failed shmget(), per errno (ENOMEM: hpshm__reserve_failed() gives the pool hint). */
-static const char *sysv_hint(int sys_errno)
-{
-	switch (sys_errno) {
-	case EPERM:
-		return "add the user to vm.hugetlb_shm_group or grant CAP_IPC_LOCK";
-	case ENOSPC:
-		return "kernel.shmall or kernel.shmmni exhausted: raise them, or remove stale segments (ipcs -m)";
-	case EINVAL:
-		return "size above kernel.shmmax or unsupported page size: raise kernel.shmmax or pick a size in "
-		       "/sys/kernel/mm/hugepages";
-	default:
-		return NULL;
-	}
-}
-
-/* shmget() of a new segment failed with saved: say why, per errno. */
-int hpshm__sysv_shmget_error(const struct hpshm_request *rq, int saved, hpshm_error *err)
-{
-	char sz[32], psz[32];
-
-	hpshm_size_format(rq->size, sz, sizeof(sz));
-	hpshm_size_format(rq->page_size, psz, sizeof(psz));
-	switch (saved) {
-	case EPERM:
-		return hpshm_error_set(err, HPSHM_EUNAVAILABLE, saved, "shmget", sysv_hint(saved),
-				       "SysV huge pages need CAP_IPC_LOCK or vm.hugetlb_shm_group membership");
-	case ENOMEM:
-		return hpshm__reserve_failed(err, "shmget", saved, rq, "pool or hugetlb cgroup");
-	case ENOSPC:
-		return hpshm_error_set(err, HPSHM_EUNAVAILABLE, saved, "shmget", sysv_hint(saved),
-				       "no room for a %s SysV segment", sz);
-	case EINVAL:
-		return hpshm_error_set(err, HPSHM_EUNAVAILABLE, saved, "shmget", sysv_hint(saved),
-				       "the kernel refused a %s SysV segment of %s huge pages", sz, psz);
-	default:
-		return hpshm_error_set(err, HPSHM_ESYS, saved, "shmget", NULL, "shmget of %s with %s huge pages failed", sz,
-				       psz);
-	}
 }
 
 /*

@@ -40,30 +40,11 @@ void hpshm_config_free(hpshm_config *cfg)
 	free(cfg);
 }
 
-/* Set one key from a source; a lower source never overrides a higher one. */
-static int config_set_from(struct hpshm_config *cfg, const char *key, const char *value, enum hpshm__source src,
-			   const char *where, hpshm_error *err)
-{
-	struct hpshm_config tmp = *cfg;
-	int k;
-
-	if (strchr(key, '.')) /* a provider's key (the core's have no dot): core/provider_keys.c */
-		return hpshm__provider_key_set(cfg, key, value, src, where, err);
-	k = hpshm__config_key_parse(&tmp, key, value, where, err);
-	if (k < 0)
-		return k;
-	if (cfg->source[k] > src)
-		return 0;
-	tmp.source[k] = (unsigned char)src;
-	*cfg = tmp;
-	return 0;
-}
-
 int hpshm_config_set(hpshm_config *cfg, const char *key, const char *value, hpshm_error *err)
 {
 	if (!cfg || !key || !value)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_config_set: NULL argument");
-	return config_set_from(cfg, key, value, HPSHM__SRC_API, "", err);
+	return hpshm__config_set_from(cfg, key, value, HPSHM__SRC_API, "", err);
 }
 
 /* Narrow [*p, *end) to what lies between its leading and trailing blanks. */
@@ -102,7 +83,7 @@ int hpshm_config_parse(hpshm_config *cfg, const char *kv, hpshm_error *err)
 			size_t klen = (size_t)(eq - p);
 
 			if (key[0]) {
-				rc = config_set_from(&tmp, key, value, HPSHM__SRC_API, "", err);
+				rc = hpshm__config_set_from(&tmp, key, value, HPSHM__SRC_API, "", err);
 				if (rc < 0)
 					return rc;
 			}
@@ -141,7 +122,7 @@ int hpshm_config_parse(hpshm_config *cfg, const char *kv, hpshm_error *err)
 		p = *next ? next + 1 : next;
 	}
 	if (key[0]) {
-		rc = config_set_from(&tmp, key, value, HPSHM__SRC_API, "", err);
+		rc = hpshm__config_set_from(&tmp, key, value, HPSHM__SRC_API, "", err);
 		if (rc < 0)
 			return rc;
 	}
@@ -238,7 +219,7 @@ int hpshm_config_load_file(hpshm_config *cfg, const char *path, hpshm_error *err
 			break;
 		}
 		*eq = '\0';
-		rc = config_set_from(&tmp, config_trim(s), config_trim(eq + 1), HPSHM__SRC_FILE, where, err);
+		rc = hpshm__config_set_from(&tmp, config_trim(s), config_trim(eq + 1), HPSHM__SRC_FILE, where, err);
 	}
 	if (rc == 0 && ferror(f)) {
 		int saved = errno;
@@ -276,7 +257,7 @@ int hpshm_config_load_env(hpshm_config *cfg, hpshm_error *err)
 		if (!v)
 			continue;
 		snprintf(where, sizeof(where), "%s: ", var);
-		rc = config_set_from(&tmp, name, v, HPSHM__SRC_ENV, where, err);
+		rc = hpshm__config_set_from(&tmp, name, v, HPSHM__SRC_ENV, where, err);
 		if (rc < 0)
 			return rc;
 	}

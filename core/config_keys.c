@@ -473,6 +473,26 @@ int hpshm__config_key_parse(struct hpshm_config *cfg, const char *key, const cha
 	return (int)(kd - keys);
 }
 
+/* Set one key from a source (every source comes here); a lower source never overrides a
+ * higher one. */
+int hpshm__config_set_from(struct hpshm_config *cfg, const char *key, const char *value, enum hpshm__source src,
+			   const char *where, hpshm_error *err)
+{
+	struct hpshm_config tmp = *cfg;
+	int k;
+
+	if (strchr(key, '.')) /* a provider's key (the core's have no dot): core/provider_keys.c */
+		return hpshm__provider_key_set(cfg, key, value, src, where, err);
+	k = hpshm__config_key_parse(&tmp, key, value, where, err);
+	if (k < 0)
+		return k;
+	if (cfg->source[k] > src)
+		return 0;
+	tmp.source[k] = (unsigned char)src;
+	*cfg = tmp;
+	return 0;
+}
+
 int hpshm_config_get(const hpshm_config *cfg, const char *key, char *buf, size_t len)
 {
 	const struct hpshm__keydef *kd;
@@ -514,7 +534,7 @@ static int config_set_typed(hpshm_config *cfg, const char *fn, enum hpshm__key k
 	if (!cfg)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "%s: NULL configuration", fn);
 	/* As hpshm_config_set() with the key's text: the API's source, the key's one parser. */
-	return hpshm_config_set(cfg, keys[k].name, text, err);
+	return hpshm__config_set_from(cfg, keys[k].name, text, HPSHM__SRC_API, "", err);
 }
 
 /* words[v], or v as a number for a value outside the enum, which the key's parser refuses. */

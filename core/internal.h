@@ -281,8 +281,18 @@ int hpshm__config_bad(hpshm_error *err, int code, const char *key, const char *v
 int hpshm__config_key_parse(struct hpshm_config *cfg, const char *key, const char *value, const char *where,
 			    hpshm_error *err);
 
+/* Set key from source src, ranked against the sources that set it before (config_keys.c):
+ * a key with a dot is a provider's (core/provider_keys.c); where opens the message. */
+int hpshm__config_set_from(struct hpshm_config *cfg, const char *key, const char *value, enum hpshm__source src,
+			   const char *where, hpshm_error *err);
+
 /* "off", "error", "warning", "info" or "debug": log_level's words, for the stderr sink. */
 const char *hpshm__config_level_name(hpshm_log_level level);
+
+/* Store a provider hpshm_provider_register() admitted (core/register.c) under name, len bytes
+ * long: 0, HPSHM_EEXIST for a name taken, HPSHM_EFULL for a full table. */
+int hpshm__registry_add(const struct hpshm_provider *p, const char *name, size_t len, void *user,
+			hpshm_error *err);
 
 /* A consistent copy of the provider table, in auto order: registered ones, then the built-in
  * table.  Walks iterate a copy, so concurrent (un)registration cannot shift it under them. */

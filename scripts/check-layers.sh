@@ -58,7 +58,7 @@ linux_backend() {
 		backends/named.[ch] | backends/named_create.c | backends/named_remove.c | backends/named_internal.h | \
 		backends/classify.c)
 		return 0 ;;
-	backends/sysv_named.c | backends/sysv_hugetlb.h) # the SysV provider's name space, and what its files share
+	backends/sysv_named.c | backends/sysv_named.h) # the SysV provider's name space, and what its files share
 		return 0 ;;
 	esac
 	return 1

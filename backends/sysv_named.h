@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * backends/sysv_hugetlb.h -- what the two files of the SysV provider share: the mechanism
+ * backends/sysv_named.h -- what the two files of the SysV provider share: the mechanism
  * (backends/sysv_hugetlb.c) and its name space (backends/sysv_named.c).  Internal to that
  * provider; no other backend includes it (doc/architecture.md).
  *
  * Every function returns 0 (or an id) or a negative HPSHM_E* code with err filled.
  */
-#ifndef HPSHM_BACKENDS_SYSV_HUGETLB_H
-#define HPSHM_BACKENDS_SYSV_HUGETLB_H
+#ifndef HPSHM_BACKENDS_SYSV_NAMED_H
+#define HPSHM_BACKENDS_SYSV_NAMED_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -23,7 +23,7 @@ static inline uint64_t sysv_mapped(uint64_t segsz, size_t page_size)
 	return (segsz + page_size - 1) / page_size * page_size;
 }
 
-/* shmget() of a new segment failed with saved: say why, per errno (sysv_hugetlb.c). */
+/* shmget() of a new segment failed with saved: say why, per errno (sysv_named.c). */
 int hpshm__sysv_shmget_error(const struct hpshm_request *rq, int saved, hpshm_error *err);
 
 /* shmget() a named segment of segsz bytes with flags, recycling a dead predecessor: the id. */
@@ -35,4 +35,4 @@ int hpshm__named_sysv_lookup(const struct hpshm_instance *self, const struct hps
 			     struct hpshm_found *f, hpshm_error *err);
 int hpshm__named_sysv_remove(const struct hpshm_instance *self, const struct hpshm_found *f, hpshm_error *err);
 
-#endif /* HPSHM_BACKENDS_SYSV_HUGETLB_H */
+#endif /* HPSHM_BACKENDS_SYSV_NAMED_H */
