@@ -58,7 +58,7 @@
  * address and compares the address (kernels before 4.17 take the flag as a hint).  The
  * mapping's object is the file's st_dev and st_ino, recorded at create and read again at
  * attach: the header of an unnamed segment that fills its pages lives in a companion
- * (core/reattach.c), and it is bound to this file by them, not by the descriptor number.
+ * (core/header.c), and it is bound to this file by them, not by the descriptor number.
  *
  * Open by name (hpshm_segment_open(), in any process): lookup() looks for "hpshm.<name>" in
  * hugetlbfs_path, else in every hugetlbfs mount, and hands the core the header read from the

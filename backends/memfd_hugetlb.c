@@ -32,7 +32,7 @@
  * /proc/pid/maps ("/memfd:hpshm:<name> (deleted)"), nothing can open the segment by it.  TAG:
  * given rq->tag, the memfd is named "hpshm:<tag>" and attach() maps a descriptor only if
  * /proc/self/fd says it carries that name; the core then needs no header object for an
- * unnamed segment that fills its huge pages (core/reattach.c).
+ * unnamed segment that fills its huge pages (core/header.c).
  *
  * Re-attach: by descriptor only.  identify() says "fd=<n>"; the spawn helper clears FD_CLOEXEC
  * on m->fd just before exec and passes the token; the child's attach() checks that the

@@ -57,7 +57,7 @@
  * IPC_STAT (its size, rounded to the page, must be the token's), calls shmat(id, addr, 0)
  * and compares the address.  The segment's object (sysv_object(): id, creator pid, creation
  * time, size) is read at create and again in the child once attached: an unnamed segment
- * that fills its pages keeps its header in a companion (core/reattach.c), which records the
+ * that fills its pages keeps its header in a companion (core/header.c), which records the
  * creator's, so a token edited to another id, or a stale one whose id a new segment got,
  * is refused.  A named segment is found by any process from its name (hpshm_segment_open()):
  * lookup() asks shmget() for the name's key and looks at the segment as scan() does; the
