@@ -1,14 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ports/posix/facts.c -- ports/facts.h on a system with no OS folder: nothing to show.
+ * ports/posix/facts.c -- ports/facts.h on a system with no OS folder: what POSIX can say.
  *
- * POSIX has no huge page pools, mounts, cgroups or page-table counters, so every fact is
- * absent: counts of 0, HPSHM_EUNAVAILABLE, empty strings.  The tool then says "none" or
- * "unreadable" rather than guessing.  Two facts come from elsewhere: the default huge page
- * size from the port (an OS folder such as ports/freebsd/ knows it; pages_none.c says none),
- * and on macOS the sentence that says why there are no shared superpages at all.  Built where
- * the fallbacks of ports/posix/ are, and, like them, compiled on Linux into an object library
- * nothing links, so it keeps up with the header.
+ * What only Linux has (pools, mounts, cgroups, THP) answers from ports/facts_absent.c.  Here:
+ * the default huge page size from the port (an OS folder such as ports/freebsd/ knows it;
+ * pages_none.c says none), on macOS the sentence that says why there are no shared superpages
+ * at all, and what getrusage() and the backing check tell.  Built where the fallbacks of
+ * ports/posix/ are, and, like them, compiled on Linux into an object library nothing links,
+ * so it keeps up with the header.
  */
 #include <string.h>
 #include <sys/resource.h>
@@ -35,46 +34,6 @@ const char *hpshm__os_huge_absent(void)
 #endif
 }
 
-int hpshm__os_pools(struct hpshm__pool *out, int max)
-{
-	(void)out;
-	(void)max;
-	return 0;
-}
-
-int hpshm__os_pool(size_t page_size, struct hpshm__pool *out)
-{
-	(void)page_size;
-	(void)out;
-	return HPSHM_EUNAVAILABLE;
-}
-
-unsigned long hpshm__os_pool_available(const struct hpshm__pool *p)
-{
-	(void)p;
-	return 0;
-}
-
-const char *hpshm__os_pool_source(void)
-{
-	return "";
-}
-
-char *hpshm__os_pool_knob(size_t page_size, char *buf, size_t len)
-{
-	(void)page_size;
-	if (buf != NULL && len > 0)
-		buf[0] = '\0';
-	return buf;
-}
-
-int hpshm__os_mounts(struct hpshm__mount *out, int max)
-{
-	(void)out;
-	(void)max;
-	return 0;
-}
-
 int hpshm__os_lock_privilege(void)
 {
 	return 0;
@@ -83,66 +42,6 @@ int hpshm__os_lock_privilege(void)
 const char *hpshm__os_lock_privilege_name(void)
 {
 	return "";
-}
-
-long hpshm__os_huge_group(void)
-{
-	return -1;
-}
-
-int hpshm__os_in_group(long gid)
-{
-	(void)gid;
-	return 0;
-}
-
-int hpshm__os_sysv_limits(struct hpshm__sysv_limits *out)
-{
-	if (out != NULL)
-		memset(out, 0, sizeof(*out));
-	return HPSHM_EIO;
-}
-
-int hpshm__os_limit(size_t page_size, struct hpshm__limit *out)
-{
-	(void)page_size;
-	if (out == NULL)
-		return HPSHM_EINVAL;
-	memset(out, 0, sizeof(*out));
-	return 0;
-}
-
-char *hpshm__os_limit_size_name(size_t page_size, char *buf, size_t len)
-{
-	(void)page_size;
-	if (buf != NULL && len > 0)
-		buf[0] = '\0';
-	return buf;
-}
-
-int hpshm__os_fault_risk(size_t size, size_t page_size)
-{
-	(void)size;
-	(void)page_size;
-	return 0;
-}
-
-int hpshm__os_thp(struct hpshm__thp *out)
-{
-	if (out != NULL)
-		memset(out, 0, sizeof(*out));
-	return HPSHM_EUNAVAILABLE;
-}
-
-size_t hpshm__os_thp_page_size(void)
-{
-	return 0;
-}
-
-long hpshm__os_thp_kib(const void *addr)
-{
-	(void)addr;
-	return -1;
 }
 
 int hpshm__os_backing(void *addr, size_t len, intptr_t file, struct hpshm__backing *out)
@@ -162,14 +61,6 @@ size_t hpshm__os_mapping_len(const void *addr)
 {
 	(void)addr;
 	return 0;
-}
-
-int hpshm__os_children_mapping(const void *addr, long *out, int max)
-{
-	(void)addr;
-	(void)out;
-	(void)max;
-	return 0; /* no interposer here, and no listing of a process's children */
 }
 
 long hpshm__os_page_table_kib(void)

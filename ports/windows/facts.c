@@ -9,8 +9,8 @@
  * none), whether this process's token holds SeLockMemoryPrivilege ("Lock pages in memory",
  * the one thing an operator grants), what backs a view (QueryWorkingSetEx(), as the library
  * verifies), the memory free now, the process's page fault count (PageFaultCount, soft and
- * hard faults together), and this program's path.  Everything else is absent, the way
- * ports/posix/facts.c says it: counts of 0, HPSHM_EUNAVAILABLE, empty strings.
+ * hard faults together), and this program's path.  Everything else is absent
+ * (ports/facts_absent.c, shared with the POSIX fallbacks).
  */
 #include "windows/windows.h"
 
@@ -31,46 +31,6 @@ const char *hpshm__os_huge_absent(void)
 	return ""; /* GetLargePageMinimum() is 0 only on hardware without large pages */
 }
 
-int hpshm__os_pools(struct hpshm__pool *out, int max)
-{
-	(void)out;
-	(void)max;
-	return 0;
-}
-
-int hpshm__os_pool(size_t page_size, struct hpshm__pool *out)
-{
-	(void)page_size;
-	(void)out;
-	return HPSHM_EUNAVAILABLE;
-}
-
-unsigned long hpshm__os_pool_available(const struct hpshm__pool *p)
-{
-	(void)p;
-	return 0;
-}
-
-const char *hpshm__os_pool_source(void)
-{
-	return "";
-}
-
-char *hpshm__os_pool_knob(size_t page_size, char *buf, size_t len)
-{
-	(void)page_size;
-	if (buf != NULL && len > 0)
-		buf[0] = '\0';
-	return buf;
-}
-
-int hpshm__os_mounts(struct hpshm__mount *out, int max)
-{
-	(void)out;
-	(void)max;
-	return 0;
-}
-
 int hpshm__os_lock_privilege(void)
 {
 	return hpshm__win_privilege_held(SE_LOCK_MEMORY_NAME) == 1;
@@ -79,66 +39,6 @@ int hpshm__os_lock_privilege(void)
 const char *hpshm__os_lock_privilege_name(void)
 {
 	return "SeLockMemoryPrivilege";
-}
-
-long hpshm__os_huge_group(void)
-{
-	return -1;
-}
-
-int hpshm__os_in_group(long gid)
-{
-	(void)gid;
-	return 0;
-}
-
-int hpshm__os_sysv_limits(struct hpshm__sysv_limits *out)
-{
-	if (out != NULL)
-		memset(out, 0, sizeof(*out));
-	return HPSHM_EIO;
-}
-
-int hpshm__os_limit(size_t page_size, struct hpshm__limit *out)
-{
-	(void)page_size;
-	if (out == NULL)
-		return HPSHM_EINVAL;
-	memset(out, 0, sizeof(*out));
-	return 0;
-}
-
-char *hpshm__os_limit_size_name(size_t page_size, char *buf, size_t len)
-{
-	(void)page_size;
-	if (buf != NULL && len > 0)
-		buf[0] = '\0';
-	return buf;
-}
-
-int hpshm__os_fault_risk(size_t size, size_t page_size)
-{
-	(void)size;
-	(void)page_size;
-	return 0;
-}
-
-int hpshm__os_thp(struct hpshm__thp *out)
-{
-	if (out != NULL)
-		memset(out, 0, sizeof(*out));
-	return HPSHM_EUNAVAILABLE;
-}
-
-size_t hpshm__os_thp_page_size(void)
-{
-	return 0;
-}
-
-long hpshm__os_thp_kib(const void *addr)
-{
-	(void)addr;
-	return -1;
 }
 
 int hpshm__os_backing(void *addr, size_t len, intptr_t file, struct hpshm__backing *out)
@@ -163,14 +63,6 @@ size_t hpshm__os_mapping_len(const void *addr)
 	       mbi.State != MEM_FREE)
 		at = (const char *)mbi.BaseAddress + mbi.RegionSize;
 	return (size_t)(at - base);
-}
-
-int hpshm__os_children_mapping(const void *addr, long *out, int max)
-{
-	(void)addr;
-	(void)out;
-	(void)max;
-	return 0; /* no interposer here, and no listing of a process's children */
 }
 
 long hpshm__os_page_table_kib(void)
