@@ -12,7 +12,8 @@
  *   place.c    place_*   the address slot each member is mapped at
  *   latency.c  latency_* create and probe latencies, once per run
  *   pool.c     pool_*    --reserve: the pool for the run, warmed, put back after
- *   run.c      run_*     the top level, and the helpers below
+ *   run.c      bench_run the top level
+ *   share.c    run_*     what every file above uses: progress, notes, sizes, the clock
  * Nothing outside them includes this header: the tool sees bench.h only.
  */
 #ifndef HPSHM_BENCH_RUN_H
@@ -115,7 +116,7 @@ void latency_run(struct run *run);
 /* --reserve: add each pool's pages for the run to pools[].  0, or -1 with why. */
 int pool_reserve(struct run *run, struct bench_pool *pools, char *why, size_t len);
 
-/* ---- run.c ----------------------------------------------------------------------------------- */
+/* ---- share.c --------------------------------------------------------------------------------- */
 
 /* Mark c unusable, with why. */
 void run_unusable(struct bench_config *c, const char *fmt, ...)
