@@ -90,12 +90,13 @@ echo "== coverage: report"
 # left out and named on stderr rather than the whole report lost.
 # --exclude-directories: the object libraries CMakeLists.txt compiles on Linux only to keep
 # other ports building and links into nothing (hpshm_freebsd_check: FreeBSD's provider and
-# page facts; hpshm_posix_generic: the POSIX-only port), so no process here can run them;
-# their lines would count as unrun in every Linux table.  The FreeBSD and posix-generic
+# page facts; hpshm_posix_fallbacks: the POSIX fallbacks, ports/posix/'s tool facts and
+# ports/facts_absent.c), so no process here can run them; their lines would count as unrun
+# in every Linux table.  The FreeBSD and posix-generic
 # targets are where they run.  Only $build is searched for counters: a developer's tree also
 # holds other builds, and build-mingw's wine prefix links its z: drive to the root directory.
 gcovr --root "$root" --object-directory "$build" --gcov-ignore-parse-errors \
-	--exclude-directories '.*/CMakeFiles/hpshm_(freebsd_check|posix_generic)\.dir(/.*)?' \
+	--exclude-directories '.*/CMakeFiles/hpshm_(freebsd_check|posix_fallbacks)\.dir(/.*)?' \
 	--filter "$root/(base|ports|backends|core|tools|bench|preload)/" \
 	--json-summary "$build/coverage-summary.json" --json-summary-pretty \
 	--print-summary "$build" >/dev/null
