@@ -88,9 +88,11 @@ if command -v clang >/dev/null 2>&1; then
 		base/*.c core/*.c tools/check.c tools/hpshm.c tools/ls.c tools/plan.c tools/probe.c tools/run.c \
 		tools/unavailable.c tools/bench.c bench/workload.c bench/memory.c bench/apr.c bench/worker.c bench/pool.c \
 		bench/run.c bench/stats.c bench/output.c bench/svg.c bench/worker_windows.c bench/memory_windows.c; do
+		# Each file's layer, as cmake/layers.cmake gives it, so layer-private headers admit it.
+		layer=${f%%/*}
 		if ! clang --target=x86_64-w64-windows-gnu -std=c11 -fsyntax-only -Werror -Wall -Wextra -Wpedantic -Wgnu \
 			-Wvla -Wno-unneeded-internal-declaration -D_WIN32_WINNT=0x0A00 -DUNICODE -D_UNICODE -DHPSHM_BUILDING \
-			"${with_backends[@]}" \
+			"-DHPSHM_LAYER_${layer^^}" "${with_backends[@]}" \
 			-isystem /usr/x86_64-w64-mingw32/include -Iinclude -Iports -Ibench -I. -I"$build" -I"$build/include" "$f"; then
 			c_errors=$((c_errors + 1))
 		fi
