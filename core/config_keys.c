@@ -286,18 +286,46 @@ static int format_hugetlbfs_path(const struct hpshm_config *c, char *buf, size_t
 	return snprintf(buf, len, "%s", c->hugetlbfs_path);
 }
 
+/*
+ * Length of the UTF-8 character at s if it is one a name may hold beyond ASCII: well formed
+ * (RFC 3629: no overlong form, no surrogate, nothing above U+10FFFF) and above U+00A0, so no
+ * C1 control and no no-break space; else 0.
+ */
+static size_t name_utf8_len(const unsigned char *s)
+{
+	size_t n = s[0] >= 0xf0 && s[0] <= 0xf4   ? 4
+		   : s[0] >= 0xe0 && s[0] <= 0xef ? 3
+		   : s[0] >= 0xc2 && s[0] <= 0xdf ? 2
+						  : 0;
+	unsigned lo = s[0] == 0xe0 ? 0xa0 : s[0] == 0xf0 ? 0x90 : 0x80;
+	unsigned hi = s[0] == 0xed ? 0x9f : s[0] == 0xf4 ? 0x8f : 0xbf;
+
+	if (n == 0 || s[1] < lo || s[1] > hi || (s[0] == 0xc2 && s[1] <= 0xa0))
+		return 0;
+	for (size_t i = 2; i < n; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return n;
+}
+
 static int parse_name(struct hpshm_config *c, const char *v, hpshm_error *err)
 {
-	static const char values[] = "1 to 127 of A-Z a-z 0-9 . _ -, not starting with '.'";
-	size_t len = strlen(v);
+	static const char values[] = "1 to 127 bytes of A-Z a-z 0-9 . _ - and UTF-8 characters above U+00A0, "
+				     "not starting with '.'";
+	size_t len = strlen(v), n;
 
-	/* Names become file names, shm names and token fields: keep them to a safe set. */
+	/* Names become file names, shm and section names and token fields: keep them to a safe
+	 * set, which holds the letters of every script in UTF-8 (the API's text) but no control,
+	 * blank, separator or quote of ASCII. */
 	if (len >= sizeof(c->name) || v[0] == '.')
 		return hpshm__config_bad(err, HPSHM_EVALUE, "name", values, "name: \"%s\" is not a valid segment name", v);
-	for (size_t i = 0; i < len; i++)
-		if (!isalnum((unsigned char)v[i]) && !strchr("._-", v[i]))
+	for (size_t i = 0; i < len; i += n) {
+		n = (unsigned char)v[i] >= 0x80 ? name_utf8_len((const unsigned char *)v + i) : 1;
+		if (n == 0 || (n == 1 && !isalnum((unsigned char)v[i]) && !strchr("._-", v[i])))
 			return hpshm__config_bad(err, HPSHM_EVALUE, "name", values,
-					  "name: \"%s\" has a character outside A-Z a-z 0-9 . _ -", v);
+						 "name: \"%s\" has a character outside A-Z a-z 0-9 . _ - and UTF-8 "
+						 "above U+00A0", v);
+	}
 	memcpy(c->name, v, len + 1);
 	return 0;
 }
@@ -401,7 +429,7 @@ static const struct hpshm__keydef keys[HPSHM__NKEYS] = {
 	[HPSHM__KEY_HUGETLBFS_PATH] = { "hugetlbfs_path", "an absolute directory on hugetlbfs", "",
 					"hugetlbfs directory to use instead of discovering mounts",
 					parse_hugetlbfs_path, format_hugetlbfs_path },
-	[HPSHM__KEY_NAME] = { "name", "1 to 127 of A-Z a-z 0-9 . _ -", "",
+	[HPSHM__KEY_NAME] = { "name", "1 to 127 bytes of A-Z a-z 0-9 . _ - and UTF-8 above U+00A0", "",
 			      "names the segment where the provider supports names", parse_name, format_name },
 	[HPSHM__KEY_MODE] = { "mode", "octal, e.g. 0600", "0600", "permissions of named objects", parse_mode,
 			      format_mode },

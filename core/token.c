@@ -10,7 +10,7 @@
  *     hpshm2:<provider>:<id>:<mapped size>:<page size>:<address>:<nonce>:<header>:<check>
  *
  * numbers in lower-case hex, <id> the provider's identify() text ("fd=5", "shm=32769",
- * "path=/dev/hugepages/hpshm.db"), <header> "tail", "tag" (the object carries the provider's
+ * "path=/dev/hugepages/hpshm.db", a name in UTF-8), <header> "tail", "tag" (the object carries the provider's
  * label, core/header.c) or the plain provider's identify() text of the header's companion
  * ("fd=6"), <check> FNV-1a-32 of everything before it.  The check catches truncation and
  * typos; it is not a secret.  What proves the token names *this* segment is the nonce: 64
@@ -162,9 +162,10 @@ int hpshm__token_parse(const char *text, struct hpshm__token *t, hpshm_error *er
 	}
 	if (i != TOKEN_FIELDS || f[TOKEN_FIELDS - 1][flen[TOKEN_FIELDS - 1]] != '\0')
 		return token_bad(err, "wrong number of fields (truncated?)");
+	/* Bytes above 0x7f are a segment name's UTF-8 (name=Local\hpshm.<name> on Windows). */
 	for (i = 0; i < len; i++)
-		if (text[i] <= ' ' || text[i] > '~')
-			return token_bad(err, "it holds a non-printable character or a space");
+		if ((unsigned char)text[i] <= ' ' || text[i] == 0x7f)
+			return token_bad(err, "it holds a control character or a space");
 	if (flen[TF_CHECK] != 8 || token_hex(f[TF_CHECK], flen[TF_CHECK], &check) < 0 ||
 	    check != token_check(text, (size_t)(f[TF_CHECK] - text)))
 		return token_bad(err, "its check digits do not match (corrupted or edited)");

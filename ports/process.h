@@ -26,4 +26,15 @@ int hpshm__os_die_with_parent(void);
  */
 int hpshm__os_far_address(size_t len, size_t align, void **out);
 
+#ifdef _WIN32
+/*
+ * This program's arguments in UTF-8, from its UTF-16 command line (GetCommandLineW(), split
+ * by CommandLineToArgvW()): the C runtime hands main() an argv in the ANSI code page, where
+ * every character the code page lacks (U+6570 in a directory's name) arrives as '?'.  Called
+ * first thing in main(); *argc and *argv then name one block from malloc() (the array, then
+ * the strings), which free(*argv) releases.  0, or HPSHM_ENOMEM (argc and argv unchanged).
+ */
+int hpshm__os_args_utf8(int *argc, char ***argv);
+#endif
+
 #endif /* HPSHM_PORTS_PROCESS_H */

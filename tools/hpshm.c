@@ -20,6 +20,7 @@
 
 #include "base/base.h"
 #include "ports/facts.h"
+#include "ports/process.h"
 #include "tool.h"
 
 struct tool_cmd {
@@ -538,7 +539,7 @@ double tool_ms(uint64_t ns)
 	return (double)ns / 1e6;
 }
 
-int main(int argc, char **argv)
+static int tool_main(int argc, char **argv)
 {
 	const struct tool_cmd *c;
 
@@ -585,4 +586,24 @@ int main(int argc, char **argv)
 		}
 	}
 	return c->run(argc - 1, argv + 1);
+}
+
+int main(int argc, char **argv)
+{
+#ifdef _WIN32
+	/* Everything inside is UTF-8, as the library's text is: the arguments come from the wide
+	 * command line, since msvcrt's argv is in the ANSI code page and turns a path with a
+	 * character it lacks into '?' (`hpshm run -- C:\dir-<U+6570>\child.exe` could not start). */
+	int rc;
+
+	if (hpshm__os_args_utf8(&argc, &argv) < 0) {
+		fprintf(stderr, "hpshm: out of memory converting the command line to UTF-8\n");
+		return TOOL_EXIT_FAIL;
+	}
+	rc = tool_main(argc, argv);
+	free(argv);
+	return rc;
+#else
+	return tool_main(argc, argv);
+#endif
 }

@@ -227,23 +227,70 @@ static DWORD process_find(const char *path, wchar_t *full, size_t len)
 	return code;
 }
 
-/* The environment block of CreateProcessW(): every "NAME=value", each ending in a NUL, and one
- * more NUL at the end. */
+/* One "NAME=value" of a child's environment, for sorting. */
+struct process_var {
+	wchar_t *text;  /* "NAME=value" in UTF-16 */
+	int      name;  /* characters of NAME: up to the first '=' after the first character, so
+			 * that "=C:" of "=C:=C:\\dir" is a name */
+	size_t   order; /* its place in envp: of two with the same name, the later is kept */
+};
+
+/* Windows' order of an environment block: by name, case-insensitively, in Unicode order
+ * without regard to locale (CompareStringOrdinal); the same name by place in envp. */
+static int process_var_order(const void *a, const void *b)
+{
+	const struct process_var *x = a, *y = b;
+	int c = CompareStringOrdinal(x->text, x->name, y->text, y->name, TRUE);
+
+	if (c != CSTR_EQUAL)
+		return c == CSTR_LESS_THAN ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/*
+ * The environment block of CreateProcessW(): every "NAME=value" converted from UTF-8, each
+ * ending in a NUL, and one more NUL at the end.  Windows asks for a block sorted by name,
+ * case-insensitively ("Changing Environment Variables" in its documentation), and names are
+ * case-insensitive: of two entries with the same name only the later one goes in, as the
+ * core appends HPSHM_TOKEN after the entries it copies.
+ */
 static wchar_t *process_environment(char *const envp[])
 {
 	struct process_text t = { NULL, 0, 0, 0 };
 	static const wchar_t nul = L'\0';
+	struct process_var *vars;
+	size_t n = 0, k = 0;
 
-	for (size_t i = 0; envp[i] != NULL; i++) {
-		wchar_t *w = hpshm__win_wide_dup(envp[i]);
+	while (envp[n] != NULL)
+		n++;
+	vars = calloc(n + 1, sizeof(*vars));
+	if (vars == NULL)
+		return NULL;
+	for (size_t i = 0; i < n && !t.bad; i++) {
+		wchar_t *w = hpshm__win_wide_dup(envp[i]), *eq;
 
-		if (w == NULL) {
+		if (w == NULL || wcslen(w) > INT32_MAX) {
+			free(w);
 			t.bad = 1;
-			break;
+		} else if (w[0] == L'\0') {
+			free(w); /* an empty entry would end the block early */
+		} else {
+			eq = wcschr(w + 1, L'=');
+			vars[k].text = w;
+			vars[k].name = (int)(eq != NULL ? (size_t)(eq - w) : wcslen(w));
+			vars[k].order = i;
+			k++;
 		}
-		text_add(&t, w, wcslen(w) + 1);
-		free(w);
 	}
+	if (!t.bad)
+		qsort(vars, k, sizeof(*vars), process_var_order);
+	for (size_t i = 0; i < k; i++) {
+		if (i + 1 == k || CompareStringOrdinal(vars[i].text, vars[i].name, vars[i + 1].text, vars[i + 1].name,
+						       TRUE) != CSTR_EQUAL)
+			text_add(&t, vars[i].text, wcslen(vars[i].text) + 1);
+		free(vars[i].text);
+	}
+	free(vars);
 	text_add(&t, &nul, 1);
 	text_add(&t, &nul, 1); /* an empty environment is two NULs */
 	if (t.bad) {

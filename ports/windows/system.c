@@ -19,9 +19,11 @@
  * anyway (it is a kernel object that dies with its last handle), so the boot id is only a
  * second check there.
  *
- * The trusted getenv is plain getenv(): Windows has no setuid or setgid programs, nothing runs
- * with privileges its caller lacks by inheriting its environment (elevation starts a new
- * process with a new environment block), so every process may trust its environment.
+ * The trusted getenv is the plain environment: Windows has no setuid or setgid programs,
+ * nothing runs with privileges its caller lacks by inheriting its environment (elevation
+ * starts a new process with a new environment block), so every process may trust its
+ * environment.  It is read wide and given in UTF-8, as hpshm's text is (text.c): msvcrt's
+ * getenv() and _environ are in the ANSI code page, which turns other characters into '?'.
  */
 #include "windows/windows.h"
 
@@ -113,14 +115,18 @@ long long hpshm__port_getpid(void)
 
 const char *hpshm__port_getenv(const char *name)
 {
-	return getenv(name);
+	return hpshm__win_getenv_utf8(name);
 }
 
 char **hpshm__port_environ(void)
 {
 	static char *none[1] = { NULL };
+	char **env = hpshm__win_environ_utf8();
 
-	/* msvcrt fills _environ for a program with main(); one with wmain() has only _wenviron. */
+	if (env != NULL)
+		return env;
+	/* Out of memory: the C runtime's copy in the ANSI code page beats none.  msvcrt fills
+	 * _environ for a program with main(); one with wmain() has only _wenviron. */
 	return _environ != NULL ? _environ : none;
 }
 

@@ -47,6 +47,18 @@ int hpshm__win_wide(const char *s, wchar_t *out, size_t len);
 wchar_t *hpshm__win_wide_dup(const char *s);
 /* w as UTF-8 in out[0..len), truncated at a character boundary if it does not fit.  Returns out. */
 char *hpshm__win_utf8(const wchar_t *w, char *out, size_t len);
+/*
+ * This process's environment in UTF-8, from GetEnvironmentStringsW(): "NAME=value" strings,
+ * NULL-terminated, entries such as "=C:=C:\dir" included.  NULL when out of memory.  Kept for
+ * the life of the process, one copy per distinct environment: never free it.
+ */
+char **hpshm__win_environ_utf8(void);
+/*
+ * The value of the environment variable name in UTF-8 (GetEnvironmentVariableW()), NULL when
+ * it is not set: getenv()'s own string when that says the same, else a copy kept for the life
+ * of the process (one per distinct value), so it lives as long as getenv()'s would.
+ */
+const char *hpshm__win_getenv_utf8(const char *name);
 
 /* The system's text for a GetLastError() code, in UTF-8, one line, "error N" if it has none.
  * Returns buf. */
