@@ -451,6 +451,29 @@ static int find_object(void *user, const hpshm_object *o)
 	return 1;
 }
 
+Test(api, a_segment_named_in_utf8_is_created_listed_and_opened)
+{
+	char name[64], extra[96];
+	struct find_object f;
+	hpshm_config *cfg;
+	hpshm_segment *seg = NULL, *opened = NULL;
+	hpshm_error err;
+
+	/* U+6570 U+636E U+00E9: names are UTF-8 in the API, whatever the system calls them. */
+	snprintf(name, sizeof name, "hpt-api-\xe6\x95\xb0\xe6\x8d\xae\xc3\xa9-%ld", (long)getpid());
+	snprintf(extra, sizeof extra, "name=%s", name);
+	cfg = plain_config(extra);
+	cr_assert_eq(hpshm_segment_create(&seg, (size_t)1 << 16, cfg, &err), 0, "%s", err.message);
+	memset(&f, 0, sizeof f);
+	f.name = name;
+	cr_assert_geq(hpshm_objects_list(find_object, &f, &err), 0, "%s", err.message);
+	cr_assert(f.seen, "%s is not listed", name);
+	cr_assert_eq(hpshm_segment_open(&opened, name, NULL, &err), 0, "open %s: %s", name, err.message);
+	cr_assert_eq(hpshm_segment_destroy(opened), 0);
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	hpshm_config_free(cfg);
+}
+
 Test(api, listed_objects_carry_their_version)
 {
 	struct find_object f;
