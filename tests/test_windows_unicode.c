@@ -217,18 +217,21 @@ static void copy_beside(const wchar_t *dir, const wchar_t *name)
 	cr_assert(CopyFileW(from, to, FALSE), "CopyFileW %ls: %lu", name, (unsigned long)GetLastError());
 }
 
+#ifdef HPT_ATTACH_CHILD
 Test(winunicode, hpshm_run_starts_a_program_in_a_directory_named_outside_the_code_page)
 {
-	static const wchar_t *const files[] = { L"attach_child.exe", L"libhpshm.dll" };
-	wchar_t dir[MAX_PATH], pid[16], file[MAX_PATH];
+	static const wchar_t *const files[] = { L"" HPT_ATTACH_CHILD, L"" HPT_LIBRARY_DLL };
+	wchar_t dir[MAX_PATH], file[MAX_PATH];
 	char path[MAX_PATH * 4];
 	struct hpt_run *r;
+	size_t used;
 	int status;
 
 	cr_assert(GetTempPathW(MAX_PATH - 64, dir) > 0, "GetTempPathW: %lu", (unsigned long)GetLastError());
-	_ultow((unsigned long)GetCurrentProcessId(), pid, 10);
-	wcscat(dir, L"hpt-" UNI_LETTER_WIDE "-");
-	wcscat(dir, pid);
+	hpshm__win_utf8(dir, path, sizeof(path));
+	used = strlen(path);
+	snprintf(path + used, sizeof(path) - used, "hpt-" UNI_LETTERS_UTF8 "-%lu", (unsigned long)GetCurrentProcessId());
+	cr_assert_geq(hpshm__win_wide(path, dir, MAX_PATH - 64), 0, "%s", path);
 	cr_assert(CreateDirectoryW(dir, NULL), "CreateDirectoryW: %lu", (unsigned long)GetLastError());
 	wcscat(dir, L"\\");
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
@@ -247,6 +250,12 @@ Test(winunicode, hpshm_run_starts_a_program_in_a_directory_named_outside_the_cod
 	cr_assert(RemoveDirectoryW(dir), "RemoveDirectoryW: %lu", (unsigned long)GetLastError());
 	cr_assert_eq(status, 0, "hpshm run -- %s: exit %d\n%s", path, status, r->err);
 }
+#else
+Test(winunicode, hpshm_run_starts_a_program_in_a_directory_named_outside_the_code_page)
+{
+	cr_skip_test("built without the examples (HPSHM_BUILD_EXAMPLES=OFF): no attach_child to start");
+}
+#endif
 
 /* ---- a segment named in another script ---- */
 
