@@ -597,7 +597,8 @@ int main(int argc, char **argv)
 	int rc;
 
 	if (hpshm__os_args_utf8(&argc, &argv) < 0) {
-		fprintf(stderr, "hpshm: out of memory converting the command line to UTF-8\n");
+		fprintf(stderr, "hpshm: cannot take the command line in UTF-8: malloc: out of memory; free some memory "
+			"and run it again\n");
 		return TOOL_EXIT_FAIL;
 	}
 	rc = tool_main(argc, argv);
