@@ -16,8 +16,8 @@
  * application that brings its own mechanism means it to be used.
  *
  * Registration is meant for start-up, but nothing breaks if it happens while other threads
- * create segments: the port's registry lock guards the table, and every walk works on its own copy
- * (hpshm__providers), so a table that shifts under a walk can neither skip nor repeat a
+ * create segments: the port's registry lock guards the table, and every walk works on its own
+ * copy (hpshm__providers), so a table that shifts under a walk can neither skip nor repeat a
  * provider.  A provider must stay valid while segments it made exist (provider.h).
  */
 #include <string.h>
