@@ -7,7 +7,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -49,7 +48,7 @@ static void named_provisional(void *tail, const char *provider, const struct hps
 	snprintf(h.name, sizeof(h.name), "%s", rq->name ? rq->name : "");
 	/* Magic last, as the core does: a reader that sees it sees a whole header. */
 	*dst = h;
-	atomic_thread_fence(memory_order_release);
+	hpshm__port_release_fence();
 	memcpy(dst->magic, HPSHM_HEADER_MAGIC, sizeof(dst->magic));
 }
 

@@ -31,6 +31,13 @@ HPSHM_API int hpshm_error_set(hpshm_error *err, int code, int sys_errno, const c
 /* Copy a string into a fixed buffer, always terminated, truncating.  src NULL copies "". */
 void hpshm__strlcpy(char *dst, const char *src, size_t len);
 
+/*
+ * The next token of the text at *cursor: skips the characters of delims, ends the token at
+ * the next one by writing a NUL there, and moves *cursor past it; NULL once no token is left
+ * (as strtok_r() does: empty tokens are skipped).  Start with *cursor at a writable text.
+ */
+char *hpshm__token_next(char **cursor, const char *delims);
+
 /* Round size up to a multiple of align (a power of two): 0, HPSHM_EINVAL for a bad align,
  * or HPSHM_EOVERFLOW. */
 int hpshm__round_up(size_t size, size_t align, size_t *out);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * base/text.c -- text helpers every layer uses: a bounded copy and the one hash of hpshm.
+ * base/text.c -- text helpers every layer uses: a bounded copy, a tokeniser and the one hash of
+ * hpshm.
  *
  * FNV-1a (Fowler, Noll, Vo) is used where hpshm needs a short fingerprint of a text that other
  * processes recompute: the check at the end of a re-attach token, and the SysV key of a named
@@ -34,4 +35,27 @@ uint32_t hpshm__fnv1a32(uint32_t h, const void *data, size_t len)
 		h *= 16777619u; /* the 32-bit FNV prime */
 	}
 	return h;
+}
+
+/* strtok_r() is POSIX and strtok_s() is the UCRT's (C11's Annex K one takes other arguments),
+ * so neither compiles everywhere; strtok() keeps its place in a static and is not reentrant. */
+char *hpshm__token_next(char **cursor, const char *delims)
+{
+	char *start = *cursor, *end;
+
+	if (!start)
+		return NULL;
+	start += strspn(start, delims);
+	if (*start == '\0') {
+		*cursor = NULL;
+		return NULL;
+	}
+	end = start + strcspn(start, delims);
+	if (*end == '\0') {
+		*cursor = NULL;
+	} else {
+		*end = '\0';
+		*cursor = end + 1;
+	}
+	return start;
 }

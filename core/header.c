@@ -14,7 +14,6 @@
  * kept in the handles.  Tokens name the header's place (core/token.c); attach checks it
  * (core/attach.c).
  */
-#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -90,7 +89,7 @@ struct hpshm_header *hpshm__header_write(void *dst_region, size_t usable, const 
 	memcpy(h.object, object, strnlen(object, sizeof(h.object) - 1));
 	/* Magic last: a reader that sees it sees a complete header (PostgreSQL's rule too). */
 	*dst = h;
-	atomic_thread_fence(memory_order_release);
+	hpshm__port_release_fence();
 	memcpy(dst->magic, HPSHM_HEADER_MAGIC, sizeof(dst->magic));
 	return dst;
 }

@@ -16,14 +16,14 @@
  * application that brings its own mechanism means it to be used.
  *
  * Registration is meant for start-up, but nothing breaks if it happens while other threads
- * create segments: a short spin lock guards the table, and every walk works on its own copy
- * (hpshm__providers), so a table that shifts under a walk can neither skip nor repeat a
+ * create segments: the port's registry lock guards the table, and every walk works on its own
+ * copy (hpshm__providers), so a table that shifts under a walk can neither skip nor repeat a
  * provider.  A provider must stay valid while segments it made exist (provider.h).
  */
-#include <stdatomic.h>
 #include <string.h>
 
 #include "core/internal.h"
+#include "port.h"
 
 /*
  * The built-in rows come from backends/list.h, the one list of them (its opener explains the
@@ -68,17 +68,16 @@ static const struct registry_row builtin[] = {
 /* Applications' providers, in registration order: each one's implementation, name and user. */
 static struct hpshm_instance registered[HPSHM__MAX_PROVIDERS - NBUILTIN];
 static unsigned nregistered;
-static atomic_flag registry_lock = ATOMIC_FLAG_INIT;
-
+/* The table's lock is the port's (port.h): C11's atomics, which a spin lock here would use,
+ * are not in MSVC's C mode without an experimental switch. */
 static void registry_lock_take(void)
 {
-	while (atomic_flag_test_and_set_explicit(&registry_lock, memory_order_acquire))
-		;
+	hpshm__port_registry_lock();
 }
 
 static void registry_lock_give(void)
 {
-	atomic_flag_clear_explicit(&registry_lock, memory_order_release);
+	hpshm__port_registry_unlock();
 }
 
 /*

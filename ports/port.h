@@ -171,6 +171,24 @@ int hpshm__port_pick_address(size_t len, size_t align, void **out);
 void hpshm__port_address_lock(void);
 void hpshm__port_address_unlock(void);
 
+/*
+ * The provider table's lock (core/registry.c), one per process: held for the few instructions
+ * that copy or change the table, statically initialised so the library needs no init call.
+ * Not recursive.  The C11 atomics a spin lock would use are not in every compiler hpshm
+ * builds with (MSVC's C mode has <stdatomic.h> only behind /experimental:c11atomics, from
+ * Visual Studio 2022 17.5), so the lock is the port's, as the address lock is.
+ */
+void hpshm__port_registry_lock(void);
+void hpshm__port_registry_unlock(void);
+
+/*
+ * A release fence: every store before it becomes visible to another thread, or another
+ * process mapping the same memory, before any store after it.  A header's magic is written
+ * after it, so a reader that sees the magic sees the whole header (core/header.c,
+ * backends/named_create.c).  The port's, for the same reason as the registry lock.
+ */
+void hpshm__port_release_fence(void);
+
 /* The first line of the process's map of mappings, as the OS shows it, overlapping [addr,
  * addr+size) (size 0: the byte at addr), for error messages that name what holds a range.
  * 0, or HPSHM_EUNAVAILABLE. */

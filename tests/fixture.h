@@ -39,7 +39,9 @@
 #define HPSHM_TESTS_FIXTURE_H
 
 #include <stddef.h>
-#include <sys/types.h>
+#ifndef _WIN32
+#include <sys/types.h> /* pid_t, for hpt_fork(): MSVC's <sys/types.h> has none */
+#endif
 
 #include "harness.h"
 #include "hpshm.h"

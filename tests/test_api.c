@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "harness.h"
 
@@ -26,6 +25,7 @@
 #include "fixture.h"
 #include "hpshm.h"
 #include "hpshm/provider.h"
+#include "port.h"
 
 /* ---- the 0.2.0 layouts, frozen: never edit these, add a v2 beside them ---- */
 
@@ -389,7 +389,7 @@ Test(api, an_opened_segments_report_says_open_and_its_own_time)
 	hpshm_error err;
 	int rc;
 
-	snprintf(name, sizeof name, "hpt-api-open-%ld", (long)getpid());
+	snprintf(name, sizeof name, "hpt-api-open-%ld", (long)hpshm__port_getpid());
 	snprintf(extra, sizeof extra, "name=%s", name);
 	cfg = plain_config(extra);
 	cr_assert_eq(hpshm_segment_create(&seg, (size_t)1 << 16, cfg, &err), 0, "%s", err.message);
@@ -483,7 +483,7 @@ Test(api, listed_objects_carry_their_version)
 	char name[64], extra[96];
 	int rc;
 
-	snprintf(name, sizeof name, "api%ld-listed", (long)getpid());
+	snprintf(name, sizeof name, "api%ld-listed", (long)hpshm__port_getpid());
 	snprintf(extra, sizeof extra, "name=%s", name);
 	cfg = plain_config(extra);
 	memset(&err, 0, sizeof err);
@@ -545,7 +545,7 @@ static void classified_make(struct classified *c, const char *what)
 	hpshm_error err;
 	int rc;
 
-	snprintf(c->name, sizeof c->name, "api%ld-%s", (long)getpid(), what);
+	snprintf(c->name, sizeof c->name, "api%ld-%s", (long)hpshm__port_getpid(), what);
 	snprintf(extra, sizeof extra, "name=%s", c->name);
 	c->cfg = plain_config(extra);
 	memset(&err, 0, sizeof err);
@@ -596,7 +596,7 @@ Test(api, header_classify_takes_a_real_segments_header_for_hpshms)
 	cr_assert_eq(g.s.version, HPSHM_HEADER_FACTS_VERSION);
 	cr_assert_eq(g.s.other_boot, 0, "a header written in this boot is not another boot's");
 	cr_assert_neq(g.s.nonce, 0, "the core's header carries the segment's nonce");
-	cr_assert_eq(g.s.creator_pid, (long long)getpid());
+	cr_assert_eq(g.s.creator_pid, hpshm__port_getpid());
 	cr_assert_str_eq(g.s.provider, "plain");
 	cr_assert_str_eq(g.s.name, c.name);
 	assert_zero(g.s.reserved, sizeof g.s.reserved / sizeof g.s.reserved[0], "hpshm_header_classify");

@@ -14,9 +14,9 @@
  * `hpshm probe --json` and `hpshm bench --json` is read by scripts: 64-bit numbers, negative
  * ones, fractions and escapes come out as the same text everywhere.
  *
- * A portable suite: it uses the public API, core/internal.h's token parser and base/json.h
- * only, and plain (named) segments, so it runs on every target CI builds, posix-generic
- * included.
+ * A portable suite: it uses the public API, core/internal.h's token parser, base/json.h and
+ * base/base.h's tokeniser only, and plain (named) segments, so it runs on every target CI
+ * builds, posix-generic included.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -25,6 +25,7 @@
 
 #include "harness.h"
 
+#include "base/base.h"
 #include "base/json.h"
 #include "core/internal.h"
 #include "fixture.h"
@@ -279,4 +280,24 @@ Test(wire, json_is_the_same_text_on_every_target)
 			      "\"hint\":null,\"sizes\":[4096,2097152,1073741824],"
 			      "\"path\":\"/dev/hugepages/a\\\"b\\\\c\\td\\u0001\xc3\xa9\\ufffd\"}\n",
 			 "got %s", buf);
+}
+
+/*
+ * hpshm__token_next() replaces strtok_r(), which MSVC lacks (scripts/check-portable-c.sh): it
+ * must split as strtok_r() does (runs of separators are one, none at either end count), and
+ * two texts split at once must not disturb each other, as they would with strtok().
+ */
+Test(wire, the_tokeniser_splits_as_strtok_r_does_and_is_reentrant)
+{
+	char a[] = ";;C:\\one.dll;;D:\\two.dll;", b[] = " memfd  fixed ", empty[] = ";;;";
+	char *ca = a, *cb = b, *ce = empty;
+
+	cr_assert_str_eq(hpshm__token_next(&ca, ";"), "C:\\one.dll");
+	cr_assert_str_eq(hpshm__token_next(&cb, " "), "memfd");
+	cr_assert_str_eq(hpshm__token_next(&ca, ";"), "D:\\two.dll");
+	cr_assert_str_eq(hpshm__token_next(&cb, " "), "fixed");
+	cr_assert_null(hpshm__token_next(&ca, ";"));
+	cr_assert_null(hpshm__token_next(&ca, ";"), "a finished cursor stays finished");
+	cr_assert_null(hpshm__token_next(&cb, " "));
+	cr_assert_null(hpshm__token_next(&ce, ";"), "a text of separators alone has no token");
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base.h"
 #include "hpshm/provider.h"
 #include "tool.h"
 
@@ -23,7 +24,7 @@
 int tool_load_modules(void)
 {
 	const char *list = getenv("HPSHM_PROVIDER_MODULES");
-	char *copy, *save = NULL;
+	char *copy, *cursor, *path;
 	int rc = TOOL_EXIT_OK;
 
 	if (!list || !list[0])
@@ -34,8 +35,8 @@ int tool_load_modules(void)
 		return TOOL_EXIT_FAIL;
 	}
 	memcpy(copy, list, strlen(list) + 1);
-	for (char *path = strtok_r(copy, MODULE_SEPARATOR, &save); path;
-	     path = strtok_r(NULL, MODULE_SEPARATOR, &save)) {
+	cursor = copy;
+	while ((path = hpshm__token_next(&cursor, MODULE_SEPARATOR)) != NULL) {
 		hpshm_error err;
 
 		memset(&err, 0, sizeof(err));

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/base.h"
 #include "base/json.h"
 #include "hpshm/provider.h"
 #include "ports/facts.h"
@@ -77,11 +78,11 @@ static void probe_json_limit(struct json *j, const char *key, uint64_t v)
 static void probe_json_caps(struct json *j, unsigned caps)
 {
 	char words[64];
-	char *w, *save = NULL;
+	char *w, *cursor = words;
 
 	json_array_open(j);
 	tool_caps_words(caps, words, sizeof(words));
-	for (w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save))
+	while ((w = hpshm__token_next(&cursor, " ")) != NULL)
 		if (strcmp(w, "-") != 0)
 			json_string(j, w);
 	json_array_close(j);

@@ -34,7 +34,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/types.h>
+#ifndef _WIN32
+#include <sys/types.h> /* pid_t: the POSIX half alone; MSVC's <sys/types.h> has none */
+#endif
 
 #include "tool.h"
 
