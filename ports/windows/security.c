@@ -107,8 +107,12 @@ static DWORD security_fill(struct security_block *b, unsigned mode, PSID user, P
 	SID_IDENTIFIER_AUTHORITY world_auth = { SECURITY_WORLD_SID_AUTHORITY };
 	BYTE world_buf[SECURITY_MAX_SID_SIZE];
 	PSID world = (PSID)world_buf;
-	const PSID sids[3] = { user, group, world };
+	PSID sids[3];
 	DWORD code = ERROR_SUCCESS;
+
+	sids[0] = user;
+	sids[1] = group;
+	sids[2] = world;
 
 	if (!InitializeSid(world, &world_auth, 1)) {
 		*call = "InitializeSid";
