@@ -30,12 +30,14 @@
  * That is PostgreSQL's interlock too: CreateFileMappingW() on a name in use returns the
  * existing section with ERROR_ALREADY_EXISTS (183), which is refused here naming the creator
  * from the header at its tail, or saying that the object is not hpshm's.  The section gets a
- * security descriptor whose DACL admits the current user alone (wine enforces it too), so
- * another user's process can neither open nor squat it: a name another user holds answers
- * ERROR_ACCESS_DENIED.  Local\ is this logon session's namespace; Global\ is every session's
- * and creating there needs SeCreateGlobalPrivilege (services and administrators hold it),
- * which is enabled first so that its absence is named rather than reported as "access
- * denied".
+ * security descriptor whose DACL is the mode key (ports/windows/security.c: by default the
+ * current user alone; wine enforces it too), so another user's process can neither open nor
+ * squat it unless mode admits it: a name another user holds answers ERROR_ACCESS_DENIED.  A
+ * mode Windows cannot express is refused, never approximated.  namespace=local (the default)
+ * is Local\, this logon session's namespace; namespace=global is Global\, every session's,
+ * where a service and a user's program meet; creating there needs SeCreateGlobalPrivilege
+ * (services and administrators hold it), which is enabled first so that its absence is named
+ * rather than reported as "access denied".
  *
  * Re-attach: an unnamed section by its handle, which the child inherits (hpshm__port_spawn() lists
  * it in PROC_THREAD_ATTRIBUTE_HANDLE_LIST) under the same value, so its mapping carries
@@ -216,8 +218,7 @@ static int winsection_name_taken(const struct hpshm__winsection_kind *k, HANDLE 
 			       path);
 }
 
-/* create() in namespace ns.  Named segments are always Local\ for now: the configuration has no
- * key to choose Global\ yet (one would be read with rq->option(rq, ...)). */
+/* create() in namespace ns, the section's DACL made from rq->mode (checked already). */
 static int winsection_create_in(const struct hpshm__winsection_kind *k, struct hpshm_mapping *m,
 				const struct hpshm_request *rq, enum hpshm__winsection_ns ns, hpshm_error *err)
 {
@@ -239,17 +240,18 @@ static int winsection_create_in(const struct hpshm__winsection_kind *k, struct h
 		    hpshm__win_wide(path, wpath, sizeof(wpath) / sizeof(wpath[0])) < 0)
 			return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "use a shorter name",
 					       "segment name \"%.64s\" is too long for a section", rq->name);
-		if (ns == HPSHM__WINSECTION_GLOBAL) {
-			code = hpshm__win_privilege_enable(SE_CREATE_GLOBAL_NAME, &call);
-			if (code != ERROR_SUCCESS)
-				return hpshm_error_set(err, HPSHM_EINVAL, (int)code, call,
-						       "run the program as a service or an administrator, or use the "
-						       "Local namespace",
-						       "cannot create %s: this process may not create Global\\ objects "
-						       "(SeCreateGlobalPrivilege: %s)",
-						       path, winsection_text(code, text, sizeof(text)));
+		if (ns == HPSHM__WINSECTION_GLOBAL && (code = hpshm__win_global_ready(&call)) != ERROR_SUCCESS) {
+			hpshm__strlcpy(err->key, "namespace", sizeof(err->key));
+			return hpshm_error_set(err, HPSHM_EACCES, (int)code, call,
+					       "run the program as a service (LocalSystem holds the privilege), or grant "
+					       "its account \"Create global objects\" (secpol.msc: User Rights "
+					       "Assignment) and log on again, or set namespace=local",
+					       "cannot create %s: namespace=global needs SeCreateGlobalPrivilege, and this "
+					       "process's token %s",
+					       path, code == ERROR_NOT_ALL_ASSIGNED ? "does not hold it"
+										   : "cannot enable it");
 		}
-		code = hpshm__win_security_user_only(&sa, FALSE, &call);
+		code = hpshm__win_security_mode(&sa, rq->mode, &call);
 		if (code != ERROR_SUCCESS)
 			return hpshm_error_set(err, HPSHM_ESYS, (int)code, call, NULL,
 					       "cannot build the security descriptor of %s: %s", path,
@@ -295,13 +297,27 @@ int hpshm__winsection_create(const struct hpshm_instance *self, struct hpshm_map
 			     const struct hpshm_request *rq, hpshm_error *err)
 {
 	const struct hpshm__winsection_kind *k = self->user;
+	const char *why = hpshm__win_mode_refusal(rq->mode);
+	char ns[16] = "";
 	int rc;
 
+	/* A mode Windows cannot express is refused, named or not, so that a configuration learns
+	 * it at once rather than when it names a segment. */
+	if (why != NULL) {
+		rc = hpshm_error_set(err, HPSHM_EVALUE, 0, NULL, "on Windows set mode to 0600, 0640, 0644, 0660, 0664 "
+				     "or 0666", "mode %04o cannot be a section's access list: %s", rq->mode, why);
+		hpshm__strlcpy(err->key, "mode", sizeof(err->key));
+		return rc;
+	}
+	/* The core checked the value: local or global. */
+	if (rq->option != NULL)
+		(void)rq->option(rq, "namespace", ns, sizeof(ns));
 	/* The check again: probe() is advisory, and another thread may have changed the token
 	 * (AdjustTokenPrivileges with DisableAllPrivileges) since. */
 	if (k->ready != NULL && (rc = k->ready(rq, err)) < 0)
 		return rc;
-	return winsection_create_in(k, m, rq, HPSHM__WINSECTION_LOCAL, err);
+	return winsection_create_in(k, m, rq, strcmp(ns, "global") == 0 ? HPSHM__WINSECTION_GLOBAL
+									 : HPSHM__WINSECTION_LOCAL, err);
 }
 
 int hpshm__winsection_unmap(const struct hpshm_instance *self, struct hpshm_mapping *m)
@@ -472,8 +488,8 @@ int hpshm__winsection_lookup(const struct hpshm_instance *self, const struct hps
 				continue;
 			if (code == ERROR_ACCESS_DENIED)
 				return hpshm_error_set(err, HPSHM_EACCES, (int)code, "OpenFileMappingW",
-						       "open it as the user whose program created it: a named section "
-						       "admits its creator's user alone",
+						       "open it as the user whose program created it, or have that "
+						       "program set a mode that admits this user (0660, 0666)",
 						       "segment %s (%s) belongs to another user, and this user may not "
 						       "open it", rq->name, path);
 			return hpshm_error_set(err, HPSHM_ESYS, (int)code, "OpenFileMappingW", NULL,

@@ -29,8 +29,8 @@
 
 /* The namespace of a named section. */
 enum hpshm__winsection_ns {
-	HPSHM__WINSECTION_LOCAL,  /* Local\: this logon session only; anyone may create */
-	HPSHM__WINSECTION_GLOBAL  /* Global\: every session; creating needs SeCreateGlobalPrivilege */
+	HPSHM__WINSECTION_LOCAL,  /* Local\: this logon session only; anyone may create (namespace=local) */
+	HPSHM__WINSECTION_GLOBAL  /* Global\: every session; creating needs SeCreateGlobalPrivilege (namespace=global) */
 };
 
 /* What one row's sections are: its self->user. */
@@ -63,10 +63,13 @@ int hpshm__winsection_path(enum hpshm__winsection_ns ns, const char *name, char 
 /*
  * The members both rows share; each takes its kind from self->user.
  *
- * create(): self's ready(), then a section of rq->size bytes (named Local\hpshm.<rq->name> when
- * set, readable and writable by the current user alone), mapped read-write at rq->address or
- * where the system chooses, m filled.  A name in use is HPSHM_EEXIST naming the creator from its
- * header, or saying the object is not hpshm's.  Everything is undone on failure.
+ * create(): rq->mode checked (HPSHM_EVALUE, err->key "mode", for one Windows cannot express),
+ * self's ready(), then a section of rq->size bytes, named <Local|Global>\hpshm.<rq->name> when
+ * named (the namespace key; Global\ needs SeCreateGlobalPrivilege outside session 0, else
+ * HPSHM_EACCES naming it) with the DACL rq->mode gives (ports/windows/security.c), mapped
+ * read-write at rq->address or where the system chooses, m filled.  A name in use is
+ * HPSHM_EEXIST naming the creator from its header, or saying the object is not hpshm's.
+ * Everything is undone on failure.
  */
 int hpshm__winsection_create(const struct hpshm_instance *self, struct hpshm_mapping *m,
 			     const struct hpshm_request *rq, hpshm_error *err);
@@ -93,7 +96,8 @@ int hpshm__winsection_attach(const struct hpshm_instance *self, struct hpshm_map
  * lookup(): the section <Local|Global>\hpshm.<rq->name>, Local first: f as scan() fills it for
  * that section (its size, and its header when it is hpshm's), with f->id "name=<path>", the
  * identifier attach() takes.  HPSHM_ENOENT when neither namespace has it; HPSHM_EACCES when it
- * is another user's (its DACL admits its creator's user alone); HPSHM_ESYS otherwise.
+ * is another user's and its DACL (its creator's mode) does not admit this one; HPSHM_ESYS
+ * otherwise.
  */
 int hpshm__winsection_lookup(const struct hpshm_instance *self, const struct hpshm_request *rq,
 			     struct hpshm_found *f, hpshm_error *err);

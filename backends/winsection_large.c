@@ -43,7 +43,7 @@
  * the largest or that size asked by name.  There is no pool to count (available is unknown):
  * whether the memory is there only CreateFileMappingW() can tell.
  *
- * Re-attach: as plain on Windows, by inherited handle or by Local\ name, every view with
+ * Re-attach: as plain on Windows, by inherited handle or by name, every view with
  * FILE_MAP_LARGE_PAGES.  A named section lives while any process holds it (no debris): scan()
  * lists the sections whose header names this provider, and remove() deletes nothing, as for
  * plain (backends/winsection.h says why).

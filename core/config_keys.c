@@ -408,6 +408,31 @@ static int format_log_level(const struct hpshm_config *c, char *buf, size_t len)
 	return snprintf(buf, len, "%s", level_words[c->log_level]);
 }
 
+/*
+ * Where a named object lives.  Only Windows has a choice: Local\ (this logon session) or
+ * Global\ (every session, which a service needs to share with a user's program).  A POSIX
+ * system has one namespace per machine (per IPC namespace in a container), which any session
+ * and account reaches as mode allows, so both words are accepted there and change nothing:
+ * one configuration file then serves a service's Windows and Linux builds alike.
+ */
+static const char *const namespace_words[] = { "local", "global", NULL };
+
+static int parse_namespace(struct hpshm_config *c, const char *v, hpshm_error *err)
+{
+	int i = config_word(v, namespace_words);
+
+	if (i < 0)
+		return hpshm__config_bad(err, HPSHM_EVALUE, "namespace", "local, global",
+				  "namespace: \"%s\" is not local or global", v);
+	c->name_space = i;
+	return 0;
+}
+
+static int format_namespace(const struct hpshm_config *c, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%s", namespace_words[c->name_space]);
+}
+
 /* In enum hpshm__key order (core/internal.h). */
 static const struct hpshm__keydef keys[HPSHM__NKEYS] = {
 	[HPSHM__KEY_PROVIDER] = { "provider", "auto, or provider names separated by commas", "auto",
@@ -438,6 +463,10 @@ static const struct hpshm__keydef keys[HPSHM__NKEYS] = {
 				      format_base_address },
 	[HPSHM__KEY_LOG_LEVEL] = { "log_level", "off, error, warning, info, debug", "off",
 				   "level of the built-in stderr log sink", parse_log_level, format_log_level },
+	[HPSHM__KEY_NAMESPACE] = { "namespace", "local, global", "local",
+				   "where named objects live on Windows: this session (Local\\) or every session "
+				   "(Global\\, needs SeCreateGlobalPrivilege); no effect elsewhere",
+				   parse_namespace, format_namespace },
 };
 
 void hpshm__config_init(struct hpshm_config *cfg)

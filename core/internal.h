@@ -28,6 +28,7 @@
 #define HPSHM__LARGEST         HPSHM_PAGE_SIZE_LARGEST /* huge_page_size=largest (SIZE_MAX) */
 
 enum hpshm__populate_mode { HPSHM__POPULATE_AUTO, HPSHM__POPULATE_ON, HPSHM__POPULATE_OFF };
+enum hpshm__namespace { HPSHM__NAMESPACE_LOCAL, HPSHM__NAMESPACE_GLOBAL };
 enum hpshm__reattach_mode { HPSHM__REATTACH_OFF = HPSHM_REATTACH_OFF, HPSHM__REATTACH_EXEC = HPSHM_REATTACH_EXEC };
 
 /* Where a key's value came from; a source never overrides a higher one. */
@@ -45,6 +46,7 @@ enum hpshm__key {
 	HPSHM__KEY_MODE,
 	HPSHM__KEY_BASE_ADDRESS,
 	HPSHM__KEY_LOG_LEVEL,
+	HPSHM__KEY_NAMESPACE, /* last, so the indices hpshm_config_key_name() gave before stay */
 	HPSHM__NKEYS
 };
 
@@ -60,6 +62,7 @@ struct hpshm_config {
 	char             hugetlbfs_path[HPSHM_PATH_MAX]; /* "" means discover */
 	char             name[HPSHM__NAME_LEN];          /* "" means anonymous */
 	unsigned         mode;            /* permissions of named objects */
+	int              name_space;      /* enum hpshm__namespace: where a named object is (Windows) */
 	uintptr_t        base_address;    /* 0 means auto */
 	hpshm_log_level  log_level;       /* level of the built-in stderr sink */
 	hpshm_log_fn     log_fn;          /* application's sink, or NULL */

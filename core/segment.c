@@ -367,6 +367,9 @@ static int try_create(struct segment_walk *w, struct segment_try *c)
 		return HPSHM_EVALUE;
 	}
 	segment_keep_hint(w, perr.hint);
+	/* A provider that refuses a key's value for its mechanism (mode on Windows) names it. */
+	if (perr.key[0] != '\0' && w->key[0] == '\0')
+		hpshm__strlcpy(w->key, perr.key, sizeof(w->key));
 	segment_attempt(w, p, c->rq.page_size, rc, perr.sys_errno, perr.call[0] ? perr.call : "create", perr.message);
 	return rc;
 }

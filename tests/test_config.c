@@ -94,13 +94,14 @@ Test(config, defaults_are_the_documented_ones)
 	cr_assert_str_eq(get("populate"), "auto");
 	cr_assert_str_eq(get("mode"), "0600");
 	cr_assert_str_eq(get("base_address"), "auto");
+	cr_assert_str_eq(get("namespace"), "local");
 }
 
 Test(config, key_table_lists_every_documented_key)
 {
 	static const char *const documented[] = {"provider", "huge_pages", "huge_page_size", "reattach",
 						 "populate", "hugetlbfs_path", "name", "mode",
-						 "base_address", "log_level"};
+						 "base_address", "log_level", "namespace"};
 	size_t i;
 
 	for (i = 0; i < sizeof documented / sizeof documented[0]; i++) {
@@ -284,6 +285,20 @@ Test(config, name_accepts_a_safe_name)
 	memset(longname, 'n', sizeof longname - 1);
 	longname[sizeof longname - 1] = '\0';
 	expect_bad("name", longname, accepted);
+}
+
+/* Local\ or Global\ on Windows; accepted everywhere, so one file serves every build. */
+Test(config, namespace_accepts_local_and_global)
+{
+	static const char *const accepted[] = {"local", "global", NULL};
+
+	expect_good("namespace", "global");
+	cr_assert_str_eq(get("namespace"), "global");
+	expect_good("namespace", "local");
+	cr_assert_str_eq(get("namespace"), "local");
+	expect_bad("namespace", "bogus", accepted);
+	expect_bad("namespace", "Global", accepted);
+	expect_bad("namespace", "", accepted);
 }
 
 Test(config, mode_accepts_octal_permissions)

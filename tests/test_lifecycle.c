@@ -497,6 +497,34 @@ ParameterizedTest(struct lcase *c, lifecycle, an_opened_segment_elsewhere_says_s
 	cr_assert_eq(hpshm_segment_destroy(seg), 0);
 	hpshm_config_free(cfg);
 }
+/* namespace is Windows' Local\ or Global\; a POSIX system has one namespace, so global
+ * is accepted and changes nothing: the same object, found by a default configuration. */
+Test(lifecycle, namespace_global_changes_nothing_on_posix)
+{
+	const char *name = lname("ns");
+	hpshm_segment *seg = NULL, *opened = NULL;
+	hpshm_config *cfg;
+	hpshm_error err;
+	char kv[160];
+	struct lfound f;
+	int rc;
+
+	snprintf(kv, sizeof kv, "provider=plain,huge_pages=off,namespace=global,name=%s", name);
+	cr_assert_eq(hpshm_config_new(&cfg), 0);
+	cr_assert_eq(hpshm_config_parse(cfg, kv, &err), 0, "%s", err.message);
+	rc = hpshm_segment_create(&seg, 64 * 1024, cfg, &err);
+	cr_assert_eq(rc, 0, "%s: %s", hpshm_errname(rc), err.message);
+	((volatile uint64_t *)hpshm_segment_address(seg))[0] = reattach_pattern(0);
+	f = llist(name);
+	cr_assert_eq(f.times, 1, "%s listed %d times", name, f.times);
+	rc = hpshm_segment_open(&opened, name, NULL, &err);
+	cr_assert_eq(rc, 0, "open %s with namespace=local: %s: %s", name, hpshm_errname(rc), err.message);
+	cr_assert_eq(((volatile uint64_t *)hpshm_segment_address(opened))[0], reattach_pattern(0));
+	cr_assert_eq(hpshm_segment_destroy(opened), 0);
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	cr_assert_eq(llist(name).times, 0);
+	hpshm_config_free(cfg);
+}
 
 /* ---- the refusals ---- */
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ports/windows/privilege.c -- privileges in this process's token, and the security descriptor
- * of hpshm's named sections.
+ * ports/windows/privilege.c -- privileges in this process's token (the security descriptor
+ * of hpshm's named sections is ports/windows/security.c).
  *
  * Large pages need SeLockMemoryPrivilege ("Lock pages in memory", granted by an administrator
  * in the local security policy, and effective at the next logon), enabled in the token before
@@ -78,67 +78,6 @@ DWORD hpshm__win_privilege_enable(const wchar_t *name, const char **call)
 	(void)hpshm__win_sys.close_handle(token);
 	*call = "AdjustTokenPrivileges";
 	return code;
-}
-
-/* The descriptor, its DACL and the user's SID, in one allocation that security_free() releases. */
-struct security_block {
-	SECURITY_DESCRIPTOR sd;      /* absolute form, pointing at acl */
-	union {
-		ACL   acl;           /* the DACL: one ACE, full access for the user */
-		BYTE  bytes[1024];   /* room for it: an ACE is at most 8 + 68 bytes (SID_MAX_SUB_AUTHORITIES) */
-	} dacl;
-};
-
-DWORD hpshm__win_security_user_only(SECURITY_ATTRIBUTES *sa, BOOL inherit, const char **call)
-{
-	struct security_block *b;
-	TOKEN_USER *user = NULL;
-	HANDLE token;
-	DWORD need = 0, code = ERROR_SUCCESS;
-
-	memset(sa, 0, sizeof(*sa));
-	if (!hpshm__win_sys.open_process_token(GetCurrentProcess(), TOKEN_QUERY, &token)) {
-		*call = "OpenProcessToken";
-		return GetLastError();
-	}
-	(void)hpshm__win_sys.get_token_information(token, TokenUser, NULL, 0, &need);
-	if (need > 0)
-		user = malloc(need);
-	b = calloc(1, sizeof(*b));
-	if (user == NULL || b == NULL) {
-		code = ERROR_NOT_ENOUGH_MEMORY;
-		*call = "malloc";
-	} else if (!hpshm__win_sys.get_token_information(token, TokenUser, user, need, &need)) {
-		code = GetLastError();
-		*call = "GetTokenInformation";
-	} else if (!InitializeAcl(&b->dacl.acl, (DWORD)sizeof(b->dacl), ACL_REVISION) ||
-		   !AddAccessAllowedAce(&b->dacl.acl, ACL_REVISION, GENERIC_ALL, user->User.Sid)) {
-		code = GetLastError();
-		*call = "AddAccessAllowedAce";
-	} else if (!InitializeSecurityDescriptor(&b->sd, SECURITY_DESCRIPTOR_REVISION) ||
-		   !SetSecurityDescriptorDacl(&b->sd, TRUE, &b->dacl.acl, FALSE) ||
-		   !SetSecurityDescriptorControl(&b->sd, SE_DACL_PROTECTED, SE_DACL_PROTECTED)) {
-		code = GetLastError();
-		*call = "SetSecurityDescriptorDacl";
-	}
-	/* The ACE holds a copy of the SID, so the token's answer can go now. */
-	free(user);
-	(void)hpshm__win_sys.close_handle(token);
-	if (code != ERROR_SUCCESS) {
-		free(b);
-		return code;
-	}
-	sa->nLength = sizeof(*sa);
-	sa->lpSecurityDescriptor = &b->sd;
-	sa->bInheritHandle = inherit;
-	return ERROR_SUCCESS;
-}
-
-void hpshm__win_security_free(SECURITY_ATTRIBUTES *sa)
-{
-	/* sd is the block's first member, so its address is the block's. */
-	free(sa->lpSecurityDescriptor);
-	sa->lpSecurityDescriptor = NULL;
 }
 
 /* This process's account as "DOMAIN\user" and its SID as "S-1-5-...".  0, or -1 (the token or

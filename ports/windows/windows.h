@@ -15,7 +15,8 @@
  *   - the system's wording of a GetLastError() code, for messages;
  *   - privileges (SeLockMemoryPrivilege for large pages, SeCreateGlobalPrivilege for
  *     Global\ names): whether the token holds one, and enabling it;
- *   - the security descriptor that admits only the current user, for named sections.
+ *   - the security descriptor of a named section, from the mode key, and whether this
+ *     process may create in Global\.
  *
  * The system calls backends and ports make are in the table of ports/windows/sys.h, so tests
  * can make any of them fail with the GetLastError() code they want.
@@ -97,15 +98,31 @@ struct hpshm__win_fix {
  */
 void hpshm__win_lock_memory_fix(struct hpshm__win_fix *f);
 
-/* ---- security ---- */
+/* ---- security (ports/windows/security.c) ---- */
 
 /*
- * Fill sa with a security descriptor whose DACL admits the current user alone (full access)
- * and no one else, inheritable as asked.  0, or the GetLastError() code of the call that
- * failed with *call naming it.  Release with hpshm__win_security_free().
+ * Why Windows cannot express the permission bits mode (see security.c: an execute bit, write
+ * without read, others beyond the group, bits above 0777), or NULL when it can: 0600, 0640,
+ * 0644, 0660, 0664, 0666.  mode always has 0600 (the configuration's rule).
  */
-DWORD hpshm__win_security_user_only(SECURITY_ATTRIBUTES *sa, BOOL inherit, const char **call);
+const char *hpshm__win_mode_refusal(unsigned mode);
+
+/*
+ * Fill sa (not inheritable) with a security descriptor whose protected DACL is mode: an
+ * allowed ACE for the token's user, then its primary group, then Everyone, each for a class
+ * with bits, with the rights security.c lists.  0, or the GetLastError() code of the call that
+ * failed with *call naming it (ERROR_INVALID_PARAMETER and "mode" for a mode
+ * hpshm__win_mode_refusal() refuses).  Release with hpshm__win_security_free().
+ */
+DWORD hpshm__win_security_mode(SECURITY_ATTRIBUTES *sa, unsigned mode, const char **call);
 void hpshm__win_security_free(SECURITY_ATTRIBUTES *sa);
+
+/*
+ * May this process create named objects in Global\?  SeCreateGlobalPrivilege enabled in its
+ * token, or not needed (session 0).  0, or hpshm__win_privilege_enable()'s code
+ * (ERROR_NOT_ALL_ASSIGNED: the token lacks it) with *call naming the call.
+ */
+DWORD hpshm__win_global_ready(const char **call);
 
 /* ---- named objects ---- */
 
