@@ -460,7 +460,7 @@ Test(api, a_segment_named_in_utf8_is_created_listed_and_opened)
 	hpshm_error err;
 
 	/* U+6570 U+636E U+00E9: names are UTF-8 in the API, whatever the system calls them. */
-	snprintf(name, sizeof name, "hpt-api-\xe6\x95\xb0\xe6\x8d\xae\xc3\xa9-%ld", (long)getpid());
+	snprintf(name, sizeof name, "hpt-api-\xe6\x95\xb0\xe6\x8d\xae\xc3\xa9-%ld", (long)hpshm__port_getpid());
 	snprintf(extra, sizeof extra, "name=%s", name);
 	cfg = plain_config(extra);
 	cr_assert_eq(hpshm_segment_create(&seg, (size_t)1 << 16, cfg, &err), 0, "%s", err.message);
