@@ -272,6 +272,7 @@ void bench_print_text(FILE *out, const struct bench_result *res)
 	unsigned n = bench_rows(res, rows, sizeof(rows) / sizeof(rows[0]));
 	const char *last = "";
 	char size[32], ps[32], a[16], b[16], c[16], w[16], p[64], r[48], rr[48];
+	char populate_title[96];
 
 	fprintf(out, "hpshm bench: %s, %u worker%s (%s), %u of %u rounds in each of %u group%s, %.2g CPU-s per phase, "
 		"%.0f s\n", hpshm_size_format(res->opt.size, size, sizeof(size)), res->opt.workers,
@@ -288,7 +289,11 @@ void bench_print_text(FILE *out, const struct bench_result *res)
 		fprintf(out, "pool: %s\n", res->pool_note);
 	if (res->left_out && res->left_out[0])
 		fprintf(out, "left out: %s\n", res->left_out);
+	if (res->caveat && res->caveat[0])
+		fprintf(out, "caveat: %s\n", res->caveat);
 	print_headlines(out, res, rows, n);
+	snprintf(populate_title, sizeof(populate_title), "setup, part 1: populate (%s), wall",
+		 res->populate_how ? res->populate_how : "?");
 	for (unsigned i = 0; i < n; i++) {
 		const struct bench_row *row = &rows[i];
 		const char *title = strcmp(row->workload, "setup") == 0 ? row->metric : row->workload;
@@ -296,7 +301,7 @@ void bench_print_text(FILE *out, const struct bench_result *res)
 		if (strcmp(title, last) != 0) {
 			fprintf(out, "\n%s (%s%s)\n", strcmp(title, "create") == 0 ? "setup: create + populate" :
 				strcmp(title, "attach") == 0 ? "setup: attach = map + touch, per worker" :
-				strcmp(title, "populate") == 0 ? "setup, part 1: populate (fallocate + madvise), wall" :
+				strcmp(title, "populate") == 0 ? populate_title :
 				strcmp(title, "rest") == 0 ? "setup, part 2: the rest of the create (map, probe, verify, header), wall" :
 				title, row->unit, row->deterministic ? ", exact" : row->per_group ? ", fresh setup cycles" : "");
 			fprintf(out, "  %-14s %-6s %-20s %3s  %-30s %-9s %-24s %s\n", "provider", "page", "verified by", "wk",
@@ -425,6 +430,10 @@ static void json_run(struct json *j, const struct bench_result *res)
 		json_kv_string(j, "left_out", res->left_out);
 	else
 		json_kv_null(j, "left_out");
+	if (res->caveat && res->caveat[0])
+		json_kv_string(j, "caveat", res->caveat);
+	else
+		json_kv_null(j, "caveat");
 }
 
 /* "headline": hpshm against plain and against its raw peer, per workload and page size. */
