@@ -33,7 +33,7 @@
 #include "bench.h"
 #include "os.h"
 #include "ports/facts.h"
-#include "ports/port.h"
+#include "ports/process.h"
 
 #define STOP_GRACE_MS 2000   /* how long a worker may take to exit before it is killed */
 

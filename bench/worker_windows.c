@@ -42,7 +42,6 @@
 
 #include "bench.h"
 #include "os.h"
-#include "ports/port.h"
 #include "ports/process.h"
 
 #define PIPE_BUF_BYTES 4096 /* the pipe's buffer each way: a command or reply fits many times */
