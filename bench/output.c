@@ -273,6 +273,7 @@ void bench_print_text(FILE *out, const struct bench_result *res)
 	const char *last = "";
 	char size[32], ps[32], a[16], b[16], c[16], w[16], p[64], r[48], rr[48];
 	char populate_title[96];
+	int pt_said = 0;
 
 	fprintf(out, "hpshm bench: %s, %u worker%s (%s), %u of %u rounds in each of %u group%s, %.2g CPU-s per phase, "
 		"%.0f s\n", hpshm_size_format(res->opt.size, size, sizeof(size)), res->opt.workers,
@@ -320,8 +321,11 @@ void bench_print_text(FILE *out, const struct bench_result *res)
 			num(row->wall_median, w, sizeof(w)),
 			ratio_text(row->has_plain, &row->vs_plain, row->deterministic, r, sizeof(r)),
 			ratio_text(row->has_raw, &row->vs_raw, row->deterministic, rr, sizeof(rr)));
-		if (row->deterministic && bench_isnan(row->v.median) && res->pt_absent && res->pt_absent[0])
+		/* Why there is no figure, once: it is the system's, the same for every row. */
+		if (row->deterministic && bench_isnan(row->v.median) && res->pt_absent && res->pt_absent[0] && !pt_said) {
 			fprintf(out, "  %-14s page tables %s\n", "", res->pt_absent);
+			pt_said = 1;
+		}
 	}
 	if (res->nlat)
 		fprintf(out, "\nlatency (us, wall, median [min-max] of %d runs; create + populate + verify + destroy, "

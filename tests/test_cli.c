@@ -515,4 +515,24 @@ Test(cli, probe_on_windows_names_no_linux_mechanism)
 	cr_assert(strstr(r->out, "\"populate\":"), "the keys that apply are gone:\n%s", r->out);
 	expect_no_linux_term("hpshm probe --json", r->out);
 }
+
+/* The other commands an operator runs on Windows before a create: the same words. */
+Test(cli, plan_ls_and_providers_on_windows_name_no_linux_mechanism)
+{
+	static const char *const runs[][3] = {
+		{ "plan", "64MiB", NULL }, { "plan", "64MiB", "--json" }, { "providers", NULL, NULL },
+		{ "ls", NULL, NULL }, { "ls", "--json", NULL },
+	};
+	char what[64];
+
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		struct hpt_run *r = tool(runs[i][0], runs[i][1], runs[i][2], NULL);
+
+		snprintf(what, sizeof what, "hpshm %s %s %s", runs[i][0], runs[i][1] ? runs[i][1] : "",
+			 runs[i][2] ? runs[i][2] : "");
+		cr_assert_eq(r->status, 0, "%s: exit %d: %s", what, r->status, r->err);
+		expect_no_linux_term(what, r->out);
+		expect_no_linux_term(what, r->err);
+	}
+}
 #endif
