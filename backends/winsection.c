@@ -115,7 +115,9 @@ static int winsection_map_error(const struct hpshm__winsection_kind *k, DWORD co
 	hpshm_size_format(rq->size, sz, sizeof(sz));
 	if (code == ERROR_NOT_ENOUGH_MEMORY || code == ERROR_OUTOFMEMORY)
 		return hpshm_error_set(err, HPSHM_ENOMEM, (int)code, "MapViewOfFileEx",
-				       "ask for less, or run a 64-bit program", "no room in the address space for %s: %s",
+				       /* a 64-bit program has nowhere larger to go */
+				       sizeof(void *) < 8 ? "ask for less, or run a 64-bit program" : "ask for less",
+				       "no room in the address space for %s: %s",
 				       sz, winsection_text(code, text, sizeof(text)));
 	return hpshm_error_set(err, HPSHM_ESYS, (int)code, "MapViewOfFileEx", NULL, "could not map %s%s: %s", sz,
 			       attaching ? " of the segment" : "", winsection_text(code, text, sizeof(text)));

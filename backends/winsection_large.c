@@ -55,9 +55,8 @@
 #include "hpshm/provider.h"
 #include "port.h"
 
-#define LARGE_SETUP_HINT                                                                           \
-	"grant the account \"Lock pages in memory\" (secpol.msc: User Rights Assignment), log on " \
-	"again, and start the program elevated"
+/* "start elevated" only where it helps: the port asks the token (ports/windows/privilege.c). */
+#define LARGE_SETUP_HINT hpshm__win_lock_memory_hint()
 
 static int large_mechanism_error(DWORD code, const char *call, const struct hpshm_request *rq, hpshm_error *err)
 {
@@ -104,7 +103,7 @@ static DWORD large_ready(const struct hpshm_request *rq, const char **call, cons
 	}
 	code = hpshm__win_privilege_enable(SE_LOCK_MEMORY_NAME, call);
 	if (code == ERROR_NOT_ALL_ASSIGNED)
-		*why = "this process's token does not hold SeLockMemoryPrivilege (" LARGE_SETUP_HINT ")";
+		*why = "this process's token does not hold SeLockMemoryPrivilege"; /* the hint: mechanism_error */
 	else if (code != ERROR_SUCCESS)
 		*why = "SeLockMemoryPrivilege could not be enabled";
 	return code;

@@ -336,6 +336,8 @@ struct bench_result {
 	char                 pool_note[BENCH_WHY_MAX]; /* what --reserve did */
 	const char          *left_out;         /* what this system cannot run at all, "" if nothing */
 	const char          *pt_absent;        /* why page tables are not measured here, "" if they are */
+	const char          *populate_how;     /* what populate does on this system, for its table's title */
+	const char          *caveat;           /* why this system's ratios mislead (an emulator), "" if not */
 	struct bench_latency lat[BENCH_MAX_LAT]; /* create and probe latencies */
 	unsigned             nlat;             /* entries in lat */
 };

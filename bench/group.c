@@ -210,9 +210,14 @@ static unsigned group_up(struct run *run, unsigned n, unsigned gi, int raw_first
 		if (!m->live)
 			continue;
 		member_attach(run, m, 0);
-		if (m->live && !raw_first)
+		/* A system that keeps no page-table figure gets no number (NaN printed as "nan"):
+		 * the results say why once, beside the page-table rows. */
+		if (m->live && !raw_first && !bench_isnan(m->c->pt_kib[0]))
 			bench_progress(opt, "[%6.1fs] group %u: %-14s %u workers attached, page tables %.0f KiB/worker",
 				       run_elapsed(run), gi, m->c->label, m->nw, m->c->pt_kib[0]);
+		else if (m->live && !raw_first)
+			bench_progress(opt, "[%6.1fs] group %u: %-14s %u workers attached", run_elapsed(run), gi,
+				       m->c->label, m->nw);
 	}
 	for (unsigned i = 0; i < n; i++)
 		live += members[i].live;

@@ -344,3 +344,13 @@ int bench_os_region_release(struct bench_region *r)
 		rc = -1;
 	return rc;
 }
+
+const char *bench_os_populate_how(void)
+{
+	return "fallocate + madvise";
+}
+
+const char *bench_os_caveat(void)
+{
+	return "";
+}

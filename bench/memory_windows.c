@@ -15,6 +15,10 @@
  * pages, a large raw section that got made anyway is refused as what it is.
  *
  * Windows has no transparent huge pages: the THP peer says so and is left out.
+ *
+ * Slots.  VirtualFree(MEM_RELEASE) frees a whole reservation, never a part, so each slot is
+ * its own MEM_RESERVE reservation: the aligned range is found by reserving the whole span
+ * once and releasing it, then every slot is reserved at its address.
  */
 #ifndef WIN32_LEAN_AND_MEAN
 #define WIN32_LEAN_AND_MEAN
@@ -27,6 +31,7 @@
 #include "bench.h"
 #include "os.h"
 #include "ports/facts.h"
+#include "ports/process.h"
 
 #define WIN_GRANULARITY ((size_t)64 << 10) /* views start and sizes round at 64 KiB */
 
@@ -172,4 +177,80 @@ int bench_os_thp_restore(const char *prev, char *why, size_t len)
 	(void)why;
 	(void)len;
 	return 0;
+}
+
+const char *bench_os_populate_how(void)
+{
+	return "a touch of every page";
+}
+
+/*
+ * wine exports wine_get_version() from its ntdll, which Windows' ntdll does not have: the one
+ * documented way a program tells it runs under wine.  There, a file-backed section (hpshm's,
+ * with its header companion) runs hundreds of times slower than a raw one with no hpshm code
+ * involved (doc/bench.md), so the ratios say what wine does, not what Windows would.
+ */
+const char *bench_os_caveat(void)
+{
+	HMODULE ntdll = GetModuleHandleW(L"ntdll.dll");
+
+	if (ntdll == NULL || GetProcAddress(ntdll, "wine_get_version") == NULL)
+		return "";
+	return "running under wine, not Windows: wine's sections behave unlike Windows' (a file-backed "
+	       "section is far slower than a raw one, with no hpshm code involved), so these ratios "
+	       "measure wine, not what Windows would do (doc/bench.md)";
+}
+
+/* ---- slots --------------------------------------------------------------------------------- */
+
+/* Where hpshm puts a re-attachable section, away from a worker's randomized images (see
+ * worker_posix.c), and only then anywhere. */
+int bench_os_slots_reserve(unsigned char **slot, unsigned n, size_t slot_len, size_t align, char *why, size_t len)
+{
+	size_t total = n * slot_len + align;
+	unsigned char *p = NULL, *first;
+	void *hint;
+
+	if (hpshm__os_far_address(total, align, &hint) == 0)
+		p = VirtualAlloc(hint, total, MEM_RESERVE, PAGE_NOACCESS);
+	if (p == NULL)
+		p = VirtualAlloc(NULL, total, MEM_RESERVE, PAGE_NOACCESS);
+
+	if (p == NULL) {
+		snprintf(why, len, "cannot reserve %zu bytes of address space: VirtualAlloc error %lu", total,
+			 (unsigned long)GetLastError());
+		return -1;
+	}
+	first = (unsigned char *)(((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1));
+	(void)VirtualFree(p, 0, MEM_RELEASE);
+	for (unsigned i = 0; i < n; i++) {
+		slot[i] = first + i * slot_len;
+		if (bench_os_slot_close(slot[i], slot_len) < 0)
+			slot[i] = NULL;   /* taken meanwhile by another thread: that member goes anywhere */
+	}
+	return 0;
+}
+
+void bench_os_slot_open(unsigned char *slot, size_t slot_len)
+{
+	(void)slot_len;
+	(void)VirtualFree(slot, 0, MEM_RELEASE);
+}
+
+int bench_os_slot_close(unsigned char *slot, size_t slot_len)
+{
+	void *p = VirtualAlloc(slot, slot_len, MEM_RESERVE, PAGE_NOACCESS);
+
+	if (p == (void *)slot)
+		return 0;
+	if (p != NULL)
+		(void)VirtualFree(p, 0, MEM_RELEASE);
+	return -1;
+}
+
+void bench_os_slots_free(unsigned char **slot, unsigned n, size_t slot_len)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (slot[i])
+			bench_os_slot_open(slot[i], slot_len);
 }

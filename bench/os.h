@@ -53,6 +53,11 @@ void bench_os_stop_catch(void);
 void bench_os_stop_release(void);
 /* What cannot run on this system at all, one sentence for the output; "" where all can. */
 const char *bench_os_left_out(void);
+/* What hpshm's populate does here, a few words for a table's title: "fallocate + madvise". */
+const char *bench_os_populate_how(void);
+/* Why this system's figures do not say what a real one would (the bench runs under an
+ * emulator), one sentence for the output; "" where they do. */
+const char *bench_os_caveat(void);
 /* Why fork workers cannot be had here, or NULL where they can. */
 const char *bench_os_no_fork(void);
 /* May this process resize a huge page pool (--reserve)?  0, or -1 with why. */
@@ -92,7 +97,7 @@ void bench_os_worker_gone(struct bench_worker *w, unsigned i, char *why, size_t 
 /* Wait for w to end until deadline (bench_wall_ns()), then kill it; join a thread. */
 void bench_os_worker_reap(struct bench_worker *w, uint64_t deadline_ns);
 /* A spawned worker's first act: die with the controller, leave Ctrl-C to it.  0, or -1. */
-int  bench_os_worker_setup(long long parent);
+int  bench_os_worker_setup(long long parent, uint64_t parent_start);
 /* A spawned raw worker: map v->raw at v->addr.  0, or -1 with msg. */
 int  bench_os_raw_map(struct bench_view *v, char *msg, size_t len);
 /* ... and let it go again. */

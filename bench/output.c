@@ -272,6 +272,8 @@ void bench_print_text(FILE *out, const struct bench_result *res)
 	unsigned n = bench_rows(res, rows, sizeof(rows) / sizeof(rows[0]));
 	const char *last = "";
 	char size[32], ps[32], a[16], b[16], c[16], w[16], p[64], r[48], rr[48];
+	char populate_title[96];
+	int pt_said = 0;
 
 	fprintf(out, "hpshm bench: %s, %u worker%s (%s), %u of %u rounds in each of %u group%s, %.2g CPU-s per phase, "
 		"%.0f s\n", hpshm_size_format(res->opt.size, size, sizeof(size)), res->opt.workers,
@@ -288,7 +290,11 @@ void bench_print_text(FILE *out, const struct bench_result *res)
 		fprintf(out, "pool: %s\n", res->pool_note);
 	if (res->left_out && res->left_out[0])
 		fprintf(out, "left out: %s\n", res->left_out);
+	if (res->caveat && res->caveat[0])
+		fprintf(out, "caveat: %s\n", res->caveat);
 	print_headlines(out, res, rows, n);
+	snprintf(populate_title, sizeof(populate_title), "setup, part 1: populate (%s), wall",
+		 res->populate_how ? res->populate_how : "?");
 	for (unsigned i = 0; i < n; i++) {
 		const struct bench_row *row = &rows[i];
 		const char *title = strcmp(row->workload, "setup") == 0 ? row->metric : row->workload;
@@ -296,7 +302,7 @@ void bench_print_text(FILE *out, const struct bench_result *res)
 		if (strcmp(title, last) != 0) {
 			fprintf(out, "\n%s (%s%s)\n", strcmp(title, "create") == 0 ? "setup: create + populate" :
 				strcmp(title, "attach") == 0 ? "setup: attach = map + touch, per worker" :
-				strcmp(title, "populate") == 0 ? "setup, part 1: populate (fallocate + madvise), wall" :
+				strcmp(title, "populate") == 0 ? populate_title :
 				strcmp(title, "rest") == 0 ? "setup, part 2: the rest of the create (map, probe, verify, header), wall" :
 				title, row->unit, row->deterministic ? ", exact" : row->per_group ? ", fresh setup cycles" : "");
 			fprintf(out, "  %-14s %-6s %-20s %3s  %-30s %-9s %-24s %s\n", "provider", "page", "verified by", "wk",
@@ -315,8 +321,11 @@ void bench_print_text(FILE *out, const struct bench_result *res)
 			num(row->wall_median, w, sizeof(w)),
 			ratio_text(row->has_plain, &row->vs_plain, row->deterministic, r, sizeof(r)),
 			ratio_text(row->has_raw, &row->vs_raw, row->deterministic, rr, sizeof(rr)));
-		if (row->deterministic && bench_isnan(row->v.median) && res->pt_absent && res->pt_absent[0])
+		/* Why there is no figure, once: it is the system's, the same for every row. */
+		if (row->deterministic && bench_isnan(row->v.median) && res->pt_absent && res->pt_absent[0] && !pt_said) {
 			fprintf(out, "  %-14s page tables %s\n", "", res->pt_absent);
+			pt_said = 1;
+		}
 	}
 	if (res->nlat)
 		fprintf(out, "\nlatency (us, wall, median [min-max] of %d runs; create + populate + verify + destroy, "
@@ -425,6 +434,10 @@ static void json_run(struct json *j, const struct bench_result *res)
 		json_kv_string(j, "left_out", res->left_out);
 	else
 		json_kv_null(j, "left_out");
+	if (res->caveat && res->caveat[0])
+		json_kv_string(j, "caveat", res->caveat);
+	else
+		json_kv_null(j, "caveat");
 }
 
 /* "headline": hpshm against plain and against its raw peer, per workload and page size. */

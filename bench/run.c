@@ -38,6 +38,8 @@ static void run_start(struct run *run, const struct bench_options *opt, struct b
 	bench_stop = 0;
 	res->left_out = bench_os_left_out();
 	res->pt_absent = hpshm__os_page_table_absent();
+	res->populate_how = bench_os_populate_how();
+	res->caveat = bench_os_caveat();
 	bench_os_stop_catch();
 }
 

@@ -33,6 +33,7 @@
 #include "bench.h"
 #include "os.h"
 #include "ports/facts.h"
+#include "ports/process.h"
 
 #define STOP_GRACE_MS 2000   /* how long a worker may take to exit before it is killed */
 
@@ -154,6 +155,7 @@ int bench_worker_main(int argc, char **argv)
 {
 	struct bench_view v;
 	uint64_t chan = UINT64_MAX, size = 0, len = 0, raw = UINT64_MAX, addr = 0, parent = 0, hp = 0, flags = 0;
+	uint64_t parent_start = 0;
 
 	memset(&v, 0, sizeof(v));
 	for (int i = 1; i + 1 < argc; i += 2) {
@@ -167,6 +169,7 @@ int bench_worker_main(int argc, char **argv)
 		else if (strcmp(k, "--raw-flags") == 0) bad = parse_u64(val, &flags, 10);
 		else if (strcmp(k, "--addr") == 0) bad = parse_u64(val, &addr, 16);
 		else if (strcmp(k, "--parent") == 0) bad = parse_u64(val, &parent, 10);
+		else if (strcmp(k, "--parent-start") == 0) bad = parse_u64(val, &parent_start, 10);
 		else if (strcmp(k, "--hpshm") == 0) bad = parse_u64(val, &hp, 10);
 		else bad = -1;
 		if (bad) {
@@ -180,8 +183,11 @@ int bench_worker_main(int argc, char **argv)
 			BENCH_WORKER_CMD);
 		return 2;
 	}
-	if (bench_os_worker_setup((long long)parent) < 0)
+	if (bench_os_worker_setup((long long)parent, parent_start) < 0) {
+		fprintf(stderr, "hpshm %s: the bench that started it (pid %llu) is gone\n", BENCH_WORKER_CMD,
+			(unsigned long long)parent);
 		return 1;
+	}
 	v.chan = bench_os_chan_open(chan, (long long)parent);
 	if (v.chan == BENCH_OS_NONE) {
 		fprintf(stderr, "hpshm %s: cannot open the channel to the bench\n", BENCH_WORKER_CMD);
@@ -246,6 +252,10 @@ char **bench_worker_argv(const char *self_exe, const struct bench_region *r, int
 	arg_add_num(&a, 1, (unsigned long long)(uintptr_t)r->addr);
 	arg_add(&a, "--parent");
 	arg_add_num(&a, 0, (unsigned long long)parent);
+	/* With the pid, when it started: a worker must not take a later process that got the
+	 * controller's pid for its controller (bench_os_worker_setup()). */
+	arg_add(&a, "--parent-start");
+	arg_add_num(&a, 0, (unsigned long long)hpshm__port_process_start(parent));
 	arg_add(&a, "--hpshm");
 	arg_add(&a, r->seg ? "1" : "0");
 	if (!r->seg && raw_arg != BENCH_OS_NONE) {

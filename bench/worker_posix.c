@@ -210,8 +210,9 @@ static void worker_process_setup(pid_t parent)
 	signal(SIGHUP, SIG_DFL);
 }
 
-int bench_os_worker_setup(long long parent)
+int bench_os_worker_setup(long long parent, uint64_t parent_start)
 {
+	(void)parent_start; /* the parent is the process's own parent: getppid() names it */
 	worker_process_setup((pid_t)parent);
 	return 0;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench/worker_windows.c -- os.h on Windows: the bench's clocks, Ctrl-C, address slots, and
+ * bench/worker_windows.c -- os.h on Windows: the bench's clocks, Ctrl-C, and
  * its workers as processes started by CreateProcessW() and as Win32 threads, over named pipes.
  *
  * Workers.  An hpshm worker is started by hpshm_child_spawn(): a suspended child that
@@ -30,10 +30,6 @@
  *
  * Clocks.  Thread CPU time is GetThreadTimes() (kernel + user, 100 ns units, advanced at the
  * scheduler tick, about 15.6 ms); wall time is QueryPerformanceCounter().
- *
- * Slots.  VirtualFree(MEM_RELEASE) frees a whole reservation, never a part, so each slot is
- * its own MEM_RESERVE reservation: the aligned range is found by reserving the whole span
- * once and releasing it, then every slot is reserved at its address.
  */
 #ifndef WIN32_LEAN_AND_MEAN
 #define WIN32_LEAN_AND_MEAN
@@ -124,8 +120,7 @@ void bench_os_stop_release(void)
 
 const char *bench_os_left_out(void)
 {
-	return "fork workers (Windows has no fork(): workers are spawned by CreateProcessW, or are threads) and "
-	       "System V shared memory (Windows has none, so sysv_hugetlb is not built)";
+	return "fork workers (Windows has no fork(): workers are spawned by CreateProcessW, or are threads)";
 }
 
 const char *bench_os_no_fork(void)
@@ -138,60 +133,6 @@ int bench_os_pool_writable(char *why, size_t len)
 	snprintf(why, len, "--reserve: Windows keeps no large page pool to resize: large pages come from free "
 		 "physical memory when a section is created");
 	return -1;
-}
-
-/* ---- slots --------------------------------------------------------------------------------- */
-
-/* Where hpshm puts a re-attachable section, away from a worker's randomized images (see
- * worker_posix.c), and only then anywhere. */
-int bench_os_slots_reserve(unsigned char **slot, unsigned n, size_t slot_len, size_t align, char *why, size_t len)
-{
-	size_t total = n * slot_len + align;
-	unsigned char *p = NULL, *first;
-	void *hint;
-
-	if (hpshm__os_far_address(total, align, &hint) == 0)
-		p = VirtualAlloc(hint, total, MEM_RESERVE, PAGE_NOACCESS);
-	if (p == NULL)
-		p = VirtualAlloc(NULL, total, MEM_RESERVE, PAGE_NOACCESS);
-
-	if (p == NULL) {
-		snprintf(why, len, "cannot reserve %zu bytes of address space: VirtualAlloc error %lu", total,
-			 (unsigned long)GetLastError());
-		return -1;
-	}
-	first = (unsigned char *)(((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1));
-	(void)VirtualFree(p, 0, MEM_RELEASE);
-	for (unsigned i = 0; i < n; i++) {
-		slot[i] = first + i * slot_len;
-		if (bench_os_slot_close(slot[i], slot_len) < 0)
-			slot[i] = NULL;   /* taken meanwhile by another thread: that member goes anywhere */
-	}
-	return 0;
-}
-
-void bench_os_slot_open(unsigned char *slot, size_t slot_len)
-{
-	(void)slot_len;
-	(void)VirtualFree(slot, 0, MEM_RELEASE);
-}
-
-int bench_os_slot_close(unsigned char *slot, size_t slot_len)
-{
-	void *p = VirtualAlloc(slot, slot_len, MEM_RESERVE, PAGE_NOACCESS);
-
-	if (p == (void *)slot)
-		return 0;
-	if (p != NULL)
-		(void)VirtualFree(p, 0, MEM_RELEASE);
-	return -1;
-}
-
-void bench_os_slots_free(unsigned char **slot, unsigned n, size_t slot_len)
-{
-	for (unsigned i = 0; i < n; i++)
-		if (slot[i])
-			bench_os_slot_open(slot[i], slot_len);
 }
 
 /* ---- channels ------------------------------------------------------------------------------ */
@@ -374,7 +315,7 @@ static DWORD WINAPI watch_parent(void *arg)
 	ExitProcess(1);
 }
 
-int bench_os_worker_setup(long long parent)
+int bench_os_worker_setup(long long parent, uint64_t parent_start)
 {
 	HANDLE h, t;
 
@@ -384,6 +325,15 @@ int bench_os_worker_setup(long long parent)
 	h = OpenProcess(SYNCHRONIZE, FALSE, (DWORD)parent);
 	if (h == NULL)
 		return -1;   /* the controller is gone already */
+	/*
+	 * A pid alone may name a later process that took the controller's over: the start time
+	 * tells them apart (as the library tells a segment's creator).  The handle held keeps the
+	 * pid from being reused while it is asked.
+	 */
+	if (parent_start != 0 && hpshm__port_process_start(parent) != parent_start) {
+		(void)CloseHandle(h);
+		return -1;
+	}
 	t = CreateThread(NULL, 64 * 1024, watch_parent, h, 0, NULL);
 	if (t == NULL) {
 		(void)CloseHandle(h);
@@ -472,6 +422,26 @@ static int cmd_quote(wchar_t *cmd, size_t *used, size_t max, const char *arg)
 }
 
 /*
+ * The handles a raw worker inherits, and nothing else: the section, then this process's
+ * standard error when it has one (a console, a pipe or a file; a GUI start has none).  Their
+ * inherit flags as they are now go to flags[], to be put back.  Returns how many.
+ */
+static size_t raw_inherited(const struct bench_region *r, HANDLE list[3], DWORD flags[3])
+{
+	HANDLE err = GetStdHandle(STD_ERROR_HANDLE);
+	size_t n = 1;
+
+	list[0] = (HANDLE)r->handle;
+	if (!GetHandleInformation(list[0], &flags[0]))
+		flags[0] = 0;
+	/* A handle the list cannot take (none, or not a real handle) stays out: the worker then
+	 * runs without standard handles, as before. */
+	if (err != NULL && err != INVALID_HANDLE_VALUE && err != list[0] && GetHandleInformation(err, &flags[1]))
+		list[n++] = err;
+	return n;
+}
+
+/*
  * The raw peer's worker, started as a server without hpshm would: suspended, inheriting the
  * section alone, the range reserved in it, then resumed.  0, or -1 with why.
  */
@@ -480,14 +450,14 @@ static int raw_spawn(struct bench_worker *w, const struct bench_region *r, const
 {
 	static wchar_t cmd[CMD_MAX];
 	static wchar_t exe[4096];
-	HANDLE section = (HANDLE)r->handle;
 	char **argv = bench_worker_argv(self_exe, r, (intptr_t)chan, r->handle, (long long)GetCurrentProcessId());
 	LPPROC_THREAD_ATTRIBUTE_LIST attrs = NULL;
 	SIZE_T attrs_len = 0;
 	STARTUPINFOEXW si;
 	PROCESS_INFORMATION pi;
-	DWORD flags = 0, code = 0;
-	size_t used = 0;
+	HANDLE list[3];
+	DWORD flags[3], code = 0;
+	size_t used = 0, n;
 	BOOL ok;
 
 	cmd[0] = L'\0';
@@ -507,7 +477,8 @@ static int raw_spawn(struct bench_worker *w, const struct bench_region *r, const
 		snprintf(why, len, "InitializeProcThreadAttributeList: error %lu", (unsigned long)GetLastError());
 		return -1;
 	}
-	if (!UpdateProcThreadAttribute(attrs, 0, PROC_THREAD_ATTRIBUTE_HANDLE_LIST, &section, sizeof(section), NULL,
+	n = raw_inherited(r, list, flags);
+	if (!UpdateProcThreadAttribute(attrs, 0, PROC_THREAD_ATTRIBUTE_HANDLE_LIST, list, n * sizeof(list[0]), NULL,
 				       NULL)) {
 		code = GetLastError();
 		DeleteProcThreadAttributeList(attrs);
@@ -518,14 +489,21 @@ static int raw_spawn(struct bench_worker *w, const struct bench_region *r, const
 	memset(&si, 0, sizeof(si));
 	si.StartupInfo.cb = sizeof(si);
 	si.lpAttributeList = attrs;
+	/* The worker's errors go where the controller's go: its stderr, for output and error both
+	 * (stdout is the controller's results); no input. */
+	si.StartupInfo.dwFlags = STARTF_USESTDHANDLES;
+	si.StartupInfo.hStdInput = NULL;
+	si.StartupInfo.hStdOutput = n > 1 ? list[1] : NULL;
+	si.StartupInfo.hStdError = n > 1 ? list[1] : NULL;
 	/* A listed handle must be inheritable: for this one call only, so no other start takes it. */
-	(void)GetHandleInformation(section, &flags);
-	(void)SetHandleInformation(section, HANDLE_FLAG_INHERIT, HANDLE_FLAG_INHERIT);
+	for (size_t i = 0; i < n; i++)
+		(void)SetHandleInformation(list[i], HANDLE_FLAG_INHERIT, HANDLE_FLAG_INHERIT);
 	memset(&pi, 0, sizeof(pi));
 	ok = CreateProcessW(exe, cmd, NULL, NULL, TRUE, CREATE_SUSPENDED | EXTENDED_STARTUPINFO_PRESENT, NULL, NULL,
 			    &si.StartupInfo, &pi);
 	code = ok ? 0 : GetLastError();
-	(void)SetHandleInformation(section, HANDLE_FLAG_INHERIT, flags & HANDLE_FLAG_INHERIT);
+	for (size_t i = 0; i < n; i++)
+		(void)SetHandleInformation(list[i], HANDLE_FLAG_INHERIT, flags[i] & HANDLE_FLAG_INHERIT);
 	DeleteProcThreadAttributeList(attrs);
 	free(attrs);
 	if (!ok) {

@@ -433,6 +433,17 @@ static int format_namespace(const struct hpshm_config *c, char *buf, size_t len)
 	return snprintf(buf, len, "%s", namespace_words[c->name_space]);
 }
 
+/* What populate guards against, in the terms of the system (a key's text reaches `hpshm probe`). */
+#ifdef _WIN32
+#define POPULATE_DESCRIPTION                                                                      \
+	"fault every page in at create time; auto does it when the provider says a page could be " \
+	"refused at first touch"
+#else
+#define POPULATE_DESCRIPTION                                                                      \
+	"fault every page in at create time without risking SIGBUS; auto does it when a hugetlb " \
+	"cgroup could refuse pages at fault time"
+#endif
+
 /* In enum hpshm__key order (core/internal.h). */
 static const struct hpshm__keydef keys[HPSHM__NKEYS] = {
 	[HPSHM__KEY_PROVIDER] = { "provider", "auto, or provider names separated by commas", "auto",
@@ -448,8 +459,7 @@ static const struct hpshm__keydef keys[HPSHM__NKEYS] = {
 				  "exec admits only providers a child started by exec can re-attach", parse_reattach,
 				  format_reattach },
 	[HPSHM__KEY_POPULATE] = { "populate", "auto, on, off", "auto",
-				  "fault every page in at create time without risking SIGBUS; auto does it when a "
-				  "hugetlb cgroup could refuse pages at fault time",
+				  POPULATE_DESCRIPTION,
 				  parse_populate, format_populate },
 	[HPSHM__KEY_HUGETLBFS_PATH] = { "hugetlbfs_path", "an absolute directory on hugetlbfs", "",
 					"hugetlbfs directory to use instead of discovering mounts",

@@ -34,6 +34,7 @@ struct segment_walk {
 	char                       key[HPSHM_NAME_MAX];  /* the config key at fault, if any */
 	int                        last_code;            /* the last candidate's error */
 	int                        bad_address;          /* base_address lies outside the user range */
+	int                        hint_of_setup;        /* hint is a probe's fix for the machine's setup */
 };
 
 
@@ -62,6 +63,20 @@ static void segment_keep_hint(struct segment_walk *w, const char *hint)
 {
 	if (!w->hint[0] && hint && hint[0])
 		hpshm__strlcpy(w->hint, hint, sizeof(w->hint));
+}
+
+/*
+ * A create that failed on the request itself (its name in use, a size no address space or
+ * commit limit can hold) has the hint that fits the failure: setting the machine up for an
+ * earlier provider (a privilege, a pool) would not make it succeed, so that hint gives way.
+ */
+static void segment_request_hint(struct segment_walk *w, int rc, const char *hint)
+{
+	if (w->hint_of_setup && (rc == HPSHM_EEXIST || rc == HPSHM_ENOMEM) && hint && hint[0]) {
+		hpshm__strlcpy(w->hint, hint, sizeof(w->hint));
+		w->hint_of_setup = 0;
+	}
+	segment_keep_hint(w, hint);
 }
 
 
@@ -296,6 +311,8 @@ static int try_probe(struct segment_walk *w, struct segment_try *c)
 	memset(&c->pr, 0, sizeof(c->pr));
 	rc = p->ops->probe(p, &c->rq, &c->pr);
 	if (rc < 0) {
+		if (!w->hint[0] && c->pr.fix[0])
+			w->hint_of_setup = 1;
 		segment_keep_hint(w, c->pr.fix);
 		if (c->pr.page_size == 0 && wish != HPSHM_PAGE_SIZE_DEFAULT && wish != HPSHM_PAGE_SIZE_LARGEST) {
 			/* A size the mechanism does not offer is the configuration's fault. */
@@ -366,7 +383,7 @@ static int try_create(struct segment_walk *w, struct segment_try *c)
 				why);
 		return HPSHM_EVALUE;
 	}
-	segment_keep_hint(w, perr.hint);
+	segment_request_hint(w, rc, perr.hint);
 	/* A provider that refuses a key's value for its mechanism (mode on Windows) names it. */
 	if (perr.key[0] != '\0' && w->key[0] == '\0')
 		hpshm__strlcpy(w->key, perr.key, sizeof(w->key));

@@ -12,6 +12,7 @@
 #define HPSHM_PORTS_PROCESS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* The file this program runs from, for starting copies of it: 0, or HPSHM_EUNAVAILABLE. */
 int hpshm__os_program_path(char *buf, size_t len);
@@ -25,6 +26,12 @@ int hpshm__os_die_with_parent(void);
  * is reserved.  0, or an error code.
  */
 int hpshm__os_far_address(size_t len, size_t align, void **out);
+/*
+ * When process pid started, in the OS's own unit, 0 if unknown: port.h's function, declared
+ * here too (the same prototype) for a program whose copies must know their parent by more
+ * than a pid, which a later process may have taken over.
+ */
+uint64_t hpshm__port_process_start(long long pid);
 
 #ifdef _WIN32
 /*

@@ -466,3 +466,73 @@ Test(cli, plan_on_windows_says_how_to_grant_lock_pages_in_memory)
 	cr_assert(strstr(r->out, "hpshm check --size 64MiB"), "no check to verify with:\n%s", r->out);
 }
 #endif
+
+#ifdef _WIN32
+/* ---- Windows words on Windows (issue 22) ---- */
+
+/* Fail naming the term, the command and the line it is on. */
+static void expect_no_linux_term(const char *what, const char *text)
+{
+	const char *at = NULL, *term = hpt_linux_term(text, &at);
+	const char *line = at;
+
+	if (!term)
+		return;
+	while (line > text && line[-1] != '\n')
+		line--;
+	cr_assert_fail("%s prints the Linux-only \"%s\" on Windows: %.*s", what, term,
+		       (int)(strchr(line, '\n') ? strchr(line, '\n') - line : (ptrdiff_t)strlen(line)), line);
+}
+
+Test(cli, help_on_windows_names_no_linux_mechanism)
+{
+	static const char *const cmds[] = { "providers", "probe", "plan", "check", "bench", "run", "exec", "ls", "gc" };
+	struct hpt_run *r = tool("help", NULL);
+	char what[64];
+
+	cr_assert_eq(r->status, 0, "stderr: %s", r->err);
+	expect_no_linux_term("hpshm help", r->out);
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		r = tool("help", cmds[i], NULL);
+		cr_assert_eq(r->status, 0, "help %s: %s", cmds[i], r->err);
+		cr_assert(strstr(r->out, cmds[i]), "help %s names no command:\n%s", cmds[i], r->out);
+		snprintf(what, sizeof what, "hpshm help %s", cmds[i]);
+		expect_no_linux_term(what, r->out);
+	}
+}
+
+Test(cli, probe_on_windows_names_no_linux_mechanism)
+{
+	struct hpt_run *r = tool("probe", NULL);
+
+	cr_assert_eq(r->status, 0, "stderr: %s", r->err);
+	cr_assert(strstr(r->out, "SeLockMemoryPrivilege"), "no privilege in:\n%s", r->out);
+	expect_no_linux_term("hpshm probe", r->out);
+	expect_no_linux_term("hpshm probe (stderr)", r->err);
+	r = tool("probe", "--json", NULL);
+	cr_assert_eq(r->status, 0, "stderr: %s", r->err);
+	cr_assert(json_ok(r->out), "not one JSON value:\n%s", r->out);
+	cr_assert(strstr(r->out, "\"populate\":"), "the keys that apply are gone:\n%s", r->out);
+	expect_no_linux_term("hpshm probe --json", r->out);
+}
+
+/* The other commands an operator runs on Windows before a create: the same words. */
+Test(cli, plan_ls_and_providers_on_windows_name_no_linux_mechanism)
+{
+	static const char *const runs[][3] = {
+		{ "plan", "64MiB", NULL }, { "plan", "64MiB", "--json" }, { "providers", NULL, NULL },
+		{ "ls", NULL, NULL }, { "ls", "--json", NULL },
+	};
+	char what[64];
+
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		struct hpt_run *r = tool(runs[i][0], runs[i][1], runs[i][2], NULL);
+
+		snprintf(what, sizeof what, "hpshm %s %s %s", runs[i][0], runs[i][1] ? runs[i][1] : "",
+			 runs[i][2] ? runs[i][2] : "");
+		cr_assert_eq(r->status, 0, "%s: exit %d: %s", what, r->status, r->err);
+		expect_no_linux_term(what, r->out);
+		expect_no_linux_term(what, r->err);
+	}
+}
+#endif

@@ -376,3 +376,36 @@ int hpt_json_ok(const char *text)
 	return end && *json_ws(end) == '\0';
 }
 
+
+/*
+ * Words that name a mechanism only Linux (or the other POSIX systems) has: the Windows tool
+ * must print none of them (issue 22).  "nan" is a number printed from NaN, matched as a word.
+ */
+static const char *const linux_terms[] = {
+	"CAP_IPC_LOCK", "hugetlb_shm_group", "hugetlbfs", "SysV", "System V", "sysv_hugetlb", "memfd",
+	"shmget", "IPC_RMID", "SIGTERM", "SIGHUP", "SIGBUS", "LD_PRELOAD", "libhpshm_preload", "cgroup",
+	"fallocate", "madvise", "/proc/", "/sys/", "nr_hugepages", "sysctl", "nan",
+};
+
+static int is_word_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+const char *hpt_linux_term(const char *text, const char **where)
+{
+	for (size_t i = 0; i < sizeof(linux_terms) / sizeof(linux_terms[0]); i++) {
+		const char *t = linux_terms[i];
+		size_t n = strlen(t);
+
+		for (const char *at = strstr(text, t); at; at = strstr(at + 1, t)) {
+			/* "nan" only as a word of its own: "financial" is no NaN. */
+			if (strcmp(t, "nan") == 0 && ((at > text && is_word_char(at[-1])) || is_word_char(at[n])))
+				continue;
+			if (where)
+				*where = at;
+			return t;
+		}
+	}
+	return NULL;
+}

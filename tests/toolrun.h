@@ -20,5 +20,8 @@ struct hpt_run *hpt_tool_argv(const char *tool_path, char *const argv[], char *c
 struct hpt_run *hpt_tool(const char *tool_path, const char *a0, ...);
 /* Is text exactly one JSON value (with white space around it)? */
 int hpt_json_ok(const char *text);
+/* The first word in text that names a Linux-only mechanism (CAP_IPC_LOCK, hugetlbfs, SIGBUS,
+ * ...: the list is in toolrun.c), or NULL; *where (if where) is set to where it is. */
+const char *hpt_linux_term(const char *text, const char **where);
 
 #endif

@@ -31,6 +31,77 @@ struct tool_cmd {
 	const char *help;                 /* the rest of `hpshm help CMD` */
 };
 
+/*
+ * The words of the help that name one system's mechanisms: Linux's (and the other POSIX
+ * systems', which share its providers) or Windows'.  A Windows operator reads of large pages,
+ * sections and SeLockMemoryPrivilege, never of a hugetlbfs mount or CAP_IPC_LOCK that the
+ * system does not have (issue 22; tests/test_cli.c greps the Windows tool's texts).
+ */
+#ifdef _WIN32
+#define HELP_PROBE_FACTS                                                                          \
+	"then shows the large page size Windows offers (GetLargePageMinimum()) and whether this\n" \
+	"process's token holds SeLockMemoryPrivilege, which large pages need, and the effective\n"  \
+	"configuration (defaults, then HPSHM_* environment variables, then --config).\n"
+#define HELP_PROBE_OFFERS "providers, large pages, the privilege they need"
+#define HELP_PROBE_CONFIG "huge_page_size=2MB,huge_pages=on"
+#define HELP_PLAN_MISSING "(the privilege large pages need, the large page size this\nprocessor offers)"
+#define HELP_CHECK_CONFIG "provider=windows_large,huge_pages=on"
+#define HELP_RUN_CONFIG   "huge_pages=on,name=db"
+#define HELP_RUN_SIGNALS                                                                          \
+	"Ctrl-C reaches CMD from the console as it reaches the tool, which waits for CMD; the\n"     \
+	"segment is destroyed after CMD ends, however it ends.\n"
+#define HELP_RUN_STATUS   "Exit status: CMD's; 1 if the segment could\n"
+#define HELP_EXEC                                                                                 \
+	"Not available on Windows: it needs a dynamic loader that takes an interposer into an\n"    \
+	"unmodified program.  Link the server with hpshm instead.\n"
+#define HELP_LS_OBJECTS   "the sections named hpshm.*\nin this session's Local\\ and in Global\\"
+#define HELP_EXEC_SUMMARY "not on Windows: run an unmodified program with its shared memory on huge pages"
+#define HELP_BENCH_SUMMARY "measure each provider against plain pages and a raw section"
+#define HELP_BENCH_PEERS  "a raw section made without hpshm and plain 4 KiB pages.\n"
+#else
+#define HELP_PROBE_FACTS                                                                          \
+	"then shows each huge page pool (the kernel's figures, in pages),\n"                        \
+	"the hugetlbfs mounts, CAP_IPC_LOCK and vm.hugetlb_shm_group, the hugetlb cgroup\n"         \
+	"limits per page size and whether a fault-time SIGBUS risk exists, transparent huge\n"      \
+	"pages, the SysV limits, and the effective configuration (defaults, then HPSHM_*\n"         \
+	"environment variables, then --config).\n"
+#define HELP_PROBE_OFFERS "providers, pools, mounts, privileges, cgroups"
+#define HELP_PROBE_CONFIG "huge_page_size=1G,hugetlbfs_path=/mnt/hp"
+#define HELP_PLAN_MISSING                                                                         \
+	"(pool pages, a hugetlbfs mount, the SysV privilege and limits, hugetlb cgroup\n"           \
+	"limits)"
+#define HELP_CHECK_CONFIG "provider=memfd_hugetlb,huge_pages=on"
+#define HELP_RUN_CONFIG   "provider=sysv_hugetlb,huge_pages=on,name=db"
+#define HELP_RUN_SIGNALS                                                                          \
+	"SIGINT, SIGTERM and SIGHUP are passed on to CMD; the segment is destroyed after CMD\n"     \
+	"ends, however it ends.\n"
+#define HELP_RUN_STATUS   "Exit status: CMD's (128 + the signal if a signal ended it); 1 if the segment could\n"
+#define HELP_EXEC                                                                                 \
+	"Runs CMD with libhpshm_preload.so preloaded: its mmap(MAP_SHARED|MAP_ANONYMOUS) and\n"     \
+	"shmget() requests of SIZE or more (default 32MiB) become huge page segments chosen by\n"   \
+	"the configuration (HPSHM_* environment, then --config), as PostgreSQL, nginx or Apache\n"  \
+	"make them, with no change to the program.  huge_pages=on makes such a request fail\n"      \
+	"with ENOMEM when no huge pages can be had (the reason goes to CMD's stderr); try falls\n"   \
+	"back to base pages and says so on stderr.  The tool checks everything first, then\n"      \
+	"replaces itself with CMD.  doc/exec.md says what is intercepted and what is not.\n"     \
+	"\n"                                                                                        \
+	"  --config KV       configuration, e.g. huge_pages=on,huge_page_size=2MB; also takes\n"    \
+	"                    preload_min_size=SIZE (name=, reattach= and base_address= do not\n"    \
+	"                    apply: each region is an anonymous segment of its own)\n"              \
+	"  --report FILE     append one JSON line per segment to FILE: size, provider, page\n"      \
+	"                    size read back from the kernel, populate, every provider tried;\n"     \
+	"                    and one at its end (unmap, IPC_RMID, exit).  FILE must be a\n"         \
+	"                    regular file or not exist: a link, FIFO or device is refused\n"        \
+	"  --min-size SIZE   requests below SIZE go to the C library unchanged (default 32MiB)\n"   \
+	"\n"                                                                                        \
+	"Exit status: CMD's; 127 if CMD was not found, 126 if it could not run; 1 or 2 if the\n"    \
+	"tool refused before starting it.\n"
+#define HELP_EXEC_SUMMARY "run an unmodified program with its large shared memory on huge pages"
+#define HELP_BENCH_SUMMARY "measure each provider against plain pages, the raw system calls, THP and APR"
+#define HELP_BENCH_PEERS  "the raw system calls without hpshm, plain 4 KiB pages, THP, and APR's apr_shm.\n"
+#define HELP_LS_OBJECTS   "SysV keys, hugetlbfs files and POSIX shm\nobjects named hpshm.*"
+#endif
+
 static const struct tool_cmd tool_cmds[] = {
 	{
 		.name = "providers",
@@ -50,17 +121,13 @@ static const struct tool_cmd tool_cmds[] = {
 		.name = "probe",
 		.run = cmd_probe,
 		.synopsis = "probe [--json] [--size SIZE] [--config KEY=VALUE,...]",
-		.summary = "show what this machine offers: providers, pools, mounts, privileges, cgroups",
+		.summary = "show what this machine offers: " HELP_PROBE_OFFERS,
 		.help =
 		"Asks every provider whether it could create a segment of SIZE here, and why not;\n"
-		"then shows each huge page pool (the kernel's figures, in pages),\n"
-		"the hugetlbfs mounts, CAP_IPC_LOCK and vm.hugetlb_shm_group, the hugetlb cgroup\n"
-		"limits per page size and whether a fault-time SIGBUS risk exists, transparent huge\n"
-		"pages, the SysV limits, and the effective configuration (defaults, then HPSHM_*\n"
-		"environment variables, then --config).\n"
+		HELP_PROBE_FACTS
 		"\n"
 		"  --size SIZE      segment size to probe for, e.g. 16MiB (default: one huge page)\n"
-		"  --config KV      configuration, e.g. huge_page_size=1G,hugetlbfs_path=/mnt/hp\n"
+		"  --config KV      configuration, e.g. " HELP_PROBE_CONFIG "\n"
 		"  --json           one JSON object instead of text\n",
 	},
 	{
@@ -70,8 +137,7 @@ static const struct tool_cmd tool_cmds[] = {
 		.summary = "say what a segment of SIZE needs and the commands that set it up",
 		.help =
 		"Computes the huge pages a segment of SIZE needs, checks what is missing right now\n"
-		"(pool pages, a hugetlbfs mount, the SysV privilege and limits, hugetlb cgroup\n"
-		"limits) and prints the exact commands an operator runs, at run time and\n"
+		HELP_PLAN_MISSING " and prints the exact commands an operator runs, at run time and\n"
 		"persistently, and the `hpshm check` command that verifies the result.  Pages are\n"
 		"counted as create will map them for the configuration (HPSHM_* environment\n"
 		"variables, then --config): a re-attachable or named segment keeps a header at its\n"
@@ -95,7 +161,7 @@ static const struct tool_cmd tool_cmds[] = {
 		"provider tried, then destroys it.  Exits 0 only if the segment was created.\n"
 		"\n"
 		"  --size SIZE      segment size, e.g. 16MiB, 2MB, 1G (required)\n"
-		"  --config KV      configuration, e.g. provider=memfd_hugetlb,huge_pages=on\n"
+		"  --config KV      configuration, e.g. " HELP_CHECK_CONFIG "\n"
 		"  --json           one JSON object instead of text (also on failure, with \"ok\": false)\n",
 	},
 	{
@@ -103,13 +169,13 @@ static const struct tool_cmd tool_cmds[] = {
 		.run = cmd_bench,
 		.synopsis = "bench [--size SIZE] [--workers N] [--rounds R] [--providers LIST] [--page-size LIST]\n"
 			    "             [--fork | --threads] [--phase-seconds S] [--quick] [--reserve] [--json | --csv] [--svg FILE]",
-		.summary = "measure each provider against plain pages, the raw system calls, THP and APR",
+		.summary = HELP_BENCH_SUMMARY,
 		.help =
 		"Runs N worker processes over one segment for each configuration and page size:\n"
 		"a dependent pointer chase (ns per access), random read-modify-write (accesses/s,\n"
 		"all workers), setup (create + populate per GiB, attach per worker), teardown, and\n"
 		"page tables per worker with 1, 2 and 4 workers (exact).  Peers in the same rounds:\n"
-		"the raw system calls without hpshm, plain 4 KiB pages, THP, and APR's apr_shm.\n"
+		HELP_BENCH_PEERS
 		"Configurations alternate in rounds (A B, then B A); every figure is the median of\n"
 		"the rounds by thread CPU time, with min and max, wall time beside it, and gains\n"
 		"over plain and raw as the median [min-max] of per-round ratios (> 1 is better).\n"
@@ -145,41 +211,22 @@ static const struct tool_cmd tool_cmds[] = {
 		"prints one line on stderr: provider, size, verified page size, address and token.\n"
 		"Then starts CMD with hpshm_child_spawn() (a name without '/' is searched in PATH): CMD\n"
 		"finds the token in HPSHM_TOKEN and attaches with hpshm_segment_attach_env().\n"
-		"SIGINT, SIGTERM and SIGHUP are passed on to CMD; the segment is destroyed after CMD\n"
-		"ends, however it ends.\n"
+		HELP_RUN_SIGNALS
 		"\n"
 		"  --size SIZE      segment size, e.g. 16MiB, 2MB, 1G (required)\n"
-		"  --config KV      configuration, e.g. provider=sysv_hugetlb,huge_pages=on,name=db\n"
+		"  --config KV      configuration, e.g. " HELP_RUN_CONFIG "\n"
 		"  --quiet          do not print the segment line\n"
 		"\n"
-		"Exit status: CMD's (128 + the signal if a signal ended it); 1 if the segment could\n"
+		HELP_RUN_STATUS
 		"not be created or destroyed; 127 if CMD was not found, 126 if it could not run.\n",
 	},
 	{
 		.name = "exec",
 		.run = cmd_exec,
 		.synopsis = "exec [--config KEY=VALUE,...] [--report FILE] [--min-size SIZE] -- CMD [ARGS...]",
-		.summary = "run an unmodified program with its large shared memory on huge pages",
+		.summary = HELP_EXEC_SUMMARY,
 		.help =
-		"Runs CMD with libhpshm_preload.so preloaded: its mmap(MAP_SHARED|MAP_ANONYMOUS) and\n"
-		"shmget() requests of SIZE or more (default 32MiB) become huge page segments chosen by\n"
-		"the configuration (HPSHM_* environment, then --config), as PostgreSQL, nginx or Apache\n"
-		"make them, with no change to the program.  huge_pages=on makes such a request fail\n"
-		"with ENOMEM when no huge pages can be had (the reason goes to CMD's stderr); try falls\n"
-		"back to base pages and says so on stderr.  The tool checks everything first, then\n"
-		"replaces itself with CMD.  doc/exec.md says what is intercepted and what is not.\n"
-		"\n"
-		"  --config KV       configuration, e.g. huge_pages=on,huge_page_size=2MB; also takes\n"
-		"                    preload_min_size=SIZE (name=, reattach= and base_address= do not\n"
-		"                    apply: each region is an anonymous segment of its own)\n"
-		"  --report FILE     append one JSON line per segment to FILE: size, provider, page\n"
-		"                    size read back from the kernel, populate, every provider tried;\n"
-		"                    and one at its end (unmap, IPC_RMID, exit).  FILE must be a\n"
-		"                    regular file or not exist: a link, FIFO or device is refused\n"
-		"  --min-size SIZE   requests below SIZE go to the C library unchanged (default 32MiB)\n"
-		"\n"
-		"Exit status: CMD's; 127 if CMD was not found, 126 if it could not run; 1 or 2 if the\n"
-		"tool refused before starting it.\n",
+		HELP_EXEC,
 	},
 	{
 		.name = "ls",
@@ -187,8 +234,8 @@ static const struct tool_cmd tool_cmds[] = {
 		.synopsis = "ls [--json]",
 		.summary = "list the named hpshm segments on this machine, alive or dead",
 		.help =
-		"Lists what sits in hpshm's name space (SysV keys, hugetlbfs files and POSIX shm\n"
-		"objects named hpshm.*): provider, id, name, usable size, page size, creator pid,\n"
+		"Lists what sits in hpshm's name space (" HELP_LS_OBJECTS
+		"): provider, id, name, usable size, page size, creator pid,\n"
 		"creation time and state: alive (a process holds it or its creator runs), dead\n"
 		"(hpshm's, left behind by a crash: `hpshm gc` removes it), debris (nobody holds it\n"
 		"but nothing proves it is hpshm's: only `hpshm gc --force` removes it, and another\n"

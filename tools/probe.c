@@ -222,8 +222,8 @@ static void probe_json_providers(struct json *j, const struct probe_facts *f, co
 	json_array_close(j);
 }
 
-/* "page_sizes" (the pools) and "hugetlbfs_mounts". */
-static void probe_json_pools(struct json *j, const struct probe_facts *f)
+/* "page_sizes" (the pools) and, where there are pools, "hugetlbfs_mounts". */
+static void probe_json_pools(struct json *j, const struct probe_facts *f, int pools)
 {
 	json_key(j, "page_sizes");
 	json_array_open(j);
@@ -242,6 +242,8 @@ static void probe_json_pools(struct json *j, const struct probe_facts *f)
 		json_object_close(j);
 	}
 	json_array_close(j);
+	if (!pools)
+		return;
 
 	json_key(j, "hugetlbfs_mounts");
 	json_array_open(j);
@@ -342,6 +344,20 @@ static void probe_json_kernel(struct json *j, const struct probe_facts *f)
 	}
 }
 
+/*
+ * Does the core's key name apply on this system?  hugetlbfs_path only where a provider that
+ * reads it is built in (Windows and the POSIX fallbacks have no hugetlbfs), so probe lists
+ * no key the operator cannot use here.
+ */
+static int probe_key_applies(const char *name)
+{
+	struct hpshm_instance p;
+
+	if (strcmp(name, "hugetlbfs_path") == 0)
+		return hpshm_provider_find("hugetlbfs", &p) == 0;
+	return 1;
+}
+
 /* "config": every key's value as cfg has it, null when unset. */
 static void probe_json_config(struct json *j, const hpshm_config *cfg)
 {
@@ -352,6 +368,8 @@ static void probe_json_config(struct json *j, const hpshm_config *cfg)
 	for (unsigned i = 0; (name = hpshm_config_key_name(i, &desc, NULL)) != NULL; i++) {
 		char value[HPSHM_TEXT_MAX];
 
+		if (!probe_key_applies(name))
+			continue;
 		if (hpshm_config_get(cfg, name, value, sizeof(value)) < 0)
 			json_kv_null(j, name);
 		else
@@ -375,10 +393,14 @@ static int probe_json(const struct probe_facts *f, const hpshm_config *cfg)
 	else
 		json_kv_null(&j, "huge_pages_absent");
 
-	probe_json_pools(&j, f);
+	/* A system that keeps no huge page pool (Windows) has no mounts, control groups, THP or
+	 * SysV limits either: its own keys alone, as for the privileges. */
+	probe_json_pools(&j, f, hpshm__os_pool_source()[0] != '\0');
 	probe_json_privileges(&j, f);
-	probe_json_cgroups(&j, f);
-	probe_json_kernel(&j, f);
+	if (hpshm__os_pool_source()[0] != '\0') {
+		probe_json_cgroups(&j, f);
+		probe_json_kernel(&j, f);
+	}
 	probe_json_config(&j, cfg);
 	json_object_close(&j);
 	if (json_end(&j) < 0)
@@ -510,6 +532,8 @@ static void probe_text(const struct probe_facts *f, const hpshm_config *cfg)
 	for (unsigned i = 0; (name = hpshm_config_key_name(i, &desc, NULL)) != NULL; i++) {
 		char value[HPSHM_TEXT_MAX];
 
+		if (!probe_key_applies(name))
+			continue;
 		if (hpshm_config_get(cfg, name, value, sizeof(value)) < 0)
 			snprintf(value, sizeof(value), "?");
 		printf("  %-16s = %-16s # %s\n", name, value, desc ? desc : "");

@@ -153,3 +153,27 @@ void hpshm__win_lock_memory_fix(struct hpshm__win_fix *r)
 		       "right out of a non-elevated administrator's token",
 		       sizeof(r->persist[1]));
 }
+
+/* Is this process's token an administrator's, filtered by User Account Control? */
+static int privilege_token_filtered(void)
+{
+	TOKEN_ELEVATION_TYPE type = TokenElevationTypeDefault;
+	HANDLE token;
+	DWORD len = 0;
+	int filtered = 0;
+
+	if (!hpshm__win_sys.open_process_token(GetCurrentProcess(), TOKEN_QUERY, &token))
+		return 0;
+	if (hpshm__win_sys.get_token_information(token, TokenElevationType, &type, sizeof(type), &len))
+		filtered = type == TokenElevationTypeLimited;
+	(void)hpshm__win_sys.close_handle(token);
+	return filtered;
+}
+
+const char *hpshm__win_lock_memory_hint(void)
+{
+	if (privilege_token_filtered())
+		return "grant the account \"Lock pages in memory\" (secpol.msc: User Rights Assignment), log on "
+		       "again, and start the program elevated: User Account Control filters this administrator's token";
+	return "grant the account \"Lock pages in memory\" (secpol.msc: User Rights Assignment), and log on again";
+}

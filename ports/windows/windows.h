@@ -98,6 +98,14 @@ struct hpshm__win_fix {
  */
 void hpshm__win_lock_memory_fix(struct hpshm__win_fix *f);
 
+/*
+ * The one-line hint for a token without SeLockMemoryPrivilege: grant the right and log on
+ * again, and start the program elevated only where that helps, in an administrator's token
+ * that User Account Control filtered (TokenElevationTypeLimited); never to a plain user, whom
+ * elevation would not give the right.
+ */
+const char *hpshm__win_lock_memory_hint(void);
+
 /* ---- security (ports/windows/security.c) ---- */
 
 /*
