@@ -22,15 +22,24 @@
  * pipe2(), so the pipe is made close-on-exec by fcntl() right after pipe(): a program another
  * thread starts in that window of a few instructions would keep the write end, and our read
  * would wait until that program exits or execs again.
+ *
+ * A child that must end with its parent (hpshm_child_spawn_ex()'s HPSHM_SPAWN_KILL_WITH_PARENT)
+ * gets PR_SET_PDEATHSIG on Linux between fork and exec; the signal survives exec (not a
+ * set-user-ID one).  Other POSIX systems have no equivalent everywhere, so they refuse the
+ * flag before starting anything rather than start a child that outlives the server.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -150,14 +159,52 @@ static int process_pipe(int fd[2])
 int hpshm__port_spawn(const char *path, char *const argv[], char *const envp[], const intptr_t *inherit, int ninherit,
 		 const void *reserve, size_t reserve_len, struct hpshm__process *child, hpshm_error *err)
 {
+	return hpshm__port_spawn_ex(path, argv, envp, inherit, ninherit, reserve, reserve_len, 0, child, err);
+}
+
+/*
+ * Between fork and exec: end the child with its parent when asked.  Linux ties
+ * PR_SET_PDEATHSIG to the thread that forked; a parent gone before the prctl (the child then
+ * belongs to a reaper, another pid) is caught by comparing getppid() with the pid the parent
+ * had.  Async-signal-safe.  0, or -1 with errno set: the child must not run.
+ */
+static int process_kill_with_parent(unsigned flags, pid_t parent)
+{
+	if (!(flags & HPSHM__SPAWN_KILL_WITH_PARENT))
+		return 0;
+#ifdef __linux__
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		return -1;
+	if (getppid() != parent)
+		_exit(127); /* nobody is left to read our error */
+	return 0;
+#else
+	(void)parent;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+int hpshm__port_spawn_ex(const char *path, char *const argv[], char *const envp[], const intptr_t *inherit,
+			 int ninherit, const void *reserve, size_t reserve_len, unsigned flags,
+			 struct hpshm__process *child, hpshm_error *err)
+{
 	char full[PROCESS_PATH_MAX];
 	int pipefd[2], child_errno = 0, saved;
+	pid_t parent = getpid();
 	ssize_t n;
 	pid_t p;
 
 	/* exec replaces the address space: nothing can be reserved in the new image from here. */
 	(void)reserve;
 	(void)reserve_len;
+#ifndef __linux__
+	if (flags & HPSHM__SPAWN_KILL_WITH_PARENT)
+		return hpshm_error_set(err, HPSHM_ENOTSUP, 0, NULL,
+				       "end the workers from the server's own shutdown path, or have them watch it",
+				       "cannot start %s to end with this process: this system has no parent-death "
+				       "signal (Linux PR_SET_PDEATHSIG) and no job objects (Windows)", path);
+#endif
 	saved = process_find(path, full, sizeof(full));
 	if (saved != 0)
 		return hpshm_error_set(err, HPSHM_ESYS, saved, "execve",
@@ -185,7 +232,8 @@ int hpshm__port_spawn(const char *path, char *const argv[], char *const envp[], 
 			if (fl >= 0)
 				(void)fcntl(fd, F_SETFD, fl & ~FD_CLOEXEC);
 		}
-		execve(full, argv, envp ? envp : environ);
+		if (process_kill_with_parent(flags, parent) == 0)
+			execve(full, argv, envp ? envp : environ);
 		child_errno = errno;
 		n = write(pipefd[1], &child_errno, sizeof(child_errno));
 		(void)n;
@@ -265,6 +313,32 @@ int hpshm__port_reservation_release(void *addr, size_t len)
 	(void)addr;
 	(void)len;
 	return 0; /* hpshm__port_spawn() reserves nothing on POSIX */
+}
+
+int hpshm__port_child_prepare(intptr_t process, const void *reserve, size_t reserve_len, const intptr_t *handles,
+			      int n, intptr_t *out, hpshm_error *err)
+{
+	(void)process;
+	(void)reserve;
+	(void)reserve_len;
+	(void)handles;
+	(void)n;
+	(void)out;
+	return hpshm_error_set(err, HPSHM_ENOTSUP, 0, NULL,
+			       "call hpshm_segment_inherit() in the forked child before its exec, or use "
+			       "hpshm_child_spawn()",
+			       "hpshm_child_prepare: a POSIX process cannot be prepared from outside before it runs "
+			       "(exec replaces its address space)");
+}
+
+void hpshm__port_child_unprepare(intptr_t process, const void *reserve, size_t reserve_len, const intptr_t *out,
+				 int n)
+{
+	(void)process;
+	(void)reserve;
+	(void)reserve_len;
+	(void)out;
+	(void)n;
 }
 
 char **hpshm__port_environ(void)
