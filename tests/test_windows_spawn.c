@@ -56,23 +56,56 @@ static hpshm_segment *segment(size_t size)
 	return seg;
 }
 
-/* Create "win_spawn_child stdin-attach ADDR" suspended, its standard input the pipe's read end. */
+/* A kill-on-close job of this test's process, made once and closed only by its end. */
+static HANDLE test_job(void)
+{
+	static HANDLE job;
+	JOBOBJECT_EXTENDED_LIMIT_INFORMATION li;
+
+	if (job == NULL) {
+		job = CreateJobObjectW(NULL, NULL);
+		cr_assert_not_null(job, "CreateJobObjectW: %lu", (unsigned long)GetLastError());
+		memset(&li, 0, sizeof(li));
+		li.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE;
+		cr_assert(SetInformationJobObject(job, JobObjectExtendedLimitInformation, &li, sizeof(li)));
+	}
+	return job;
+}
+
+/*
+ * Create "win_spawn_child stdin-attach ADDR" suspended, as a server would, its standard input
+ * the pipe's read end and nothing else of ours inherited (a handle list): a child left
+ * suspended by a failed assertion then holds no pipe the harness reads to its end.
+ */
 static PROCESS_INFORMATION create_suspended(const void *addr, HANDLE in)
 {
 	wchar_t path[MAX_PATH * 2], cmd[MAX_PATH * 3];
-	STARTUPINFOW si;
+	STARTUPINFOEXW si;
 	PROCESS_INFORMATION pi;
+	SIZE_T len = 0;
+	BOOL ok;
 
 	helper_path(path, MAX_PATH * 2);
 	swprintf(cmd, MAX_PATH * 3, L"\"%ls\" stdin-attach %llx", path, (unsigned long long)(uintptr_t)addr);
 	memset(&si, 0, sizeof(si));
-	si.cb = sizeof(si);
-	si.dwFlags = STARTF_USESTDHANDLES;
-	si.hStdInput = in;
-	si.hStdOutput = GetStdHandle(STD_OUTPUT_HANDLE);
-	si.hStdError = GetStdHandle(STD_ERROR_HANDLE);
-	cr_assert(CreateProcessW(path, cmd, NULL, NULL, TRUE, CREATE_SUSPENDED, NULL, NULL, &si, &pi),
-		  "CreateProcessW: %lu", (unsigned long)GetLastError());
+	si.StartupInfo.cb = sizeof(si);
+	si.StartupInfo.dwFlags = STARTF_USESTDHANDLES;
+	si.StartupInfo.hStdInput = in;
+	(void)InitializeProcThreadAttributeList(NULL, 1, 0, &len);
+	si.lpAttributeList = malloc(len);
+	cr_assert_not_null(si.lpAttributeList);
+	cr_assert(InitializeProcThreadAttributeList(si.lpAttributeList, 1, 0, &len));
+	cr_assert(UpdateProcThreadAttribute(si.lpAttributeList, 0, PROC_THREAD_ATTRIBUTE_HANDLE_LIST, &in, sizeof(in),
+					    NULL, NULL));
+	ok = CreateProcessW(path, cmd, NULL, NULL, TRUE, CREATE_SUSPENDED | EXTENDED_STARTUPINFO_PRESENT, NULL, NULL,
+			    &si.StartupInfo, &pi);
+	DeleteProcThreadAttributeList(si.lpAttributeList);
+	free(si.lpAttributeList);
+	cr_assert(ok, "CreateProcessW: %lu", (unsigned long)GetLastError());
+	/* Wine passes its Unix standard descriptors on whatever the list says: the child is tied to
+	 * this test's process, so one a failed assertion leaves suspended cannot hold them. */
+	cr_assert(AssignProcessToJobObject(test_job(), pi.hProcess), "AssignProcessToJobObject: %lu",
+		  (unsigned long)GetLastError());
 	return pi;
 }
 
