@@ -1200,7 +1200,7 @@ Test(reattach, spawn_ex_passes_an_extra_descriptor_to_that_child_only)
 	ssize_t n;
 
 	cr_assert_eq(pipe2(fd, O_CLOEXEC), 0);
-	snprintf(script, sizeof script, "printf through >&%d", fd[1]);
+	snprintf(script, sizeof script, "printf through > /proc/self/fd/%d", fd[1]); /* dash: no fd > 9 */
 	memset(&opt, 0, sizeof opt);
 	opt.version = HPSHM_SPAWN_OPTIONS_VERSION;
 	extra = fd[1];

@@ -24,22 +24,18 @@
  * would wait until that program exits or execs again.
  *
  * A child that must end with its parent (hpshm_child_spawn_ex()'s HPSHM_SPAWN_KILL_WITH_PARENT)
- * gets PR_SET_PDEATHSIG on Linux between fork and exec; the signal survives exec (not a
- * set-user-ID one).  Other POSIX systems have no equivalent everywhere, so they refuse the
- * flag before starting anything rather than start a child that outlives the server.
+ * is set up for it between fork and exec by the OS folder (posix.h: Linux's PR_SET_PDEATHSIG,
+ * which survives exec); a system that cannot do it refuses the flag before starting anything
+ * rather than start a child that outlives the server.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#ifdef __linux__
-#include <sys/prctl.h>
-#endif
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -162,29 +158,6 @@ int hpshm__port_spawn(const char *path, char *const argv[], char *const envp[], 
 	return hpshm__port_spawn_ex(path, argv, envp, inherit, ninherit, reserve, reserve_len, 0, child, err);
 }
 
-/*
- * Between fork and exec: end the child with its parent when asked.  Linux ties
- * PR_SET_PDEATHSIG to the thread that forked; a parent gone before the prctl (the child then
- * belongs to a reaper, another pid) is caught by comparing getppid() with the pid the parent
- * had.  Async-signal-safe.  0, or -1 with errno set: the child must not run.
- */
-static int process_kill_with_parent(unsigned flags, pid_t parent)
-{
-	if (!(flags & HPSHM__SPAWN_KILL_WITH_PARENT))
-		return 0;
-#ifdef __linux__
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
-		return -1;
-	if (getppid() != parent)
-		_exit(127); /* nobody is left to read our error */
-	return 0;
-#else
-	(void)parent;
-	errno = ENOSYS;
-	return -1;
-#endif
-}
-
 int hpshm__port_spawn_ex(const char *path, char *const argv[], char *const envp[], const intptr_t *inherit,
 			 int ninherit, const void *reserve, size_t reserve_len, unsigned flags,
 			 struct hpshm__process *child, hpshm_error *err)
@@ -198,13 +171,11 @@ int hpshm__port_spawn_ex(const char *path, char *const argv[], char *const envp[
 	/* exec replaces the address space: nothing can be reserved in the new image from here. */
 	(void)reserve;
 	(void)reserve_len;
-#ifndef __linux__
-	if (flags & HPSHM__SPAWN_KILL_WITH_PARENT)
+	if ((flags & HPSHM__SPAWN_KILL_WITH_PARENT) && !hpshm__posix_can_end_with_parent())
 		return hpshm_error_set(err, HPSHM_ENOTSUP, 0, NULL,
 				       "end the workers from the server's own shutdown path, or have them watch it",
 				       "cannot start %s to end with this process: this system has no parent-death "
 				       "signal (Linux PR_SET_PDEATHSIG) and no job objects (Windows)", path);
-#endif
 	saved = process_find(path, full, sizeof(full));
 	if (saved != 0)
 		return hpshm_error_set(err, HPSHM_ESYS, saved, "execve",
@@ -232,7 +203,7 @@ int hpshm__port_spawn_ex(const char *path, char *const argv[], char *const envp[
 			if (fl >= 0)
 				(void)fcntl(fd, F_SETFD, fl & ~FD_CLOEXEC);
 		}
-		if (process_kill_with_parent(flags, parent) == 0)
+		if (!(flags & HPSHM__SPAWN_KILL_WITH_PARENT) || hpshm__posix_end_with_parent(parent) == 0)
 			execve(full, argv, envp ? envp : environ);
 		child_errno = errno;
 		n = write(pipefd[1], &child_errno, sizeof(child_errno));
