@@ -758,7 +758,7 @@ typedef struct hpshm_spawn_options {
 	unsigned        flags;       /**< hpshm_spawn_flag bits */
 	const intptr_t *handles;     /**< more objects the child keeps, under the same value: descriptors
 	                                  (POSIX) or HANDLEs (Windows: sockets, pipe ends); NULL if none */
-	size_t          nhandles;    /**< how many handles; at most 60 with the segment's own */
+	size_t          nhandles;    /**< how many handles, at most 62 */
 	uint64_t        reserved[6]; /**< zero: room for the members of later versions */
 } hpshm_spawn_options;
 
