@@ -73,13 +73,24 @@ int hpshm_segment_open(hpshm_segment **out, const char *name, const hpshm_config
 int hpshm_child_spawn(const hpshm_segment *seg, const char *path, char *const argv[], char *const envp[],
 		      hpshm_child *child, hpshm_error *err)
 {
-	int rc = hpshm__child_spawn(seg, path, argv, envp, child, err);
+	return hpshm_child_spawn_ex(seg, path, argv, envp, NULL, child, err);
+}
+
+int hpshm_child_spawn_ex(const hpshm_segment *seg, const char *path, char *const argv[], char *const envp[],
+			 const hpshm_spawn_options *opt, hpshm_child *child, hpshm_error *err)
+{
+	int rc = hpshm__child_spawn(seg, path, argv, envp, opt, child, err);
 
 	if (rc == 0) {
 		child->version = HPSHM_CHILD_VERSION;
 		memset(child->reserved, 0, sizeof(child->reserved));
 	}
 	return rc;
+}
+
+int hpshm_child_prepare(const hpshm_segment *seg, void *process, char *buf, size_t len, hpshm_error *err)
+{
+	return hpshm__child_prepare(seg, process, buf, len, err);
 }
 
 /* The caller's callback and pointer, behind the stamping one. */

@@ -432,21 +432,69 @@ int hpshm__segment_attach_env(hpshm_segment **out, const hpshm_config *cfg, hpsh
 	return hpshm__segment_attach(out, token, cfg, err);
 }
 
+/* The extra handles the child keeps: with the segment's two, a Windows handle list holds 64. */
+#define CHILD_HANDLES_MAX 62
+
+/* Is opt what this library can do?  0, or HPSHM_EINVAL naming what is not. */
+static int child_options_check(const hpshm_spawn_options *opt, hpshm_error *err)
+{
+	if (opt == NULL)
+		return 0;
+	if (opt->version != HPSHM_SPAWN_OPTIONS_VERSION)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "set version to HPSHM_SPAWN_OPTIONS_VERSION",
+				       "hpshm_child_spawn_ex: options version %u, this library knows %u", opt->version,
+				       HPSHM_SPAWN_OPTIONS_VERSION);
+	if (opt->flags & ~(unsigned)HPSHM_SPAWN_KILL_WITH_PARENT)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass only hpshm_spawn_flag bits",
+				       "hpshm_child_spawn_ex: unknown flags 0x%x", opt->flags);
+	for (size_t i = 0; i < sizeof(opt->reserved) / sizeof(opt->reserved[0]); i++)
+		if (opt->reserved[i] != 0)
+			return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "zero the options before setting them",
+					       "hpshm_child_spawn_ex: reserved member %zu is not zero", i);
+	if (opt->nhandles > CHILD_HANDLES_MAX || (opt->nhandles > 0 && opt->handles == NULL))
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL,
+				       "hpshm_child_spawn_ex: %zu handles%s: a child takes 0 to %d", opt->nhandles,
+				       opt->handles == NULL ? " and no array" : "", CHILD_HANDLES_MAX);
+	return 0;
+}
+
+/* The handles a child of seg needs: the segment's and its companion's, where the provider says
+ * attach takes them by inheritance.  Their number. */
+static int child_handles(const hpshm_segment *seg, intptr_t *out)
+{
+	int n = 0;
+
+	/* A segment found by path or SysV id needs none, and a stray one would outlive detach. */
+	if (seg->map.flags & HPSHM_MAP_INHERIT)
+		out[n++] = seg->map.handle;
+	if (seg->companion.map.addr && (seg->companion.map.flags & HPSHM_MAP_INHERIT))
+		out[n++] = seg->companion.map.handle;
+	return n;
+}
+
+/* The range a child must find free: the segment and its companion's granule. */
+static size_t child_reserve_len(const hpshm_segment *seg)
+{
+	return seg->map.size + (seg->companion.map.addr ? HPSHM__ADDRESS_GRANULE : 0);
+}
+
 int hpshm__child_spawn(const hpshm_segment *seg, const char *path, char *const argv[], char *const envp[],
-		       hpshm_child *child, hpshm_error *err)
+		       const hpshm_spawn_options *opt, hpshm_child *child, hpshm_error *err)
 {
 	char *const *src = envp ? envp : hpshm__port_environ();
 	char tokvar[HPSHM_TOKEN_MAX + 16] = "HPSHM_TOKEN=";
 	char **env;
 	size_t n = 0, k = 0;
 	struct hpshm__process proc;
-	intptr_t inherit[2];
-	int rc, ninherit = 0;
+	intptr_t inherit[2 + CHILD_HANDLES_MAX];
+	int rc, ninherit;
 
 	if (err)
 		memset(err, 0, sizeof(*err));
 	if (!seg || !path || !argv || !child)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_child_spawn: NULL argument");
+	if ((rc = child_options_check(opt, err)) < 0)
+		return rc;
 	rc = hpshm_segment_token(seg, tokvar + strlen(tokvar), sizeof(tokvar) - strlen(tokvar), err);
 	if (rc < 0)
 		return rc;
@@ -460,22 +508,52 @@ int hpshm__child_spawn(const hpshm_segment *seg, const char *path, char *const a
 			env[k++] = src[i];
 	env[k++] = tokvar;
 	env[k] = NULL;
-	/* The child inherits the segment's handle (a descriptor, a section HANDLE) only when the
-	 * provider says attach needs it; a segment found by path or SysV id needs none, and a stray
-	 * one would outlive detach.  The segment's range is reserved in the child where the OS
-	 * allows it. */
-	if (seg->map.flags & HPSHM_MAP_INHERIT)
-		inherit[ninherit++] = seg->map.handle;
-	if (seg->companion.map.addr && (seg->companion.map.flags & HPSHM_MAP_INHERIT))
-		inherit[ninherit++] = seg->companion.map.handle;
-	rc = hpshm__port_spawn(path, argv, env, inherit, ninherit, seg->map.addr,
-			  seg->map.size + (seg->companion.map.addr ? HPSHM__ADDRESS_GRANULE : 0), &proc, err);
+	/* The child inherits the segment's handles and the caller's extra ones, and finds the
+	 * segment's range reserved where the OS allows it. */
+	ninherit = child_handles(seg, inherit);
+	for (size_t i = 0; opt != NULL && i < opt->nhandles; i++)
+		inherit[ninherit++] = opt->handles[i];
+	rc = hpshm__port_spawn_ex(path, argv, env, inherit, ninherit, seg->map.addr, child_reserve_len(seg),
+				  opt != NULL && (opt->flags & HPSHM_SPAWN_KILL_WITH_PARENT) ? HPSHM__SPAWN_KILL_WITH_PARENT
+											   : 0,
+				  &proc, err);
 	free(env);
 	if (rc < 0)
 		return rc;
 	child->pid = proc.pid;
 	child->handle = (void *)proc.handle;
 	return 0;
+}
+
+int hpshm__child_prepare(const hpshm_segment *seg, void *process, char *buf, size_t len, hpshm_error *err)
+{
+	char tok[HPSHM_TOKEN_MAX];
+	intptr_t ours[2], got[2], theirs[2];
+	int n, rc;
+
+	if (err)
+		memset(err, 0, sizeof(*err));
+	if (!seg || !process || !buf)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_child_prepare: NULL argument");
+	/* The token first: a segment that cannot be re-attached says so before the child is touched. */
+	rc = hpshm_segment_token(seg, tok, sizeof(tok), err);
+	if (rc < 0)
+		return rc;
+	n = child_handles(seg, ours);
+	rc = hpshm__port_child_prepare((intptr_t)process, seg->map.addr, child_reserve_len(seg), ours, n, got, err);
+	if (rc < 0)
+		return rc;
+	/* The token names each handle the child got by its value there; child_handles() listed the
+	 * segment's first, and the companion's only when it has one to pass. */
+	theirs[0] = seg->map.handle;
+	theirs[1] = seg->companion.map.handle;
+	for (int i = 0, k = 0; i < 2 && k < n; i++)
+		if (ours[k] == theirs[i])
+			theirs[i] = got[k++];
+	rc = hpshm__segment_token_as(seg, theirs, buf, len, err);
+	if (rc < 0)
+		hpshm__port_child_unprepare((intptr_t)process, seg->map.addr, child_reserve_len(seg), got, n);
+	return rc;
 }
 
 int hpshm_segment_inherit(const hpshm_segment *seg, char *buf, size_t len, hpshm_error *err)

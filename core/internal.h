@@ -248,7 +248,14 @@ int hpshm__segment_create_ex(hpshm_segment **out, size_t size, const hpshm_confi
 int hpshm__segment_attach(hpshm_segment **out, const char *token, const hpshm_config *cfg, hpshm_error *err);
 int hpshm__segment_attach_env(hpshm_segment **out, const hpshm_config *cfg, hpshm_error *err);
 int hpshm__child_spawn(const hpshm_segment *seg, const char *path, char *const argv[], char *const envp[],
-		       hpshm_child *child, hpshm_error *err);
+		       const hpshm_spawn_options *opt, hpshm_child *child, hpshm_error *err);
+int hpshm__child_prepare(const hpshm_segment *seg, void *process, char *buf, size_t len, hpshm_error *err);
+/*
+ * hpshm_segment_token() with the segment's handle and its companion's given as handles[0] and
+ * handles[1] (the values a prepared child holds them under), or the segment's own (NULL).
+ */
+int hpshm__segment_token_as(const hpshm_segment *seg, const intptr_t *handles, char *buf, size_t len,
+			    hpshm_error *err);
 int hpshm__objects_list(hpshm_object_fn fn, void *user, hpshm_error *err);
 int hpshm__requirements(size_t size, size_t page_size, const hpshm_config *cfg, hpshm_requirement_fn fn,
 			void *user, hpshm_error *err);

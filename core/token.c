@@ -61,7 +61,14 @@ static const char *token_reattach_hint(char *buf, size_t len)
 
 int hpshm_segment_token(const hpshm_segment *seg, char *buf, size_t len, hpshm_error *err)
 {
+	return hpshm__segment_token_as(seg, NULL, buf, len, err);
+}
+
+int hpshm__segment_token_as(const hpshm_segment *seg, const intptr_t *handles, char *buf, size_t len,
+			    hpshm_error *err)
+{
 	char id[HPSHM_PATH_MAX], hdr[HPSHM_PATH_MAX], tok[HPSHM_TOKEN_MAX], hint[HPSHM_TEXT_MAX];
+	struct hpshm_mapping map, comp;
 	int n;
 
 	if (!seg || !buf)
@@ -77,13 +84,20 @@ int hpshm_segment_token(const hpshm_segment *seg, char *buf, size_t len, hpshm_e
 				       "open the segment with reattach=exec, which maps it at its creator's address",
 				       "segment from %s was opened at %p, not at its creator's address: a child could "
 				       "not map it where its pointers lead", seg->inst.name, seg->map.addr);
-	n = seg->inst.ops->identify(&seg->inst, &seg->map, id, sizeof(id));
+	/* A prepared child holds the handles under other values (hpshm__child_prepare()). */
+	map = seg->map;
+	comp = seg->companion.map;
+	if (handles != NULL) {
+		map.handle = handles[0];
+		comp.handle = handles[1];
+	}
+	n = seg->inst.ops->identify(&seg->inst, &map, id, sizeof(id));
 	if (n < 0 || (size_t)n >= sizeof(id) || strpbrk(id, ": \t\n"))
 		return hpshm_error_set(err, HPSHM_ENOTSUP, 0, NULL, NULL, "provider %s cannot name this segment",
 				       seg->inst.name);
 	strcpy(hdr, seg->header == &seg->held ? "tag" : "tail");
 	if (seg->companion.map.addr) {
-		n = seg->companion.inst.ops->identify(&seg->companion.inst, &seg->companion.map, hdr, sizeof(hdr));
+		n = seg->companion.inst.ops->identify(&seg->companion.inst, &comp, hdr, sizeof(hdr));
 		if (n < 0 || (size_t)n >= sizeof(hdr) || strpbrk(hdr, ": \t\n") || strcmp(hdr, "tail") == 0 ||
 		    strcmp(hdr, "tag") == 0)
 			return hpshm_error_set(err, HPSHM_ENOTSUP, 0, NULL, NULL,

@@ -732,6 +732,83 @@ typedef struct hpshm_child {
 HPSHM_API int hpshm_child_spawn(const hpshm_segment *seg, const char *path, char *const argv[], char *const envp[],
 				hpshm_child *child, hpshm_error *err);
 
+/** hpshm_spawn_options.version this library knows. */
+#define HPSHM_SPAWN_OPTIONS_VERSION 1
+
+/** hpshm_spawn_options.flags. */
+typedef enum hpshm_spawn_flag {
+	/** End the child when this process ends, however it ends (a crash, TerminateProcess, SIGKILL).
+	 *  Windows: the child is put, before it runs, in a job object this library keeps for the
+	 *  process with JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE; the job's last handle closes when this
+	 *  process ends, and Windows ends every process in it, the child's own children included.
+	 *  Linux: prctl(PR_SET_PDEATHSIG, SIGKILL) in the child before exec, which the kernel ties
+	 *  to the thread that spawned it: call from a thread that lives as long as the child should.
+	 *  Other systems have no such mechanism: HPSHM_ENOTSUP, and no child is started. */
+	HPSHM_SPAWN_KILL_WITH_PARENT = 1
+} hpshm_spawn_flag;
+
+/**
+ * What hpshm_child_spawn_ex() does beyond hpshm_child_spawn().  Zero it, set version, then
+ * the members wanted; a library reads only the members of the version it is given, and
+ * refuses a non-zero reserved tail (HPSHM_EINVAL), so a program built for a later version is
+ * told rather than half served.
+ */
+typedef struct hpshm_spawn_options {
+	unsigned        version;     /**< HPSHM_SPAWN_OPTIONS_VERSION */
+	unsigned        flags;       /**< hpshm_spawn_flag bits */
+	const intptr_t *handles;     /**< more objects the child keeps, under the same value: descriptors
+	                                  (POSIX) or HANDLEs (Windows: sockets, pipe ends); NULL if none */
+	size_t          nhandles;    /**< how many handles, at most 62 */
+	uint64_t        reserved[6]; /**< zero: room for the members of later versions */
+} hpshm_spawn_options;
+
+/**
+ * hpshm_child_spawn() with options: extra handles the child keeps (its other end of a pipe, a
+ * listening socket), passed to that child only, as the segment's are (POSIX: their
+ * close-on-exec flag cleared in the child between fork and exec; Windows: added to the
+ * child's PROC_THREAD_ATTRIBUTE_HANDLE_LIST, made inheritable just for its CreateProcessW()
+ * if they were not), and HPSHM_SPAWN_KILL_WITH_PARENT.  opt NULL is hpshm_child_spawn().
+ * @param seg  the segment (created with reattach=exec)
+ * @param path the program
+ * @param argv its arguments, NULL-terminated (argv[0] included)
+ * @param envp its environment, NULL-terminated, or NULL for this process's
+ * @param opt  the options, or NULL
+ * @param[out] child the started child
+ * @param err  filled on failure, may be NULL
+ * @return 0, HPSHM_EINVAL (an unknown version, flag or a non-zero reserved member, too many
+ *         handles, a handle not open here), HPSHM_ENOTSUP (HPSHM_SPAWN_KILL_WITH_PARENT where
+ *         the system has no way to do it), or another negative HPSHM_E* code
+ */
+HPSHM_API int hpshm_child_spawn_ex(const hpshm_segment *seg, const char *path, char *const argv[],
+				   char *const envp[], const hpshm_spawn_options *opt, hpshm_child *child,
+				   hpshm_error *err);
+
+/**
+ * Windows: prepare a child that a server created itself, suspended (CREATE_SUSPENDED), to
+ * attach seg: the segment's range is reserved in it (as hpshm_child_spawn() does, so that
+ * neither its DLLs nor its heaps take the address before it attaches), the segment's handles
+ * are duplicated into that process alone (nothing of this process becomes inheritable), and
+ * the token the child passes to hpshm_segment_attach() is written to buf, with the handle
+ * values the child has.  The server then hands the child the token through a channel the
+ * child reads once it runs (its standard input, a pipe, a parameter block in shared memory as
+ * PostgreSQL passes its backends' handles: the command line and environment are fixed once
+ * CreateProcess() returned), and resumes it.  If the server ends the child instead, the
+ * handles and the reservation go with it.  Call it once per child.
+ * POSIX has no suspended child to prepare (exec replaces the address space): HPSHM_ENOTSUP;
+ * there hpshm_segment_inherit() in the forked child, before its exec, does the same.
+ * @param seg     the segment, created with reattach=exec
+ * @param process the child's process HANDLE, with PROCESS_VM_OPERATION and PROCESS_DUP_HANDLE
+ *                access (CreateProcess()'s hProcess has all access)
+ * @param buf     where to write the token; HPSHM_TOKEN_MAX bytes are always enough
+ * @param len     size of buf
+ * @param err     filled on failure, may be NULL
+ * @return the token's length; or HPSHM_ENOTSUP (not re-attachable, or not Windows), HPSHM_EEXIST
+ *         (the range is taken in the child: err names it), HPSHM_EINVAL, HPSHM_ESYS; on failure
+ *         nothing is left in the child
+ */
+HPSHM_API int hpshm_child_prepare(const hpshm_segment *seg, void *process, char *buf, size_t len,
+				  hpshm_error *err);
+
 /**
  * Wait for a child started by hpshm_child_spawn().
  * @param child the child
@@ -765,6 +842,11 @@ HPSHM_API int hpshm_child_wait(hpshm_child *child, int *status, hpshm_error *err
  *     hands it the handles: serialise process starts with it, or use hpshm_child_spawn().
  *   - A process manager that fork()s and then execs can also call hpshm_segment_inherit() in
  *     the forked child, before its exec: only that child's descriptor changes.
+ *   - hpshm_child_spawn_ex(): hpshm_child_spawn() with more handles for the child (pipes,
+ *     sockets) and HPSHM_SPAWN_KILL_WITH_PARENT for workers that must not outlive the server.
+ *   - hpshm_child_prepare() (Windows): for a server that calls CreateProcess() itself: create
+ *     the worker suspended, prepare it, give it the token, resume it.  Only that child gets
+ *     the handles, and its range is kept free, with no window for other threads.
  * @param seg the segment, created with reattach=exec
  * @param buf where to write the token; HPSHM_TOKEN_MAX bytes are always enough
  * @param len size of buf

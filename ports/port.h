@@ -252,6 +252,28 @@ struct hpshm__process {
  */
 int hpshm__port_spawn(const char *path, char *const argv[], char *const envp[], const intptr_t *inherit, int ninherit,
 		 const void *reserve, size_t reserve_len, struct hpshm__process *child, hpshm_error *err);
+/* hpshm__port_spawn_ex()'s flags. */
+#define HPSHM__SPAWN_KILL_WITH_PARENT 1u /* the child ends when this process ends (hpshm.h's flag) */
+/*
+ * hpshm__port_spawn() with flags.  HPSHM__SPAWN_KILL_WITH_PARENT: Windows puts the child, still
+ * suspended, in this process's kill-on-close job object; Linux sets PR_SET_PDEATHSIG to
+ * SIGKILL in the child before exec (and ends it there if the parent is already gone); other
+ * systems answer HPSHM_ENOTSUP before starting anything.
+ */
+int hpshm__port_spawn_ex(const char *path, char *const argv[], char *const envp[], const intptr_t *inherit,
+			 int ninherit, const void *reserve, size_t reserve_len, unsigned flags,
+			 struct hpshm__process *child, hpshm_error *err);
+/*
+ * Windows: in process, a child its caller created suspended, reserve [reserve, reserve+len)
+ * as hpshm__port_spawn() does and duplicate handles[0..n) into it (not inheritable there);
+ * out[i] is handles[i]'s value in the child.  0, or an error with nothing left in the child.
+ * POSIX: HPSHM_ENOTSUP (no process can be prepared from outside before it runs).
+ */
+int hpshm__port_child_prepare(intptr_t process, const void *reserve, size_t reserve_len, const intptr_t *handles,
+			      int n, intptr_t *out, hpshm_error *err);
+/* Undo hpshm__port_child_prepare(): out[0..n) closed in process, the range released there. */
+void hpshm__port_child_unprepare(intptr_t process, const void *reserve, size_t reserve_len, const intptr_t *out,
+				 int n);
 /* Wait for a child of hpshm__port_spawn() and release its handle: *status is its exit code, or
  * 128 + the signal that ended it (Windows: an exception code is reported as the signal C
  * raises for it, 0xC0000005 as SIGSEGV). */

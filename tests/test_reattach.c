@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -1182,3 +1183,108 @@ Test(reattach, a_stale_token_refuses_the_segment_that_got_its_id_after_its_creat
 	stale_case(1);
 }
 #endif
+
+/* ---- hpshm_child_spawn_ex: extra descriptors, ending with the parent ---- */
+
+Test(reattach, spawn_ex_passes_an_extra_descriptor_to_that_child_only)
+{
+	hpshm_config *cfg;
+	hpshm_segment *seg = spawn_segment(&cfg);
+	char sh[] = "/bin/sh", dash_c[] = "-c", script[64], got[32] = "";
+	char *argv[] = {sh, dash_c, script, NULL};
+	hpshm_spawn_options opt;
+	intptr_t extra;
+	hpshm_child kid;
+	hpshm_error err;
+	int fd[2], status = -1;
+	ssize_t n;
+
+	cr_assert_eq(pipe2(fd, O_CLOEXEC), 0);
+	snprintf(script, sizeof script, "printf through > /proc/self/fd/%d", fd[1]); /* dash: no fd > 9 */
+	memset(&opt, 0, sizeof opt);
+	opt.version = HPSHM_SPAWN_OPTIONS_VERSION;
+	extra = fd[1];
+	opt.handles = &extra;
+	opt.nhandles = 1;
+	cr_assert_eq(hpshm_child_spawn_ex(seg, sh, argv, NULL, &opt, &kid, &err), 0, "%s", err.message);
+	/* Ours keeps its close-on-exec flag: no other program this process starts gets it. */
+	cr_assert(fcntl(fd[1], F_GETFD) & FD_CLOEXEC, "the descriptor lost FD_CLOEXEC in the parent");
+	close(fd[1]);
+	cr_assert_eq(hpshm_child_wait(&kid, &status, &err), 0, "%s", err.message);
+	n = read(fd[0], got, sizeof got - 1);
+	close(fd[0]);
+	cr_assert_eq(status, 0, "the child could not write to descriptor %d (status %d)", fd[1], status);
+	cr_assert_eq(n, 7, "read %zd bytes", n);
+	cr_assert_str_eq(got, "through");
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	hpshm_config_free(cfg);
+}
+
+/*
+ * A server (a process of hpt_fork()) starts a worker that must end with it, tells us its pid and
+ * exits.  This test is the child subreaper, so the orphaned worker becomes ours to wait for:
+ * it must end, killed (or ended at its start if the server was gone first), within seconds,
+ * where it would otherwise sleep for a minute.
+ */
+Test(reattach, spawn_ex_worker_ends_when_its_server_exits)
+{
+	int fd[2], status = -1, ended = 0;
+	pid_t server, worker = 0;
+	ssize_t n;
+
+	cr_assert_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	cr_assert_eq(pipe(fd), 0);
+	server = hpt_fork();
+	if (server == 0) {
+		char sleep_prog[] = "/bin/sleep", secs[] = "60";
+		char *argv[] = {sleep_prog, secs, NULL};
+		hpshm_spawn_options opt;
+		hpshm_config *cfg = NULL;
+		hpshm_segment *seg = NULL;
+		hpshm_child kid;
+		pid_t pid = 0;
+
+		memset(&opt, 0, sizeof opt);
+		opt.version = HPSHM_SPAWN_OPTIONS_VERSION;
+		opt.flags = HPSHM_SPAWN_KILL_WITH_PARENT;
+		if (hpshm_config_new(&cfg) == 0 &&
+		    hpshm_config_parse(cfg, "provider=plain,huge_pages=off,reattach=exec", NULL) == 0 &&
+		    hpshm_segment_create(&seg, 65536, cfg, NULL) == 0 &&
+		    hpshm_child_spawn_ex(seg, sleep_prog, argv, NULL, &opt, &kid, NULL) == 0)
+			pid = (pid_t)kid.pid;
+		n = write(fd[1], &pid, sizeof pid);
+		_exit(n == (ssize_t)sizeof pid ? 0 : 1); /* the segment goes with us; the worker must too */
+	}
+	close(fd[1]);
+	n = read(fd[0], &worker, sizeof worker);
+	close(fd[0]);
+	cr_assert_eq(waitpid(server, &status, 0), server);
+	cr_assert_eq(n, (ssize_t)sizeof worker);
+	cr_assert_gt(worker, 0, "the server could not start its worker");
+	for (int i = 0; i < 100 && !ended; i++) {
+		ended = waitpid(worker, &status, WNOHANG) == worker;
+		if (!ended)
+			usleep(100000);
+	}
+	if (!ended) {
+		kill(worker, SIGKILL); /* ours: the test started it */
+		waitpid(worker, &status, 0);
+	}
+	cr_assert(ended, "the worker outlived its server by 10 s");
+	cr_assert((WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) || (WIFEXITED(status) && WEXITSTATUS(status) == 127),
+		  "the worker ended otherwise: status 0x%x", status);
+}
+
+Test(reattach, child_prepare_is_for_windows_and_names_what_to_use_instead)
+{
+	hpshm_config *cfg;
+	hpshm_segment *seg = spawn_segment(&cfg);
+	char token[HPSHM_TOKEN_MAX];
+	hpshm_error err;
+	int process = 0;
+
+	cr_assert_eq(hpshm_child_prepare(seg, &process, token, sizeof token, &err), HPSHM_ENOTSUP);
+	cr_assert(hpt_contains(err.hint, "hpshm_segment_inherit"), "%s", err.hint);
+	cr_assert_eq(hpshm_segment_destroy(seg), 0);
+	hpshm_config_free(cfg);
+}

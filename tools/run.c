@@ -22,8 +22,9 @@
  * is what `hpshm gc` is for.
  *
  * Windows sends Ctrl-C and Ctrl-Break to every process attached to the console, the child
- * included, and has no other signals to forward: there run only ignores SIGINT (the C
- * runtime's console handler) while the child runs, so it lives to destroy the segment.
+ * included, and has no other signals to forward: there run only ignores SIGINT and SIGBREAK
+ * (the C runtime's console handler maps the two events to them) while the child runs, so it
+ * lives to destroy the segment.
  *
  * Exit status: the child's (128 + the signal if a signal ended it); 1 if the segment could
  * not be created or destroyed; 126 or 127 if CMD could not be started (as a shell does:
@@ -44,7 +45,10 @@
 #define RUN_EXIT_NOT_FOUND   127
 
 #ifdef _WIN32
-static const int run_forwarded[] = { SIGINT };
+/* The C runtime's console handler turns CTRL_C_EVENT into SIGINT and CTRL_BREAK_EVENT into
+ * SIGBREAK, and answers "handled" for a signal set to SIG_IGN: the same as a
+ * SetConsoleCtrlHandler() routine, without a Windows header in the tool. */
+static const int run_forwarded[] = { SIGINT, SIGBREAK };
 typedef void (*run_saved)(int); /* a handler signal() replaced */
 #else
 static const int run_forwarded[] = { SIGINT, SIGTERM, SIGHUP };
@@ -64,14 +68,20 @@ static volatile sig_atomic_t run_pending;   /* a signal caught before that, or 0
 /* Nothing to forward (see above): the signal is only kept from ending us first. */
 static int run_install_handlers(run_saved *old)
 {
-	old[0] = signal(SIGINT, SIG_IGN);
-	return old[0] == SIG_ERR ? -1 : 0;
+	int rc = 0;
+
+	for (size_t i = 0; i < sizeof(run_forwarded) / sizeof(run_forwarded[0]); i++) {
+		old[i] = signal(run_forwarded[i], SIG_IGN);
+		rc = old[i] == SIG_ERR ? -1 : rc;
+	}
+	return rc;
 }
 
 static void run_restore_handlers(const run_saved *old)
 {
-	if (old[0] != SIG_ERR)
-		(void)signal(SIGINT, old[0]);
+	for (size_t i = 0; i < sizeof(run_forwarded) / sizeof(run_forwarded[0]); i++)
+		if (old[i] != SIG_ERR)
+			(void)signal(run_forwarded[i], old[i]);
 }
 
 static void run_forward(long long pid, int sig)

@@ -21,11 +21,14 @@
  * kernel's AT_SECURE flag.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
 #include "linux/linux.h"
 #include "posix/posix.h"
@@ -106,4 +109,23 @@ const char *hpshm__port_getenv(const char *name)
 	/* glibc and musl answer NULL when the kernel says AT_SECURE: setuid, setgid, or file
 	 * capabilities, which a uid comparison alone would miss. */
 	return hpshm__linux_sys.secure_getenv(name);
+}
+
+int hpshm__posix_can_end_with_parent(void)
+{
+	return 1;
+}
+
+/*
+ * The kernel sends the signal when the thread that forked us ends (not the whole process:
+ * hpshm.h says so); a parent that was gone before the prctl() left us with another parent
+ * (init or a subreaper), which getppid() shows.
+ */
+int hpshm__posix_end_with_parent(pid_t parent)
+{
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		return -1;
+	if (getppid() != parent)
+		_exit(127); /* nobody is left to read our error */
+	return 0;
 }

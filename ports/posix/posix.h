@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /*
  * 64 unpredictable bits the POSIX way: from /dev/urandom, or, where it cannot be read (a
@@ -45,5 +46,16 @@ int hpshm__posix_touch(void *addr, size_t len, size_t step, size_t *bad);
  */
 int hpshm__posix_pick_address(size_t len, size_t align, int flags, int fd, int (*busy)(uintptr_t at, size_t len),
 			      void **out);
+
+/*
+ * Ending a child with its parent (hpshm__port_spawn_ex()'s HPSHM__SPAWN_KILL_WITH_PARENT), which
+ * only some systems can do: ports/linux/process.c with PR_SET_PDEATHSIG, the fallback
+ * ports/posix/parent_none.c not at all.  hpshm__posix_can_end_with_parent(): 1 or 0, asked
+ * before the fork.  hpshm__posix_end_with_parent(): called in the child between fork and
+ * exec (async-signal-safe), parent the pid the parent had before the fork: 0, or -1 with errno
+ * set; a child whose parent is already gone never returns.
+ */
+int hpshm__posix_can_end_with_parent(void);
+int hpshm__posix_end_with_parent(pid_t parent);
 
 #endif /* HPSHM_PORTS_POSIX_POSIX_H */

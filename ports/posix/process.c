@@ -22,6 +22,11 @@
  * pipe2(), so the pipe is made close-on-exec by fcntl() right after pipe(): a program another
  * thread starts in that window of a few instructions would keep the write end, and our read
  * would wait until that program exits or execs again.
+ *
+ * A child that must end with its parent (hpshm_child_spawn_ex()'s HPSHM_SPAWN_KILL_WITH_PARENT)
+ * is set up for it between fork and exec by the OS folder (posix.h: Linux's PR_SET_PDEATHSIG,
+ * which survives exec); a system that cannot do it refuses the flag before starting anything
+ * rather than start a child that outlives the server.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -150,14 +155,27 @@ static int process_pipe(int fd[2])
 int hpshm__port_spawn(const char *path, char *const argv[], char *const envp[], const intptr_t *inherit, int ninherit,
 		 const void *reserve, size_t reserve_len, struct hpshm__process *child, hpshm_error *err)
 {
+	return hpshm__port_spawn_ex(path, argv, envp, inherit, ninherit, reserve, reserve_len, 0, child, err);
+}
+
+int hpshm__port_spawn_ex(const char *path, char *const argv[], char *const envp[], const intptr_t *inherit,
+			 int ninherit, const void *reserve, size_t reserve_len, unsigned flags,
+			 struct hpshm__process *child, hpshm_error *err)
+{
 	char full[PROCESS_PATH_MAX];
 	int pipefd[2], child_errno = 0, saved;
+	pid_t parent = getpid();
 	ssize_t n;
 	pid_t p;
 
 	/* exec replaces the address space: nothing can be reserved in the new image from here. */
 	(void)reserve;
 	(void)reserve_len;
+	if ((flags & HPSHM__SPAWN_KILL_WITH_PARENT) && !hpshm__posix_can_end_with_parent())
+		return hpshm_error_set(err, HPSHM_ENOTSUP, 0, NULL,
+				       "end the workers from the server's own shutdown path, or have them watch it",
+				       "cannot start %s to end with this process: this system has no parent-death "
+				       "signal (Linux PR_SET_PDEATHSIG) and no job objects (Windows)", path);
 	saved = process_find(path, full, sizeof(full));
 	if (saved != 0)
 		return hpshm_error_set(err, HPSHM_ESYS, saved, "execve",
@@ -185,7 +203,8 @@ int hpshm__port_spawn(const char *path, char *const argv[], char *const envp[], 
 			if (fl >= 0)
 				(void)fcntl(fd, F_SETFD, fl & ~FD_CLOEXEC);
 		}
-		execve(full, argv, envp ? envp : environ);
+		if (!(flags & HPSHM__SPAWN_KILL_WITH_PARENT) || hpshm__posix_end_with_parent(parent) == 0)
+			execve(full, argv, envp ? envp : environ);
 		child_errno = errno;
 		n = write(pipefd[1], &child_errno, sizeof(child_errno));
 		(void)n;
@@ -265,6 +284,32 @@ int hpshm__port_reservation_release(void *addr, size_t len)
 	(void)addr;
 	(void)len;
 	return 0; /* hpshm__port_spawn() reserves nothing on POSIX */
+}
+
+int hpshm__port_child_prepare(intptr_t process, const void *reserve, size_t reserve_len, const intptr_t *handles,
+			      int n, intptr_t *out, hpshm_error *err)
+{
+	(void)process;
+	(void)reserve;
+	(void)reserve_len;
+	(void)handles;
+	(void)n;
+	(void)out;
+	return hpshm_error_set(err, HPSHM_ENOTSUP, 0, NULL,
+			       "call hpshm_segment_inherit() in the forked child before its exec, or use "
+			       "hpshm_child_spawn()",
+			       "hpshm_child_prepare: a POSIX process cannot be prepared from outside before it runs "
+			       "(exec replaces its address space)");
+}
+
+void hpshm__port_child_unprepare(intptr_t process, const void *reserve, size_t reserve_len, const intptr_t *out,
+				 int n)
+{
+	(void)process;
+	(void)reserve;
+	(void)reserve_len;
+	(void)out;
+	(void)n;
 }
 
 char **hpshm__port_environ(void)

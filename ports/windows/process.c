@@ -29,6 +29,15 @@
  *   4. a program that cannot be started is an error of hpshm__port_spawn() with CreateProcessW()'s
  *      code (2 not found, 193 not a program for this machine, 740 needs elevation), never a
  *      child that exits with some code.
+ *   5. a child that must end with this process (HPSHM__SPAWN_KILL_WITH_PARENT) is put, still
+ *      suspended, in one job object per process with JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE.  Its
+ *      handle is never inheritable and never closed: when this process ends, however it ends,
+ *      the kernel closes it and ends every process in the job.  Windows 8 and later nest jobs,
+ *      so a server that runs in a job itself (a service host, CI) can still do this.
+ * A server that creates its children itself gets steps 3 and 2 from hpshm__port_child_prepare():
+ * the range reserved in its suspended child, and the handles duplicated into that process
+ * (DuplicateHandle(), as PostgreSQL gives its backends their sockets), so the token carries
+ * the child's values and nothing of ours becomes inheritable.
  * The process handle is kept until hpshm__port_wait(): it is what keeps the exit code, and the
  * pid from being reused, for the waiter.
  */
@@ -497,28 +506,87 @@ static void process_spawn_release(struct process_spawn *sp)
 	free(sp->full);
 }
 
-/* The suspended child given its reserved range, then resumed; abandoned on failure. */
-static int process_spawn_run(PROCESS_INFORMATION *pi, const void *reserve, size_t reserve_len, const char *path,
-			     hpshm_error *err)
+/*
+ * Reserve [reserve, reserve+len) in process, a child that has not run yet.  0, or HPSHM_EEXIST
+ * (something of the child's image lies there) with nothing left reserved.
+ */
+static int process_reserve(HANDLE process, const void *reserve, size_t len, const char *path, hpshm_error *err)
 {
 	char text[256];
+	void *got;
 	DWORD code;
 
-	if (reserve != NULL && reserve_len > 0) {
-		void *got = hpshm__win_sys.virtual_alloc_ex(pi->hProcess, (void *)(uintptr_t)reserve, reserve_len,
-							    MEM_RESERVE, PAGE_NOACCESS);
+	if (reserve == NULL || len == 0)
+		return 0;
+	got = hpshm__win_sys.virtual_alloc_ex(process, (void *)(uintptr_t)reserve, len, MEM_RESERVE, PAGE_NOACCESS);
+	if (got == reserve)
+		return 0;
+	code = got == NULL ? GetLastError() : ERROR_INVALID_ADDRESS;
+	if (got != NULL)
+		(void)VirtualFreeEx(process, got, 0, MEM_RELEASE);
+	return hpshm_error_set(err, HPSHM_EEXIST, (int)code, "VirtualAllocEx",
+			       "create the segment again (reattach=exec picks another address), or give "
+			       "base_address a range the program's image does not use",
+			       "cannot keep %p-%p free in the new process %s: %s", reserve,
+			       (void *)((uintptr_t)reserve + len), path, hpshm__win_strerror(code, text, sizeof(text)));
+}
 
-		if (got != reserve) {
-			code = got == NULL ? GetLastError() : ERROR_INVALID_ADDRESS;
-			if (got != NULL)
-				(void)VirtualFreeEx(pi->hProcess, got, 0, MEM_RELEASE);
+/*
+ * The job object of the children that end with this process: made once, never inheritable,
+ * closed only when the process ends, which is what ends them (JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE).
+ * NULL with *code set if Windows refused it.
+ */
+static HANDLE process_job(DWORD *code)
+{
+	static INIT_ONCE once = INIT_ONCE_STATIC_INIT;
+	static HANDLE job;
+	static DWORD job_code;
+	BOOL pending;
+	JOBOBJECT_EXTENDED_LIMIT_INFORMATION li;
+
+	if (!InitOnceBeginInitialize(&once, 0, &pending, NULL)) {
+		*code = GetLastError();
+		return NULL;
+	}
+	if (pending) {
+		job = CreateJobObjectW(NULL, NULL);
+		memset(&li, 0, sizeof(li));
+		li.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE;
+		if (job == NULL ||
+		    !SetInformationJobObject(job, JobObjectExtendedLimitInformation, &li, (DWORD)sizeof(li))) {
+			job_code = GetLastError();
+			if (job != NULL)
+				(void)CloseHandle(job);
+			job = NULL;
+		}
+		(void)InitOnceComplete(&once, 0, NULL);
+	}
+	*code = job_code;
+	return job;
+}
+
+/* The suspended child given its reserved range (and its job), then resumed; abandoned on failure. */
+static int process_spawn_run(PROCESS_INFORMATION *pi, const void *reserve, size_t reserve_len, unsigned flags,
+			     const char *path, hpshm_error *err)
+{
+	HANDLE job;
+	DWORD code;
+	int rc;
+
+	if ((rc = process_reserve(pi->hProcess, reserve, reserve_len, path, err)) < 0) {
+		process_abandon(pi);
+		return rc;
+	}
+	/* In the job before its first instruction, so nothing it starts escapes it either. */
+	if (flags & HPSHM__SPAWN_KILL_WITH_PARENT) {
+		job = process_job(&code);
+		if (job == NULL || !AssignProcessToJobObject(job, pi->hProcess)) {
+			code = job == NULL ? code : GetLastError();
 			process_abandon(pi);
-			return hpshm_error_set(err, HPSHM_EEXIST, (int)code, "VirtualAllocEx",
-					       "create the segment again (reattach=exec picks another address), or give "
-					       "base_address a range the program's image does not use",
-					       "cannot keep %p-%p free in the new process %s: %s", reserve,
-					       (void *)((uintptr_t)reserve + reserve_len), path,
-					       hpshm__win_strerror(code, text, sizeof(text)));
+			return process_fail(err, HPSHM_ESYS, code, job == NULL ? "CreateJobObjectW" : "AssignProcessToJobObject",
+					    "run the server outside a job that forbids nested jobs (Windows 7 and older "
+					    "allow one job per process)",
+					    "cannot tie to this process the life of", path);
 		}
 	}
 	if (hpshm__win_sys.resume_thread(pi->hThread) == (DWORD)-1) {
@@ -531,6 +599,13 @@ static int process_spawn_run(PROCESS_INFORMATION *pi, const void *reserve, size_
 
 int hpshm__port_spawn(const char *path, char *const argv[], char *const envp[], const intptr_t *inherit, int ninherit,
 		 const void *reserve, size_t reserve_len, struct hpshm__process *child, hpshm_error *err)
+{
+	return hpshm__port_spawn_ex(path, argv, envp, inherit, ninherit, reserve, reserve_len, 0, child, err);
+}
+
+int hpshm__port_spawn_ex(const char *path, char *const argv[], char *const envp[], const intptr_t *inherit,
+			 int ninherit, const void *reserve, size_t reserve_len, unsigned flags,
+			 struct hpshm__process *child, hpshm_error *err)
 {
 	struct process_spawn sp;
 	PROCESS_INFORMATION pi;
@@ -557,11 +632,51 @@ int hpshm__port_spawn(const char *path, char *const argv[], char *const envp[], 
 	}
 done:
 	process_spawn_release(&sp);
-	if (rc < 0 || (rc = process_spawn_run(&pi, reserve, reserve_len, path, err)) < 0)
+	if (rc < 0 || (rc = process_spawn_run(&pi, reserve, reserve_len, flags, path, err)) < 0)
 		return rc;
 	(void)hpshm__win_sys.close_handle(pi.hThread);
 	child->pid = (long long)pi.dwProcessId;
 	child->handle = (intptr_t)pi.hProcess;
+	return 0;
+}
+
+void hpshm__port_child_unprepare(intptr_t process, const void *reserve, size_t reserve_len, const intptr_t *out,
+				 int n)
+{
+	HANDLE ph = (HANDLE)process;
+
+	/* DUPLICATE_CLOSE_SOURCE closes the handle in the child, whatever else fails. */
+	for (int i = 0; i < n; i++)
+		(void)DuplicateHandle(ph, (HANDLE)out[i], NULL, NULL, 0, FALSE, DUPLICATE_CLOSE_SOURCE);
+	if (reserve != NULL && reserve_len > 0)
+		(void)VirtualFreeEx(ph, (void *)(uintptr_t)reserve, 0, MEM_RELEASE);
+}
+
+int hpshm__port_child_prepare(intptr_t process, const void *reserve, size_t reserve_len, const intptr_t *handles,
+			      int n, intptr_t *out, hpshm_error *err)
+{
+	HANDLE ph = (HANDLE)process, dup;
+	char text[256];
+	DWORD code;
+	int rc;
+
+	if ((rc = process_reserve(ph, reserve, reserve_len, "prepared by the caller", err)) < 0)
+		return rc;
+	for (int i = 0; i < n; i++) {
+		/* Not inheritable there: the child's own children must not get the segment. */
+		if (!DuplicateHandle(GetCurrentProcess(), (HANDLE)handles[i], ph, &dup, 0, FALSE, DUPLICATE_SAME_ACCESS)) {
+			code = GetLastError();
+			hpshm__port_child_unprepare(process, reserve, reserve_len, out, i);
+			return hpshm_error_set(err, code == ERROR_ACCESS_DENIED ? HPSHM_EACCES : HPSHM_ESYS, (int)code,
+					       "DuplicateHandle",
+					       code == ERROR_INVALID_HANDLE
+						       ? "pass the process HANDLE CreateProcess() returned"
+						       : "open the child with PROCESS_DUP_HANDLE and PROCESS_VM_OPERATION",
+					       "cannot give the segment's handle to process %p: %s", (void *)ph,
+					       hpshm__win_strerror(code, text, sizeof(text)));
+		}
+		out[i] = (intptr_t)dup;
+	}
 	return 0;
 }
 
