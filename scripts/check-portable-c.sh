@@ -113,7 +113,10 @@ for lib in crt_libs:
 alias = {"__acrt_iob_func": "stdout", "__iob_func": "stdout", "_errno": "errno", "_time64": "time",
          "_time32": "time", "_localtime64": "localtime", "_gmtime64": "gmtime", "_mktime64": "mktime",
          "_difftime64": "difftime", "_ctime64": "ctime", "_setjmp": "setjmp", "_setjmp3": "setjmp",
-         "__ms_vsnprintf": "vsnprintf"}
+         "__ms_vsnprintf": "vsnprintf",
+         # swprintf() and vswprintf() (ISO C's, with a count) are inline calls of vsnwprintf, which
+         # has vswprintf's signature: a source that wrote vsnwprintf itself passes as vswprintf.
+         "vsnwprintf": "vswprintf"}
 # What the compiler itself calls (stack probes, the startup hook): no source names them.
 compiler = {"___chkstk_ms", "__chkstk", "__main", "_fltused"}
 

@@ -106,6 +106,23 @@ void hpshm__win_lock_memory_fix(struct hpshm__win_fix *f);
  */
 const char *hpshm__win_lock_memory_hint(void);
 
+/* ---- a child's program, command line and environment (ports/windows/command.c) ---- */
+
+/*
+ * The program's full path in full[0..len): a path with a directory part as it is (".exe" added
+ * when the file without it does not exist), a bare name searched as SearchPathW() does.
+ * ERROR_SUCCESS, or the Windows error code (ERROR_FILE_NOT_FOUND, ERROR_FILENAME_EXCED_RANGE).
+ */
+DWORD hpshm__win_program_find(const char *path, wchar_t *full, size_t len);
+
+/* argv (UTF-8, NULL-terminated) as one command line the C runtime parses back into argv, in a
+ * malloc()ed UTF-16 string; NULL when out of memory or an argument is not text. */
+wchar_t *hpshm__win_command_line(char *const argv[]);
+
+/* envp (UTF-8 "NAME=value", NULL-terminated) as CreateProcessW()'s environment block, sorted
+ * by name as Windows requires, the later of two equal names kept; malloc()ed, or NULL. */
+wchar_t *hpshm__win_environment_block(char *const envp[]);
+
 /* ---- security (ports/windows/security.c) ---- */
 
 /*
