@@ -286,12 +286,7 @@ static int format_hugetlbfs_path(const struct hpshm_config *c, char *buf, size_t
 	return snprintf(buf, len, "%s", c->hugetlbfs_path);
 }
 
-/*
- * Length of the UTF-8 character at s if it is one a name may hold beyond ASCII: well formed
- * (RFC 3629: no overlong form, no surrogate, nothing above U+10FFFF) and above U+00A0, so no
- * C1 control and no no-break space; else 0.
- */
-static size_t name_utf8_len(const unsigned char *s)
+size_t hpshm__name_utf8_len(const unsigned char *s)
 {
 	size_t n = s[0] >= 0xf0 && s[0] <= 0xf4   ? 4
 		   : s[0] >= 0xe0 && s[0] <= 0xef ? 3
@@ -320,7 +315,7 @@ static int parse_name(struct hpshm_config *c, const char *v, hpshm_error *err)
 	if (len >= sizeof(c->name) || v[0] == '.')
 		return hpshm__config_bad(err, HPSHM_EVALUE, "name", values, "name: \"%s\" is not a valid segment name", v);
 	for (size_t i = 0; i < len; i += n) {
-		n = (unsigned char)v[i] >= 0x80 ? name_utf8_len((const unsigned char *)v + i) : 1;
+		n = (unsigned char)v[i] >= 0x80 ? hpshm__name_utf8_len((const unsigned char *)v + i) : 1;
 		if (n == 0 || (n == 1 && !isalnum((unsigned char)v[i]) && !strchr("._-", v[i])))
 			return hpshm__config_bad(err, HPSHM_EVALUE, "name", values,
 						 "name: \"%s\" has a character outside A-Z a-z 0-9 . _ - and UTF-8 "

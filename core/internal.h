@@ -274,6 +274,14 @@ void hpshm__config_init(struct hpshm_config *cfg);
 /* ---- the configuration: its key table (core/config_keys.c) and its sources (core/config.c) ---- */
 
 /*
+ * Length of the UTF-8 character at s if it is one a segment's name may hold beyond ASCII
+ * (core/config_keys.c): well formed (RFC 3629: no overlong form, no surrogate, nothing above
+ * U+10FFFF) and above U+00A0, so no C1 control and no no-break space; else 0.  The name key
+ * and the token's identifier, which carries the name, take the same characters.
+ */
+size_t hpshm__name_utf8_len(const unsigned char *s);
+
+/*
  * Fill err for a value or item a source refuses: code, the message, key (err->key; "" for
  * no key) and the hint "<key> accepts: <values>".  Returns code; nothing when err is NULL.
  */

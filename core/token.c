@@ -176,10 +176,21 @@ int hpshm__token_parse(const char *text, struct hpshm__token *t, hpshm_error *er
 	}
 	if (i != TOKEN_FIELDS || f[TOKEN_FIELDS - 1][flen[TOKEN_FIELDS - 1]] != '\0')
 		return token_bad(err, "wrong number of fields (truncated?)");
-	/* Bytes above 0x7f are a segment name's UTF-8 (name=Local\hpshm.<name> on Windows). */
-	for (i = 0; i < len; i++)
-		if ((unsigned char)text[i] <= ' ' || text[i] == 0x7f)
+	/* Printable ASCII, and in the identifier the UTF-8 of a segment's name as well
+	 * (name=Local\hpshm.<name> on Windows): nothing else a provider writes needs more. */
+	for (i = 0; i < len; i++) {
+		const unsigned char *c = (const unsigned char *)text + i;
+		int n;
+
+		if (*c <= ' ' || *c == 0x7f)
 			return token_bad(err, "it holds a control character or a space");
+		if (*c < 0x80)
+			continue;
+		n = (int)hpshm__name_utf8_len(c);
+		if (n == 0 || text + i < f[TF_ID] || text + i + n > f[TF_ID] + flen[TF_ID])
+			return token_bad(err, "it holds bytes that are not a name's UTF-8");
+		i += (unsigned)n - 1;
+	}
 	if (flen[TF_CHECK] != 8 || token_hex(f[TF_CHECK], flen[TF_CHECK], &check) < 0 ||
 	    check != token_check(text, (size_t)(f[TF_CHECK] - text)))
 		return token_bad(err, "its check digits do not match (corrupted or edited)");

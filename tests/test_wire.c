@@ -146,6 +146,39 @@ Test(wire, an_edited_token_made_on_x86_64_is_refused_everywhere)
 	cr_assert(hpt_contains(err.message, "check digits"), "%s", err.message);
 }
 
+/* A token whose fields are these, with the check digits the creator would write. */
+static int wire_token(char *buf, size_t len, const char *provider, const char *id, const char *header)
+{
+	int n = snprintf(buf, len, "hpshm2:%s:%s:400000:1000:40000000:0123456789abcdef:%s:", provider, id, header);
+	struct hpshm__token t;
+	hpshm_error err;
+
+	snprintf(buf + n, len - (size_t)n, "%08x", (unsigned)hpshm__fnv1a32(HPSHM__FNV1A32_INIT, buf, (size_t)n));
+	memset(&err, 0, sizeof err);
+	return hpshm__token_parse(buf, &t, &err);
+}
+
+/*
+ * A segment named in UTF-8 has a token whose identifier carries the name's bytes; no other
+ * field holds anything but printable ASCII, and the identifier holds only whole, well-formed
+ * UTF-8 (a byte 0xff, an overlong '/', a lone continuation byte are refused).
+ */
+Test(wire, only_the_identifier_carries_utf8_and_only_well_formed)
+{
+	char tok[HPSHM_TOKEN_MAX];
+
+	cr_expect_eq(wire_token(tok, sizeof tok, "winsection", "name=Local\\hpshm.\xe6\x95\xb0\xc3\xa9", "tag"), 0,
+		     "%s", tok);
+	cr_expect_eq(wire_token(tok, sizeof tok, "plain", "path=/hpshm.\xf0\x9f\x98\x80", "tag"), 0, "%s", tok);
+	cr_expect_eq(wire_token(tok, sizeof tok, "p\xff\xfflain", "fd=5", "tag"), HPSHM_EINVAL, "0xff in the provider");
+	cr_expect_eq(wire_token(tok, sizeof tok, "pl\xc3\xa9in", "fd=5", "tag"), HPSHM_EINVAL, "UTF-8 in the provider");
+	cr_expect_eq(wire_token(tok, sizeof tok, "plain", "fd=5", "t\xc3\xa9g"), HPSHM_EINVAL, "UTF-8 in the header");
+	cr_expect_eq(wire_token(tok, sizeof tok, "plain", "path=/hpshm.\xff", "tag"), HPSHM_EINVAL, "0xff in the name");
+	cr_expect_eq(wire_token(tok, sizeof tok, "plain", "path=/hpshm.\xc0\xaf", "tag"), HPSHM_EINVAL, "an overlong");
+	cr_expect_eq(wire_token(tok, sizeof tok, "plain", "path=/hpshm.\x80x", "tag"), HPSHM_EINVAL, "a continuation");
+	cr_expect_eq(wire_token(tok, sizeof tok, "plain", "path=/hpshm.\xe6\x95", "tag"), HPSHM_EINVAL, "a cut character");
+}
+
 /*
  * The header's layout, the same for 32-bit and 64-bit programs: a 32-bit child attaching a
  * 64-bit creator's segment reads the same fields at the same places (i686 aligns 64-bit

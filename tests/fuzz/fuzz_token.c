@@ -33,12 +33,19 @@ static uint32_t fnv1a(const char *s, size_t len)
 	return h;
 }
 
-static void check_text(const char *what, const char *s, size_t cap)
+/* A field as the parser may hand it on: printable ASCII without ':', and where utf8 is set
+ * (the identifier, which carries a segment's name) the UTF-8 characters a name may hold. */
+static void check_text(const char *what, const char *s, size_t cap, int utf8)
 {
 	FUZZ_CHECK(memchr(s, '\0', cap) != NULL, "%s not terminated", what);
 	FUZZ_CHECK(s[0] != '\0', "%s empty", what);
-	for (const char *p = s; *p; p++)
-		FUZZ_CHECK(*p > ' ' && *p <= '~' && *p != ':', "%s \"%s\" holds byte 0x%02x", what, s, (unsigned char)*p);
+	for (const char *p = s; *p; p++) {
+		int n = utf8 && (unsigned char)*p >= 0x80 ? (int)hpshm__name_utf8_len((const unsigned char *)p) : 1;
+
+		FUZZ_CHECK(n > 1 || (*p > ' ' && *p <= '~' && *p != ':'), "%s \"%s\" holds byte 0x%02x", what, s,
+			   (unsigned char)*p);
+		p += n - 1;
+	}
 }
 
 static void check_one(const char *text)
@@ -57,9 +64,9 @@ static void check_one(const char *text)
 		return;
 	}
 	FUZZ_CHECK(rc == 0, "returned %d", rc);
-	check_text("provider", t.provider, sizeof(t.provider));
-	check_text("identifier", t.id, sizeof(t.id));
-	check_text("header", t.header, sizeof(t.header));
+	check_text("provider", t.provider, sizeof(t.provider), 0);
+	check_text("identifier", t.id, sizeof(t.id), 1);
+	check_text("header", t.header, sizeof(t.header), 0);
 	FUZZ_CHECK(t.page_size >= 4096 && (t.page_size & (t.page_size - 1)) == 0, "page size %llx", t.page_size);
 	FUZZ_CHECK(t.size >= t.page_size && t.size % t.page_size == 0 && t.size <= SIZE_MAX, "size %llx", t.size);
 	FUZZ_CHECK(strcmp(t.header, "tail") != 0 || t.size > HPSHM_HEADER_REGION, "size %llx leaves no tail header",
