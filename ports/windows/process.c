@@ -22,10 +22,10 @@
  *      and restored right after (another thread that starts a program in that window with
  *      bInheritHandles and no list of its own would pass it on: a leak of one handle, never
  *      a wrong mapping);
- *   3. the child is created suspended, the segment's range reserved in it with
- *      VirtualAllocEx(MEM_RESERVE) before it runs a single instruction of its own, so that
- *      neither its DLLs, nor its heaps, nor thread stacks can take the address; then resumed.
- *      The child releases the reservation (hpshm__port_reservation_release()) just before mapping.
+ *   3. the child is created suspended, the segment's range reserved in it before it runs an
+ *      instruction of its own (neither its DLLs, nor heaps, nor thread stacks can take it); then
+ *      resumed.  A placeholder on Windows 10 1803+, which the child's view replaces; a plain
+ *      reservation elsewhere and on wine, released just before mapping (placeholder.c);
  *   4. a program that cannot be started is an error of hpshm__port_spawn() with CreateProcessW()'s
  *      code (2 not found, 193 not a program for this machine, 740 needs elevation), never a
  *      child that exits with some code.
@@ -518,7 +518,7 @@ static int process_reserve(HANDLE process, const void *reserve, size_t len, cons
 
 	if (reserve == NULL || len == 0)
 		return 0;
-	got = hpshm__win_sys.virtual_alloc_ex(process, (void *)(uintptr_t)reserve, len, MEM_RESERVE, PAGE_NOACCESS);
+	got = hpshm__win_reserve_in(process, (void *)(uintptr_t)reserve, len); /* a placeholder where Windows has them */
 	if (got == reserve)
 		return 0;
 	code = got == NULL ? GetLastError() : ERROR_INVALID_ADDRESS;
