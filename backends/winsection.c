@@ -426,8 +426,8 @@ int hpshm__winsection_attach(const struct hpshm_instance *self, struct hpshm_map
 				       id);
 	}
 
-	p = hpshm__win_sys.map_view_of_file_ex(h, FILE_MAP_READ | FILE_MAP_WRITE | k->view_flags, 0, 0, rq->size,
-					       rq->address);
+	/* Over the parent's placeholder when it left one (ports/windows/placeholder.c). */
+	p = hpshm__win_map_view_at(h, FILE_MAP_READ | FILE_MAP_WRITE | k->view_flags, rq->size, rq->address);
 	if (p == NULL) {
 		code = GetLastError();
 		if (named)

@@ -280,8 +280,9 @@ void hpshm__port_child_unprepare(intptr_t process, const void *reserve, size_t r
 int hpshm__port_wait(struct hpshm__process *child, int *status, hpshm_error *err);
 /*
  * In a child of hpshm__port_spawn(), release the reservation its parent made at [addr, addr+len),
- * so the segment can be mapped there: 1 released, 0 nothing of the kind there (never the
- * case on POSIX).  Only a reservation of exactly that range, with nothing committed in it, is
+ * so the segment can be mapped there: 1 released, 2 kept because it is a placeholder the
+ * mapping replaces (Windows 10 1803+: no moment in which the range is free), 0 nothing of the
+ * kind there (never the case on POSIX).  Only a reservation of exactly that range, with nothing committed in it, is
  * released: whatever else holds the range stays, and the attach then fails naming it.
  */
 int hpshm__port_reservation_release(void *addr, size_t len);

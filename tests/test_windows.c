@@ -414,6 +414,221 @@ Test(winport, reservation_release_frees_only_an_exact_reservation)
 	VirtualFree(c, 0, MEM_RELEASE);
 }
 
+/* ---- placeholders (ports/windows/placeholder.c) ----
+ *
+ * wine refuses placeholders, so these fakes stand in for Windows 10 1803's: a placeholder is a
+ * plain reservation the fakes remember, split and merged by releasing and reserving again,
+ * and replaced by releasing it and mapping there.  Every call is recorded, so a test sees
+ * which path the port took; the window the fakes leave is theirs, not the port's. */
+#define PH_MAX 4
+static struct {
+	void *base[PH_MAX];     /* the fake placeholders, NULL where a slot is empty */
+	size_t len[PH_MAX];     /* their lengths */
+	int alloc2;             /* VirtualAlloc2() calls */
+	int map3;               /* MapViewOfFile3() calls with MEM_REPLACE_PLACEHOLDER at a placeholder */
+	int plain_release;      /* VirtualFree(MEM_RELEASE) of a whole placeholder, no placeholder flag */
+	int map_ex_at;          /* MapViewOfFileEx() calls at an address */
+} ph;
+
+static int ph_find(const void *addr)
+{
+	for (int i = 0; i < PH_MAX; i++)
+		if (ph.base[i] != NULL && ph.base[i] == addr)
+			return i;
+	return -1;
+}
+
+static void ph_add(void *base, size_t len)
+{
+	for (int i = 0; i < PH_MAX; i++)
+		if (ph.base[i] == NULL) {
+			ph.base[i] = base;
+			ph.len[i] = len;
+			return;
+		}
+}
+
+static PVOID WINAPI fake_alloc2(HANDLE process, PVOID addr, SIZE_T len, ULONG type, ULONG protect, PVOID ext, ULONG n)
+{
+	void *p;
+
+	(void)ext;
+	(void)n;
+	ph.alloc2++;
+	if (!(type & 0x00040000) || protect != PAGE_NOACCESS) {
+		SetLastError(ERROR_INVALID_PARAMETER);
+		return NULL;
+	}
+	p = VirtualAllocEx(process, addr, len, MEM_RESERVE, PAGE_NOACCESS);
+	if (p != NULL)
+		ph_add(p, len);
+	return p;
+}
+
+static PVOID WINAPI fake_alloc2_refuses(HANDLE process, PVOID addr, SIZE_T len, ULONG type, ULONG protect, PVOID ext,
+					ULONG n)
+{
+	(void)process, (void)addr, (void)len, (void)type, (void)protect, (void)ext, (void)n;
+	ph.alloc2++;
+	SetLastError(ERROR_INVALID_PARAMETER); /* wine 8.0's answer */
+	return NULL;
+}
+
+static BOOL WINAPI fake_free(LPVOID addr, SIZE_T len, DWORD type)
+{
+	int i = ph_find(addr), j;
+
+	if (type == (MEM_RELEASE | 0x2)) { /* split [addr, addr+len) off a placeholder */
+		if (i < 0 || len == 0 || len >= ph.len[i]) {
+			SetLastError(ERROR_INVALID_PARAMETER);
+			return FALSE;
+		}
+		VirtualFree(addr, 0, MEM_RELEASE);
+		VirtualAlloc(addr, len, MEM_RESERVE, PAGE_NOACCESS);
+		VirtualAlloc((char *)addr + len, ph.len[i] - len, MEM_RESERVE, PAGE_NOACCESS);
+		ph_add((char *)addr + len, ph.len[i] - len);
+		ph.len[i] = len;
+		return TRUE;
+	}
+	if (type == (MEM_RELEASE | 0x1)) { /* merge the placeholders of [addr, addr+len) */
+		j = i < 0 ? -1 : ph_find((char *)addr + ph.len[i]);
+		if (j < 0 || ph.len[i] + ph.len[j] != len) {
+			SetLastError(ERROR_INVALID_PARAMETER);
+			return FALSE;
+		}
+		VirtualFree(ph.base[j], 0, MEM_RELEASE);
+		VirtualFree(addr, 0, MEM_RELEASE);
+		VirtualAlloc(addr, len, MEM_RESERVE, PAGE_NOACCESS);
+		ph.base[j] = NULL;
+		ph.len[i] = len;
+		return TRUE;
+	}
+	if (type == MEM_RELEASE && i >= 0) {
+		ph.plain_release++;
+		ph.base[i] = NULL;
+	}
+	return VirtualFree(addr, len, type);
+}
+
+static PVOID WINAPI fake_map3(HANDLE mapping, HANDLE process, PVOID addr, ULONG64 offset, SIZE_T len, ULONG type,
+			      ULONG protect, PVOID ext, ULONG n)
+{
+	int i = ph_find(addr);
+
+	(void)process, (void)offset, (void)ext, (void)n;
+	if (!(type & 0x00004000) || protect != PAGE_READWRITE || i < 0 || ph.len[i] != len) {
+		SetLastError(ERROR_INVALID_ADDRESS);
+		return NULL;
+	}
+	ph.map3++;
+	ph.base[i] = NULL;
+	VirtualFree(addr, 0, MEM_RELEASE);
+	return MapViewOfFileEx(mapping, FILE_MAP_READ | FILE_MAP_WRITE, 0, 0, len, addr);
+}
+
+static LPVOID WINAPI fake_map_ex(HANDLE mapping, DWORD access, DWORD high, DWORD low, SIZE_T len, LPVOID base)
+{
+	if (base != NULL)
+		ph.map_ex_at++;
+	return MapViewOfFileEx(mapping, access, high, low, len, base);
+}
+
+static void ph_install(void)
+{
+	memset(&ph, 0, sizeof(ph));
+	hpshm__win_sys.virtual_alloc2 = fake_alloc2;
+	hpshm__win_sys.virtual_free = fake_free;
+	hpshm__win_sys.map_view_of_file3 = fake_map3;
+	hpshm__win_sys.map_view_of_file_ex = fake_map_ex;
+}
+
+/*
+ * The child's side of a spawn on Windows 10 1803+, in this process: the parent's reservation
+ * of segment and companion granule is a placeholder, which the core's release keeps and the
+ * provider's attach and the companion's map replace, never released before a map.
+ */
+Test(winport, placeholder_reservation_is_replaced_by_the_views_never_freed)
+{
+	const size_t gran = 65536;
+	struct hpshm_instance inst;
+	struct hpshm_request rq;
+	struct hpshm_mapping m;
+	hpshm_error err;
+	HANDLE h = CreateFileMappingW(INVALID_HANDLE_VALUE, NULL, PAGE_READWRITE | SEC_COMMIT, 0, (DWORD)MiB, NULL);
+	HANDLE hc = CreateFileMappingW(INVALID_HANDLE_VALUE, NULL, PAGE_READWRITE | SEC_COMMIT, 0, (DWORD)gran, NULL);
+	char id[32];
+	void *at, *c;
+
+	cr_assert(h != NULL && hc != NULL);
+	cr_assert_eq(hpshm__provider_find("plain", &inst), 0);
+	cr_assert_eq(hpshm__port_pick_address(MiB + gran, gran, &at), 0);
+	ph_install();
+	cr_assert_eq(hpshm__win_reserve_in(GetCurrentProcess(), at, MiB + gran), at);
+	cr_assert_eq(ph.alloc2, 1, "the reservation was not asked as a placeholder");
+	cr_assert_eq(hpshm__port_reservation_release(at, MiB + gran), 2, "the placeholder was not kept");
+	cr_assert(!range_free(at, MiB + gran), "the range was freed before the map");
+	memset(&rq, 0, sizeof(rq));
+	memset(&m, 0, sizeof(m));
+	memset(&err, 0, sizeof(err));
+	rq.address = at;
+	rq.size = MiB;
+	snprintf(id, sizeof(id), "handle=%d", (int)(intptr_t)h);
+	cr_assert_eq(inst.ops->attach(&inst, &m, &rq, id, &err), 0, "%s", err.message);
+	cr_assert_eq(m.addr, at);
+	c = hpshm__win_map_view_at(hc, FILE_MAP_READ | FILE_MAP_WRITE, gran, (char *)at + MiB);
+	cr_assert_eq(c, (char *)at + MiB, "the companion's view: %lu", GetLastError());
+	cr_assert_eq(ph.map3, 2, "MapViewOfFile3() replaced %d placeholders, not 2", ph.map3);
+	cr_assert_eq(ph.plain_release, 0, "a placeholder was released before its map");
+	cr_assert_eq(ph.map_ex_at, 0, "MapViewOfFileEx() mapped at an address: the old path");
+	((volatile char *)at)[0] = 1;
+	((volatile char *)c)[0] = 2;
+	hpshm__win_sys_reset();
+	UnmapViewOfFile(c);
+	UnmapViewOfFile(at);
+	cr_assert(range_free(at, MiB + gran), "unmapping left something behind");
+	CloseHandle(hc);
+	CloseHandle(h);
+}
+
+/* Where VirtualAlloc2() refuses placeholders (wine 8.0), the plain reservation is made, the
+ * refusal is remembered, and the child releases the range before mapping: the old path. */
+Test(winport, placeholder_refused_once_then_plain_reservations)
+{
+	void *at, *got;
+
+	cr_assert_eq(hpshm__port_pick_address(2 * MiB, 65536, &at), 0);
+	ph_install();
+	hpshm__win_sys.virtual_alloc2 = fake_alloc2_refuses;
+	got = hpshm__win_reserve_in(GetCurrentProcess(), at, MiB);
+	cr_assert_eq(got, at, "no plain reservation after the refusal");
+	cr_assert_eq(hpshm__port_reservation_release(at, MiB), 1, "the plain reservation was not released");
+	cr_assert(range_free(at, MiB));
+	got = hpshm__win_reserve_in(GetCurrentProcess(), at, MiB);
+	cr_assert_eq(got, at);
+	cr_assert_eq(ph.alloc2, 1, "VirtualAlloc2() was asked again after refusing");
+	hpshm__win_sys_reset();
+	VirtualFree(at, 0, MEM_RELEASE);
+}
+
+/* wine's real calls: no placeholder, so a plain reservation; and a reservation of the view's
+ * length that is no placeholder (someone else's) is neither replaced nor released. */
+Test(winport, map_view_at_leaves_a_plain_reservation_alone)
+{
+	HANDLE h = CreateFileMappingW(INVALID_HANDLE_VALUE, NULL, PAGE_READWRITE | SEC_COMMIT, 0, (DWORD)MiB, NULL);
+	MEMORY_BASIC_INFORMATION mbi;
+	void *at;
+
+	cr_assert(h != NULL);
+	cr_assert_eq(hpshm__port_pick_address(MiB, 65536, &at), 0);
+	cr_assert_eq(hpshm__win_reserve_in(GetCurrentProcess(), at, MiB), at);
+	cr_assert_null(hpshm__win_map_view_at(h, FILE_MAP_READ | FILE_MAP_WRITE, MiB, at), "mapped over a reservation");
+	cr_assert_eq(GetLastError(), ERROR_INVALID_ADDRESS);
+	cr_assert_eq(VirtualQuery(at, &mbi, sizeof(mbi)), sizeof(mbi));
+	cr_assert(mbi.State == MEM_RESERVE && mbi.RegionSize == MiB, "the reservation was released");
+	VirtualFree(at, 0, MEM_RELEASE);
+	CloseHandle(h);
+}
+
 /* ---- processes ---- */
 
 Test(winport, start_time_and_liveness_identify_this_process)

@@ -15,6 +15,11 @@
  * then released, and the segment is mapped there with MapViewOfFileEx(), which fails with
  * ERROR_INVALID_ADDRESS (487) rather than map over anything another thread took meanwhile.
  *
+ * A parent's reservation in its child is a placeholder where Windows has them (10 1803 and
+ * later): hpshm__port_reservation_release() then keeps it and the view replaces it, so no
+ * other thread of the child can take the range in between; on older Windows and on wine it is
+ * a plain reservation, released just before the map (ports/windows/placeholder.c).
+ *
  * "Who holds this range": VirtualQuery() describes the region (committed, reserved or free;
  * an image, a mapped view or private memory; its allocation base), and for images and views
  * GetMappedFileNameW() names the file, in the kernel's \Device\HarddiskVolumeN form.
@@ -144,5 +149,15 @@ int hpshm__port_reservation_release(void *addr, size_t len)
 	if (hpshm__win_sys.virtual_query((char *)addr + len, &next, sizeof(next)) == sizeof(next) &&
 	    next.AllocationBase == addr)
 		return 0;
+	/* A placeholder (ports/windows/placeholder.c) stays for the mapping to replace, so the
+	 * range is never free; only a plain reservation is released here, just before the map. */
+	switch (hpshm__win_placeholder_keep(addr, len)) {
+	case 1:
+		return 2;
+	case -1:
+		return 1;
+	default:
+		break;
+	}
 	return hpshm__win_sys.virtual_free(addr, 0, MEM_RELEASE) ? 1 : 0;
 }

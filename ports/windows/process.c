@@ -1,20 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ports/windows/process.c -- processes: identity, start time and liveness, and starting a child
- * that inherits exactly the segment's handle and finds the segment's range free.
- *
- * Identity.  Windows recycles process ids as Linux recycles pids, so a creator is the pair
- * (pid, creation time): GetProcessTimes()'s creation time, in 100 ns units since 1601.  A
- * process is alive when it can be opened, has not exited (GetExitCodeProcess() answers
- * STILL_ACTIVE, 259, which a program can also exit with, so the handle is waited on with a
- * timeout of 0 as well) and has the creation time we were given.  A process we may not open
- * (another user's, a protected one: ERROR_ACCESS_DENIED) exists, but whether it is ours to
- * keep cannot be told: -1.
+ * ports/windows/process.c -- starting a child that inherits exactly the segment's handle and
+ * finds the segment's range free, and waiting for it.  (A process's identity, start time and
+ * liveness are in ports/windows/identity.c.)
  *
  * Starting a child, the way PostgreSQL starts its backends on Windows:
  *   1. the program is found (SearchPathW() for a bare name, ".exe" added when it has no
  *      extension) and a command line is built from argv with the quoting the C runtime's
- *      parser undoes (backslashes double only before a quote);
+ *      parser undoes (backslashes double only before a quote), and the environment block
+ *      sorted as Windows wants it: ports/windows/command.c;
  *   2. the handles the child inherits are exactly the ones asked for, plus duplicates of our
  *      standard handles so its output goes where ours does: PROC_THREAD_ATTRIBUTE_HANDLE_LIST
  *      limits inheritance to that list, whatever else of ours is inheritable.  A listed handle
@@ -22,10 +16,10 @@
  *      and restored right after (another thread that starts a program in that window with
  *      bInheritHandles and no list of its own would pass it on: a leak of one handle, never
  *      a wrong mapping);
- *   3. the child is created suspended, the segment's range reserved in it with
- *      VirtualAllocEx(MEM_RESERVE) before it runs a single instruction of its own, so that
- *      neither its DLLs, nor its heaps, nor thread stacks can take the address; then resumed.
- *      The child releases the reservation (hpshm__port_reservation_release()) just before mapping.
+ *   3. the child is created suspended, the segment's range reserved in it before it runs an
+ *      instruction of its own (neither its DLLs, nor heaps, nor thread stacks can take it); then
+ *      resumed.  A placeholder on Windows 10 1803+, which the child's view replaces; a plain
+ *      reservation elsewhere and on wine, released just before mapping (placeholder.c);
  *   4. a program that cannot be started is an error of hpshm__port_spawn() with CreateProcessW()'s
  *      code (2 not found, 193 not a program for this machine, 740 needs elevation), never a
  *      child that exits with some code.
@@ -55,68 +49,6 @@
 #ifndef ERROR_ELEVATION_REQUIRED
 #define ERROR_ELEVATION_REQUIRED 740 /* winerror.h of mingw-w64 10 lacks it */
 #endif
-
-static uint64_t process_filetime(const FILETIME *ft)
-{
-	return ((uint64_t)ft->dwHighDateTime << 32) | ft->dwLowDateTime;
-}
-
-/* The creation time of an open process, 0 if unknown. */
-static uint64_t process_created(HANDLE h)
-{
-	FILETIME created, exited, kernel, user;
-
-	if (!hpshm__win_sys.get_process_times(h, &created, &exited, &kernel, &user))
-		return 0;
-	return process_filetime(&created);
-}
-
-long long hpshm__port_self(uint64_t *start)
-{
-	/* A question to the kernel about this process, no file to read: nothing to keep. */
-	*start = process_created(GetCurrentProcess());
-	return (long long)GetCurrentProcessId();
-}
-
-uint64_t hpshm__port_process_start(long long pid)
-{
-	HANDLE h;
-	uint64_t t;
-
-	if (pid <= 0 || pid > (long long)UINT32_MAX)
-		return 0;
-	if ((DWORD)pid == GetCurrentProcessId())
-		return process_created(GetCurrentProcess());
-	h = hpshm__win_sys.open_process(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, (DWORD)pid);
-	if (h == NULL)
-		return 0;
-	t = process_created(h);
-	(void)hpshm__win_sys.close_handle(h);
-	return t;
-}
-
-int hpshm__port_process_alive(long long pid, uint64_t start)
-{
-	DWORD code = 0;
-	HANDLE h;
-	int alive;
-
-	if (pid <= 0 || pid > (long long)UINT32_MAX)
-		return 0;
-	h = hpshm__win_sys.open_process(PROCESS_QUERY_LIMITED_INFORMATION | SYNCHRONIZE, FALSE, (DWORD)pid);
-	if (h == NULL)
-		return GetLastError() == ERROR_ACCESS_DENIED ? -1 : 0; /* 87: no such process */
-	if (!hpshm__win_sys.get_exit_code_process(h, &code))
-		alive = -1;
-	else if (code != STILL_ACTIVE || hpshm__win_sys.wait_for_single_object(h, 0) == WAIT_OBJECT_0)
-		alive = 0; /* exited; someone still holds a handle to it */
-	else if (start == 0)
-		alive = -1; /* running, but it may be a recycled pid */
-	else
-		alive = process_created(h) == start;
-	(void)hpshm__win_sys.close_handle(h);
-	return alive;
-}
 
 /* ---- handles the child inherits ---- */
 
@@ -323,7 +255,7 @@ static int process_reserve(HANDLE process, const void *reserve, size_t len, cons
 
 	if (reserve == NULL || len == 0)
 		return 0;
-	got = hpshm__win_sys.virtual_alloc_ex(process, (void *)(uintptr_t)reserve, len, MEM_RESERVE, PAGE_NOACCESS);
+	got = hpshm__win_reserve_in(process, (void *)(uintptr_t)reserve, len); /* a placeholder where Windows has them */
 	if (got == reserve)
 		return 0;
 	code = got == NULL ? GetLastError() : ERROR_INVALID_ADDRESS;

@@ -118,6 +118,8 @@ static FILE *sys_fopen(const char *path, const char *mode)
 		.wait_for_single_object  = WaitForSingleObject,    \
 		.resume_thread           = ResumeThread,           \
 		.terminate_process       = TerminateProcess,       \
+		.virtual_alloc2          = hpshm__win_virtual_alloc2,    \
+		.map_view_of_file3       = hpshm__win_map_view_of_file3, \
 		.fopen                   = sys_fopen,              \
 		.nt_open_directory_object  = hpshm__win_nt_open_directory,  \
 		.nt_query_directory_object = hpshm__win_nt_query_directory, \
@@ -130,6 +132,7 @@ void hpshm__win_sys_reset(void)
 	static const struct hpshm__win_syscalls real = WIN_SYS_REAL_CALLS;
 
 	hpshm__win_sys = real;
+	hpshm__win_placeholder_reset();
 }
 
 FILE *hpshm__port_fopen(const char *path, const char *mode)

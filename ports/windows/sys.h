@@ -59,6 +59,14 @@ struct hpshm__win_syscalls {
 	DWORD  (WINAPI *wait_for_single_object)(HANDLE h, DWORD ms);
 	DWORD  (WINAPI *resume_thread)(HANDLE thread);
 	BOOL   (WINAPI *terminate_process)(HANDLE process, UINT code);
+	/* Windows 10 1803's placeholder calls, found in kernelbase.dll at each call: the real
+	 * entries answer ERROR_CALL_NOT_IMPLEMENTED where it lacks them (ports/windows/placeholder.c).
+	 * The extended parameters, always NULL here, are declared void * because older SDKs
+	 * lack MEM_EXTENDED_PARAMETER. */
+	PVOID  (WINAPI *virtual_alloc2)(HANDLE process, PVOID addr, SIZE_T len, ULONG type, ULONG protect, PVOID ext,
+					ULONG n);
+	PVOID  (WINAPI *map_view_of_file3)(HANDLE mapping, HANDLE process, PVOID addr, ULONG64 offset, SIZE_T len,
+					   ULONG type, ULONG protect, PVOID ext, ULONG n);
 	FILE  *(*fopen)(const char *path, const char *mode); /* not inherited: see hpshm__port_fopen() */
 	/* ntdll's object directory calls, which no SDK import library is sure to have: the real
 	 * entries find them in ntdll.dll at each call and answer STATUS_NOT_IMPLEMENTED when it
@@ -74,6 +82,36 @@ extern struct hpshm__win_syscalls hpshm__win_sys;
 NTSTATUS NTAPI hpshm__win_nt_open_directory(PHANDLE dir, ACCESS_MASK access, POBJECT_ATTRIBUTES attr);
 NTSTATUS NTAPI hpshm__win_nt_query_directory(HANDLE dir, PVOID buf, ULONG len, BOOLEAN single, BOOLEAN restart,
 					     PULONG context, PULONG ret_len);
+
+/* The real entries for the placeholder calls (ports/windows/placeholder.c). */
+PVOID WINAPI hpshm__win_virtual_alloc2(HANDLE process, PVOID addr, SIZE_T len, ULONG type, ULONG protect, PVOID ext,
+				       ULONG n);
+PVOID WINAPI hpshm__win_map_view_of_file3(HANDLE mapping, HANDLE process, PVOID addr, ULONG64 offset, SIZE_T len,
+					  ULONG type, ULONG protect, PVOID ext, ULONG n);
+
+/*
+ * Reserve [addr, addr+len) in process (a suspended child, or this process): a placeholder
+ * where VirtualAlloc2() makes one, else a plain reservation (an older Windows, wine; the
+ * first refusal is remembered for the process).  The address reserved, or NULL with
+ * GetLastError() set by VirtualAllocEx().
+ */
+void *hpshm__win_reserve_in(HANDLE process, void *addr, size_t len);
+/*
+ * In the child, for the exact reservation hpshm__port_reservation_release() found at
+ * [addr, addr+len): 1 it is a placeholder, kept for hpshm__win_map_view_at() to replace; 0 it
+ * is not (or is one granule long), untouched; -1 it was released (a placeholder whose probe
+ * could not be undone).
+ */
+int hpshm__win_placeholder_keep(void *addr, size_t len);
+/*
+ * Map len bytes of section at addr (NULL: where the system chooses) with access (FILE_MAP_*):
+ * over a placeholder of the parent's at addr when there is one, with no moment in which the
+ * range is free, else with MapViewOfFileEx() as before.  The view, or NULL with GetLastError()
+ * set.  UnmapViewOfFile() undoes either.
+ */
+void *hpshm__win_map_view_at(HANDLE section, DWORD access, size_t len, void *addr);
+/* Forget that placeholders were refused (tests; hpshm__win_sys_reset() calls it). */
+void hpshm__win_placeholder_reset(void);
 
 /* Put every entry back to the real call. */
 void hpshm__win_sys_reset(void);
