@@ -31,6 +31,7 @@
 #include "port.h"
 #include "ports/windows/sys.h"
 #include "ports/windows/windows.h"
+#include "win_beside.h"
 #include "win_child.h"
 
 #include <aclapi.h>
@@ -54,16 +55,8 @@ TestSuite(winls, .fini = reset_table);
 static char *child_path(void)
 {
 	static char path[MAX_PATH * 4];
-	wchar_t w[MAX_PATH * 2];
-	DWORD n = GetModuleFileNameW(NULL, w, MAX_PATH * 2);
-	char *slash;
 
-	cr_assert(n > 0 && n < MAX_PATH * 2, "GetModuleFileNameW failed: %lu", (unsigned long)GetLastError());
-	hpshm__win_utf8(w, path, sizeof(path));
-	slash = strrchr(path, '\\');
-	cr_assert_not_null(slash, "no directory in %s", path);
-	snprintf(slash + 1, sizeof(path) - (size_t)(slash + 1 - path), "win_child.exe");
-	return path;
+	return hpt_win_beside("win_child.exe", path, sizeof(path));
 }
 
 /* A NULL-terminated copy of list, whose strings the spawn calls may take as char *. */

@@ -18,6 +18,7 @@
 #include "hpshm.h"
 #include "port.h"
 #include "ports/windows/windows.h"
+#include "win_beside.h"
 #include "win_child.h"
 
 #define MiB ((size_t)1 << 20)
@@ -29,15 +30,8 @@ TestSuite(winspawn);
 static char *helper_path(wchar_t *wide, size_t wlen)
 {
 	static char path[MAX_PATH * 4];
-	wchar_t w[MAX_PATH * 2];
-	DWORD n = GetModuleFileNameW(NULL, w, MAX_PATH * 2);
-	char *slash;
 
-	cr_assert(n > 0 && n < MAX_PATH * 2, "GetModuleFileNameW failed: %lu", (unsigned long)GetLastError());
-	hpshm__win_utf8(w, path, sizeof(path));
-	slash = strrchr(path, '\\');
-	cr_assert_not_null(slash, "no directory in %s", path);
-	snprintf(slash + 1, sizeof(path) - (size_t)(slash + 1 - path), "win_spawn_child.exe");
+	hpt_win_beside("win_spawn_child.exe", path, sizeof(path));
 	if (wide != NULL)
 		cr_assert_geq(hpshm__win_wide(path, wide, wlen), 0);
 	return path;
