@@ -79,7 +79,6 @@ static void segment_request_hint(struct segment_walk *w, int rc, const char *hin
 	segment_keep_hint(w, hint);
 }
 
-
 /* Make sure the mapping is what the provider promised; fills the report's page facts. */
 static int segment_verify(struct segment_walk *w, const struct hpshm_instance *p, const struct hpshm_request *rq,
 			  const struct hpshm_mapping *m)
