@@ -472,6 +472,13 @@ static const struct hpshm__keydef keys[HPSHM__NKEYS] = {
 				   "where named objects live on Windows: this session (Local\\) or every session "
 				   "(Global\\, needs SeCreateGlobalPrivilege); no effect elsewhere",
 				   parse_namespace, format_namespace },
+	[HPSHM__KEY_POPULATE_THREADS] = { "populate_threads", "auto, or 1 to 64", "auto",
+					  "threads that fault the segment in when it is populated; auto uses the "
+					  "CPUs this process may run on, one per 64MiB at most",
+					  hpshm__parse_populate_threads, hpshm__format_populate_threads },
+	[HPSHM__KEY_NUMA] = { "numa", "default, local, interleave[:NODES], bind:NODES, preferred:NODE", "default",
+			      "NUMA nodes the segment's pages come from, applied before populate; NODES as 0,2-3",
+			      hpshm__parse_numa, hpshm__format_numa },
 };
 
 void hpshm__config_init(struct hpshm_config *cfg)
@@ -678,3 +685,14 @@ int hpshm_config_set_provider(hpshm_config *cfg, const char *const *names, size_
 	return config_set_typed(cfg, "hpshm_config_set_provider", HPSHM__KEY_PROVIDER, list, err);
 }
 
+
+int hpshm_config_set_populate_threads(hpshm_config *cfg, unsigned threads, hpshm_error *err)
+{
+	char buf[16];
+
+	if (threads == HPSHM_POPULATE_THREADS_AUTO)
+		snprintf(buf, sizeof(buf), "auto");
+	else
+		snprintf(buf, sizeof(buf), "%u", threads);
+	return config_set_typed(cfg, "hpshm_config_set_populate_threads", HPSHM__KEY_POPULATE_THREADS, buf, err);
+}

@@ -4,6 +4,7 @@
  * it, and what it reports.  Layers: doc/architecture.md.  Creating it is core/segment.c,
  * attaching and opening it core/attach.c and core/open.c.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -84,9 +85,28 @@ const char *hpshm_populate_name(unsigned methods)
 	return hpshm__port_populate_name(methods);
 }
 
+/* " nodes=0:512MiB,1:512MiB": where the pages landed, when the report has it. */
+static void report_nodes(const hpshm_report *r, char *buf, size_t len)
+{
+	size_t used = 0;
+	char sz[32];
+	int n;
+
+	buf[0] = '\0';
+	for (unsigned i = 0; i < r->nnodes && i < HPSHM_REPORT_NODES; i++) {
+		if (r->node_bytes[i] == 0)
+			continue;
+		n = snprintf(buf + used, len - used, "%s%u:%s", used ? "," : " nodes=", i,
+			     hpshm_size_format((size_t)r->node_bytes[i], sz, sizeof(sz)));
+		if (n < 0 || (size_t)n >= len - used)
+			return;
+		used += (size_t)n;
+	}
+}
+
 int hpshm_report_format(const hpshm_report *r, char *buf, size_t len)
 {
-	char req[32], mapped[32], ps[32], how[64];
+	char req[32], mapped[32], ps[32], how[64], threads[32], nodes[160];
 	/* A report of version 1 has no origin: it is a created segment's. */
 	unsigned origin = r && r->version >= 2 ? r->origin : HPSHM_ORIGIN_CREATED;
 
@@ -102,9 +122,35 @@ int hpshm_report_format(const hpshm_report *r, char *buf, size_t len)
 	else
 		snprintf(how, sizeof(how), "%s=%.1f ms address=%s", origin == HPSHM_ORIGIN_OPENED ? "open" : "attach",
 			 (double)r->attach_ns / 1e6, r->relocated ? "elsewhere" : "creator");
-	return snprintf(buf, len, "provider=%s size=%s mapped=%s page_size=%s (%s) huge=%s populate=%s (%.1f ms) %s",
+	/* Threads and nodes are said only when there is something to say (a version 3 report). */
+	threads[0] = nodes[0] = '\0';
+	if (r->version >= 3 && r->populate_threads > 1)
+		snprintf(threads, sizeof(threads), ", %u threads", r->populate_threads);
+	if (r->version >= 3)
+		report_nodes(r, nodes, sizeof(nodes));
+	return snprintf(buf, len, "provider=%s size=%s mapped=%s page_size=%s (%s) huge=%s populate=%s (%.1f ms%s)%s %s",
 			r->provider[0] ? r->provider : "none", hpshm_size_format(r->requested_size, req, sizeof(req)),
 			hpshm_size_format(r->mapped_size, mapped, sizeof(mapped)),
 			hpshm_size_format(r->page_size, ps, sizeof(ps)), r->verified ? r->verified_by : "unverified",
-			r->huge ? "yes" : "no", hpshm_populate_name(r->populate), (double)r->populate_ns / 1e6, how);
+			r->huge ? "yes" : "no", hpshm_populate_name(r->populate), (double)r->populate_ns / 1e6, threads,
+			nodes, how);
+}
+
+int hpshm_segment_nodes(const hpshm_segment *seg, uint64_t *bytes, unsigned max, hpshm_error *err)
+{
+	int n;
+
+	if (!seg || !bytes || max == 0)
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL,
+				       "hpshm_segment_nodes: %s", !seg ? "NULL segment" : "no room for a node's count");
+	memset(bytes, 0, (size_t)max * sizeof(*bytes));
+	n = hpshm__port_numa_where(seg->map.addr, seg->map.size, seg->report.page_size ? seg->report.page_size
+										    : hpshm__port_base_page_size(),
+				   bytes, max > INT_MAX ? INT_MAX : (int)max);
+	if (n == HPSHM_ENOTSUP)
+		return hpshm_error_set(err, HPSHM_ENOTSUP, 0, "move_pages", NULL,
+				       "this system does not say on which NUMA node a page is");
+	if (n < 0)
+		return hpshm_error_set(err, n, 0, "move_pages", NULL, "cannot read where the segment's pages are");
+	return n;
 }

@@ -22,6 +22,7 @@
 #include "base/header.h"
 #include "hpshm/provider.h"
 #include "core/provider_keys.h"
+#include "port.h"
 
 #define HPSHM__MAX_PROVIDERS   16   /* registered plus built-in; also the longest provider= list */
 #define HPSHM__NAME_LEN        128  /* longest segment name */
@@ -46,7 +47,9 @@ enum hpshm__key {
 	HPSHM__KEY_MODE,
 	HPSHM__KEY_BASE_ADDRESS,
 	HPSHM__KEY_LOG_LEVEL,
-	HPSHM__KEY_NAMESPACE, /* last, so the indices hpshm_config_key_name() gave before stay */
+	HPSHM__KEY_NAMESPACE, /* new keys go last, so the indices hpshm_config_key_name() gave before stay */
+	HPSHM__KEY_POPULATE_THREADS,
+	HPSHM__KEY_NUMA,
 	HPSHM__NKEYS
 };
 
@@ -59,6 +62,8 @@ struct hpshm_config {
 	size_t           huge_page_size;  /* 0 default, HPSHM__LARGEST, or bytes */
 	int              reattach;        /* enum hpshm__reattach_mode */
 	int              populate;        /* enum hpshm__populate_mode */
+	unsigned         populate_threads; /* threads that populate; 0 means auto */
+	struct hpshm__numa numa;          /* numa=: where the pages go */
 	char             hugetlbfs_path[HPSHM_PATH_MAX]; /* "" means discover */
 	char             name[HPSHM__NAME_LEN];          /* "" means anonymous */
 	unsigned         mode;            /* permissions of named objects */
@@ -280,6 +285,23 @@ void hpshm__config_init(struct hpshm_config *cfg);
  * and the token's identifier, which carries the name, take the same characters.
  */
 size_t hpshm__name_utf8_len(const unsigned char *s);
+
+/*
+ * core/populate.c: the threads a populate of len bytes on pages of page_size uses under cfg;
+ * the NUMA check a candidate passes before it creates anything (0, or a code with err
+ * filled); and the placement and populate of a new mapping (want: populate at all), which
+ * fills r's populate members and node_bytes.  0, or a code with err filled.
+ */
+unsigned hpshm__populate_threads(const struct hpshm_config *cfg, size_t len, size_t page_size);
+int hpshm__placement_check(const struct hpshm_config *cfg, size_t len, size_t page_size, hpshm_error *err);
+int hpshm__populate(const struct hpshm_config *cfg, void *addr, size_t len, size_t page_size,
+		    struct hpshm__port_handle h, int want, hpshm_report *r, hpshm_error *err);
+
+/* The keys of core/config_place.c, for the key table. */
+int hpshm__parse_populate_threads(struct hpshm_config *c, const char *v, hpshm_error *err);
+int hpshm__format_populate_threads(const struct hpshm_config *c, char *buf, size_t len);
+int hpshm__parse_numa(struct hpshm_config *c, const char *v, hpshm_error *err);
+int hpshm__format_numa(const struct hpshm_config *c, char *buf, size_t len);
 
 /*
  * Fill err for a value or item a source refuses: code, the message, key (err->key; "" for

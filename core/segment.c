@@ -370,6 +370,16 @@ static int try_create(struct segment_walk *w, struct segment_try *c)
 	char why[HPSHM_TEXT_MAX];
 	int rc, placed;
 
+	/* Nodes whose pools cannot hold the segment rule it out before anything is made. */
+	memset(&perr, 0, sizeof(perr));
+	rc = hpshm__placement_check(w->cfg, c->rq.size, c->rq.page_size, &perr);
+	if (rc < 0) {
+		if (rc == HPSHM_EVALUE || rc == HPSHM_ENOTSUP)
+			hpshm__strlcpy(w->key, "numa", sizeof(w->key));
+		segment_keep_hint(w, perr.hint);
+		segment_attempt(w, p, c->rq.page_size, rc, perr.sys_errno, perr.call[0] ? perr.call : "numa", perr.message);
+		return rc;
+	}
 	rc = segment_map(w, p, c->size, &c->rq, &c->place, &c->companion, &c->held, c->tag, &c->m, &perr, &placed);
 	if (rc >= 0 || !placed)
 		return rc;
@@ -425,30 +435,23 @@ static void try_write_header(const struct segment_walk *w, struct segment_try *c
 						c->rq.page_size, m->object);
 }
 
-/* Fault the pages in when the configuration or the provider's advice asks.  0, or
- * HPSHM_EPOPULATE (recorded). */
+/* Place the pages and fault them in when the configuration or the provider's advice asks
+ * (core/populate.c).  0, or a code (recorded). */
 static int try_populate(struct segment_walk *w, struct segment_try *c)
 {
 	const struct hpshm_mapping *m = &c->m;
 	hpshm_error perr;
-	uint64_t t0;
 	int rc;
 
-	w->r->populate = HPSHM_POPULATE_NONE;
-	w->r->populate_ns = 0;
-	if (!segment_want_populate(w->cfg, c->p, &c->pr))
-		return 0;
-	t0 = hpshm__port_now_ns();
 	memset(&perr, 0, sizeof(perr));
-	rc = hpshm__port_populate(m->addr, m->size, c->rq.page_size,
-			     hpshm__port_handle_of(m->handle, m->flags & HPSHM_MAP_DESCRIPTOR), &w->r->populate,
-			     &perr);
-	w->r->populate_ns = hpshm__port_now_ns() - t0;
+	rc = hpshm__populate(w->cfg, m->addr, m->size, c->rq.page_size,
+			     hpshm__port_handle_of(m->handle, m->flags & HPSHM_MAP_DESCRIPTOR),
+			     segment_want_populate(w->cfg, c->p, &c->pr), w->r, &perr);
 	if (rc < 0) {
 		segment_keep_hint(w, perr.hint);
-		segment_attempt(w, c->p, c->rq.page_size, HPSHM_EPOPULATE, perr.sys_errno,
+		segment_attempt(w, c->p, c->rq.page_size, rc, perr.sys_errno,
 				perr.call[0] ? perr.call : "populate", perr.message);
-		return HPSHM_EPOPULATE;
+		return rc;
 	}
 	return 0;
 }

@@ -168,6 +168,8 @@ enum hpshm_errcode {
 #define HPSHM_TEXT_MAX 256
 /** Longest error message, with its terminating NUL: room for every provider's reason. */
 #define HPSHM_MESSAGE_MAX 1024
+/** NUMA nodes whose share of a segment the report holds (hpshm_report.node_bytes). */
+#define HPSHM_REPORT_NODES 8
 /** Most attempts a report records (every provider considered). */
 #define HPSHM_MAX_ATTEMPTS 16
 
@@ -194,8 +196,8 @@ enum hpshm_errcode {
 /** hpshm_error.version of the records this library fills. */
 #define HPSHM_ERROR_VERSION 1
 /** hpshm_report.version of the reports this library fills (it covers the hpshm_attempt entries too);
- *  2 added origin, relocated and attach_ns. */
-#define HPSHM_REPORT_VERSION 2
+ *  2 added origin, relocated and attach_ns; 3 added populate_threads, nnodes and node_bytes. */
+#define HPSHM_REPORT_VERSION 3
 /** hpshm_object.version of the objects this library lists. */
 #define HPSHM_OBJECT_VERSION 1
 /** hpshm_child.version of the children this library starts. */
@@ -315,7 +317,14 @@ typedef struct hpshm_report {
 						  (hpshm_segment_open() without reattach=exec); 0 at the creator's address */
 	uint64_t attach_ns;                  /**< time hpshm_segment_attach() or _open() took, nanoseconds; 0 when
 						  created */
-	uint64_t reserved[30];               /**< zeroed by the library: room for the members of later versions */
+	/* ---- version 3 ---- */
+	unsigned populate_threads;           /**< threads that populated the segment; 0 when it was not populated */
+	unsigned nnodes;                     /**< entries of node_bytes filled: the highest NUMA node holding pages,
+						  plus 1; 0 when not read (numa=default, or the OS cannot say) */
+	uint64_t node_bytes[HPSHM_REPORT_NODES]; /**< bytes of the segment on each NUMA node after create, read back
+						      from the kernel (Linux: move_pages); hpshm_segment_nodes()
+						      reads any number of nodes, now */
+	uint64_t reserved[30 - 1 - HPSHM_REPORT_NODES];               /**< zeroed by the library: room for the members of later versions */
 } hpshm_report;
 
 /** Opaque configuration: a set of key values with their sources. */
@@ -427,6 +436,32 @@ HPSHM_API int hpshm_config_set_huge_page_size(hpshm_config *cfg, size_t bytes, h
  * @return 0, HPSHM_EVALUE (neither; err->key is "reattach") or HPSHM_EINVAL (cfg is NULL)
  */
 HPSHM_API int hpshm_config_set_reattach(hpshm_config *cfg, hpshm_reattach mode, hpshm_error *err);
+
+/** hpshm_config_set_populate_threads(): as many as the CPUs this process may run on allow ("auto"). */
+#define HPSHM_POPULATE_THREADS_AUTO 0u
+
+/**
+ * Set populate_threads from the API: how many threads fault a segment in when it is
+ * populated, each one contiguous range.  Auto uses the CPUs this process may run on (its
+ * affinity mask and its cgroup's CPU quota) and gives no thread less than 64 MiB, so a small
+ * segment is populated by the calling thread alone.
+ * @param cfg     the configuration
+ * @param threads HPSHM_POPULATE_THREADS_AUTO, or 1 to 64
+ * @param err     filled on failure, may be NULL
+ * @return 0, HPSHM_EVALUE (out of range; err->key is "populate_threads") or HPSHM_EINVAL (cfg is NULL)
+ */
+HPSHM_API int hpshm_config_set_populate_threads(hpshm_config *cfg, unsigned threads, hpshm_error *err);
+
+/**
+ * How many threads a populate of a segment of size bytes on pages of page_size would use
+ * under cfg, with auto resolved for this process now (its CPUs, its cgroup's quota), as
+ * `hpshm plan` and `hpshm probe` print it.
+ * @param size      the segment's size, bytes
+ * @param page_size its page size, bytes (0: the base page size)
+ * @param cfg       the configuration, or NULL for the defaults
+ * @return 1 or more
+ */
+HPSHM_API unsigned hpshm_populate_threads(size_t size, size_t page_size, const hpshm_config *cfg);
 
 /**
  * Set keys from a "key=value,key=value" string, with API precedence.  A comma-separated item
@@ -621,6 +656,19 @@ HPSHM_API const hpshm_report *hpshm_segment_report(const hpshm_segment *seg);
  * @return the length the line needed (as snprintf)
  */
 HPSHM_API int hpshm_report_format(const hpshm_report *r, char *buf, size_t len);
+
+/**
+ * Where the segment's pages are now, per NUMA node, read from the kernel (Linux: move_pages
+ * with no target, as `numastat -p` does); pages not yet faulted in are not counted.  It reads
+ * every page: about a millisecond per GiB of 2 MiB pages, more for 4 KiB ones.
+ * @param seg   the segment
+ * @param bytes bytes[n] gets the bytes on node n, for n < max
+ * @param max   entries of bytes
+ * @param err   filled on failure, may be NULL
+ * @return the number of nodes counted (the highest node holding pages, plus 1; at most max),
+ *         HPSHM_ENOTSUP where the OS cannot say, or HPSHM_EINVAL
+ */
+HPSHM_API int hpshm_segment_nodes(const hpshm_segment *seg, uint64_t *bytes, unsigned max, hpshm_error *err);
 
 /**
  * Name of a populate method set, e.g. "fallocate+madvise" or "none".

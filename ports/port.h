@@ -90,6 +90,74 @@ struct hpshm__backing {
  */
 int hpshm__port_verify_backing(void *addr, size_t len, struct hpshm__port_handle h, struct hpshm__backing *out);
 
+/* ---- NUMA placement ---- */
+
+#define HPSHM__MAX_NODES 64 /* NUMA nodes a policy can name: node numbers 0 to 63 */
+
+/* The numa= key's modes. */
+enum hpshm__numa_mode {
+	HPSHM__NUMA_DEFAULT,    /* the process's own policy: hpshm changes nothing */
+	HPSHM__NUMA_LOCAL,      /* the node of the CPU the creating thread runs on */
+	HPSHM__NUMA_INTERLEAVE, /* page by page across nodes (every node with memory if nodes is 0) */
+	HPSHM__NUMA_BIND,       /* only the nodes in nodes: a fault elsewhere fails */
+	HPSHM__NUMA_PREFERRED   /* the one node in nodes first, others when it is full */
+};
+
+/* A NUMA policy for a segment's pages. */
+struct hpshm__numa {
+	int      mode;  /* enum hpshm__numa_mode */
+	uint64_t nodes; /* bit n: node n; one bit for preferred; 0 for default and local */
+};
+
+/* One NUMA node as the OS describes it, with its share of one page size's pool. */
+struct hpshm__node {
+	int           id;          /* the node's number */
+	int           has_memory;  /* 1 if the node has memory of its own (a CPU-only node has none) */
+	unsigned      cpus;        /* CPUs of the node this process may run on */
+	unsigned long pool_total;  /* huge pages of the asked size in the node's pool (0 for base pages) */
+	unsigned long pool_free;   /* free ones among them */
+	uint64_t      mem_free;    /* free memory of the node, bytes (0 if unknown) */
+};
+
+/*
+ * The NUMA nodes of this machine, ascending, with their pools of page_size (0, or the base
+ * page size: no pool).  Returns the count; 0 where the OS reports no nodes (then a policy
+ * other than default is refused by hpshm__port_numa_check()).
+ */
+int hpshm__port_numa_nodes(size_t page_size, struct hpshm__node *out, int max);
+/*
+ * May a segment of len bytes on pages of page_size be placed by p?  Refuses nodes that do not
+ * exist or have no memory, and a policy whose nodes' pools (huge pages) cannot hold the
+ * segment: the kernel's huge page reservation is global, so a bind to a node without free
+ * pages would succeed and then fault with SIGBUS.  0, or HPSHM_EVALUE (a node that is not
+ * there), HPSHM_ENOMEM (pools too small), HPSHM_ENOTSUP (no NUMA here), with err naming the
+ * nodes there and the fix (the per-node pool setting).
+ */
+int hpshm__port_numa_check(const struct hpshm__numa *p, size_t len, size_t page_size, hpshm_error *err);
+/* Apply p to the mapping [addr, addr+len) before it is populated (Linux: mbind), so the first
+ * touch lands where asked.  0, or an error with err filled. */
+int hpshm__port_numa_apply(void *addr, size_t len, const struct hpshm__numa *p, hpshm_error *err);
+/*
+ * Where the pages of [addr, addr+len) are, read back from the OS (Linux: move_pages with no
+ * target nodes, in chunks): bytes[n] gets the bytes on node n for n < max.  Pages not present
+ * are not counted.  Returns the number of nodes counted into (the highest node seen plus 1),
+ * or a negative code (HPSHM_ENOTSUP where the OS cannot say).
+ */
+int hpshm__port_numa_where(void *addr, size_t len, size_t page_size, uint64_t *bytes, int max);
+
+/*
+ * How a populate runs.  threads 1 faults the range in the calling thread; n > 1 splits it
+ * into n contiguous ranges of whole pages, one per thread, and the first failure stops the
+ * others.  numa, when not NULL and not default, places each thread on the CPUs of the node
+ * its range is meant for, so the kernel clears the pages from a near CPU.
+ */
+struct hpshm__populate_how {
+	unsigned                   threads; /* 1 or more */
+	const struct hpshm__numa  *numa;    /* NULL: no placement */
+};
+
+#define HPSHM__POPULATE_THREADS_MAX 64 /* the most threads a populate starts */
+
 /*
  * Fault every page of a mapping in, never raising SIGBUS: with calls that fail cleanly where
  * the OS has them (allocating into the handle's file, then asking the kernel to fault the
@@ -97,8 +165,12 @@ int hpshm__port_verify_backing(void *addr, size_t len, struct hpshm__port_handle
  * *methods gets the HPSHM_POPULATE_* bits used.  Returns 0, or HPSHM_EPOPULATE with err
  * filled (the mapping is left as it was, for the caller to destroy).
  */
-int hpshm__port_populate(void *addr, size_t len, size_t page_size, struct hpshm__port_handle h, unsigned *methods,
-		    hpshm_error *err);
+int hpshm__port_populate(void *addr, size_t len, size_t page_size, struct hpshm__port_handle h,
+			 const struct hpshm__populate_how *how, unsigned *methods, hpshm_error *err);
+
+/* The CPUs this process may run on now: its affinity mask, less what a CPU quota of its
+ * control group allows (cpu.max on Linux), at least 1. */
+unsigned hpshm__port_cpus_usable(void);
 
 /* ---- huge page pools ---- */
 

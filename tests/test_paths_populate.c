@@ -28,6 +28,9 @@
 #include "ports/posix/posix.h"
 #include "ports/posix/sys.h"
 
+/* A populate in the calling thread alone, as every populate was before populate_threads. */
+#define HPT_ONE_THREAD ((struct hpshm__populate_how){ 1, NULL })
+
 /* A descriptor handed to the port as the file of a mapping's pages (port.h). */
 #define FILE_HANDLE(fd) ((struct hpshm__port_handle){ (fd), HPSHM__PORT_FILE })
 
@@ -362,7 +365,7 @@ Test(paths_populate, populate_without_madvise_falls_back_to_the_touch_and_report
 	memset(&err, 0, sizeof err);
 	inj.madvise_errno = EINVAL;   /* a kernel before 5.14 */
 	short_map_make(&m, 6, 2);
-	rc = hpshm__port_populate(m.addr, m.len, m.page, HPSHM__PORT_NO_HANDLE, &methods, &err);
+	rc = hpshm__port_populate(m.addr, m.len, m.page, HPSHM__PORT_NO_HANDLE, &HPT_ONE_THREAD, &methods, &err);
 	cr_assert_eq(rc, HPSHM_EPOPULATE, "got %s: %s", hpshm_errname(rc), err.message);
 	cr_assert_eq(err.code, HPSHM_EPOPULATE);
 	cr_assert_str_eq(err.call, "touch");
@@ -381,7 +384,7 @@ Test(paths_populate, populate_turns_a_real_madvise_efault_into_epopulate)
 
 	memset(&err, 0, sizeof err);
 	short_map_make(&m, 4, 1);
-	rc = hpshm__port_populate(m.addr, m.len, m.page, HPSHM__PORT_NO_HANDLE, &methods, &err);
+	rc = hpshm__port_populate(m.addr, m.len, m.page, HPSHM__PORT_NO_HANDLE, &HPT_ONE_THREAD, &methods, &err);
 	if (rc == HPSHM_EPOPULATE && strcmp(err.call, "touch") == 0) {
 		short_map_free(&m);
 		hpshm__linux_sys_reset();
@@ -403,7 +406,7 @@ Test(paths_populate, populate_uses_fallocate_then_madvise_on_a_descriptor)
 
 	memset(&err, 0, sizeof err);
 	short_map_make(&m, 4, 0);
-	rc = hpshm__port_populate(m.addr, m.len, m.page, FILE_HANDLE(m.fd), &methods, &err);
+	rc = hpshm__port_populate(m.addr, m.len, m.page, FILE_HANDLE(m.fd), &HPT_ONE_THREAD, &methods, &err);
 	cr_assert_eq(rc, 0, "got %s: %s", hpshm_errname(rc), err.message);
 	cr_assert_eq(methods, (unsigned)(HPSHM_POPULATE_FALLOCATE | HPSHM_POPULATE_MADVISE));
 	cr_assert_eq(inj.fallocate_calls, 1u);
@@ -421,10 +424,10 @@ Test(paths_populate, populate_goes_on_to_madvise_when_fallocate_is_not_supported
 	memset(&err, 0, sizeof err);
 	inj.fallocate_errno = EOPNOTSUPP;
 	short_map_make(&m, 4, 4);
-	cr_assert_eq(hpshm__port_populate(m.addr, m.len, m.page, FILE_HANDLE(m.fd), &methods, &err), 0, "%s", err.message);
+	cr_assert_eq(hpshm__port_populate(m.addr, m.len, m.page, FILE_HANDLE(m.fd), &HPT_ONE_THREAD, &methods, &err), 0, "%s", err.message);
 	cr_assert_eq(methods, (unsigned)HPSHM_POPULATE_MADVISE);
 	inj.fallocate_errno = ENOSYS;
-	cr_assert_eq(hpshm__port_populate(m.addr, m.len, m.page, FILE_HANDLE(m.fd), &methods, &err), 0, "%s", err.message);
+	cr_assert_eq(hpshm__port_populate(m.addr, m.len, m.page, FILE_HANDLE(m.fd), &HPT_ONE_THREAD, &methods, &err), 0, "%s", err.message);
 	cr_assert_eq(methods, (unsigned)HPSHM_POPULATE_MADVISE);
 	cr_assert_eq(inj.madvise_calls, 2u);
 	short_map_free(&m);
@@ -440,7 +443,7 @@ Test(paths_populate, populate_fails_on_an_unexpected_fallocate_error_without_try
 	memset(&err, 0, sizeof err);
 	inj.fallocate_errno = EIO;
 	short_map_make(&m, 2, 2);
-	rc = hpshm__port_populate(m.addr, m.len, m.page, FILE_HANDLE(m.fd), &methods, &err);
+	rc = hpshm__port_populate(m.addr, m.len, m.page, FILE_HANDLE(m.fd), &HPT_ONE_THREAD, &methods, &err);
 	cr_assert_eq(rc, HPSHM_EPOPULATE);
 	cr_assert_str_eq(err.call, "fallocate");
 	cr_assert_eq(err.sys_errno, EIO);
@@ -458,7 +461,7 @@ Test(paths_populate, populate_fallocate_enospc_is_epopulate_with_a_hint)
 	memset(&err, 0, sizeof err);
 	inj.fallocate_errno = ENOSPC;
 	short_map_make(&m, 2, 2);
-	rc = hpshm__port_populate(m.addr, m.len, (size_t)2 << 20, FILE_HANDLE(m.fd), &methods, &err);
+	rc = hpshm__port_populate(m.addr, m.len, (size_t)2 << 20, FILE_HANDLE(m.fd), &HPT_ONE_THREAD, &methods, &err);
 	cr_assert_eq(rc, HPSHM_EPOPULATE);
 	cr_assert_str_eq(err.call, "fallocate");
 	cr_assert_eq(err.sys_errno, ENOSPC);
@@ -476,7 +479,7 @@ Test(paths_populate, populate_names_a_hardware_poisoned_page)
 	memset(&err, 0, sizeof err);
 	inj.madvise_errno = 133;   /* EHWPOISON */
 	short_map_make(&m, 2, 2);
-	rc = hpshm__port_populate(m.addr, m.len, m.page, HPSHM__PORT_NO_HANDLE, &methods, &err);
+	rc = hpshm__port_populate(m.addr, m.len, m.page, HPSHM__PORT_NO_HANDLE, &HPT_ONE_THREAD, &methods, &err);
 	cr_assert_eq(rc, HPSHM_EPOPULATE);
 	cr_assert_str_eq(err.call, "madvise");
 	cr_assert_eq(err.sys_errno, 133);
@@ -494,7 +497,7 @@ Test(paths_populate, populate_fails_on_an_unexpected_madvise_error_without_touch
 	memset(&err, 0, sizeof err);
 	inj.madvise_errno = EPERM;
 	short_map_make(&m, 3, 1);   /* a touch would raise SIGBUS: it must not run */
-	rc = hpshm__port_populate(m.addr, m.len, m.page, HPSHM__PORT_NO_HANDLE, &methods, &err);
+	rc = hpshm__port_populate(m.addr, m.len, m.page, HPSHM__PORT_NO_HANDLE, &HPT_ONE_THREAD, &methods, &err);
 	cr_assert_eq(rc, HPSHM_EPOPULATE);
 	cr_assert_str_eq(err.call, "madvise");
 	cr_assert_eq(err.sys_errno, EPERM);

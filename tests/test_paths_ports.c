@@ -47,6 +47,9 @@
 #include "ports/posix/posix.h"
 #include "ports/posix/sys.h"
 
+/* A populate in the calling thread alone, as every populate was before populate_threads. */
+#define HPT_ONE_THREAD ((struct hpshm__populate_how){ 1, NULL })
+
 /* A descriptor handed to the port as the file of a mapping's pages (port.h). */
 #define FILE_HANDLE(fd) ((struct hpshm__port_handle){ (fd), HPSHM__PORT_FILE })
 
@@ -1012,7 +1015,7 @@ Test(paths_ports, populate_enospc_under_a_cgroup_limit_names_the_cgroup_file)
 	hpshm__linux_sys.fallocate = inj_fallocate;
 	inj_errno_fallocate = ENOSPC;
 	memset(&err, 0, sizeof err);
-	cr_assert_eq(hpshm__port_populate(page, 8 * MIB, 2 * MIB, FILE_HANDLE(0), &methods, &err), HPSHM_EPOPULATE);
+	cr_assert_eq(hpshm__port_populate(page, 8 * MIB, 2 * MIB, FILE_HANDLE(0), &HPT_ONE_THREAD, &methods, &err), HPSHM_EPOPULATE);
 	cr_assert_str_eq(err.call, "fallocate");
 	cr_assert_eq(err.sys_errno, ENOSPC);
 	cr_assert_eq(methods, (unsigned)HPSHM_POPULATE_NONE);
@@ -1041,7 +1044,7 @@ Test(paths_ports, populate_hint_with_a_cgroup_path_too_long_names_this_processs_
 	hpshm__linux_sys.fallocate = inj_fallocate;
 	inj_errno_fallocate = ENOMEM;
 	memset(&err, 0, sizeof err);
-	cr_assert_eq(hpshm__port_populate(page, 2 * MIB, 2 * MIB, FILE_HANDLE(0), &methods, &err), HPSHM_EPOPULATE);
+	cr_assert_eq(hpshm__port_populate(page, 2 * MIB, 2 * MIB, FILE_HANDLE(0), &HPT_ONE_THREAD, &methods, &err), HPSHM_EPOPULATE);
 	cr_assert_eq(err.sys_errno, ENOMEM);
 	cr_assert_str_eq(err.hint,
 			 "raise hugetlb.2MB.limit_in_bytes (now 4MiB) by at least 2MiB in this process's cgroup");
@@ -1082,7 +1085,7 @@ Test(paths_ports, populate_calls_again_when_interrupted)
 	eintr_fallocate = 2;
 	eintr_madvise = 2;
 	memset(&err, 0, sizeof err);
-	cr_assert_eq(hpshm__port_populate(page, sizeof page, 4096, FILE_HANDLE(0), &methods, &err), HPSHM_EPOPULATE);
+	cr_assert_eq(hpshm__port_populate(page, sizeof page, 4096, FILE_HANDLE(0), &HPT_ONE_THREAD, &methods, &err), HPSHM_EPOPULATE);
 	cr_assert_eq(eintr_fallocate + eintr_madvise, 0, "every interruption was retried");
 	cr_assert_str_eq(err.call, "madvise", "fallocate's EINTR was retried to its real answer");
 	cr_assert_eq(err.sys_errno, EIO, "madvise's EINTR was retried to its real answer");
@@ -1098,7 +1101,7 @@ Test(paths_ports, populate_efault_under_a_fault_time_cgroup_limit_says_so)
 	hpshm__linux_sys.madvise = inj_madvise;
 	inj_errno_madvise = EFAULT;
 	memset(&err, 0, sizeof err);
-	cr_assert_eq(hpshm__port_populate(page, 8 * MIB, 2 * MIB, HPSHM__PORT_NO_HANDLE, &methods, &err), HPSHM_EPOPULATE);
+	cr_assert_eq(hpshm__port_populate(page, 8 * MIB, 2 * MIB, HPSHM__PORT_NO_HANDLE, &HPT_ONE_THREAD, &methods, &err), HPSHM_EPOPULATE);
 	cr_assert(strstr(err.message, "(a hugetlb cgroup limit applies at fault time)"), "%s", err.message);
 	cr_assert(strstr(err.hint, "hugetlb.2MB.max"), "%s", err.hint);
 }
@@ -1130,7 +1133,7 @@ Test(paths_ports, populate_touch_past_the_end_under_a_cgroup_limit_says_so)
 	hpshm__linux_sys.madvise = inj_madvise;
 	inj_errno_madvise = EINVAL;   /* a kernel before 5.14: the guarded touch */
 	memset(&err, 0, sizeof err);
-	cr_assert_eq(hpshm__port_populate(addr, 2 * step, step, HPSHM__PORT_NO_HANDLE, &methods, &err), HPSHM_EPOPULATE);
+	cr_assert_eq(hpshm__port_populate(addr, 2 * step, step, HPSHM__PORT_NO_HANDLE, &HPT_ONE_THREAD, &methods, &err), HPSHM_EPOPULATE);
 	cr_assert_str_eq(err.call, "touch");
 	cr_assert(strstr(err.message, "SIGBUS on touch); a hugetlb cgroup limit applies at fault time"), "%s",
 		  err.message);
@@ -1149,7 +1152,7 @@ Test(paths_ports, populate_of_base_pages_counts_base_pages)
 	hpshm__linux_sys.madvise = inj_madvise;
 	inj_errno_madvise = EFAULT;
 	memset(&err, 0, sizeof err);
-	cr_assert_eq(hpshm__port_populate(page, sizeof page, hpshm__port_base_page_size(), HPSHM__PORT_NO_HANDLE, &methods, &err),
+	cr_assert_eq(hpshm__port_populate(page, sizeof page, hpshm__port_base_page_size(), HPSHM__PORT_NO_HANDLE, &HPT_ONE_THREAD, &methods, &err),
 		     HPSHM_EPOPULATE);
 	cr_assert_str_eq(err.call, "madvise");
 	hpshm_size_format(hpshm__port_base_page_size(), psz, sizeof psz);

@@ -38,6 +38,9 @@
 #include <psapi.h>
 #include <sddl.h>
 
+/* A populate in the calling thread alone, as every populate was before populate_threads. */
+#define HPT_ONE_THREAD ((struct hpshm__populate_how){ 1, NULL })
+
 #define MiB ((size_t)1 << 20)
 
 static void reset_table(void)
@@ -337,7 +340,7 @@ Test(winport, populate_brings_every_page_in)
 	HANDLE h;
 	char *p = map_section(256 * base, &h);
 
-	cr_assert_eq(hpshm__port_populate(p, 256 * base, base, HPSHM__PORT_NO_HANDLE, &methods, &err), 0);
+	cr_assert_eq(hpshm__port_populate(p, 256 * base, base, HPSHM__PORT_NO_HANDLE, &HPT_ONE_THREAD, &methods, &err), 0);
 	cr_assert_eq(methods, HPSHM_POPULATE_TOUCH);
 	for (size_t i = 0; i < 256; i++)
 		info[i].VirtualAddress = p + i * base;

@@ -99,10 +99,10 @@ static size_t cgroup_root_prefix(const char *root, const char *path)
 }
 
 /*
- * Find the mount of the hierarchy: v1 the "cgroup" mount carrying hugetlb, v2 the
+ * Find the mount of the hierarchy: v1 the "cgroup" mount carrying the controller ctrl, v2 the
  * "cgroup2" one.  Of several mounts, one whose root holds cgpath wins.  0, or -1.
  */
-static int cgroup_find_mount(int version, const char *cgpath, struct cgroup_mount *m)
+static int cgroup_find_mount(int version, const char *ctrl, const char *cgpath, struct cgroup_mount *m)
 {
 	char line[CGROUP_LINE_MAX];
 	char *save, *root, *point, *tok, *fstype, *super;
@@ -129,7 +129,7 @@ static int cgroup_find_mount(int version, const char *cgpath, struct cgroup_moun
 		if (fstype == NULL || strtok_r(NULL, " ", &save) == NULL)
 			continue;
 		super = strtok_r(NULL, " ", &save);
-		if (version == 1 && (strcmp(fstype, "cgroup") != 0 || super == NULL || !cgroup_has_item(super, "hugetlb")))
+		if (version == 1 && (strcmp(fstype, "cgroup") != 0 || super == NULL || !cgroup_has_item(super, ctrl)))
 			continue;
 		if (version == 2 && strcmp(fstype, "cgroup2") != 0)
 			continue;
@@ -145,8 +145,8 @@ static int cgroup_find_mount(int version, const char *cgpath, struct cgroup_moun
 	return found ? 0 : -1;
 }
 
-/* Our cgroup's path in hierarchy version 1 (the one with hugetlb) or 2.  0, or -1. */
-static int cgroup_self_path(int version, char *out, size_t len)
+/* Our cgroup's path in hierarchy version 1 (the one with controller) or 2.  0, or -1. */
+static int cgroup_self_path(int version, const char *controller, char *out, size_t len)
 {
 	char line[CGROUP_LINE_MAX];
 	char *ctrl, *path;
@@ -166,7 +166,7 @@ static int cgroup_self_path(int version, char *out, size_t len)
 		*path++ = '\0';
 		if (version == 2 && (strcmp(line, "0") != 0 || *ctrl != '\0'))
 			continue;
-		if (version == 1 && (strcmp(line, "0") == 0 || !cgroup_has_item(ctrl, "hugetlb")))
+		if (version == 1 && (strcmp(line, "0") == 0 || !cgroup_has_item(ctrl, controller)))
 			continue;
 		if (strlen(path) >= len || path[0] != '/')
 			continue;
@@ -311,12 +311,76 @@ int hpshm__linux_cgroup_get(size_t page_size, struct hpshm__limit *out)
 
 	hpshm__linux_hugetlb_cgroup_size(page_size, sname, sizeof(sname));
 
-	if (cgroup_self_path(1, cgpath, sizeof(cgpath)) == 0) {
-		if (cgroup_find_mount(1, cgpath, &m) == 0)
+	if (cgroup_self_path(1, "hugetlb", cgpath, sizeof(cgpath)) == 0) {
+		if (cgroup_find_mount(1, "hugetlb", cgpath, &m) == 0)
 			cgroup_walk(1, &m, cgpath, sname, out);
 		return 0;   /* bound to v1: v2 cannot have it too */
 	}
-	if (cgroup_self_path(2, cgpath, sizeof(cgpath)) == 0 && cgroup_find_mount(2, cgpath, &m) == 0)
+	if (cgroup_self_path(2, "", cgpath, sizeof(cgpath)) == 0 && cgroup_find_mount(2, "", cgpath, &m) == 0)
 		cgroup_walk(2, &m, cgpath, sname, out);
 	return 0;
+}
+
+/*
+ * The CPUs one level's quota allows, rounded up: v2 cpu.max "QUOTA PERIOD" ("max PERIOD" for
+ * none), v1 cpu.cfs_quota_us (-1 for none) over cpu.cfs_period_us.  0 when none is set.
+ */
+static unsigned cgroup_level_cpus(int version, const char *dir)
+{
+	char path[PATH_MAX], buf[64];
+	long long quota = -1, period = 0;
+	int n;
+
+	if (version == 2) {
+		n = snprintf(path, sizeof(path), "%s/cpu.max", dir);
+		if (n < 0 || (size_t)n >= sizeof(path) || hpshm__linux_read_file(path, buf, sizeof(buf)) < 0 ||
+		    sscanf(buf, "%lld %lld", &quota, &period) != 2)
+			return 0;
+	} else {
+		n = snprintf(path, sizeof(path), "%s/cpu.cfs_quota_us", dir);
+		if (n < 0 || (size_t)n >= sizeof(path) || hpshm__linux_read_file(path, buf, sizeof(buf)) < 0 ||
+		    sscanf(buf, "%lld", &quota) != 1)
+			return 0;
+		n = snprintf(path, sizeof(path), "%s/cpu.cfs_period_us", dir);
+		if (n < 0 || (size_t)n >= sizeof(path) || hpshm__linux_read_file(path, buf, sizeof(buf)) < 0 ||
+		    sscanf(buf, "%lld", &period) != 1)
+			return 0;
+	}
+	if (quota <= 0 || period <= 0)
+		return 0;   /* "max", -1: no quota */
+	return (unsigned)((quota + period - 1) / period);
+}
+
+unsigned hpshm__linux_cgroup_cpus(void)
+{
+	struct cgroup_mount m;
+	char cgpath[PATH_MAX], dir[PATH_MAX];
+	unsigned best = 0, here;
+	size_t skip, mlen;
+	char *slash;
+	int version = 2, n;
+
+	if (cgroup_self_path(1, "cpu", cgpath, sizeof(cgpath)) == 0)
+		version = 1;
+	else if (cgroup_self_path(2, "", cgpath, sizeof(cgpath)) < 0)
+		return 0;
+	if (cgroup_find_mount(version, version == 1 ? "cpu" : "", cgpath, &m) < 0)
+		return 0;
+	skip = cgroup_root_prefix(m.root, cgpath);
+	if (skip == SIZE_MAX)
+		skip = 0;
+	n = snprintf(dir, sizeof(dir), "%s%s", m.point, strcmp(cgpath + skip, "/") == 0 ? "" : cgpath + skip);
+	if (n < 0 || (size_t)n >= sizeof(dir))
+		return 0;
+	/* Every level up to the mount point: the tightest quota is the one that binds. */
+	for (mlen = strlen(m.point);;) {
+		here = cgroup_level_cpus(version, dir);
+		if (here != 0 && (best == 0 || here < best))
+			best = here;
+		slash = strrchr(dir, '/');
+		if (strlen(dir) <= mlen || slash == NULL || (size_t)(slash - dir) < mlen)
+			break;
+		*slash = '\0';
+	}
+	return best;
 }

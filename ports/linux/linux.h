@@ -74,6 +74,13 @@ extern struct hpshm__linux_syscalls hpshm__linux_sys;
 /* Put every entry back to the real call. */
 void hpshm__linux_sys_reset(void);
 
+/* ---- NUMA (ports/linux/numa.c) ---- */
+
+/* In thread i of the n that populate a segment under policy p: run this thread on the CPUs
+ * of the node its range is meant for (bind and preferred: the policy's nodes in turn; local:
+ * the creating thread's node; interleave: anywhere).  Nothing when it cannot. */
+void hpshm__linux_numa_place(const struct hpshm__numa *p, unsigned i, unsigned n);
+
 /* ---- /proc and /sys, under the sysroot ---- */
 
 /* Root under which /proc and /sys are read: "" normally. */
@@ -133,6 +140,9 @@ int hpshm__linux_cgroup_get(size_t page_size, struct hpshm__limit *out);
 /* The kernel's name for a huge page size in hugetlb cgroup files (mem_fmt() in
  * mm/hugetlb_cgroup.c: the largest unit not above the size): "2MB", "1GB", "64KB". */
 char *hpshm__linux_hugetlb_cgroup_size(size_t page_size, char *buf, size_t len);
+/* The CPUs the CPU quota of this process's cgroup allows (v2 cpu.max, v1 cpu.cfs_quota_us over
+ * cpu.cfs_period_us; the tightest of its level and every ancestor), rounded up; 0 if none. */
+unsigned hpshm__linux_cgroup_cpus(void);
 
 /* ---- SysV shared memory: privileges and limits ---- */
 

@@ -21,13 +21,18 @@
  *   3. Only there, the guarded touch of ports/posix/touch.c: one read-then-write per page
  *      under a SIGBUS handler that longjmps out.
  *
+ * With populate_threads above 1 the range is split, one contiguous part per thread, each
+ * faulted in with MADV_POPULATE_WRITE alone (populate_split() says why).
+ *
  * The mapping is left as it is on failure: the caller destroys it.
  */
 #include <assert.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "linux/linux.h"
@@ -65,8 +70,8 @@ static const char *populate_hint(size_t len, size_t page_size, char *buf, size_t
 	return hpshm__linux_hugetlb_hint(len, page_size, buf, buflen);
 }
 
-int hpshm__port_populate(void *addr, size_t len, size_t page_size, struct hpshm__port_handle h, unsigned *methods,
-		    hpshm_error *err)
+static int populate_one(void *addr, size_t len, size_t page_size, struct hpshm__port_handle h, unsigned *methods,
+			hpshm_error *err)
 {
 	char hint[HPSHM_TEXT_MAX], sz[32], psz[32];
 	size_t bad = 0;
@@ -130,6 +135,122 @@ int hpshm__port_populate(void *addr, size_t len, size_t page_size, struct hpshm_
 				       psz, bad, sz, addr, risk ? "; a hugetlb cgroup limit applies at fault time" : "");
 	}
 	return 0;
+}
+
+/*
+ * A populate split over threads.  Each thread faults its own contiguous range in with
+ * MADV_POPULATE_WRITE, a chunk at a time, and stops at the next chunk once any thread has
+ * failed.  No fallocate here: hugetlbfs and tmpfs allocate a file's pages under the inode's
+ * lock, so threads calling it would wait for each other; the mapping's reservation (made by
+ * mmap) already holds the pages, and MADV_POPULATE_WRITE fails with an error, not SIGBUS,
+ * where a page is refused.  A kernel without MADV_POPULATE_WRITE (before 5.14) is found by the
+ * first chunk, before any thread starts, and gets the single-threaded populate.
+ */
+#define POPULATE_CHUNK ((size_t)32 << 20) /* a thread checks for a failure between chunks */
+
+struct populate_part {
+	size_t off;   /* where the failure was, from the segment's start */
+	int    e;     /* errno of the failed madvise; 0: this part succeeded */
+};
+
+struct populate_job {
+	char                             *addr;
+	size_t                            len, page_size;
+	const struct hpshm__populate_how *how;
+	atomic_int                        stop;   /* set by the first part that fails */
+	struct populate_part              part[HPSHM__POPULATE_THREADS_MAX];
+};
+
+static void populate_part_run(void *arg, unsigned i)
+{
+	struct populate_job *job = arg;
+	struct populate_part *pt = &job->part[i];
+	size_t off, len, step, at;
+	int rc;
+
+	if (job->how->numa != NULL)
+		hpshm__linux_numa_place(job->how->numa, i, job->how->threads);
+	hpshm__posix_split(job->len, job->page_size, job->how->threads, i, &off, &len);
+	step = POPULATE_CHUNK < job->page_size ? job->page_size : POPULATE_CHUNK - POPULATE_CHUNK % job->page_size;
+	for (at = off; at < off + len; at += step) {
+		size_t n = off + len - at < step ? off + len - at : step;
+
+		if (atomic_load_explicit(&job->stop, memory_order_relaxed))
+			return;
+		do
+			rc = hpshm__linux_sys.madvise(job->addr + at, n, MADV_POPULATE_WRITE);
+		while (rc < 0 && errno == EINTR);
+		if (rc < 0) {
+			pt->e = errno;
+			pt->off = at;
+			atomic_store_explicit(&job->stop, 1, memory_order_relaxed);
+			return;
+		}
+	}
+}
+
+static int populate_split(void *addr, size_t len, size_t page_size, const struct hpshm__populate_how *how,
+			  hpshm_error *err)
+{
+	struct populate_job *job = calloc(1, sizeof(*job));
+	char hint[HPSHM_TEXT_MAX], sz[32], psz[32];
+	int rc = 0, e = 0, risk;
+	size_t off = 0;
+
+	if (job == NULL)
+		return hpshm_error_set(err, HPSHM_ENOMEM, ENOMEM, "malloc", NULL, "out of memory to start the populate");
+	job->addr = addr;
+	job->len = len;
+	job->page_size = page_size;
+	job->how = how;
+	atomic_init(&job->stop, 0);
+	hpshm__posix_parallel(how->threads, populate_part_run, job);
+	/* The first part that failed names the failure: the others only stopped. */
+	for (unsigned i = 0; i < how->threads && e == 0; i++)
+		if (job->part[i].e != 0) {
+			e = job->part[i].e;
+			off = job->part[i].off;
+		}
+	free(job);
+	if (e == 0)
+		return 0;
+	hpshm_size_format(len, sz, sizeof(sz));
+	hpshm_size_format(page_size, psz, sizeof(psz));
+	if (e == EFAULT || e == ENOMEM || e == EHWPOISON) {
+		risk = page_size > hpshm__port_base_page_size() && hpshm__linux_hugetlb_fault_risk(len, page_size);
+		rc = hpshm_error_set(err, HPSHM_EPOPULATE, e, "madvise", populate_hint(len, page_size, hint, sizeof(hint)),
+				     "the kernel could not supply the %s pages to fault in %s at %p (near offset %zu, "
+				     "%u threads)%s", psz, sz, addr, off, how->threads,
+				     e == EHWPOISON ? " (a page is hardware-poisoned)" :
+				     risk ? " (a hugetlb cgroup limit applies at fault time)" : "");
+	} else {
+		rc = hpshm_error_set(err, HPSHM_EPOPULATE, e, "madvise", NULL,
+				     "madvise(MADV_POPULATE_WRITE) of %s at %p failed at offset %zu: %s", sz, addr, off,
+				     strerror(e));
+	}
+	return rc;
+}
+
+int hpshm__port_populate(void *addr, size_t len, size_t page_size, struct hpshm__port_handle h,
+			 const struct hpshm__populate_how *how, unsigned *methods, hpshm_error *err)
+{
+	int rc;
+
+	assert(addr != NULL && len > 0 && page_size > 0 && how != NULL && how->threads > 0 && methods != NULL);
+	*methods = HPSHM_POPULATE_NONE;
+	if (how->threads == 1 || len / page_size < 2) {
+		if (how->numa != NULL)
+			hpshm__linux_numa_place(how->numa, 0, 1);
+		return populate_one(addr, len, page_size, h, methods, err);
+	}
+	/* Is MADV_POPULATE_WRITE there?  Asked of the first page, which is thread 0's anyway. */
+	do
+		rc = hpshm__linux_sys.madvise(addr, page_size, MADV_POPULATE_WRITE);
+	while (rc < 0 && errno == EINTR);
+	if (rc < 0 && errno == EINVAL)
+		return populate_one(addr, len, page_size, h, methods, err);
+	*methods = HPSHM_POPULATE_MADVISE;
+	return populate_split(addr, len, page_size, how, err);
 }
 
 const char *hpshm__port_populate_name(unsigned methods)

@@ -10,6 +10,7 @@
 #ifndef HPSHM_PORTS_POSIX_POSIX_H
 #define HPSHM_PORTS_POSIX_POSIX_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -29,6 +30,29 @@ uint64_t hpshm__posix_random64(void);
  * cleanly (Linux fallocate, MADV_POPULATE_WRITE) uses that first.
  */
 int hpshm__posix_touch(void *addr, size_t len, size_t step, size_t *bad);
+/*
+ * The same touch spread over threads: hpshm__posix_touch_begin() installs the handler (0, or
+ * -1 with errno) and holds it for this process until hpshm__posix_touch_end(); in between,
+ * any thread may touch a range with hpshm__posix_touch_range(), which returns as
+ * hpshm__posix_touch() does, and stops early (0, *bad where it stopped) once *stop is set
+ * (stop may be NULL).
+ */
+int  hpshm__posix_touch_begin(void);
+int  hpshm__posix_touch_range(void *addr, size_t len, size_t step, const atomic_int *stop, size_t *bad);
+void hpshm__posix_touch_end(void);
+
+/*
+ * Run fn(arg, i) for every i in [0, n): i = 0 in the calling thread, the others each in a
+ * thread of its own, and return when all have.  A thread that cannot be started costs only
+ * parallelism: its part then runs in the calling thread, after its own.
+ */
+void hpshm__posix_parallel(unsigned n, void (*fn)(void *arg, unsigned i), void *arg);
+
+/*
+ * One part of a populate split over threads (ports/posix/populate_split.c): the whole-page
+ * range [off, off + len) of the segment that part i of n covers.
+ */
+void hpshm__posix_split(size_t len, size_t page_size, unsigned n, unsigned i, size_t *off, size_t *part);
 
 /*
  * A free, aligned range of len bytes for a segment a child will map at the same address: a

@@ -7,7 +7,8 @@
  * pages then raises SIGBUS and kills a server that thought its memory was in hand.  So the
  * touch runs under a SIGBUS handler that longjmps out: one read-then-write per page (the
  * byte is written back unchanged, so data already in a re-attached segment is kept).  The
- * handler is process-wide, so touches are serialised; a SIGBUS another thread takes
+ * handler is process-wide, so one touch runs at a time, though it may be spread over threads
+ * (each arms its own jump: hpshm__posix_touch_begin/_range/_end); a SIGBUS another thread takes
  * meanwhile is passed to the handler that was installed before, or, if that was the default
  * or SIG_IGN, gets that action: a fault runs again under it, a sent signal is raised again
  * under the default or dropped when ignored (so an ignored one leaves the touch guarded).
@@ -15,6 +16,7 @@
  * It is the last resort: an OS with a populate call that returns an error instead of a
  * signal (ports/linux/populate.c) uses that, and touches only where the kernel has none.
  */
+#include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -56,13 +58,9 @@ static void touch_on_sigbus(int sig, siginfo_t *info, void *ctx)
 	}
 }
 
-int hpshm__posix_touch(void *addr, size_t len, size_t step, size_t *bad)
+int hpshm__posix_touch_begin(void)
 {
 	struct sigaction sa;
-	sigset_t bus, oldmask;
-	volatile char *base = addr;
-	volatile size_t off = 0;
-	volatile int failed = 0;
 
 	while (atomic_flag_test_and_set_explicit(&touch_lock, memory_order_acquire))
 		sched_yield();
@@ -79,10 +77,27 @@ int hpshm__posix_touch(void *addr, size_t len, size_t step, size_t *bad)
 		atomic_flag_clear_explicit(&touch_lock, memory_order_release);
 		return -1;
 	}
-	/* A blocked SIGBUS raised by a fault kills the process regardless of the handler. */
+	return 0;
+}
+
+void hpshm__posix_touch_end(void)
+{
+	(void)sigaction(SIGBUS, &touch_old, NULL);
+	atomic_flag_clear_explicit(&touch_lock, memory_order_release);
+}
+
+int hpshm__posix_touch_range(void *addr, size_t len, size_t step, const atomic_int *stop, size_t *bad)
+{
+	sigset_t bus, oldmask;
+	volatile char *base = addr;
+	volatile size_t off = 0;
+	volatile int failed = 0;
+
+	/* A blocked SIGBUS raised by a fault kills the process regardless of the handler; the
+	 * mask is this thread's. */
 	sigemptyset(&bus);
 	sigaddset(&bus, SIGBUS);
-	(void)sigprocmask(SIG_UNBLOCK, &bus, &oldmask);
+	(void)pthread_sigmask(SIG_UNBLOCK, &bus, &oldmask);
 
 	if (sigsetjmp(touch_jmp, 1) == 0) {
 		touch_armed = 1;
@@ -90,15 +105,27 @@ int hpshm__posix_touch(void *addr, size_t len, size_t step, size_t *bad)
 			char v = base[off];
 
 			base[off] = v;
+			/* Another thread's failure ends this one's work at the next page. */
+			if (stop && atomic_load_explicit(stop, memory_order_relaxed))
+				break;
 		}
 		touch_armed = 0;
 	} else {
 		failed = 1;
 	}
 
-	(void)sigprocmask(SIG_SETMASK, &oldmask, NULL);
-	(void)sigaction(SIGBUS, &touch_old, NULL);
-	atomic_flag_clear_explicit(&touch_lock, memory_order_release);
+	(void)pthread_sigmask(SIG_SETMASK, &oldmask, NULL);
 	*bad = off;
 	return failed;
+}
+
+int hpshm__posix_touch(void *addr, size_t len, size_t step, size_t *bad)
+{
+	int rc;
+
+	if (hpshm__posix_touch_begin() < 0)
+		return -1;
+	rc = hpshm__posix_touch_range(addr, len, step, NULL, bad);
+	hpshm__posix_touch_end();
+	return rc;
 }

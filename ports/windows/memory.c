@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ports/windows/memory.c -- what backs a view, and faulting a view in.
+ * ports/windows/memory.c -- what backs a view.
  *
  * Verification.  The flags a backend passed prove nothing on Windows either: before Windows
  * 10 1703 a SEC_LARGE_PAGES section mapped without FILE_MAP_LARGE_PAGES was silently backed
@@ -14,11 +14,7 @@
  * call.  Every sampled page must be a large page for the range to count as huge; any small
  * page makes it small, since a server that asked for large pages must hear about a mix.
  *
- * Populate.  A committed section cannot fail at fault time for want of memory: SEC_COMMIT
- * charges the whole size against the commit limit when the section is created, and large
- * pages are allocated, all of them, by CreateFileMapping() itself.  So there is no SIGBUS to
- * guard against, and populate is a plain touch of every page (one read and one write back of
- * the same byte), which takes the first-touch faults now instead of on a hot path.
+ * Populate is in ports/windows/populate.c.
  */
 #include "windows/windows.h"
 
@@ -82,27 +78,4 @@ int hpshm__port_verify_backing(void *addr, size_t len, struct hpshm__port_handle
 	out->page_size = out->huge ? large : base;
 	hpshm__strlcpy(out->source, "QueryWorkingSetEx", sizeof(out->source));
 	return 0;
-}
-
-int hpshm__port_populate(void *addr, size_t len, size_t page_size, struct hpshm__port_handle h, unsigned *methods,
-		    hpshm_error *err)
-{
-	(void)h;
-	(void)err; /* a committed section cannot fail here: see the file's comment */
-	assert(addr != NULL && len > 0 && page_size > 0 && methods != NULL); /* port.h's guarantees */
-	*methods = HPSHM_POPULATE_TOUCH;
-	for (size_t off = 0; off < len; off += page_size) {
-		volatile unsigned char *b = (volatile unsigned char *)addr + off;
-
-		*b = *b;
-	}
-	return 0;
-}
-
-/* Windows populates by touching the committed view alone (above): other bits are not its methods. */
-const char *hpshm__port_populate_name(unsigned methods)
-{
-	if (methods == HPSHM_POPULATE_NONE)
-		return "none";
-	return methods == HPSHM_POPULATE_TOUCH ? "touch" : "unknown";
 }

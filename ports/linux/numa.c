@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ports/linux/numa.c -- NUMA placement on Linux.  (Being written: until then it places
+ * nothing and refuses every policy but default.)
+ */
+#include "linux/linux.h"
+
+int hpshm__port_numa_nodes(size_t page_size, struct hpshm__node *out, int max)
+{
+	(void)page_size;
+	(void)out;
+	(void)max;
+	return 0;
+}
+
+int hpshm__port_numa_check(const struct hpshm__numa *p, size_t len, size_t page_size, hpshm_error *err)
+{
+	(void)p;
+	(void)len;
+	(void)page_size;
+	return hpshm_error_set(err, HPSHM_ENOTSUP, 0, NULL, "leave numa at default", "NUMA placement is not built yet");
+}
+
+int hpshm__port_numa_apply(void *addr, size_t len, const struct hpshm__numa *p, hpshm_error *err)
+{
+	(void)addr;
+	(void)len;
+	(void)p;
+	return hpshm_error_set(err, HPSHM_ENOTSUP, 0, NULL, "leave numa at default", "NUMA placement is not built yet");
+}
+
+int hpshm__port_numa_where(void *addr, size_t len, size_t page_size, uint64_t *bytes, int max)
+{
+	(void)addr;
+	(void)len;
+	(void)page_size;
+	(void)bytes;
+	(void)max;
+	return HPSHM_ENOTSUP;
+}
+
+void hpshm__linux_numa_place(const struct hpshm__numa *p, unsigned i, unsigned n)
+{
+	(void)p;
+	(void)i;
+	(void)n;
+}
