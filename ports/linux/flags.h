@@ -83,4 +83,17 @@ static inline unsigned hpshm__linux_huge_bits(size_t page_size)
 	return log2 << HPSHM__HUGE_SHIFT;
 }
 
+/* mbind() and move_pages() (<linux/mempolicy.h>; libnuma's <numaif.h> is not needed). */
+#ifndef MPOL_DEFAULT
+#define MPOL_DEFAULT    0
+#define MPOL_PREFERRED  1
+#define MPOL_BIND       2
+#define MPOL_INTERLEAVE 3
+#define MPOL_LOCAL      4 /* Linux 3.8 */
+#endif
+#ifndef MPOL_MF_STRICT
+#define MPOL_MF_STRICT  (1 << 0)
+#define MPOL_MF_MOVE    (1 << 1)
+#endif
+
 #endif /* HPSHM_PORTS_LINUX_FLAGS_H */

@@ -67,6 +67,13 @@ struct hpshm__linux_syscalls {
 	int     (*statfs)(const char *path, struct statfs *buf);
 	ssize_t (*getrandom)(void *buf, size_t len, unsigned flags);
 	char   *(*secure_getenv)(const char *name); /* libc, not a system call: a test plays setuid with it */
+	/* NUMA placement (numa.c): raw system calls, so hpshm needs no libnuma */
+	long    (*mbind)(void *addr, unsigned long len, int mode, const unsigned long *nodemask,
+			 unsigned long maxnode, unsigned flags);
+	long    (*move_pages)(int pid, unsigned long count, void **pages, const int *nodes, int *status,
+			      int flags);
+	int     (*getcpu)(unsigned *cpu, unsigned *node);  /* the CPU and node this thread runs on */
+	int     (*sched_setaffinity)(int pid, size_t size, const void *mask); /* mask: a cpu_set_t */
 };
 
 extern struct hpshm__linux_syscalls hpshm__linux_sys;
@@ -76,10 +83,24 @@ void hpshm__linux_sys_reset(void);
 
 /* ---- NUMA (ports/linux/numa.c) ---- */
 
-/* In thread i of the n that populate a segment under policy p: run this thread on the CPUs
- * of the node its range is meant for (bind and preferred: the policy's nodes in turn; local:
- * the creating thread's node; interleave: anywhere).  Nothing when it cannot. */
+/*
+ * p as this thread, the creating one, will apply it: local becomes preferred:N, N the node of
+ * the CPU this thread runs on now (left local when the kernel cannot say), and interleave over
+ * no nodes becomes interleave over every node with memory.  check, apply and the populate's
+ * placement all resolve it so, in the creating thread, and so agree on one node.
+ */
+void hpshm__linux_numa_resolve(const struct hpshm__numa *p, struct hpshm__numa *out);
+/*
+ * In thread i of the n that populate a segment under policy p (resolved as above): run this
+ * thread on the CPUs of the node its range is meant for (bind and preferred: the policy's
+ * nodes, node k of them for the k-th n-th of the threads; interleave: anywhere), among the
+ * CPUs it may run on now.  Nothing when it cannot.  The caller restores the calling thread's
+ * CPUs afterwards (populate.c): part 0, and any part no thread could be started for, run in it.
+ */
 void hpshm__linux_numa_place(const struct hpshm__numa *p, unsigned i, unsigned n);
+/* The sysfs file that sizes node's pool of page_size
+ * (/sys/devices/system/node/nodeN/hugepages/hugepages-<kB>kB/nr_hugepages).  Returns buf. */
+char *hpshm__linux_numa_pool_file(int node, size_t page_size, char *buf, size_t len);
 
 /* ---- /proc and /sys, under the sysroot ---- */
 

@@ -29,6 +29,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -231,13 +232,11 @@ static int populate_split(void *addr, size_t len, size_t page_size, const struct
 	return rc;
 }
 
-int hpshm__port_populate(void *addr, size_t len, size_t page_size, struct hpshm__port_handle h,
-			 const struct hpshm__populate_how *how, unsigned *methods, hpshm_error *err)
+static int populate_run(void *addr, size_t len, size_t page_size, struct hpshm__port_handle h,
+			const struct hpshm__populate_how *how, unsigned *methods, hpshm_error *err)
 {
 	int rc;
 
-	assert(addr != NULL && len > 0 && page_size > 0 && how != NULL && how->threads > 0 && methods != NULL);
-	*methods = HPSHM_POPULATE_NONE;
 	if (how->threads == 1 || len / page_size < 2) {
 		if (how->numa != NULL)
 			hpshm__linux_numa_place(how->numa, 0, 1);
@@ -251,6 +250,36 @@ int hpshm__port_populate(void *addr, size_t len, size_t page_size, struct hpshm_
 		return populate_one(addr, len, page_size, h, methods, err);
 	*methods = HPSHM_POPULATE_MADVISE;
 	return populate_split(addr, len, page_size, how, err);
+}
+
+/*
+ * With a NUMA policy the populating threads run on the CPUs of the nodes they fill
+ * (hpshm__linux_numa_place()), the calling thread among them: it runs part 0, and any part no
+ * thread could be started for.  Its own CPUs are saved here and given back afterwards, so the
+ * caller's thread leaves the create where it came in.  The policy is resolved here, in the
+ * creating thread, as check and apply resolved it: local is this thread's node.
+ */
+int hpshm__port_populate(void *addr, size_t len, size_t page_size, struct hpshm__port_handle h,
+			 const struct hpshm__populate_how *how, unsigned *methods, hpshm_error *err)
+{
+	struct hpshm__populate_how placed = *how;
+	struct hpshm__numa numa;
+	cpu_set_t saved;
+	int rc, restore = 0;
+
+	assert(addr != NULL && len > 0 && page_size > 0 && how != NULL && how->threads > 0 && methods != NULL);
+	*methods = HPSHM_POPULATE_NONE;
+	if (how->numa != NULL) {
+		hpshm__linux_numa_resolve(how->numa, &numa);
+		placed.numa = &numa;
+		restore = sched_getaffinity(0, sizeof(saved), &saved) == 0;
+		if (!restore)
+			placed.numa = NULL; /* no way back: leave the caller where it is */
+	}
+	rc = populate_run(addr, len, page_size, h, &placed, methods, err);
+	if (restore)
+		(void)hpshm__linux_sys.sched_setaffinity(0, sizeof(saved), &saved);
+	return rc;
 }
 
 const char *hpshm__port_populate_name(unsigned methods)

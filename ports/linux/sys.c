@@ -18,6 +18,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -49,6 +50,50 @@ static ssize_t sys_getrandom(void *buf, size_t len, unsigned flags)
 #endif
 }
 
+/*
+ * mbind, move_pages and getcpu have no wrapper in glibc (libnuma's numaif.h declares the first
+ * two) and getcpu only since glibc 2.29: syscall() works everywhere.  A kernel built without
+ * NUMA answers ENOSYS, which numa.c reports as "cannot place".
+ */
+static long sys_mbind(void *addr, unsigned long len, int mode, const unsigned long *nodemask, unsigned long maxnode,
+		      unsigned flags)
+{
+#ifdef SYS_mbind
+	return syscall(SYS_mbind, addr, len, mode, nodemask, maxnode, flags);
+#else
+	(void)addr, (void)len, (void)mode, (void)nodemask, (void)maxnode, (void)flags;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+static long sys_move_pages(int pid, unsigned long count, void **pages, const int *nodes, int *status, int flags)
+{
+#ifdef SYS_move_pages
+	return syscall(SYS_move_pages, pid, count, pages, nodes, status, flags);
+#else
+	(void)pid, (void)count, (void)pages, (void)nodes, (void)status, (void)flags;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+static int sys_getcpu(unsigned *cpu, unsigned *node)
+{
+#ifdef SYS_getcpu
+	return (int)syscall(SYS_getcpu, cpu, node, NULL);
+#else
+	(void)cpu, (void)node;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+static int sys_sched_setaffinity(int pid, size_t size, const void *mask)
+{
+	return sched_setaffinity((pid_t)pid, size, (const cpu_set_t *)mask);
+}
+
 /* The real calls, written once, as in posix/sys.c. */
 #define LINUX_REAL_CALLS                          \
 	{                                         \
@@ -59,6 +104,10 @@ static ssize_t sys_getrandom(void *buf, size_t len, unsigned flags)
 		.statfs       = statfs,           \
 		.getrandom    = sys_getrandom,    \
 		.secure_getenv = secure_getenv,   \
+		.mbind        = sys_mbind,        \
+		.move_pages   = sys_move_pages,   \
+		.getcpu       = sys_getcpu,       \
+		.sched_setaffinity = sys_sched_setaffinity, \
 	}
 
 struct hpshm__linux_syscalls hpshm__linux_sys = LINUX_REAL_CALLS;
