@@ -47,6 +47,18 @@ const char *hpshm__os_pool_source(void);
  */
 char *hpshm__os_pool_knob(size_t page_size, char *buf, size_t len);
 
+/* ---- NUMA nodes ---- */
+
+/* The NUMA nodes with their share of the pool of page_size, as port.h's
+ * hpshm__port_numa_nodes() gives them to the library: the count, 0 where the OS shows none. */
+int hpshm__os_numa_nodes(size_t page_size, struct hpshm__node *out, int max);
+/* Where the nodes are read from, for people ("/sys/devices/system/node"); "" if nowhere. */
+const char *hpshm__os_numa_source(void);
+/* The file an operator writes to size node's pool of page_size (Linux:
+ * /sys/devices/system/node/nodeN/hugepages/hugepages-<kB>kB/nr_hugepages); "" where there is
+ * none.  Returns buf. */
+char *hpshm__os_numa_pool_file(int node, size_t page_size, char *buf, size_t len);
+
 /* ---- file systems of huge pages ---- */
 
 /* The mounts this process sees, the first max of them in out.  Returns how many there are

@@ -48,6 +48,30 @@ char *hpshm__os_pool_knob(size_t page_size, char *buf, size_t len)
 	return buf;
 }
 
+/* No nodes to show: a port that places pages on nodes (Windows' preferred node) answers here
+ * once it does, in its own facts file. */
+int hpshm__os_numa_nodes(size_t page_size, struct hpshm__node *out, int max)
+{
+	(void)page_size;
+	(void)out;
+	(void)max;
+	return 0;
+}
+
+const char *hpshm__os_numa_source(void)
+{
+	return "";
+}
+
+char *hpshm__os_numa_pool_file(int node, size_t page_size, char *buf, size_t len)
+{
+	(void)node;
+	(void)page_size;
+	if (buf != NULL && len > 0)
+		buf[0] = '\0';
+	return buf;
+}
+
 int hpshm__os_mounts(struct hpshm__mount *out, int max)
 {
 	(void)out;

@@ -536,3 +536,96 @@ Test(cli, plan_ls_and_providers_on_windows_name_no_linux_mechanism)
 	}
 }
 #endif
+
+#ifdef __linux__
+/* ---- NUMA placement (issue 23): the tool on this machine's real nodes ---- */
+
+/* This machine's nodes, with their 2 MiB pools, or a skip naming why none can be shown. */
+static int cli_nodes(struct hpshm__node *n, int max)
+{
+	int count = hpshm__port_numa_nodes((size_t)2 << 20, n, max);
+
+	if (count == 0)
+		cr_skip_test("this kernel shows no NUMA nodes (/sys/devices/system/node)");
+	return count;
+}
+
+Test(cli, probe_lists_the_nodes_with_their_pools_and_the_populate_threads)
+{
+	struct hpshm__node n[HPSHM__MAX_NODES];
+	struct hpt_run *r;
+	char want[64];
+
+	cli_nodes(n, HPSHM__MAX_NODES);
+	r = tool("probe", "--size", "1GiB", NULL);
+	cr_assert_eq(r->status, 0, "stderr: %s", r->err);
+	cr_assert(strstr(r->out, "NUMA nodes (/sys/devices/system/node)"), "%s", r->out);
+	cr_assert(strstr(r->out, "populate threads for 1GiB"), "%s", r->out);
+	r = tool("probe", "--json", "--size", "1GiB", NULL);
+	cr_assert_eq(r->status, 0, "stderr: %s", r->err);
+	cr_assert(json_ok(r->out), "not one JSON value:\n%s", r->out);
+	snprintf(want, sizeof want, "\"node\": %d", n[0].id);
+	cr_assert(strstr(r->out, "\"numa_nodes\"") && strstr(r->out, want), "%s", r->out);
+	cr_assert(strstr(r->out, "\"populate_threads\""), "%s", r->out);
+}
+
+Test(cli, plan_prints_the_per_node_command_for_a_bound_node_that_is_short)
+{
+	struct hpshm__node n[HPSHM__MAX_NODES];
+	char size[32], cfg[32], want[160];
+	struct hpt_run *r;
+
+	cli_nodes(n, HPSHM__MAX_NODES);
+	/* One page more than node 0 has free, bound to it. */
+	snprintf(size, sizeof size, "%luMiB", (n[0].pool_free + 1) * 2);
+	snprintf(cfg, sizeof cfg, "numa=bind:%d", n[0].id);
+	r = tool("plan", size, "--huge-page-size", "2MiB", "--config", cfg, NULL);
+	cr_assert_eq(r->status, 0, "stderr: %s", r->err);
+	snprintf(want, sizeof want, "echo %lu > /sys/devices/system/node/node%d/hugepages/hugepages-2048kB/nr_hugepages",
+		 n[0].pool_total + (n[0].pool_free + 1 - n[0].pool_free), n[0].id);
+	cr_assert(strstr(r->out, want), "no per-node command \"%s\":\n%s", want, r->out);
+	cr_assert(strstr(r->out, "populate: "), "%s", r->out);
+	r = tool("plan", size, "--json", "--huge-page-size", "2MiB", "--config", cfg, NULL);
+	cr_assert(json_ok(r->out), "not one JSON value:\n%s", r->out);
+	cr_assert(strstr(r->out, "\"populate_threads\"") && strstr(r->out, "\"node_pool\""), "%s", r->out);
+}
+
+Test(cli, plan_and_check_name_a_node_the_machine_lacks)
+{
+	struct hpshm__node n[HPSHM__MAX_NODES];
+	struct hpt_run *r;
+	char cfg[32];
+	int count = cli_nodes(n, HPSHM__MAX_NODES);
+
+	snprintf(cfg, sizeof cfg, "numa=bind:%d", n[count - 1].id + 1);
+	r = tool("plan", "64MiB", "--huge-page-size", "2MiB", "--config", cfg, NULL);
+	cr_assert_eq(r->status, 0, "stderr: %s", r->err);
+	cr_assert(strstr(r->out, "numa_node"), "%s", r->out);
+	r = tool("check", "--size", "4MiB", "--config", cfg, NULL);
+	cr_assert_eq(r->status, 1, "stderr: %s", r->err);
+	cr_assert(strstr(r->err, "this machine has node"), "%s", r->err);
+	cr_assert(strstr(r->err, "key: numa"), "%s", r->err);
+}
+
+Test(cli, check_reports_the_bytes_per_node_and_the_populate_threads)
+{
+	struct hpshm__node n[HPSHM__MAX_NODES];
+	struct hpt_run *r;
+	char cfg[96], want[64];
+
+	if (cli_nodes(n, HPSHM__MAX_NODES) != 1)
+		cr_skip_test("all of the segment is on one node only on a one-node machine");
+	snprintf(cfg, sizeof cfg, "numa=bind:%d,huge_pages=off,populate=on,populate_threads=2", n[0].id);
+	r = tool("check", "--size", "8MiB", "--config", cfg, NULL);
+	cr_assert_eq(r->status, 0, "stderr: %s", r->err);
+	snprintf(want, sizeof want, "nodes=%d:8MiB", n[0].id);
+	cr_assert(strstr(r->out, want), "%s", r->out);
+	cr_assert(strstr(r->out, "pages by NUMA node"), "%s", r->out);
+	r = tool("check", "--size", "8MiB", "--json", "--config", cfg, NULL);
+	cr_assert_eq(r->status, 0, "stderr: %s", r->err);
+	cr_assert(json_ok(r->out), "not one JSON value:\n%s", r->out);
+	snprintf(want, sizeof want, "\"%d\": %zu", n[0].id, (size_t)8 << 20);
+	cr_assert(strstr(r->out, want), "no %s in:\n%s", want, r->out);
+	cr_assert(strstr(r->out, "\"populate_threads\": 2"), "%s", r->out);
+}
+#endif

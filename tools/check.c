@@ -118,6 +118,7 @@ static int check_json_ok(const hpshm_report *r, size_t size, int destroyed)
 	json_kv_double(&j, "populate_ms", tool_ms(r->populate_ns), 3);
 	json_kv_double(&j, "create_ms", tool_ms(r->create_ns), 3);
 	json_kv_bool(&j, "destroyed", destroyed);
+	tool_numa_report_json(&j, r);
 	check_json_attempts(&j, r);
 	json_object_close(&j);
 	return json_end(&j);
@@ -214,6 +215,7 @@ int cmd_check(int argc, char **argv)
 		printf("verified page size: %s (%s, %s)\n",
 		       rep.page_size ? hpshm_size_format(rep.page_size, a, sizeof(a)) : "unknown",
 		       rep.verified ? rep.verified_by : "unverified", rep.huge ? "huge pages" : "not huge pages");
+		tool_numa_report_text(&rep);
 		check_text_attempts(stdout, &rep);
 	}
 	if (drc < 0)

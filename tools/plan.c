@@ -58,6 +58,10 @@ struct plan {
 	int                nnotes;               /* entries in notes[] */
 	char               notes[6][PLAN_LINE];  /* advice that is not a shortfall */
 	char               verify[PLAN_LINE];    /* the check command to run afterwards */
+	unsigned           populate_threads;     /* threads a populate of the segment uses */
+	char               numa[64];             /* the numa= policy ("default", "bind:1") */
+	int                nnodes;               /* entries in nodes[] */
+	struct tool_node_need nodes[PLAN_MAX_ITEMS]; /* what each node of the policy needs */
 };
 
 static void plan_note(struct plan *p, const char *fmt, ...)
@@ -131,6 +135,50 @@ static int plan_needs(struct plan *p, const hpshm_config *cfg)
 	return 0;
 }
 
+/*
+ * The per-node needs of the numa= policy, as plan items: a node the machine lacks (the create
+ * is refused: change numa=), and a node whose pool cannot hold its share (bind: the create is
+ * refused; preferred and interleave: the rest of the pages land on other nodes), with the
+ * per-node file to write now and the kernel command line that keeps it (node-specific
+ * hugepages=, Linux 5.15).
+ */
+static void plan_numa(struct plan *p, const hpshm_config *cfg)
+{
+	char ps[32], ks[32];
+
+	p->nnodes = tool_numa_needs(cfg, p->pages, p->page_size, p->nodes, PLAN_MAX_ITEMS, p->numa, sizeof(p->numa));
+	hpshm_size_format(p->page_size, ps, sizeof(ps));
+	for (int i = 0; i < p->nnodes && p->nitems < PLAN_MAX_ITEMS; i++) {
+		const struct tool_node_need *nd = &p->nodes[i];
+		struct plan_item *it;
+
+		if (nd->present && nd->free >= nd->share)
+			continue;
+		it = &p->items[p->nitems++];
+		memset(it, 0, sizeof(*it));
+		snprintf(it->affects, sizeof(it->affects), "numa=%s", p->numa);
+		it->nproviders = 1;
+		if (!nd->present) {
+			snprintf(it->what, sizeof(it->what), "numa_node");
+			snprintf(it->detail, sizeof(it->detail), "this machine has no node %d with memory: every create "
+				 "with numa=%s is refused; name nodes `hpshm probe` lists", nd->node, p->numa);
+			continue;
+		}
+		snprintf(it->what, sizeof(it->what), "node_pool");
+		snprintf(it->detail, sizeof(it->detail), "node %d has %lu free %s pages (of %lu), its share of the "
+			 "segment is %lu%s", nd->node, nd->free, ps, nd->total, nd->share,
+			 nd->strict ? ": a bind without them is refused (its faults would fail: huge pages are "
+				      "reserved for the whole machine, not per node)"
+				    : ": the rest of its share lands on other nodes");
+		if (nd->file[0]) {
+			snprintf(it->now[it->nnow++], PLAN_LINE, "echo %lu > %s", nd->target, nd->file);
+			snprintf(it->persist[it->npersist++], PLAN_LINE,
+				 "kernel command line: hugepagesz=%s hugepages=%d:%lu (per node, Linux 5.15+)",
+				 tool_kernel_size(p->page_size, ks, sizeof(ks)), nd->node, nd->target);
+		}
+	}
+}
+
 static int plan_json(const struct plan *p)
 {
 	struct json j;
@@ -157,6 +205,24 @@ static int plan_json(const struct plan *p)
 		json_null(&j);
 	}
 	json_kv_uint(&j, "providers_asked", (uint64_t)p->nproviders);
+	json_kv_uint(&j, "populate_threads", p->populate_threads);
+	json_key(&j, "numa");
+	json_object_open(&j);
+	json_kv_string(&j, "policy", p->numa);
+	json_key(&j, "nodes");
+	json_array_open(&j);
+	for (int i = 0; i < p->nnodes; i++) {
+		json_object_open(&j);
+		json_kv_uint(&j, "node", (uint64_t)p->nodes[i].node);
+		json_kv_bool(&j, "present", p->nodes[i].present);
+		json_kv_bool(&j, "strict", p->nodes[i].strict);
+		json_kv_uint(&j, "share", p->nodes[i].share);
+		json_kv_uint(&j, "free", p->nodes[i].free);
+		json_kv_uint(&j, "total", p->nodes[i].total);
+		json_object_close(&j);
+	}
+	json_array_close(&j);
+	json_object_close(&j);
 	json_kv_bool(&j, "ready", p->nitems == 0);
 
 	json_key(&j, "missing");
@@ -223,6 +289,13 @@ static void plan_text(const struct plan *p)
 		printf("the %s pool now: %lu total, %lu free, %lu reserved, %lu surplus, %lu overcommit, %lu available\n",
 		       b, p->pool.total, p->pool.free, p->pool.resv, p->pool.surplus, p->pool.overcommit,
 		       hpshm__os_pool_available(&p->pool));
+	printf("populate: %u thread%s\n", p->populate_threads, p->populate_threads == 1 ? "" : "s");
+	for (int i = 0; i < p->nnodes; i++)
+		if (!p->nodes[i].present)
+			printf("numa=%s: node %d: not on this machine, or without memory\n", p->numa, p->nodes[i].node);
+		else
+			printf("numa=%s: node %d: its share %lu pages, %lu free of its pool of %lu\n", p->numa,
+			       p->nodes[i].node, p->nodes[i].share, p->nodes[i].free, p->nodes[i].total);
 
 	if (p->nproviders == 0) {
 		printf("\nno huge page provider the configuration allows offers %s pages: nothing to set up for them\n",
@@ -360,6 +433,8 @@ int cmd_plan(int argc, char **argv)
 		hpshm_config_free(cfg);
 		return rc;
 	}
+	plan_numa(&p, cfg);
+	p.populate_threads = hpshm_populate_threads(p.mapped, p.page_size, cfg);
 	hpshm_config_free(cfg);
 
 	/* The check repeats the configuration planned for, then insists on these huge pages. */

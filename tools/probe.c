@@ -397,6 +397,7 @@ static int probe_json(const struct probe_facts *f, const hpshm_config *cfg)
 	 * SysV limits either: its own keys alone, as for the privileges. */
 	probe_json_pools(&j, f, hpshm__os_pool_source()[0] != '\0');
 	probe_json_privileges(&j, f);
+	tool_numa_probe_json(&j, f->size, cfg, f->pools, f->npools);
 	if (hpshm__os_pool_source()[0] != '\0') {
 		probe_json_cgroups(&j, f);
 		probe_json_kernel(&j, f);
@@ -527,6 +528,7 @@ static void probe_text(const struct probe_facts *f, const hpshm_config *cfg)
 		probe_text_poolless(f);
 	else
 		probe_text_pools(f);
+	tool_numa_probe_text(f->size, cfg, f->pools, f->npools);
 
 	printf("\nconfiguration (defaults < HPSHM_* environment < --config):\n");
 	for (unsigned i = 0; (name = hpshm_config_key_name(i, &desc, NULL)) != NULL; i++) {

@@ -107,4 +107,38 @@ char *tool_bytes(uint64_t v, char *buf, size_t len);
 /* Nanoseconds as milliseconds, for reports. */
 double tool_ms(uint64_t ns);
 
+/* ---- NUMA (tools/numa.c) ---- */
+
+struct hpshm__numa;
+struct hpshm__pool;
+struct json;
+
+/* What one node of the configuration's numa= policy needs for a segment. */
+struct tool_node_need {
+	int           node;       /* the node's number */
+	int           present;    /* 1 if the machine has it, with memory of its own */
+	int           strict;     /* 1 for bind: a shortfall fails the create; 0: pages go elsewhere */
+	unsigned long share;      /* pages of the segment meant for it */
+	unsigned long free;       /* free pages of its pool now */
+	unsigned long total;      /* its pool's size now */
+	unsigned long target;     /* the pool size that leaves its share free (total if it has it) */
+	char          file[160];  /* the file that sizes its pool, "" if none */
+};
+
+/* cfg's numa= as a policy (mode and nodes) and its text ("bind:0-1") in text.  Returns the mode. */
+int tool_numa_policy(const hpshm_config *cfg, struct hpshm__numa *out, char *text, size_t len);
+/* Per node of cfg's policy (interleave without nodes: every node with memory), what a segment
+ * of pages pages of page_size needs: the count filled, 0 when the policy names no node
+ * (default, local).  policy gets the policy's text. */
+int tool_numa_needs(const hpshm_config *cfg, size_t pages, size_t page_size, struct tool_node_need *out, int max,
+		    char *policy, size_t plen);
+/* probe's nodes (each with its share of the pools) and what populate_threads gives for size. */
+void tool_numa_probe_text(size_t size, const hpshm_config *cfg, const struct hpshm__pool *pools, int npools);
+void tool_numa_probe_json(struct json *j, size_t size, const hpshm_config *cfg, const struct hpshm__pool *pools,
+			  int npools);
+/* check's lines: "populate_threads" and "nodes" ({"0": bytes, ...}, null when not read), and
+ * the text line of where the pages landed (nothing when not read). */
+void tool_numa_report_json(struct json *j, const hpshm_report *r);
+void tool_numa_report_text(const hpshm_report *r);
+
 #endif /* HPSHM_TOOLS_TOOL_H */

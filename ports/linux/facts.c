@@ -62,6 +62,21 @@ char *hpshm__os_pool_knob(size_t page_size, char *buf, size_t len)
 	return hpshm__linux_pool_knob(page_size, buf, len);
 }
 
+int hpshm__os_numa_nodes(size_t page_size, struct hpshm__node *out, int max)
+{
+	return hpshm__port_numa_nodes(page_size, out, max);
+}
+
+const char *hpshm__os_numa_source(void)
+{
+	return "/sys/devices/system/node";
+}
+
+char *hpshm__os_numa_pool_file(int node, size_t page_size, char *buf, size_t len)
+{
+	return hpshm__linux_numa_pool_file(node, page_size, buf, len);
+}
+
 int hpshm__os_mounts(struct hpshm__mount *out, int max)
 {
 	return hpshm__linux_hugetlbfs_mounts(out, max);
