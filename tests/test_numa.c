@@ -160,6 +160,8 @@ static void fake_fini(void)
 
 TestSuite(numa_fake, .init = fake_init, .fini = fake_fini);
 
+static hpshm_segment *fake_create(const char *cfg_text, size_t size, hpshm_error *err);
+
 static struct hpshm__numa policy(int mode, uint64_t nodes)
 {
 	return (struct hpshm__numa){ mode, nodes };
@@ -327,6 +329,25 @@ Test(numa_fake, a_failed_mbind_is_an_error_naming_the_call)
 	cr_assert_eq(hpshm__port_numa_apply(page, sizeof page, &p, &err), HPSHM_ENOTSUP);
 	cr_assert_str_eq(err.call, "mbind");
 	cr_assert_eq(err.sys_errno, ENOSYS);
+	/* A container's seccomp profile: a refusal, with what to grant. */
+	fk.mbind_errno = EPERM;
+	cr_assert_eq(hpshm__port_numa_apply(page, sizeof page, &p, &err), HPSHM_EACCES);
+	cr_assert(strstr(err.hint, "CAP_SYS_NICE"), "%s", err.hint);
+	cr_assert(strstr(err.message, "numa=bind:0: mbind of"), "%s", err.message);
+}
+
+Test(numa_fake, a_refused_mbind_fails_the_create_and_leaves_nothing)
+{
+	hpshm_segment *seg;
+	hpshm_error err;
+
+	two_nodes(10, 10);
+	fk.mbind_errno = EPERM;
+	memset(&err, 0, sizeof err);
+	seg = fake_create("huge_pages=off,numa=bind:1,populate=on", 4 * MIB, &err);
+	cr_assert_null(seg);
+	cr_assert_eq(err.code, HPSHM_EACCES, "%s", hpshm_errname(err.code));
+	cr_assert_eq(fk.affinities, 0, "no thread was placed: nothing was populated");
 }
 
 Test(numa_fake, where_counts_bytes_per_node_in_chunks_and_skips_absent_pages)

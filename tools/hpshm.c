@@ -63,12 +63,14 @@ struct tool_cmd {
 	"then shows each huge page pool (the kernel's figures, in pages),\n"                        \
 	"the hugetlbfs mounts, CAP_IPC_LOCK and vm.hugetlb_shm_group, the hugetlb cgroup\n"         \
 	"limits per page size and whether a fault-time SIGBUS risk exists, transparent huge\n"      \
-	"pages, the SysV limits, and the effective configuration (defaults, then HPSHM_*\n"         \
-	"environment variables, then --config).\n"
+	"pages, the SysV limits, the NUMA nodes (memory, CPUs, each node's share of every\n"       \
+	"pool), the threads populate_threads gives for SIZE, and the effective configuration\n"    \
+	"(defaults, then HPSHM_* environment variables, then --config).\n"
 #define HELP_PROBE_OFFERS "providers, pools, mounts, privileges, cgroups"
 #define HELP_PROBE_CONFIG "huge_page_size=1G,hugetlbfs_path=/mnt/hp"
 #define HELP_PLAN_MISSING                                                                         \
-	"(pool pages, a hugetlbfs mount, the SysV privilege and limits, hugetlb cgroup\n"           \
+	"(pool pages, the pools of the NUMA nodes numa= names, a hugetlbfs mount, the\n"           \
+	"SysV privilege and limits, hugetlb cgroup\n"                                              \
 	"limits)"
 #define HELP_CHECK_CONFIG "provider=memfd_hugetlb,huge_pages=on"
 #define HELP_RUN_CONFIG   "provider=sysv_hugetlb,huge_pages=on,name=db"
@@ -157,8 +159,9 @@ static const struct tool_cmd tool_cmds[] = {
 		.help =
 		"Builds the configuration a server would (HPSHM_* environment variables, then\n"
 		"--config, which wins), creates a segment of SIZE, prints the report (provider,\n"
-		"sizes, page size read back from the kernel, populate method and time) and every\n"
-		"provider tried, then destroys it.  Exits 0 only if the segment was created.\n"
+		"sizes, page size read back from the kernel, populate method, time and threads, and\n"
+		"with numa= the bytes on each NUMA node, read back) and every provider tried, then\n"
+		"destroys it.  Exits 0 only if the segment was created.\n"
 		"\n"
 		"  --size SIZE      segment size, e.g. 16MiB, 2MB, 1G (required)\n"
 		"  --config KV      configuration, e.g. " HELP_CHECK_CONFIG "\n"

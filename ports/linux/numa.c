@@ -369,6 +369,25 @@ int hpshm__port_numa_check(const struct hpshm__numa *p, size_t len, size_t page_
 	return 0;
 }
 
+/* A refused mbind as a code, and the one thing to do about it. */
+static int numa_apply_code(int e)
+{
+	return e == ENOSYS ? HPSHM_ENOTSUP : e == EPERM ? HPSHM_EACCES : e == EINVAL ? HPSHM_EVALUE : HPSHM_ESYS;
+}
+
+static const char *numa_apply_hint(int e)
+{
+	if (e == ENOSYS)
+		return "leave numa at default: this kernel was built without NUMA (CONFIG_NUMA)";
+	/* Docker's default seccomp profile lets mbind through only with CAP_SYS_NICE. */
+	if (e == EPERM)
+		return "in a container, grant CAP_SYS_NICE (its seccomp profile may allow mbind only then), "
+		       "or leave numa at default";
+	if (e == EINVAL)
+		return "name nodes this process's cpuset allows (Mems_allowed_list in /proc/self/status)";
+	return NULL;
+}
+
 int hpshm__port_numa_apply(void *addr, size_t len, const struct hpshm__numa *p, hpshm_error *err)
 {
 	unsigned long mask[HPSHM__MAX_NODES / (8 * sizeof(unsigned long))] = { 0 };
@@ -381,16 +400,13 @@ int hpshm__port_numa_apply(void *addr, size_t len, const struct hpshm__numa *p, 
 	for (int id = 0; id < HPSHM__MAX_NODES; id++)
 		if (q.nodes >> id & 1)
 			mask[id / (8 * sizeof(unsigned long))] |= 1ul << (id % (8 * sizeof(unsigned long)));
-	/* maxnode counts the bits the kernel reads, plus one: get_nodes() in mm/mempolicy.c drops
-	 * the last (an old off-by-one numactl relies on). */
+	/* The kernel reads maxnode - 1 bits of the mask (get_nodes() in mm/mempolicy.c starts
+	 * with --maxnode), so maxnode is one more than the mask's bits. */
 	if (hpshm__linux_sys.mbind(addr, (unsigned long)len, modes[q.mode], q.nodes ? mask : NULL,
 				   q.nodes ? HPSHM__MAX_NODES + 1 : 0, MPOL_MF_MOVE) == 0)
 		return 0;
 	e = errno;
-	return hpshm_error_set(err, e == ENOSYS ? HPSHM_ENOTSUP : HPSHM_EVALUE, e, "mbind",
-			       e == ENOSYS ? "leave numa at default: this kernel was built without NUMA"
-			       : e == EINVAL ? "name nodes this process's cpuset allows (cat /proc/self/status | grep Mems)"
-			       : NULL,
+	return hpshm_error_set(err, numa_apply_code(e), e, "mbind", numa_apply_hint(e),
 			       "%s: mbind of %s at %p failed: %s", numa_policy_text(p, pol, sizeof(pol)),
 			       hpshm_size_format(len, sz, sizeof(sz)), addr, strerror(e));
 }
