@@ -13,7 +13,9 @@
  * have made both before apply() runs).  So the placement is the populate's: its threads run
  * on the node's processors (SetThreadGroupAffinity, and an ideal processor among them) and
  * take the first touch of every page (ports/windows/populate.c).  A page no populate touched
- * goes where its first toucher runs.
+ * goes where its first toucher runs, and a page the working set trims and the pagefile takes
+ * comes back by the same rule, on the node of the thread that faults it again: only a section
+ * made with a preferred node (CreateFileMappingNumaW) keeps its node for good.
  *
  * Large pages are allocated, all of them, by CreateFileMapping() itself, from the creating
  * thread's node as far as it has free large pages: a later touch moves nothing.  So local is
