@@ -85,13 +85,6 @@ int hpshm__populate(const struct hpshm_config *cfg, void *addr, size_t len, size
 		if (rc < 0)
 			return rc;
 	}
-	/* A bind of huge pages is a fault-time risk like a cgroup's fault limit: the reservation
-	 * is global, so a page the check counted free on the bound nodes may be another mapping's
-	 * by the time it is faulted.  Take every page now, while a failure is an error code;
-	 * populate=off is the caller's explicit word and is kept. */
-	if (!want && cfg->numa.mode == HPSHM__NUMA_BIND && page_size > hpshm__port_base_page_size() &&
-	    cfg->populate != HPSHM__POPULATE_OFF)
-		want = 1;
 	if (want) {
 		how.threads = hpshm__populate_threads(cfg, len, page_size);
 		how.numa = cfg->numa.mode != HPSHM__NUMA_DEFAULT ? &cfg->numa : NULL;

@@ -116,7 +116,13 @@ static int segment_want_populate(const struct hpshm_config *cfg, const struct hp
 {
 	if (cfg->populate == HPSHM__POPULATE_ON)
 		return 1;
-	if (cfg->populate == HPSHM__POPULATE_OFF || !(p->ops->caps & HPSHM_CAP_HUGE))
+	if (cfg->populate == HPSHM__POPULATE_OFF)
+		return 0;
+	/* A NUMA policy is carried out by the first touch (on Windows only by it), and the report
+	 * says where the pages are: under auto they are all touched now. */
+	if (cfg->numa.mode != HPSHM__NUMA_DEFAULT)
+		return 1;
+	if (!(p->ops->caps & HPSHM_CAP_HUGE))
 		return 0;
 	/* The provider knows when a late fault could be refused (a hugetlb cgroup's fault-time
 	 * limit without a reservation limit): then take every page now, while a failure is
@@ -374,8 +380,13 @@ static int try_create(struct segment_walk *w, struct segment_try *c)
 	memset(&perr, 0, sizeof(perr));
 	rc = hpshm__placement_check(w->cfg, c->rq.size, c->rq.page_size, &perr);
 	if (rc < 0) {
-		if (rc == HPSHM_EVALUE || rc == HPSHM_ENOTSUP)
+		if (rc == HPSHM_EVALUE || rc == HPSHM_ENOTSUP) {
+			/* The configuration's error, the same for every provider: its fix is the one
+			 * hint, over any provider's setup advice seen before. */
 			hpshm__strlcpy(w->key, "numa", sizeof(w->key));
+			if (perr.hint[0])
+				hpshm__strlcpy(w->hint, perr.hint, sizeof(w->hint));
+		}
 		segment_keep_hint(w, perr.hint);
 		segment_attempt(w, p, c->rq.page_size, rc, perr.sys_errno, perr.call[0] ? perr.call : "numa", perr.message);
 		return rc;

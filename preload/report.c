@@ -267,7 +267,8 @@ void preload_report(const char *call, const void *addr, const hpshm_report *r, c
 		jb_str(&b, r->verified ? r->verified_by : "unverified");
 		jb_add(&b, ",\"huge\":%s,\"populate\":", r->huge ? "true" : "false");
 		jb_str(&b, hpshm_populate_name(r->populate));
-		jb_add(&b, ",\"populate_ms\":%.3f", (double)r->populate_ns / 1e6);
+		jb_add(&b, ",\"populate_ms\":%.3f,\"populate_threads\":%u", (double)r->populate_ns / 1e6,
+		       r->populate_threads);
 	} else {
 		jb_add(&b, ",\"error\":");
 		jb_str(&b, hpshm_errname(err->code));

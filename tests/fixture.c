@@ -719,6 +719,22 @@ int hpt_refuse_huge_pages(size_t page_size)
 	return set ? 0 : -1;
 }
 
+int hpt_limit_huge_faults(size_t page_size, const char *bytes)
+{
+	char sz[16], path[1400], text[64];
+
+	if (!sandbox.cgroup[0] || page_size == 0)
+		return -1;
+	cgroup_size(page_size, sz, sizeof sz);
+	/* v2: the test's processes are in the "test" leaf, whose "max" limits faults; v1: the
+	 * cgroup itself, whose "limit_in_bytes" does. */
+	pathf(path, sizeof path, "%s%s/hugetlb.%s.%s", sandbox.cgroup, sandbox.cgroup_v2 ? "/test" : "", sz,
+	      sandbox.cgroup_v2 ? "max" : "limit_in_bytes");
+	/* v1 takes -1 for no limit, v2 "max". */
+	pathf(text, sizeof text, "%s\n", strcmp(bytes, "max") == 0 && !sandbox.cgroup_v2 ? "-1" : bytes);
+	return write_text(path, text);
+}
+
 #endif /* __linux__ */
 
 static void snap_pools(struct hpt_buf *b)
@@ -856,6 +872,13 @@ int hpt_charge_read(size_t page_size, struct hpt_charge *out)
 {
 	(void)page_size;
 	memset(out, 0, sizeof *out);
+	return -1;
+}
+
+int hpt_limit_huge_faults(size_t page_size, const char *bytes)
+{
+	(void)page_size;
+	(void)bytes;
 	return -1;
 }
 #endif

@@ -201,6 +201,14 @@ int hpt_charge_read(size_t page_size, struct hpt_charge *out);
 int hpt_refuse_huge_pages(size_t page_size);
 
 /*
+ * Limit the page_size pages this test's processes may fault in to bytes (a number, or "max" to
+ * lift the limit), leaving reservations alone: the hugetlb cgroup setting under which an mmap
+ * succeeds and a later fault is refused.  0, or -1 when the test has no cgroup of its own or
+ * the limit cannot be written (errno).
+ */
+int hpt_limit_huge_faults(size_t page_size, const char *bytes);
+
+/*
  * The pages of page_size the test holds, as one number that returns to its value when the test
  * gives them back: with a cgroup of its own, the pages faulted plus reserved charged to it;
  * without one, the machine's pages in use or promised ((total - free) + resv), which anything

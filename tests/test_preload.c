@@ -900,3 +900,23 @@ Test(preload, a_refusal_says_each_reason_once_with_sizes_in_mib_or_gib)
 	}
 	cr_expect_lt(strlen(line), 400, "a %zu-character refusal: %s", strlen(line), line);
 }
+
+Test(preload, exec_populates_over_the_threads_the_configuration_asks_for)
+{
+	char lines[4][8192];
+	struct hpt_run *run;
+
+	need_pages(64);
+	run = run_child("huge_pages=on,populate=on,populate_threads=2", NULL, "share", "128M", "2");
+	cr_assert_eq(run->status, 0, "the program failed (%d): %s", run->status, run->err);
+	cr_assert_eq(report_lines(lines, 4), 1, "one report line expected");
+	cr_expect(strstr(lines[0], "\"populate\":\"madvise\""), "not populated by MADV_POPULATE_WRITE: %s", lines[0]);
+	cr_expect_eq(json_long(lines[0], "populate_threads"), 2, "%s", lines[0]);
+
+	/* Without populate=on the interposer leaves the pages to fault in, and says no threads. */
+	unlink(report_path);
+	run = run_child("huge_pages=on,populate=off,populate_threads=2", NULL, "share", "128M", "2");
+	cr_assert_eq(run->status, 0, "the program failed (%d): %s", run->status, run->err);
+	cr_assert_eq(report_lines(lines, 4), 1);
+	cr_expect_eq(json_long(lines[0], "populate_threads"), 0, "%s", lines[0]);
+}

@@ -31,9 +31,10 @@
  *   What is counted is free_hugepages of the node.  Pages other mappings reserved but have
  *   not faulted in are still counted free there (the kernel keeps the reservation count for
  *   the whole pool only), so the check can pass and the populate later find a reserved page
- *   gone: that populate fails cleanly (core/populate.c populates every bound huge page
- *   segment for this reason), it never SIGBUSes.  Counting free minus the global resv on
- *   every node would refuse segments that fit, on a machine with any reservation at all.
+ *   gone: the populate a policy gets under populate=auto (core/segment.c) then fails
+ *   cleanly, never with SIGBUS (populate=off takes that risk knowingly).  Counting free
+ *   minus the global resv on every node would refuse segments that fit, on a machine with
+ *   any reservation at all.
  *
  * mbind's flags: MPOL_MF_MOVE and no MPOL_MF_STRICT.  The policy is applied before the
  * populate, but a named segment's header page is written just before (core/segment.c), so one

@@ -38,7 +38,7 @@ int hpshm__posix_touch(void *addr, size_t len, size_t step, size_t *bad);
  * (stop may be NULL).
  */
 int  hpshm__posix_touch_begin(void);
-int  hpshm__posix_touch_range(void *addr, size_t len, size_t step, const atomic_int *stop, size_t *bad);
+int  hpshm__posix_touch_range(void *addr, size_t len, size_t step, atomic_int *stop, size_t *bad);
 void hpshm__posix_touch_end(void);
 
 /*

@@ -86,7 +86,7 @@ void hpshm__posix_touch_end(void)
 	atomic_flag_clear_explicit(&touch_lock, memory_order_release);
 }
 
-int hpshm__posix_touch_range(void *addr, size_t len, size_t step, const atomic_int *stop, size_t *bad)
+int hpshm__posix_touch_range(void *addr, size_t len, size_t step, atomic_int *stop, size_t *bad)
 {
 	sigset_t bus, oldmask;
 	volatile char *base = addr;

@@ -121,6 +121,12 @@ static FILE *sys_fopen(const char *path, const char *mode)
 		.virtual_alloc2          = hpshm__win_virtual_alloc2,    \
 		.map_view_of_file3       = hpshm__win_map_view_of_file3, \
 		.fopen                   = sys_fopen,              \
+		.get_numa_highest_node_number      = GetNumaHighestNodeNumber,     \
+		.get_numa_available_memory_node_ex = GetNumaAvailableMemoryNodeEx, \
+		.get_numa_node_processor_mask_ex   = GetNumaNodeProcessorMaskEx,   \
+		.get_numa_processor_node_ex        = GetNumaProcessorNodeEx,       \
+		.set_thread_group_affinity         = SetThreadGroupAffinity,       \
+		.set_thread_ideal_processor_ex     = SetThreadIdealProcessorEx,    \
 		.nt_open_directory_object  = hpshm__win_nt_open_directory,  \
 		.nt_query_directory_object = hpshm__win_nt_query_directory, \
 	}

@@ -68,6 +68,15 @@ struct hpshm__win_syscalls {
 	PVOID  (WINAPI *map_view_of_file3)(HANDLE mapping, HANDLE process, PVOID addr, ULONG64 offset, SIZE_T len,
 					   ULONG type, ULONG protect, PVOID ext, ULONG n);
 	FILE  *(*fopen)(const char *path, const char *mode); /* not inherited: see hpshm__port_fopen() */
+	/* NUMA (ports/windows/numa.c, populate.c): the nodes, and placing a populate's threads. */
+	BOOL   (WINAPI *get_numa_highest_node_number)(PULONG highest);
+	BOOL   (WINAPI *get_numa_available_memory_node_ex)(USHORT node, PULONGLONG bytes);
+	BOOL   (WINAPI *get_numa_node_processor_mask_ex)(USHORT node, PGROUP_AFFINITY mask);
+	BOOL   (WINAPI *get_numa_processor_node_ex)(PPROCESSOR_NUMBER processor, PUSHORT node);
+	BOOL   (WINAPI *set_thread_group_affinity)(HANDLE thread, const GROUP_AFFINITY *affinity,
+						   PGROUP_AFFINITY previous);
+	BOOL   (WINAPI *set_thread_ideal_processor_ex)(HANDLE thread, PPROCESSOR_NUMBER ideal,
+						       PPROCESSOR_NUMBER previous);
 	/* ntdll's object directory calls, which no SDK import library is sure to have: the real
 	 * entries find them in ntdll.dll at each call and answer STATUS_NOT_IMPLEMENTED when it
 	 * lacks them (ports/windows/objects.c). */

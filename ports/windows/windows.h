@@ -106,6 +106,17 @@ void hpshm__win_lock_memory_fix(struct hpshm__win_fix *f);
  */
 const char *hpshm__win_lock_memory_hint(void);
 
+/* ---- NUMA (ports/windows/numa.c) ---- */
+
+/*
+ * The processors a populate's threads run on for policy p (local or preferred: check() refused
+ * the others): the node's processors this process may use, in the node's group.  1 with *ga
+ * filled; 0 when p places nothing (default); -1 when the node's processors cannot be used,
+ * with *code the GetLastError() code (0: the node has none this process may run on) and *call
+ * the call that said so.
+ */
+int hpshm__win_numa_affinity(const struct hpshm__numa *p, GROUP_AFFINITY *ga, DWORD *code, const char **call);
+
 /* ---- a child's program, command line and environment (ports/windows/command.c) ---- */
 
 /*
