@@ -292,6 +292,23 @@ Test(numa_fake, local_is_the_node_of_the_creating_threads_cpu)
 	cr_assert_eq(q.nodes, 3, "interleave without nodes is over every node with memory");
 }
 
+Test(numa_fake, local_on_a_cpu_of_a_node_without_memory_stays_local)
+{
+	struct hpshm__numa p = policy(HPSHM__NUMA_LOCAL, 0), q;
+	char page[64];
+	hpshm_error err;
+
+	four_nodes();
+	fk.getcpu_node = 3;
+	hpshm__linux_numa_resolve(&p, &q);
+	cr_assert_eq(q.mode, HPSHM__NUMA_LOCAL);
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm__port_numa_check(&p, 4 * MIB, PS2M, &err), 0, "%s", err.message);
+	cr_assert_eq(hpshm__port_numa_apply(page, sizeof page, &p, &err), 0);
+	cr_assert_eq(fk.mode, MPOL_LOCAL, "the kernel picks the nearest node with memory");
+	cr_assert_eq(fk.maxnode, 0);
+}
+
 Test(numa_fake, apply_calls_mbind_with_the_mode_and_nodes)
 {
 	struct hpshm__numa p = policy(HPSHM__NUMA_BIND, 0x5);

@@ -85,9 +85,10 @@ void hpshm__linux_sys_reset(void);
 
 /*
  * p as this thread, the creating one, will apply it: local becomes preferred:N, N the node of
- * the CPU this thread runs on now (left local when the kernel cannot say), and interleave over
- * no nodes becomes interleave over every node with memory.  check, apply and the populate's
- * placement all resolve it so, in the creating thread, and so agree on one node.
+ * the CPU this thread runs on now (left local when the kernel cannot say, or when N has no
+ * memory), and interleave over no nodes becomes interleave over every node with memory.
+ * check, apply and the populate's placement all resolve it so, in the creating thread, and
+ * so agree on one node.
  */
 void hpshm__linux_numa_resolve(const struct hpshm__numa *p, struct hpshm__numa *out);
 /*

@@ -36,6 +36,16 @@
  *   minus the global resv on every node would refuse segments that fit, on a machine with
  *   any reservation at all.
  *
+ * local is the node of the CPU the creating thread runs on (getcpu), applied as
+ * preferred:N rather than MPOL_LOCAL: under MPOL_LOCAL each page goes to the node of whichever
+ * thread touches it first, so populate threads on other CPUs (and, with populate=off, the
+ * server's workers) would scatter the segment.  A CPU of a node without memory keeps
+ * MPOL_LOCAL, the kernel's nearest node with memory.
+ *
+ * The populate threads run on the CPUs of the node their range is for (bind, preferred, and
+ * local as preferred), among the CPUs the process may use; the calling thread runs part 0
+ * too, and gets its own CPUs back afterwards (populate.c saves and restores them).
+ *
  * mbind's flags: MPOL_MF_MOVE and no MPOL_MF_STRICT.  The policy is applied before the
  * populate, but a named segment's header page is written just before (core/segment.c), so one
  * page may already be somewhere: MOVE migrates it onto the policy's nodes when it can, and
@@ -234,11 +244,17 @@ void hpshm__linux_numa_resolve(const struct hpshm__numa *p, struct hpshm__numa *
 	unsigned cpu, node;
 
 	*out = *p;
-	if (p->mode == HPSHM__NUMA_LOCAL && hpshm__linux_sys.getcpu(&cpu, &node) == 0 && node < HPSHM__MAX_NODES) {
+	if ((p->mode != HPSHM__NUMA_LOCAL && (p->mode != HPSHM__NUMA_INTERLEAVE || p->nodes != 0)) ||
+	    numa_machine_read(&m) < 0)
+		return;
+	/* A CPU of a node without memory (CPU-only, or CXL memory not onlined) stays local: the
+	 * kernel then takes the nearest node with memory, where preferred:N would be refused. */
+	if (p->mode == HPSHM__NUMA_LOCAL && hpshm__linux_sys.getcpu(&cpu, &node) == 0 && node < HPSHM__MAX_NODES &&
+	    (m.memory >> node & 1)) {
 		out->mode = HPSHM__NUMA_PREFERRED;
 		out->nodes = (uint64_t)1 << node;
 	}
-	if (p->mode == HPSHM__NUMA_INTERLEAVE && p->nodes == 0 && numa_machine_read(&m) == 0)
+	if (p->mode == HPSHM__NUMA_INTERLEAVE)
 		out->nodes = m.memory;
 }
 
