@@ -34,6 +34,7 @@ struct segment_walk {
 	char                       key[HPSHM_NAME_MAX];  /* the config key at fault, if any */
 	int                        last_code;            /* the last candidate's error */
 	int                        bad_address;          /* base_address lies outside the user range */
+	int                        stop;                 /* a configuration error every candidate would meet */
 	int                        hint_of_setup;        /* hint is a probe's fix for the machine's setup */
 };
 
@@ -386,6 +387,9 @@ static int try_create(struct segment_walk *w, struct segment_try *c)
 			hpshm__strlcpy(w->key, "numa", sizeof(w->key));
 			if (perr.hint[0])
 				hpshm__strlcpy(w->hint, perr.hint, sizeof(w->hint));
+			/* A node that is not there is refused for every provider alike: one line says it.
+			 * ENOTSUP may be one provider's (Windows: large pages cannot be placed later). */
+			w->stop = rc == HPSHM_EVALUE;
 		}
 		segment_keep_hint(w, perr.hint);
 		segment_attempt(w, p, c->rq.page_size, rc, perr.sys_errno, perr.call[0] ? perr.call : "numa", perr.message);
@@ -630,7 +634,7 @@ int hpshm__segment_create_ex(hpshm_segment **out, size_t size, const hpshm_confi
 		hpshm__providers(&all);
 		for (unsigned i = 0; i < all.n; i++) {
 			rc = segment_try(&w, &all.p[i], size, &seg);
-			if (rc == 0)
+			if (rc == 0 || w.stop)
 				break;
 		}
 	} else {
@@ -657,7 +661,7 @@ int hpshm__segment_create_ex(hpshm_segment **out, size_t size, const hpshm_confi
 		}
 		for (unsigned i = 0; i < cfg->nproviders; i++) {
 			rc = segment_try(&w, &chosen[i], size, &seg);
-			if (rc == 0)
+			if (rc == 0 || w.stop)
 				break;
 		}
 	}
