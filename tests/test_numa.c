@@ -180,7 +180,7 @@ Test(numa_fake, nodes_list_their_memory_cpus_and_per_node_pools)
 	cr_assert_eq(n[2].pool_free, 2);
 	cr_assert_eq(n[1].mem_free, 2000 * 1024);
 	cr_assert(n[0].has_memory && n[2].has_memory);
-	cr_assert_not(n[3].has_memory);
+	cr_assert(!(n[3].has_memory));
 	/* Base pages: no pool to speak of. */
 	count = hpshm__port_numa_nodes(hpshm__port_base_page_size(), n, 8);
 	cr_assert_eq(count, 4);
