@@ -12,6 +12,7 @@
  * machine's real node 0, read back from the kernel.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -85,6 +86,8 @@ static int fake_getcpu(unsigned *cpu, unsigned *node)
 	return 0;
 }
 
+static pthread_mutex_t fk_lock = PTHREAD_MUTEX_INITIALIZER; /* guards fk.affinities and cpu_first */
+
 static int fake_setaffinity(int pid, size_t size, const void *mask)
 {
 	const cpu_set_t *set = mask;
@@ -94,9 +97,12 @@ static int fake_setaffinity(int pid, size_t size, const void *mask)
 	for (int c = 0; c < CPU_SETSIZE && first < 0 && (size_t)c / 8 < size; c++)
 		if (CPU_ISSET(c, set))
 			first = c;
+	/* The populate threads call it at once. */
+	pthread_mutex_lock(&fk_lock);
 	if (fk.affinities < 8)
 		fk.cpu_first[fk.affinities] = first;
 	fk.affinities++;
+	pthread_mutex_unlock(&fk_lock);
 	return 0;
 }
 
