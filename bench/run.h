@@ -6,7 +6,7 @@
  * The controller is bench_run() (run.c) and its rooms, one idea per file, each named by the
  * prefix of what it offers the others:
  *   plan.c     plan_*    which configurations run, and which groups the run wants
- *   fit.c      fit_*     what memory allows alive at once: a wanted group split into groups
+ *   fit.c      fit_*     what memory allows in one group: a wanted group split into groups
  *   group.c    group_*   one group: its setup cycles, then its rounds in alternating order
  *   member.c   member_*  one member of a group: create, attach, a timed phase, release
  *   place.c    place_*   the address slot each member is mapped at
@@ -41,7 +41,7 @@ struct run {
 	uint64_t                    t0;         /* wall clock at the start */
 };
 
-/* Configurations alive at the same time, the plain reference last when it is one of them. */
+/* Configurations that take turns, the plain reference last when it is one of them. */
 struct group {
 	unsigned n;                    /* members */
 	int      m[BENCH_GROUP_MAX];   /* indices into res->cfg */
@@ -80,7 +80,7 @@ int fit_run(struct run *run, const struct group *want);
 
 /* ---- group.c --------------------------------------------------------------------------------- */
 
-/* Run members g[0..n) alive at the same time, as group gi.  The rounds completed, -2 if no
+/* Run members g[0..n) in turn, as group gi.  The rounds completed, -2 if no
  * member could run, or -1 when stopping. */
 int group_run(struct run *run, const int *g, unsigned n, unsigned gi);
 
