@@ -39,6 +39,9 @@
  * GetThreadTimes() on Windows), capped at four
  * times that in wall time; rates and latencies are per CPU second, wall figures are kept
  * beside them.  On a shared VM wall clock rates lose the page size effect in the noise.
+ * The one exception is the create (setup): timed by the wall clock, since a populate split
+ * over threads works outside the controller's thread, and a server waits for it by the wall
+ * clock (member.c); the controller's CPU time is kept beside it.
  *
  * What the kernel says about the process (page-table memory, THP coverage, MemAvailable,
  * what backs a mapping) comes from ports/facts.h, the one door of bench/ and tools/ to
