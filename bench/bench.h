@@ -66,6 +66,7 @@
 #define BENCH_MAX_SIZES     4    /* huge page sizes in one run */
 #define BENCH_SETUP_CYCLES  7    /* timed fresh create, attach, teardown of every member, per group */
 #define BENCH_POOL_CYCLES   21   /* as many in all for the members on a huge page pool (group.c) */
+#define BENCH_PASSES        3    /* turns of every member per round, each a third of a phase (group.c) */
 #define BENCH_LINE          64   /* the chase and rmw work on cache-line slots */
 #define BENCH_WHY_MAX       512  /* why a configuration could not run */
 #define BENCH_WORKER_CMD    "__bench-worker" /* the hidden subcommand a spawned worker runs */

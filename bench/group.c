@@ -13,10 +13,12 @@
  *             gains of a cycle are taken between its members.  Page tables the first time a
  *             configuration runs, since they are exact: VmPTE and minor faults per worker
  *             with 1, 2 and 4 workers attached;
- *   rounds    each member in turn (A B C, then C B A on odd rounds, so a slow drift favours
- *             no one) is created, its chase built, its workers started and attached, warmed
- *             up (a short untimed chase and rmw), timed (chase, then rmw), and torn down
- *             before the next member is created; the gains of the round are taken at its end.
+ *   rounds    BENCH_PASSES passes each: in a pass each member in turn (A B C, then C B A in
+ *             the next pass, so a slow drift favours no one) is created, its chase built,
+ *             its workers started and attached, warmed up (a short untimed chase and rmw),
+ *             timed (chase, then rmw, a third of a phase each), and torn down before the
+ *             next member is created; a member's figure of the round is the mean of its
+ *             passes, and the gains of the round are taken at its end.
  *
  * Why one at a time: with the members alive together for the whole run, each kept the
  * memory it got at its create, and on a guest the host backs that memory as it likes (its
@@ -212,21 +214,17 @@ static void group_open(struct run *run, const int *g, unsigned n, unsigned gi)
 	bench_progress(run->opt, "[%6.1fs] group %u: %s, in turn", run_elapsed(run), gi, line);
 }
 
-/* The member's warm-up: a quarter phase of chase and of rmw, untimed, so its first timed
- * phase does not measure the first touches of its workers' caches and TLBs. */
-static void member_warm(struct run *run, struct member *m)
+/* The member's warm-up: a quarter of a pass's phase of chase and of rmw, untimed, so its
+ * first timed phase does not measure the first touches of its workers' caches and TLBs. */
+static void member_warm(struct run *run, struct member *m, uint64_t budget)
 {
-	uint64_t budget = run->budget;
-
-	run->budget = budget / 4;
-	member_phase(run, m, BENCH_W_CHASE, 0, 0);
+	member_phase(run, m, BENCH_W_CHASE, 0, budget / 4, 0);
 	if (m->live)
-		member_phase(run, m, BENCH_W_RMW, 0, 0);
-	run->budget = budget;
+		member_phase(run, m, BENCH_W_RMW, 0, budget / 4, 0);
 }
 
-/* Member i's turn in round r: create, build, attach, warm up, chase, rmw, tear down.  1 if it ran. */
-static int member_turn(struct run *run, unsigned i, unsigned gi, unsigned r)
+/* Member i's turn in pass k: create, build, attach, warm up, chase, rmw, tear down.  1 if it ran. */
+static int member_turn(struct run *run, unsigned i, unsigned gi, unsigned k, uint64_t budget)
 {
 	struct member *m = &members[i];
 
@@ -240,27 +238,44 @@ static int member_turn(struct run *run, unsigned i, unsigned gi, unsigned r)
 	bench_chase_build(m->reg.addr, run->opt->size, run_round_seed(0));
 	member_attach(run, m, 0);
 	if (m->live)
-		member_warm(run, m);
+		member_warm(run, m, budget);
 	if (m->live && !bench_stop)
-		member_phase(run, m, BENCH_W_CHASE, r, 1);
+		member_phase(run, m, BENCH_W_CHASE, k, budget, 1);
 	if (m->live && !bench_stop)
-		member_phase(run, m, BENCH_W_RMW, r, 1);
+		member_phase(run, m, BENCH_W_RMW, k, budget, 1);
 	member_release(run, m, i, 0);
 	return m->live;
 }
 
-/* Round r: every member's turn, the order reversed on odd rounds; then the round's gains.
- * The members that ran, or -1 when stopping. */
+/*
+ * Round r: BENCH_PASSES passes, each every member's turn with a phase of budget /
+ * BENCH_PASSES, the order reversed on every other pass (A B C, C B A, A B C, then C B A ...
+ * in the next round); a member's figure of the round is the mean of its passes.  Shorter
+ * turns put A and B closer in time: on this kind of host a slow spell lasts seconds and
+ * slows whichever member runs in it (one round read rmw 115 M/s for both 2 MiB members,
+ * the others 160-180), so the two sides of a ratio should take turns often.  Then the
+ * round's gains.  The members that ran, or -1 when stopping.
+ */
 static int group_round(struct run *run, unsigned n, unsigned gi, unsigned r)
 {
+	uint64_t budget = run->budget / BENCH_PASSES;
 	int ran = 0;
 
 	for (unsigned i = 0; i < n; i++)
 		members[i].have[BENCH_W_CHASE] = members[i].have[BENCH_W_RMW] = 0;
-	for (unsigned k = 0; k < n && !bench_stop; k++)
-		ran += member_turn(run, r % 2 ? n - 1 - k : k, gi, r);
+	for (unsigned p = 0; p < BENCH_PASSES && !bench_stop; p++) {
+		unsigned k = r * BENCH_PASSES + p;
+
+		ran = 0;
+		for (unsigned j = 0; j < n && !bench_stop; j++)
+			ran += member_turn(run, k % 2 ? n - 1 - j : j, gi, k, budget);
+	}
 	if (bench_stop)
 		return -1;
+	for (unsigned i = 0; i < n; i++) {
+		member_round_close(&members[i], BENCH_W_CHASE);
+		member_round_close(&members[i], BENCH_W_RMW);
+	}
 	gains(members, n, BENCH_W_CHASE);
 	gains(members, n, BENCH_W_RMW);
 	progress_round(run, members, n, gi, r);

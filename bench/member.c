@@ -182,14 +182,15 @@ failed:
 }
 
 /* One timed phase in all of the member's workers at once; a warm-up (timed 0) keeps no sample. */
-void member_phase(struct run *run, struct member *m, enum bench_workload w, unsigned r, int timed)
+void member_phase(struct run *run, struct member *m, enum bench_workload w, unsigned r, uint64_t budget, int timed)
 {
 	struct bench_reply rep[BENCH_MAX_WORKERS];
 	char why[BENCH_WHY_MAX] = "";
 	double sum = 0, wsum = 0, wmax = 0;
 	unsigned n = m->nw;
 
-	if (bench_workers_run(m->w, n, w == BENCH_W_CHASE ? BENCH_OP_CHASE : BENCH_OP_RMW, run->budget, run_round_seed(r),
+	(void)run;
+	if (bench_workers_run(m->w, n, w == BENCH_W_CHASE ? BENCH_OP_CHASE : BENCH_OP_RMW, budget, run_round_seed(r),
 			      rep, why, sizeof(why)) < 0) {
 		member_fail(m, why);
 		return;
@@ -207,10 +208,17 @@ void member_phase(struct run *run, struct member *m, enum bench_workload w, unsi
 	}
 	if (!timed)
 		return;
-	if (w == BENCH_W_CHASE)
-		sample(m, w, sum / n, wsum / n);
-	else
-		sample(m, w, sum, wsum / (wmax / 1e9));
+	m->acc_cpu[w] += w == BENCH_W_CHASE ? sum / n : sum;
+	m->acc_wall[w] += w == BENCH_W_CHASE ? wsum / n : wsum / (wmax / 1e9);
+	m->nacc[w]++;
+}
+
+void member_round_close(struct member *m, enum bench_workload w)
+{
+	if (m->nacc[w])
+		sample(m, w, m->acc_cpu[w] / m->nacc[w], m->acc_wall[w] / m->nacc[w]);
+	m->acc_cpu[w] = m->acc_wall[w] = 0;
+	m->nacc[w] = 0;
 }
 
 /* Release the member's memory, its workers gone first: a teardown sample when timed. */
