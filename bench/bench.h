@@ -4,17 +4,19 @@
  *
  * A run compares configurations: hpshm providers at each huge page size, hpshm's plain
  * 4 KiB pages, and the peers (the same system calls without hpshm, THP, APR).  They run in
- * groups whose members are alive at the same time: every ratio the output reports is taken
- * between members of one group, within one round, on memory that stayed put between the
- * rounds (reference/performance-anchor.md: create both regions once, fault them in, then
- * alternate short phases on the live regions).  A group first cycles each member through a
- * fresh create, attach and teardown BENCH_SETUP_CYCLES times, BENCH_POOL_CYCLES on a huge
- * page pool (the setup samples, and page tables once), then creates all of them again,
- * alive together, runs the rounds (chase, then rmw, in every member, the order reversed
- * every other round), and tears them down.  A group holds as many regions as it has
- * members, so its memory is checked against MemAvailable and the huge page pools before it
- * is created.
- *
+ * groups whose members take turns, and every ratio the output reports is taken between
+ * members of one group, within one round or setup cycle, seconds apart.  A group first
+ * cycles each member through a fresh create, attach and teardown BENCH_SETUP_CYCLES times,
+ * BENCH_POOL_CYCLES on a huge page pool (the setup samples, and page tables once); the
+ * setup-only members (the raw calls with one populate thread, and the limit: the zeroing
+ * bandwidth of the machine) take part in these cycles alone.  Then come the rounds: in
+ * every round each member in turn is created, its chase built, its workers attached and
+ * warmed up, its chase and rmw timed, and it is torn down before the next member is
+ * created (the order reversed every other round).  So each member runs on the pages the
+ * one before it has just freed (hugetlb hands its pool's pages back last in, first out, and
+ * the page allocator its free lists), not on memory the host placed once for the whole run
+ * (group.c says what that cost).  One region lives at a time, so a group's memory check is
+ * of its largest member, against MemAvailable and the huge page pools.
  * Files, one concern each:
  *   workload.c  the access code every configuration runs
  *   memory.c    how each configuration gets its memory (hpshm; the peers through os.h)
@@ -37,6 +39,9 @@
  * GetThreadTimes() on Windows), capped at four
  * times that in wall time; rates and latencies are per CPU second, wall figures are kept
  * beside them.  On a shared VM wall clock rates lose the page size effect in the noise.
+ * The one exception is the create (setup): timed by the wall clock, since a populate split
+ * over threads works outside the controller's thread, and a server waits for it by the wall
+ * clock (member.c); the controller's CPU time is kept beside it.
  *
  * What the kernel says about the process (page-table memory, THP coverage, MemAvailable,
  * what backs a mapping) comes from ports/facts.h, the one door of bench/ and tools/ to
@@ -61,6 +66,7 @@
 #define BENCH_MAX_SIZES     4    /* huge page sizes in one run */
 #define BENCH_SETUP_CYCLES  7    /* timed fresh create, attach, teardown of every member, per group */
 #define BENCH_POOL_CYCLES   21   /* as many in all for the members on a huge page pool (group.c) */
+#define BENCH_PASSES        3    /* turns of every member per round, each a third of a phase (group.c) */
 #define BENCH_LINE          64   /* the chase and rmw work on cache-line slots */
 #define BENCH_WHY_MAX       512  /* why a configuration could not run */
 #define BENCH_WORKER_CMD    "__bench-worker" /* the hidden subcommand a spawned worker runs */
@@ -134,7 +140,8 @@ enum bench_kind {
 	BENCH_RAW_SHM,    /* shmget(IPC_PRIVATE, SHM_HUGETLB) + shmat + IPC_RMID + the same populate */
 	BENCH_RAW_SECTION, /* Windows: CreateFileMappingW([SEC_LARGE_PAGES]) + MapViewOfFileEx */
 	BENCH_THP,        /* transparent huge pages: shared shmem, or private anonymous */
-	BENCH_APR         /* apr_shm_create(), anonymous: fork only */
+	BENCH_APR,        /* apr_shm_create(), anonymous: fork only */
+	BENCH_LIMIT       /* the zeroing limit: threads clear a populated raw region (memory.c) */
 };
 
 /* How workers reach the memory. */
@@ -158,6 +165,7 @@ struct bench_region {
 	char           verified_by[HPSHM_NAME_MAX]; /* "smaps", "fstatfs", "AnonHugePages" ... */
 	double         populate_s;  /* wall s of the create spent faulting in (fallocate + madvise), NAN unknown */
 	double         rest_s;      /* wall s of the rest of the create (map, probe, verify, header), NAN unknown */
+	unsigned       threads;     /* threads that populated it (hpshm's report; what the raw calls used) */
 };
 
 struct bench_config;
@@ -269,7 +277,7 @@ struct bench_options {
 /*
  * The samples of one workload: one per round for chase and rmw, one per setup cycle for
  * setup, attach and teardown.  The gains are taken when the
- * sample is, against the reference alive in the same group at the same time; a gain over
+ * sample is, against the reference in the same group and round (or cycle); a gain over
  * a reference that never shared a group with this configuration is not measured.
  */
 struct bench_series {
@@ -280,6 +288,10 @@ struct bench_series {
 	unsigned n_plain;                     /* entries in vs_plain */
 	double   vs_raw[BENCH_MAX_SAMPLES];   /* gains over the raw peer, same round */
 	unsigned n_raw;                       /* entries in vs_raw */
+	double   vs_raw1[BENCH_MAX_SAMPLES];  /* setup: gains over the raw calls with one populate thread */
+	unsigned n_raw1;                      /* entries in vs_raw1 */
+	double   of_limit[BENCH_MAX_SAMPLES]; /* setup: the limit's time / this one's, same cycle (<= 1 mostly) */
+	unsigned n_limit;                     /* entries in of_limit */
 };
 
 struct bench_config {
@@ -291,6 +303,10 @@ struct bench_config {
 	size_t           page_size;            /* huge page size asked for, 0 for base pages */
 	int              plain_ref;            /* config hpshm plain, for ratio_vs_plain; -1 none */
 	int              raw_ref;              /* config of the raw peer, for ratio_vs_raw; -1 none */
+	int              raw1_ref;             /* the raw calls with one populate thread, for ratio_vs_raw1; -1 */
+	int              limit_ref;            /* the limit of its page size, for share_of_limit; -1 none */
+	int              setup_only;           /* 1: setup cycles only (raw x1, the limit), no workers, no rounds */
+	unsigned         threads;              /* populate threads: asked of the raw calls, reported by hpshm */
 	int              usable;               /* 0 once it could not run */
 	char             why[BENCH_WHY_MAX];   /* why not */
 	size_t           verified_page_size;   /* from the report or smaps, first create */
@@ -328,7 +344,7 @@ struct bench_result {
 	unsigned             ncfg;             /* entries in cfg */
 	unsigned             rounds_done;      /* rounds completed by every group that ran */
 	unsigned             groups;           /* groups run (or started) */
-	char                 groups_note[BENCH_WHY_MAX]; /* who was alive with whom: "{a, b, plain} ..." */
+	char                 groups_note[BENCH_WHY_MAX]; /* who took turns with whom: "{a, b, plain} ..." */
 	char                 split_note[BENCH_WHY_MAX];  /* what memory kept apart, and which gains it cost */
 	double               seconds;          /* the whole run, wall */
 	char                 thp_why[BENCH_WHY_MAX]; /* why THP was not compared, if not */
@@ -376,6 +392,9 @@ struct bench_row {
 	int          has_plain, has_raw;  /* ratios measured */
 	struct bench_summary vs_plain;    /* per-round gain over plain: > 1 is better */
 	struct bench_summary vs_raw;      /* per-round gain over the raw peer */
+	int          has_raw1, has_limit; /* setup rows: measured against raw x1, and the limit */
+	struct bench_summary vs_raw1;     /* per-cycle gain over the raw calls with one populate thread */
+	struct bench_summary of_limit;    /* per-cycle share of the limit: its time / this row's */
 	double       faults;              /* page tables: minor faults per worker; NAN else */
 };
 

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench/fit.c -- what memory allows alive at once.
+ * bench/fit.c -- what memory allows in one group.
  *
- * A group holds all its regions at once: before creating one, its 4 KiB memory is checked
- * against 60 % of MemAvailable and its huge pages against what each pool can give, and
- * what does not fit runs in a further group with plain (fit_run), an hpshm provider and
- * its raw peer always together, with the gains that then have no common group left
- * unmeasured rather than taken across groups.
+ * The members of a group take turns (group.c), so a group holds one region at a time:
+ * before it runs, its largest 4 KiB member is checked against 60 % of MemAvailable and one
+ * region of each huge page size against what that pool can give, and what does not fit
+ * runs in a further group with plain (fit_run), an hpshm provider and its raw peer always
+ * together, with the gains that then have no common group left unmeasured rather than
+ * taken across groups.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -24,9 +25,9 @@ uint64_t fit_region_pages(const struct run *run, size_t ps)
 
 
 /*
- * Whether members m[0..n) can be alive at once right now: their 4 KiB memory (with room
- * for the workers' page tables) within 60 % of MemAvailable, and their huge pages within
- * what each pool can still give.  0, or -1 with why.
+ * Whether members m[0..n) can take turns right now: the largest 4 KiB one (with room for
+ * the workers' page tables) within 60 % of MemAvailable, and one region of each huge page
+ * size within what its pool can still give.  0, or -1 with why.
  */
 static int group_fits(struct run *run, const int *m, unsigned n, char *why, size_t len)
 {
@@ -34,35 +35,29 @@ static int group_fits(struct run *run, const int *m, unsigned n, char *why, size
 	uint64_t base = 0, avail = hpshm__os_mem_available();
 	char a[32], b[32], ps[32];
 
-	for (unsigned i = 0; i < n; i++) {
-		const struct bench_config *c = &run->res->cfg[m[i]];
-
-		if (c->page_size == 0)
-			base += opt->size + opt->size / 512 * (1 + BENCH_PT_WORKERS);
-	}
+	for (unsigned i = 0; i < n; i++)
+		if (run->res->cfg[m[i]].page_size == 0)
+			base = opt->size + opt->size / 512 * (1 + BENCH_PT_WORKERS);
 	if (avail && (double)base > 0.6 * (double)avail) {
-		snprintf(why, len, "%s of 4 KiB memory alive at once is more than 60%% of MemAvailable (%s)",
+		snprintf(why, len, "%s of 4 KiB memory is more than 60%% of MemAvailable (%s)",
 			 run_bytes(base, a, sizeof(a)), run_bytes(avail, b, sizeof(b)));
 		return -1;
 	}
 	for (unsigned s = 0; s < opt->npage_sizes; s++) {
 		size_t size = opt->page_sizes[s];
-		uint64_t need = 0;
+		uint64_t need = fit_region_pages(run, size);
 		unsigned k = 0;
 		struct hpshm__pool p;
 
 		for (unsigned i = 0; i < n; i++)
-			if (run->res->cfg[m[i]].page_size == size)
-				k++;
+			k += run->res->cfg[m[i]].page_size == size;
 		if (k == 0)
 			continue;
-		need = k * fit_region_pages(run, size);
 		if (hpshm__os_pool(size, &p) == 0 && hpshm__os_pool_available(&p) < need) {
 			unsigned long have = hpshm__os_pool_available(&p);
 
-			snprintf(why, len, "the %s pool can give %lu pages, %u region%s alive at once need %llu: %llu "
-				 "pages short (add them to the pool, or run with --reserve)",
-				 hpshm_size_format(size, ps, sizeof(ps)), have, k, k == 1 ? "" : "s",
+			snprintf(why, len, "the %s pool can give %lu pages, a region needs %llu: %llu pages short (add "
+				 "them to the pool, or run with --reserve)", hpshm_size_format(size, ps, sizeof(ps)), have,
 				 (unsigned long long)need, (unsigned long long)(need - have));
 			return -1;
 		}

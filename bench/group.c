@@ -1,26 +1,34 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench/group.c -- one group: configurations alive at the same time, measured in turn.
+ * bench/group.c -- one group: configurations measured in turn, one region alive at a time.
  *
- * Every ratio is taken between regions that stayed put, seconds apart, under the same load.
+ * Every ratio is taken between members of one group, seconds apart, under the same load.
  * A group goes through:
  *   cycles    one untimed, then BENCH_SETUP_CYCLES times (BENCH_POOL_CYCLES for the members on
  *             a huge page pool), each member in turn (order reversed on odd cycles):
- *             create and populate (controller's thread CPU time, per GiB; hpshm before its
- *             raw peer on the first, which then maps as many bytes), attach by its N workers
- *             (map and touch every base page, per worker), teardown (workers first, then the
- *             release); the gains of a cycle are taken between its members.  Page tables the
- *             first time a configuration runs, since they are exact: VmPTE and minor faults
- *             per worker with 1, 2 and 4 workers attached;
- *   create    every member again, now all alive at once (untimed), and its workers;
- *   build     the chase is written in each (untimed: the same sequential pass everywhere);
- *   warm-up   one untimed chase and rmw phase per member;
- *   rounds    every member's chase, then every member's rmw, the member order reversed on
- *             odd rounds (A B C, C B A, ...) so a slow drift favours no one; the gains of a
- *             round are taken right away, between members of the group;
- *   re-create halfway through the rounds, every member torn down and created, built,
- *             attached and warmed up again, raw peers first this time (group_up says why);
- *   end       every worker exits, then the controller releases each member's memory.
+ *             create and populate (wall s per GiB; hpshm before its raw peers on the first,
+ *             which then map as many bytes), attach by its N workers (map and touch every
+ *             base page, per worker), teardown (workers first, then the release); the
+ *             setup-only members (raw x1, the limit) are created and released only.  The
+ *             gains of a cycle are taken between its members.  Page tables the first time a
+ *             configuration runs, since they are exact: VmPTE and minor faults per worker
+ *             with 1, 2 and 4 workers attached;
+ *   rounds    BENCH_PASSES passes each: in a pass each member in turn (A B C, then C B A in
+ *             the next pass, so a slow drift favours no one) is created, its chase built,
+ *             its workers started and attached, warmed up (a short untimed chase and rmw),
+ *             timed (chase, then rmw, a third of a phase each), and torn down before the
+ *             next member is created; a member's figure of the round is the mean of its
+ *             passes, and the gains of the round are taken at its end.
+ *
+ * Why one at a time: with the members alive together for the whole run, each kept the
+ * memory it got at its create, and on a guest the host backs that memory as it likes (its
+ * own huge pages or not) for the whole run.  Two members making the same system calls
+ * (plain and raw memfd at 4 KiB) then read 0.94-1.20 from run to run, the same side winning
+ * every round, and memfd_hugetlb against raw memfd at 2 MiB up to 1.33: the rows measured
+ * placement, not hpshm.  Taking turns, each member runs on the pages the one before it has
+ * just freed: hugetlb hands its pool's pages back last in, first out, and the page allocator
+ * reuses what was freed last, so both sides of a ratio run on the same memory.  It also
+ * lets a pool of one region's pages compare hpshm with its raw peer at all.
  */
 #include <stdio.h>
 #include <string.h>
@@ -48,6 +56,10 @@ static void gains(struct member *mem, unsigned n, enum bench_workload w)
 				s->vs_plain[s->n_plain++] = bench_gain(w, a->cur[w], b->cur[w]);
 			if (b->idx == a->c->raw_ref && s->n_raw < BENCH_MAX_SAMPLES)
 				s->vs_raw[s->n_raw++] = bench_gain(w, a->cur[w], b->cur[w]);
+			if (b->idx == a->c->raw1_ref && s->n_raw1 < BENCH_MAX_SAMPLES)
+				s->vs_raw1[s->n_raw1++] = bench_gain(w, a->cur[w], b->cur[w]);
+			if (b->idx == a->c->limit_ref && s->n_limit < BENCH_MAX_SAMPLES && w == BENCH_W_SETUP)
+				s->of_limit[s->n_limit++] = bench_gain(w, a->cur[w], b->cur[w]);
 		}
 	}
 }
@@ -101,9 +113,9 @@ static int member_cycle(struct run *run, unsigned i, unsigned gi, int timed)
 
 	if (member_create(run, m, i, gi, timed) < 0)
 		return -1;
-	if (m->live)
+	if (m->live && !m->c->setup_only)
 		member_attach(run, m, timed);
-	member_release(run, m, i, timed);
+	member_release(run, m, i, timed && !m->c->setup_only);
 	return 0;
 }
 
@@ -159,6 +171,9 @@ static int group_cycles(struct run *run, unsigned n, unsigned gi)
 			if (m->have[BENCH_W_TEARDOWN])
 				run_note_add(line, sizeof(line), "%s%s %.3f/%.4f/%.4f", line[0] ? ", " : "", m->c->label,
 					     m->cur[BENCH_W_SETUP], m->cur[BENCH_W_ATTACH], m->cur[BENCH_W_TEARDOWN]);
+			else if (m->have[BENCH_W_SETUP])
+				run_note_add(line, sizeof(line), "%s%s %.3f", line[0] ? ", " : "", m->c->label,
+					     m->cur[BENCH_W_SETUP]);
 		}
 		if (bench_stop)
 			break;
@@ -176,72 +191,6 @@ static int group_cycles(struct run *run, unsigned n, unsigned gi)
 		if (members[i].c->usable)
 			members[i].live = 0;   /* the rounds' create makes them live again */
 	return bench_stop ? -1 : 0;
-}
-
-/*
- * Bring the group's members up for the rounds: create every one (hpshm before its raw peer,
- * or the other way round when raw_first), build the chase in each, start and attach the
- * workers, and run one untimed chase and rmw phase per member.  The members alive after it.
- *
- * The order is swapped halfway through the rounds because it is not neutral: on this kind
- * of machine (a guest whose memory the host backs lazily) the member created first was
- * measured 4-6 % slower at 4 KiB pages than the same calls created second, in either
- * role, so a fixed order would charge hpshm for the host's placement.  The warm-up phase
- * exists for the same host: memory it has just handed back to the guest stays slow to
- * touch for a while after populate (doc/bench.md), and round 1 would measure that instead
- * of the page size.
- */
-static unsigned group_up(struct run *run, unsigned n, unsigned gi, int raw_first)
-{
-	const struct bench_options *opt = run->opt;
-	unsigned live = 0;
-
-	for (int pass = 0; pass < 2 && !bench_stop; pass++)
-		for (unsigned i = 0; i < n && !bench_stop; i++)
-			if (members[i].c->usable && (members[i].c->kind == BENCH_HPSHM) == (pass == raw_first) &&
-			    member_create(run, &members[i], i, gi, 0) < 0)
-				break;
-	for (unsigned i = 0; i < n && !bench_stop; i++)
-		if (members[i].live)
-			bench_chase_build(members[i].reg.addr, opt->size, run_round_seed(0));
-	for (unsigned i = 0; i < n && !bench_stop; i++) {
-		struct member *m = &members[i];
-
-		if (!m->live)
-			continue;
-		member_attach(run, m, 0);
-		/* A system that keeps no page-table figure gets no number (NaN printed as "nan"):
-		 * the results say why once, beside the page-table rows. */
-		if (m->live && !raw_first && !bench_isnan(m->c->pt_kib[0]))
-			bench_progress(opt, "[%6.1fs] group %u: %-14s %u workers attached, page tables %.0f KiB/worker",
-				       run_elapsed(run), gi, m->c->label, m->nw, m->c->pt_kib[0]);
-		else if (m->live && !raw_first)
-			bench_progress(opt, "[%6.1fs] group %u: %-14s %u workers attached", run_elapsed(run), gi,
-				       m->c->label, m->nw);
-	}
-	for (unsigned i = 0; i < n; i++)
-		live += members[i].live;
-	for (unsigned i = 0; i < n && live && !bench_stop; i++)
-		if (members[i].live) {
-			member_phase(run, &members[i], BENCH_W_CHASE, 0, 0);
-			if (members[i].live)
-				member_phase(run, &members[i], BENCH_W_RMW, 0, 0);
-		}
-	return bench_stop ? 0 : live;
-}
-
-/* Stop every worker first, so the controller's release is the last reference, then tear
- * the memory down.  The setup cycles sampled teardown already, on memory populated alike. */
-static void group_down(struct run *run, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++) {
-		bench_workers_stop(members[i].w, members[i].nw);
-		members[i].nw = 0;
-	}
-	for (unsigned i = 0; i < n; i++) {
-		member_release(run, &members[i], i, 0);
-		members[i].live = 0;   /* group_up's create makes it live again */
-	}
 }
 
 /* The group's members from g[0..n), each with no worker yet; who is alive with whom said. */
@@ -262,73 +211,106 @@ static void group_open(struct run *run, const int *g, unsigned n, unsigned gi)
 			     run_short_size(members[i].c->page_size, ps, sizeof(ps)));
 	}
 	run_note_add(res->groups_note, sizeof(res->groups_note), "%s{%s}", res->groups_note[0] ? " " : "", line);
-	bench_progress(run->opt, "[%6.1fs] group %u: %s, alive at the same time", run_elapsed(run), gi, line);
+	bench_progress(run->opt, "[%6.1fs] group %u: %s, in turn", run_elapsed(run), gi, line);
 }
 
-/* Round r: every member's chase, then every member's rmw, the order reversed on odd rounds;
- * then the round's gains.  0, or -1 when stopping. */
-static int group_round(struct run *run, unsigned n, unsigned gi, unsigned r)
+/* The member's warm-up: a quarter of a pass's phase of chase and of rmw, untimed, so its
+ * first timed phase does not measure the first touches of its workers' caches and TLBs. */
+static void member_warm(struct run *run, struct member *m, uint64_t budget)
 {
-	for (unsigned i = 0; i < n; i++)
-		members[i].have[BENCH_W_CHASE] = members[i].have[BENCH_W_RMW] = 0;
-	for (unsigned k = 0; k < n && !bench_stop; k++) {
-		struct member *m = &members[r % 2 ? n - 1 - k : k];
+	member_phase(run, m, BENCH_W_CHASE, 0, budget / 4, 0);
+	if (m->live)
+		member_phase(run, m, BENCH_W_RMW, 0, budget / 4, 0);
+}
 
-		if (m->live)
-			member_phase(run, m, BENCH_W_CHASE, r, 1);
-	}
-	for (unsigned k = 0; k < n && !bench_stop; k++) {
-		struct member *m = &members[r % 2 ? n - 1 - k : k];
+/* Member i's turn in pass k: create, build, attach, warm up, chase, rmw, tear down.  1 if it ran. */
+static int member_turn(struct run *run, unsigned i, unsigned gi, unsigned k, uint64_t budget)
+{
+	struct member *m = &members[i];
 
-		if (m->live)
-			member_phase(run, m, BENCH_W_RMW, r, 1);
+	if (!m->c->usable || m->c->setup_only || bench_stop)
+		return 0;
+	m->live = 0;
+	if (member_create(run, m, i, gi, 0) < 0 || !m->live) {
+		member_release(run, m, i, 0);
+		return 0;
 	}
-	if (bench_stop)
-		return -1;
-	gains(members, n, BENCH_W_CHASE);
-	gains(members, n, BENCH_W_RMW);
-	progress_round(run, members, n, gi, r);
-	return 0;
+	bench_chase_build(m->reg.addr, run->opt->size, run_round_seed(0));
+	member_attach(run, m, 0);
+	if (m->live)
+		member_warm(run, m, budget);
+	if (m->live && !bench_stop)
+		member_phase(run, m, BENCH_W_CHASE, k, budget, 1);
+	if (m->live && !bench_stop)
+		member_phase(run, m, BENCH_W_RMW, k, budget, 1);
+	member_release(run, m, i, 0);
+	return m->live;
 }
 
 /*
- * Run members g[0..n) alive at the same time: the setup cycles, then create all, build the
- * chase in each, start and attach all workers, then the rounds, then stop every worker and
- * tear the memory down.  Returns the rounds completed, -2 if no member could run, or -1 when
- * stopping; the rounds every group completed go to res->rounds_done either way.
+ * Round r: BENCH_PASSES passes, each every member's turn with a phase of budget /
+ * BENCH_PASSES, the order reversed on every other pass (A B C, C B A, A B C, then C B A ...
+ * in the next round); a member's figure of the round is the mean of its passes.  Shorter
+ * turns put A and B closer in time: on this kind of host a slow spell lasts seconds and
+ * slows whichever member runs in it (one round read rmw 115 M/s for both 2 MiB members,
+ * the others 160-180), so the two sides of a ratio should take turns often.  Then the
+ * round's gains.  The members that ran, or -1 when stopping.
+ */
+static int group_round(struct run *run, unsigned n, unsigned gi, unsigned r)
+{
+	uint64_t budget = run->budget / BENCH_PASSES;
+	int ran = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		members[i].have[BENCH_W_CHASE] = members[i].have[BENCH_W_RMW] = 0;
+	for (unsigned p = 0; p < BENCH_PASSES && !bench_stop; p++) {
+		unsigned k = r * BENCH_PASSES + p;
+
+		ran = 0;
+		for (unsigned j = 0; j < n && !bench_stop; j++)
+			ran += member_turn(run, k % 2 ? n - 1 - j : j, gi, k, budget);
+	}
+	if (bench_stop)
+		return -1;
+	for (unsigned i = 0; i < n; i++) {
+		member_round_close(&members[i], BENCH_W_CHASE);
+		member_round_close(&members[i], BENCH_W_RMW);
+	}
+	gains(members, n, BENCH_W_CHASE);
+	gains(members, n, BENCH_W_RMW);
+	progress_round(run, members, n, gi, r);
+	return ran;
+}
+
+/*
+ * Run members g[0..n) in turn: the setup cycles, then the rounds.  Returns the rounds
+ * completed, -2 if no member could run, or -1 when stopping; the rounds every group
+ * completed go to res->rounds_done either way.
  */
 int group_run(struct run *run, const int *g, unsigned n, unsigned gi)
 {
 	const struct bench_options *opt = run->opt;
 	struct bench_result *res = run->res;
-	unsigned live = 0, done = 0;
-	int ran;
+	unsigned done = 0;
+	int ran = 0, k = 0;
 
 	group_open(run, g, n, gi);
 	(void)group_cycles(run, n, gi);
-	live = group_up(run, n, gi, 0);
-	ran = live > 0;
-	for (unsigned r = 0; r < opt->rounds && live && !bench_stop; r++) {
-		/* Halfway, every member again, created in the other order (group_up says why). */
-		if (r > 0 && r == opt->rounds / 2) {
-			group_down(run, n);
-			bench_progress(opt, "[%6.1fs] group %u: created again, raw peers first, for rounds %u-%u",
-				       run_elapsed(run), gi, r + 1, opt->rounds);
-			live = group_up(run, n, gi, 1);
-			if (!live)
-				break;
-		}
-		if (group_round(run, n, gi, r) < 0)
+	for (unsigned r = 0; r < opt->rounds && !bench_stop; r++) {
+		k = group_round(run, n, gi, r);
+		if (k <= 0)
 			break;
+		ran = 1;
 		done = r + 1;
 	}
-	group_down(run, n);
+	for (unsigned i = 0; i < n; i++)
+		members[i].live = 0;
 	if (ran && (run->groups_ran++ == 0 || done < res->rounds_done))
 		res->rounds_done = done;
 	if (bench_stop)
 		return -1;
 	if (!ran)
 		return -2;
-	bench_progress(opt, "[%6.1fs] group %u: torn down", run_elapsed(run), gi);
+	bench_progress(opt, "[%6.1fs] group %u: done", run_elapsed(run), gi);
 	return (int)done;
 }

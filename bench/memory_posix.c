@@ -12,6 +12,12 @@
  * to libc, not through hpshm's system call table; the flags old libc headers lack, and the
  * page size bits, come from ports/linux/flags.h, as the port's do.
  *
+ * With c->threads > 1 the raw calls populate as hpshm's Linux port does with
+ * populate_threads: no fallocate (hugetlbfs and tmpfs allocate under the inode's lock, so
+ * threads calling it would wait for each other), each thread madvise(MADV_POPULATE_WRITE)
+ * on one contiguous range, 32 MiB at a time, the calling thread taking the first range.
+ * That is the fair peer of hpshm's threaded populate, and what QEMU's prealloc-threads do.
+ *
  * thp: transparent huge pages.  Shared when /sys/kernel/mm/transparent_hugepage/
  * shmem_enabled allows advise (a memfd with MADV_HUGEPAGE: workers are processes, as for
  * hpshm); else private anonymous memory with MADV_HUGEPAGE, which only threads of one
@@ -26,6 +32,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <pthread.h>
 #include <sys/shm.h>
 #include <unistd.h>
 
@@ -76,6 +83,89 @@ static int raw_populate(void *addr, size_t len)
 		rc = madvise(addr, len, MADV_POPULATE_WRITE);
 	while (rc < 0 && errno == EINTR);
 	return rc;
+}
+
+/* ---- threads: bench_os_parallel(), and the raw calls' populate split over them --------- */
+
+struct parallel_part {
+	void   (*fn)(void *arg, unsigned i);
+	void    *arg;
+	unsigned i;
+};
+
+static void *parallel_main(void *p)
+{
+	struct parallel_part *part = p;
+
+	part->fn(part->arg, part->i);
+	return NULL;
+}
+
+void bench_os_parallel(unsigned n, void (*fn)(void *arg, unsigned i), void *arg)
+{
+	struct parallel_part parts[BENCH_THREADS_MAX];
+	pthread_t threads[BENCH_THREADS_MAX];
+	int started[BENCH_THREADS_MAX] = { 0 };
+
+	if (n > BENCH_THREADS_MAX)
+		n = BENCH_THREADS_MAX;
+	for (unsigned i = 1; i < n; i++) {
+		parts[i].fn = fn;
+		parts[i].arg = arg;
+		parts[i].i = i;
+		started[i] = pthread_create(&threads[i], NULL, parallel_main, &parts[i]) == 0;
+	}
+	fn(arg, 0);
+	for (unsigned i = 1; i < n; i++) {
+		if (started[i])
+			(void)pthread_join(threads[i], NULL);
+		else
+			fn(arg, i);
+	}
+}
+
+#define RAW_CHUNK ((size_t)32 << 20)   /* as hpshm's port: one madvise per 32 MiB */
+
+struct raw_split {
+	unsigned char *addr;
+	size_t         len, page;
+	unsigned       n;
+	int            e[BENCH_THREADS_MAX];   /* errno of part i's failed madvise, 0 if none */
+};
+
+/* Part i of n: whole pages, the first parts one page more when they do not divide evenly. */
+static void raw_part_run(void *arg, unsigned i)
+{
+	struct raw_split *sp = arg;
+	size_t pages = sp->len / sp->page, each = pages / sp->n, extra = pages % sp->n;
+	size_t off = ((size_t)i * each + (i < extra ? i : extra)) * sp->page;
+	size_t end = off + (each + (i < extra ? 1 : 0)) * sp->page;
+
+	for (size_t at = off; at < end && sp->e[i] == 0; at += RAW_CHUNK) {
+		size_t n = end - at < RAW_CHUNK ? end - at : RAW_CHUNK;
+
+		if (raw_populate(sp->addr + at, n) < 0)
+			sp->e[i] = errno;
+	}
+}
+
+/* The raw calls' populate with threads: 0, or -1 with errno set from the first part that failed. */
+static int raw_populate_split(void *addr, size_t len, size_t page, unsigned n)
+{
+	static struct raw_split sp;   /* the controller creates one region at a time */
+
+	memset(&sp, 0, sizeof(sp));
+	sp.addr = addr;
+	sp.len = len;
+	sp.page = page;
+	sp.n = n > BENCH_THREADS_MAX ? BENCH_THREADS_MAX : n;
+	bench_os_parallel(sp.n, raw_part_run, &sp);
+	for (unsigned i = 0; i < sp.n; i++)
+		if (sp.e[i]) {
+			errno = sp.e[i];
+			return -1;
+		}
+	return 0;
 }
 
 static int raw_fail(char *why, size_t len, const char *call, int e)
@@ -204,12 +294,15 @@ int bench_os_raw_create(const struct bench_config *c, void *addr, size_t size, s
 	}
 	rc = 0;
 	t1 = bench_wall_ns();
-	if (fd >= 0) {
+	r->threads = c->threads > 1 && maplen / r->page_size > 1 ? c->threads : 1;
+	if (r->threads > 1) {
+		rc = raw_populate_split(p, maplen, r->page_size, r->threads);
+	} else if (fd >= 0) {
 		do
 			rc = fallocate(fd, 0, 0, (off_t)maplen);
 		while (rc < 0 && errno == EINTR);
 	}
-	if (rc == 0)
+	if (rc == 0 && r->threads == 1)
 		rc = raw_populate(p, maplen);
 	t2 = bench_wall_ns();
 	r->addr = p;

@@ -10,7 +10,8 @@
  * PAGE_READWRITE | SEC_COMMIT [| SEC_LARGE_PAGES]), MapViewOfFileEx(FILE_MAP_READ |
  * FILE_MAP_WRITE [| FILE_MAP_LARGE_PAGES]) at the slot's address, and a touch of every page
  * (hpshm's populate on Windows).  The section is unnamed; workers inherit it (worker_windows.c).
- * The backing is verified the way hpshm verifies its own: QueryWorkingSetEx() through
+ * With c->threads > 1 the touch is split into one contiguous range per thread, as hpshm's
+ * Windows port splits its populate.  The backing is verified the way hpshm verifies its own: QueryWorkingSetEx() through
  * ports/facts.h, so under wine, which makes SEC_LARGE_PAGES sections backed by 4 KiB
  * pages, a large raw section that got made anyway is refused as what it is.
  *
@@ -68,6 +69,63 @@ const char *bench_os_raw_peer(const char *provider, enum bench_start start, enum
 }
 
 /* Enable SeLockMemoryPrivilege in this process's token, as any large-page program must: 0, or a Win32 error. */
+/* ---- threads ----------------------------------------------------------------------------- */
+
+struct parallel_part {
+	void   (*fn)(void *arg, unsigned i);
+	void    *arg;
+	unsigned i;
+};
+
+static DWORD WINAPI parallel_main(LPVOID p)
+{
+	struct parallel_part *part = p;
+
+	part->fn(part->arg, part->i);
+	return 0;
+}
+
+void bench_os_parallel(unsigned n, void (*fn)(void *arg, unsigned i), void *arg)
+{
+	struct parallel_part parts[BENCH_THREADS_MAX];
+	HANDLE threads[BENCH_THREADS_MAX] = { NULL };
+
+	if (n > BENCH_THREADS_MAX)
+		n = BENCH_THREADS_MAX;
+	for (unsigned i = 1; i < n; i++) {
+		parts[i].fn = fn;
+		parts[i].arg = arg;
+		parts[i].i = i;
+		threads[i] = CreateThread(NULL, 0, parallel_main, &parts[i], 0, NULL);
+	}
+	fn(arg, 0);
+	for (unsigned i = 1; i < n; i++) {
+		if (threads[i]) {
+			(void)WaitForSingleObject(threads[i], INFINITE);
+			(void)CloseHandle(threads[i]);
+		} else {
+			fn(arg, i);
+		}
+	}
+}
+
+struct raw_touch { unsigned char *addr; size_t len, page; unsigned n; };
+
+/* Every page of part i faulted in: one read and one write back, as hpshm's populate does. */
+static void raw_touch_part(void *arg, unsigned i)
+{
+	struct raw_touch *t = arg;
+	size_t pages = t->len / t->page, each = pages / t->n, extra = pages % t->n;
+	size_t off = ((size_t)i * each + (i < extra ? i : extra)) * t->page;
+	size_t end = off + (each + (i < extra ? 1 : 0)) * t->page;
+
+	for (; off < end; off += t->page) {
+		volatile unsigned char *at = t->addr + off;
+
+		*at = *at;
+	}
+}
+
 static DWORD raw_lock_privilege(void)
 {
 	TOKEN_PRIVILEGES tp;
@@ -122,12 +180,14 @@ int bench_os_raw_create(const struct bench_config *c, void *addr, size_t size, s
 		(void)CloseHandle(section);
 		return raw_fail(why, len, "MapViewOfFileEx", code);
 	}
-	/* Every page faulted in now, as hpshm's populate does: one read and one write back. */
+	/* Every page faulted in now, as hpshm's populate does, by c->threads threads. */
 	t1 = bench_wall_ns();
-	for (size_t off = 0; off < maplen; off += page) {
-		volatile unsigned char *at = (volatile unsigned char *)p + off;
+	{
+		struct raw_touch t = { (unsigned char *)p, maplen, page, c->threads > 1 && maplen / page > 1 ? c->threads : 1 };
 
-		*at = *at;
+		t.n = t.n > BENCH_THREADS_MAX ? BENCH_THREADS_MAX : t.n;
+		r->threads = t.n;
+		bench_os_parallel(t.n, raw_touch_part, &t);
 	}
 	t2 = bench_wall_ns();
 	r->addr = p;

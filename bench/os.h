@@ -124,6 +124,13 @@ int  bench_os_thp_create(const struct bench_config *c, void *addr, size_t size, 
  */
 int  bench_os_thp_advise(char *prev, size_t prev_len, char *why, size_t len);
 int  bench_os_thp_restore(const char *prev, char *why, size_t len);
+/*
+ * Run fn(arg, i) for i in [0, n): i = 0 in the calling thread, the others in threads of
+ * their own, all joined before it returns (one done in the caller when a thread cannot be
+ * had).  The raw calls' populate and the limit split their work with it, as hpshm does.
+ */
+#define BENCH_THREADS_MAX 64
+void bench_os_parallel(unsigned n, void (*fn)(void *arg, unsigned i), void *arg);
 /* Release a raw or THP region: 0, or -1 if the system refused. */
 int  bench_os_region_release(struct bench_region *r);
 

@@ -9,7 +9,7 @@
  * 4 KiB pages and over the raw system calls, each the median [min, max] of the ratios group.c
  * took within one group and round.  A gain is oriented so that above 1 is better whatever
  * the unit: value / ref for rates, ref / value for times and sizes.  Ratios that were not
- * measured (the two sides never alive in one group) are null in JSON and "-" in the table.
+ * measured (the two sides never in one group) are null in JSON and "-" in the table.
  *
  * The page size shown is the verified one (the segment's report, or smaps for the peers),
  * never the one asked for.
@@ -89,6 +89,10 @@ unsigned bench_rows(const struct bench_result *res, struct bench_row *rows, unsi
 				row->has_plain = ratios(s->vs_plain, s->n_plain, &row->vs_plain);
 			if (raw)
 				row->has_raw = ratios(s->vs_raw, s->n_raw, &row->vs_raw);
+			if (ref_of(res, c, c->raw1_ref))
+				row->has_raw1 = ratios(s->vs_raw1, s->n_raw1, &row->vs_raw1);
+			if (ref_of(res, c, c->limit_ref))
+				row->has_limit = ratios(s->of_limit, s->n_limit, &row->of_limit);
 			n++;
 		}
 	}
@@ -266,6 +270,51 @@ static void print_unusable(FILE *out, const struct bench_result *res)
 		fprintf(out, "  apr: %s\n", res->apr_why);
 }
 
+/* Under a create row: its populate threads, its gain over the raw calls with one thread,
+ * and its share of the limit (the limit's time over its own), where measured. */
+static void print_threads(FILE *out, const struct bench_row *row)
+{
+	char a[48], b[48];
+
+	if (row->c->kind == BENCH_LIMIT) {
+		fprintf(out, "  %-14s %u thread%s: %s\n", "", row->c->threads, row->c->threads == 1 ? "" : "s", row->c->note);
+		return;
+	}
+	if (!row->has_raw1 && !row->has_limit)
+		return;
+	fprintf(out, "  %-14s %u populate thread%s; vs raw x1 %s; share of limit %s\n", "", row->c->threads,
+		row->c->threads == 1 ? "" : "s", ratio_text(row->has_raw1, &row->vs_raw1, 0, a, sizeof(a)),
+		ratio_text(row->has_limit, &row->of_limit, 0, b, sizeof(b)));
+}
+
+/*
+ * The bench's own noise floor: plain against the raw memfd at 4 KiB make the same system
+ * calls, so their ratio would be 1.00 on a perfect machine, and how far it strays is how far
+ * any other ratio of the run can be trusted.  The chase and rmw rows of plain's vs raw.
+ */
+static const struct bench_row *noise_row(const struct bench_result *res, const struct bench_row *rows, unsigned n,
+					 const char *workload)
+{
+	(void)res;
+	for (unsigned i = 0; i < n; i++)
+		if (rows[i].c->kind == BENCH_HPSHM && strcmp(rows[i].c->provider, "plain") == 0 && rows[i].has_raw &&
+		    strcmp(rows[i].workload, workload) == 0)
+			return &rows[i];
+	return NULL;
+}
+
+static void print_noise(FILE *out, const struct bench_result *res, const struct bench_row *rows, unsigned n)
+{
+	const struct bench_row *c = noise_row(res, rows, n, "chase"), *r = noise_row(res, rows, n, "rmw");
+	char a[48], b[48];
+
+	if (!c && !r)
+		return;
+	fprintf(out, "noise floor: plain / raw memfd at 4 KiB (the same system calls): chase %s, rmw %s\n",
+		ratio_text(c != NULL, c ? &c->vs_raw : NULL, 0, a, sizeof(a)),
+		ratio_text(r != NULL, r ? &r->vs_raw : NULL, 0, b, sizeof(b)));
+}
+
 void bench_print_text(FILE *out, const struct bench_result *res)
 {
 	static struct bench_row rows[BENCH_MAX_CONFIGS * 8];
@@ -283,7 +332,7 @@ void bench_print_text(FILE *out, const struct bench_result *res)
 		"wall: median by wall clock; vs plain / vs raw: median [min-max] of the gains taken within one group\n"
 		"and round, > 1 is better\n");
 	if (res->groups_note[0])
-		fprintf(out, "groups (members alive at the same time): %s\n", res->groups_note);
+		fprintf(out, "groups (members taking turns, one region alive at a time): %s\n", res->groups_note);
 	if (res->split_note[0])
 		fprintf(out, "kept apart by memory: %s\n", res->split_note);
 	if (res->pool_note[0])
@@ -292,6 +341,7 @@ void bench_print_text(FILE *out, const struct bench_result *res)
 		fprintf(out, "left out: %s\n", res->left_out);
 	if (res->caveat && res->caveat[0])
 		fprintf(out, "caveat: %s\n", res->caveat);
+	print_noise(out, res, rows, n);
 	print_headlines(out, res, rows, n);
 	snprintf(populate_title, sizeof(populate_title), "setup, part 1: populate (%s), wall",
 		 res->populate_how ? res->populate_how : "?");
@@ -300,7 +350,7 @@ void bench_print_text(FILE *out, const struct bench_result *res)
 		const char *title = strcmp(row->workload, "setup") == 0 ? row->metric : row->workload;
 
 		if (strcmp(title, last) != 0) {
-			fprintf(out, "\n%s (%s%s)\n", strcmp(title, "create") == 0 ? "setup: create + populate" :
+			fprintf(out, "\n%s (%s%s)\n", strcmp(title, "create") == 0 ? "setup: create + populate, by wall time (the wall column: the controller's CPU)" :
 				strcmp(title, "attach") == 0 ? "setup: attach = map + touch, per worker" :
 				strcmp(title, "populate") == 0 ? populate_title :
 				strcmp(title, "rest") == 0 ? "setup, part 2: the rest of the create (map, probe, verify, header), wall" :
@@ -321,6 +371,8 @@ void bench_print_text(FILE *out, const struct bench_result *res)
 			num(row->wall_median, w, sizeof(w)),
 			ratio_text(row->has_plain, &row->vs_plain, row->deterministic, r, sizeof(r)),
 			ratio_text(row->has_raw, &row->vs_raw, row->deterministic, rr, sizeof(rr)));
+		if (strcmp(row->metric, "create") == 0)
+			print_threads(out, row);
 		/* Why there is no figure, once: it is the system's, the same for every row. */
 		if (row->deterministic && bench_isnan(row->v.median) && res->pt_absent && res->pt_absent[0] && !pt_said) {
 			fprintf(out, "  %-14s page tables %s\n", "", res->pt_absent);
@@ -344,7 +396,7 @@ void bench_print_text(FILE *out, const struct bench_result *res)
 	if (n == 0)
 		fprintf(out, "\nno configuration completed a round\n");
 	for (unsigned i = 0; i < res->ncfg; i++)
-		if (res->cfg[i].usable && res->cfg[i].note[0])
+		if (res->cfg[i].usable && res->cfg[i].note[0] && res->cfg[i].kind != BENCH_LIMIT)
 			fprintf(out, "\nnote: %s: %s\n", res->cfg[i].label, res->cfg[i].note);
 	print_unusable(out, res);
 }
@@ -364,7 +416,8 @@ void bench_print_csv(FILE *out, const struct bench_result *res)
 
 	fputs("provider,peer,page_size,verified_by,workload,metric,workers,unit,median,min,max,wall_median,"
 	      "ratio_vs_plain,ratio_vs_plain_min,ratio_vs_plain_max,ratio_vs_raw,ratio_vs_raw_min,ratio_vs_raw_max,"
-	      "deterministic,minor_faults\n", out);
+	      "deterministic,minor_faults,threads,ratio_vs_raw1,ratio_vs_raw1_min,ratio_vs_raw1_max,share_of_limit,"
+	      "share_of_limit_min,share_of_limit_max\n", out);
 	for (unsigned i = 0; i < n; i++) {
 		const struct bench_row *r = &rows[i];
 
@@ -382,6 +435,13 @@ void bench_print_csv(FILE *out, const struct bench_result *res)
 		csv_num(out, r->has_raw ? r->vs_raw.max : NAN);
 		fprintf(out, ",%d", r->deterministic);
 		csv_num(out, r->faults);
+		fprintf(out, ",%u", r->c->threads);
+		csv_num(out, r->has_raw1 ? r->vs_raw1.median : NAN);
+		csv_num(out, r->has_raw1 ? r->vs_raw1.min : NAN);
+		csv_num(out, r->has_raw1 ? r->vs_raw1.max : NAN);
+		csv_num(out, r->has_limit ? r->of_limit.median : NAN);
+		csv_num(out, r->has_limit ? r->of_limit.min : NAN);
+		csv_num(out, r->has_limit ? r->of_limit.max : NAN);
 		fputc('\n', out);
 	}
 }
@@ -424,8 +484,8 @@ static void json_run(struct json *j, const struct bench_result *res)
 	json_kv_double(j, "phase_seconds", res->opt.phase_seconds, 3);
 	json_kv_double(j, "seconds", res->seconds, 1);
 	json_kv_string(j, "timing", bench_cpu_clock_name());
-	json_kv_string(j, "ratios", "median of the gains taken within one group of live regions and one round; "
-		       "> 1 means better than the reference");
+	json_kv_string(j, "ratios", "median of the gains taken within one group and one round (or setup cycle), "
+		       "its members in turn on the same pages; > 1 means better than the reference");
 	if (res->pool_note[0])
 		json_kv_string(j, "pool", res->pool_note);
 	else
@@ -438,6 +498,20 @@ static void json_run(struct json *j, const struct bench_result *res)
 		json_kv_string(j, "caveat", res->caveat);
 	else
 		json_kv_null(j, "caveat");
+}
+
+/* "noise_floor": plain / raw memfd at 4 KiB, the same system calls (print_noise). */
+static void json_noise(struct json *j, const struct bench_result *res, const struct bench_row *rows, unsigned n)
+{
+	json_key(j, "noise_floor");
+	json_object_open(j);
+	json_kv_string(j, "pair", "plain / raw memfd at 4 KiB: the same system calls, so 1.00 but for the bench's noise");
+	for (int k = 0; k < 2; k++) {
+		const struct bench_row *r = noise_row(res, rows, n, k ? "rmw" : "chase");
+
+		json_ratio(j, k ? "rmw" : "chase", r != NULL, r ? &r->vs_raw : NULL);
+	}
+	json_object_close(j);
 }
 
 /* "headline": hpshm against plain and against its raw peer, per workload and page size. */
@@ -500,6 +574,11 @@ static void json_results(struct json *j, const struct bench_result *res, const s
 		json_kv_double(j, "wall_median", r->wall_median, 6);
 		json_ratio(j, "ratio_vs_plain", r->has_plain, &r->vs_plain);
 		json_ratio(j, "ratio_vs_raw", r->has_raw, &r->vs_raw);
+		if (strcmp(r->workload, "setup") == 0 && strcmp(r->metric, "attach") != 0) {
+			json_kv_uint(j, "threads", r->c->threads);
+			json_ratio(j, "ratio_vs_raw1", r->has_raw1, &r->vs_raw1);
+			json_ratio(j, "share_of_limit", r->has_limit, &r->of_limit);
+		}
 		if (r->deterministic)
 			json_kv_double(j, "minor_faults", r->faults, 0);
 		if (r->deterministic && bench_isnan(r->v.median))
@@ -579,6 +658,7 @@ int bench_print_json(FILE *out, const struct bench_result *res)
 	json_begin(&j, out, 1);
 	json_object_open(&j);
 	json_run(&j, res);
+	json_noise(&j, res, rows, n);
 	json_headline(&j, res, rows, n);
 	json_results(&j, res, rows, n);
 	json_latency(&j, res);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench/plan.c -- which configurations a run compares, and which of them it wants alive
- * together.
+ * bench/plan.c -- which configurations a run compares, and which of them it wants in one
+ * group.
  *
  * For each huge page size: provider=auto and the providers named, each with the raw peer
  * that makes the same system calls (providers with the same calls share one); then plain,
@@ -113,6 +113,9 @@ static struct bench_config *add_config(struct bench_result *res, enum bench_kind
 	c->page_size = page_size;
 	c->plain_ref = -1;
 	c->raw_ref = -1;
+	c->raw1_ref = -1;
+	c->limit_ref = -1;
+	c->threads = 1;
 	c->usable = 1;
 	c->workers = res->opt.workers;
 	for (int i = 0; i < 3; i++)
@@ -240,6 +243,53 @@ static void add_raw(struct run *run, unsigned hpshm_idx, enum bench_start start)
 }
 
 /*
+ * The setup-only members of page size ps (0: base pages), for the setup rows of hpshm's
+ * populate_threads=auto: the raw calls of each raw peer with one populate thread (what a
+ * program writes by hand; only where auto gives more than one), and the limit (memory.c).
+ * The hpshm rows and their raw peers populate with as many threads as auto gives here, so
+ * vs raw is the fair comparison, vs raw x1 the gain of the threads.
+ */
+static void plan_setup_peers(struct run *run, size_t ps, unsigned first)
+{
+	struct bench_result *res = run->res;
+	unsigned n = res->ncfg, threads = hpshm_populate_threads(run->opt->size, ps, NULL);
+	struct bench_config *c;
+	int limit;
+
+	for (unsigned i = first; i < n; i++)
+		if (res->cfg[i].kind == BENCH_HPSHM || (int)i == res->cfg[i].raw_ref)
+			res->cfg[i].threads = threads;
+	c = add_config(res, BENCH_LIMIT, res->cfg[first].start, "limit", ps);
+	if (!c)
+		return;
+	limit = (int)(c - res->cfg);
+	c->threads = threads;
+	c->setup_only = 1;
+	snprintf(c->note, sizeof(c->note), "%u thread%s writing zeros over a populated region, 4 KiB at a time",
+		 threads, threads == 1 ? "" : "s");
+	for (unsigned i = first; i < n; i++) {
+		struct bench_config *r = &res->cfg[i];
+
+		r->limit_ref = limit;
+		if ((int)i != r->raw_ref || threads < 2)
+			continue;
+		c = add_config(res, r->kind, r->start, "raw", ps);
+		if (!c)
+			return;
+		snprintf(c->label, sizeof(c->label), "%.48s x1", r->label);
+		c->setup_only = 1;
+		c->limit_ref = limit;
+		r->raw1_ref = (int)(c - res->cfg);
+		c->raw1_ref = r->raw1_ref;
+		if (!r->usable)
+			run_unusable(c, "%s", r->why);
+		for (unsigned k = first; k < n; k++)
+			if (res->cfg[k].raw_ref == (int)i)
+				res->cfg[k].raw1_ref = r->raw1_ref;
+	}
+}
+
+/*
  * A raw peer for every set of system calls the providers of one size use (memfd and
  * anonymous MAP_HUGETLB), so each hpshm row is judged against its own calls; providers with
  * the same calls share one peer, and one group holds them all.  The providers are
@@ -275,8 +325,10 @@ static void plan_huge(struct run *run, const char *list, size_t ps, enum bench_s
 	for (unsigned i = 0; (name = hpshm_provider_name(i, &caps)) != NULL; i++)
 		if ((caps & HPSHM_CAP_HUGE) && plan_has(list, name))
 			add_named(run, name, ps, start);
-	if (plan_has(list, "raw") && res->ncfg > first)
+	if (plan_has(list, "raw") && res->ncfg > first) {
 		plan_raw_peers(run, first, start);
+		plan_setup_peers(run, ps, first);
+	}
 }
 
 /* THP and APR, where the list asks for them and they can run; else why not. */
@@ -330,9 +382,12 @@ void plan_configs(struct run *run)
 	if (plan_has(list, "raw") && plain >= 0) {
 		add_raw(run, (unsigned)plain, start);
 		raw_plain = res->cfg[plain].raw_ref;
+		plan_setup_peers(run, 0, (unsigned)plain);
 	}
 	plan_peers(run, list, start);
 	for (unsigned i = 0; i < res->ncfg; i++) {
+		if (res->cfg[i].setup_only)
+			continue;   /* compared with hpshm and raw of its own page size only */
 		res->cfg[i].plain_ref = plain;
 		if (res->cfg[i].page_size == 0 && res->cfg[i].kind != BENCH_THP && res->cfg[i].kind != BENCH_APR &&
 		    res->cfg[i].raw_ref < 0)
@@ -376,12 +431,16 @@ unsigned plan_groups(struct run *run, struct group *want, unsigned max)
 	for (unsigned i = 0; i < res->ncfg && n < max; i++) {
 		const struct bench_config *c = &res->cfg[i];
 
-		if (!c->usable || (int)i == run->plain || c->page_size != 0 || (c->kind == BENCH_HPSHM &&
+		if (!c->usable || (int)i == run->plain || c->page_size != 0 || c->setup_only || (c->kind == BENCH_HPSHM &&
 		    strcmp(c->provider, "plain") == 0))
 			continue;
 		g = &want[n++];
 		memset(g, 0, sizeof(*g));
 		group_add(g, (int)i);
+		/* The 4 KiB setup-only members go with the raw 4 KiB peer: plain's raw x1 and limit. */
+		for (unsigned k = 0; k < res->ncfg && run->plain >= 0 && (int)i == res->cfg[run->plain].raw_ref; k++)
+			if (res->cfg[k].usable && res->cfg[k].setup_only && res->cfg[k].page_size == 0)
+				group_add(g, (int)k);
 	}
 	for (unsigned k = 0; k < n; k++)
 		if (run->plain >= 0) {

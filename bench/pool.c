@@ -13,7 +13,7 @@
  * The pool is read through ports/facts.h and written through ports/admin.h, which know where
  * the OS keeps it (on Linux the size's sysfs nr_hugepages file, which exists for every size).
  *
- * For a run, pool_reserve() adds the pages of every huge region alive at once, within what
+ * For a run, pool_reserve() adds the pages of the huge region alive at a time, within what
  * memory allows, and warms the new pages once so the first group does not measure the host.
  */
 #include <stdio.h>
@@ -99,29 +99,23 @@ static void pool_warm(struct run *run, size_t ps, unsigned long pages)
 	}
 }
 
-/* Huge page regions of one page size that the wanted group holds at once. */
+/* Huge page regions of one page size alive at once: one, as the members take turns
+ * (group.c), when the list has anything on huge pages. */
 static unsigned huge_regions(const struct bench_options *opt)
 {
 	const char *list = opt->providers ? opt->providers : DEFAULT_LIST;
 	const char *name;
 	unsigned caps, n = (unsigned)plan_has(list, "auto");
-	int anon = 0, fd = plan_has(list, "auto");
 
 	for (unsigned i = 0; (name = hpshm_provider_name(i, &caps)) != NULL; i++)
-		if ((caps & HPSHM_CAP_HUGE) && plan_has(list, name)) {
-			n++;
-			*(strcmp(name, "mmap_hugetlb") == 0 ? &anon : &fd) = 1;
-		}
-	/* One raw peer per set of calls (plan_configs()): anonymous MAP_HUGETLB, and the descriptor kind. */
-	if (plan_has(list, "raw"))
-		n += (unsigned)(anon + fd);
+		if ((caps & HPSHM_CAP_HUGE) && plan_has(list, name))
+			n = 1;
 	return n;
 }
 
 /*
- * --reserve: add to each pool the pages of every huge region that will be alive at once
- * (an hpshm provider and its raw peer: two regions), within 60 % of MemAvailable less the
- * plain region that lives beside them.  What does not fit is said, and the groups then
+ * --reserve: add to each pool the pages of the one huge region alive at a time, within
+ * 60 % of MemAvailable less the plain region of the run.  What does not fit is said, and the groups then
  * split (fit_run).  0, or -1 with why.
  */
 int pool_reserve(struct run *run, struct bench_pool *pools, char *why, size_t len)

@@ -6,7 +6,7 @@
  * The controller is bench_run() (run.c) and its rooms, one idea per file, each named by the
  * prefix of what it offers the others:
  *   plan.c     plan_*    which configurations run, and which groups the run wants
- *   fit.c      fit_*     what memory allows alive at once: a wanted group split into groups
+ *   fit.c      fit_*     what memory allows in one group: a wanted group split into groups
  *   group.c    group_*   one group: its setup cycles, then its rounds in alternating order
  *   member.c   member_*  one member of a group: create, attach, a timed phase, release
  *   place.c    place_*   the address slot each member is mapped at
@@ -41,7 +41,7 @@ struct run {
 	uint64_t                    t0;         /* wall clock at the start */
 };
 
-/* Configurations alive at the same time, the plain reference last when it is one of them. */
+/* Configurations that take turns, the plain reference last when it is one of them. */
 struct group {
 	unsigned n;                    /* members */
 	int      m[BENCH_GROUP_MAX];   /* indices into res->cfg */
@@ -59,6 +59,9 @@ struct member {
 	long                 pte_kib;             /* the controller's VmPTE growth at create, -1 unknown */
 	uint64_t             faults;              /* the controller's faults at create, BENCH_FAULTS_UNKNOWN */
 	double               cur[BENCH_NW];       /* this round's (or this group's) figure, CPU based */
+	double               acc_cpu[BENCH_NW];   /* the round's passes so far: sum of their figures */
+	double               acc_wall[BENCH_NW];  /* the same by wall time */
+	unsigned             nacc[BENCH_NW];      /* passes in acc_cpu */
 	uint8_t              have[BENCH_NW];      /* cur measured */
 };
 
@@ -80,7 +83,7 @@ int fit_run(struct run *run, const struct group *want);
 
 /* ---- group.c --------------------------------------------------------------------------------- */
 
-/* Run members g[0..n) alive at the same time, as group gi.  The rounds completed, -2 if no
+/* Run members g[0..n) in turn, as group gi.  The rounds completed, -2 if no
  * member could run, or -1 when stopping. */
 int group_run(struct run *run, const int *g, unsigned n, unsigned gi);
 
@@ -90,8 +93,11 @@ int group_run(struct run *run, const int *g, unsigned n, unsigned gi);
 int member_create(struct run *run, struct member *m, unsigned i, unsigned gi, int timed);
 /* Start its workers and attach them: an attach sample when timed, and page tables once. */
 void member_attach(struct run *run, struct member *m, int timed);
-/* One phase of workload w (chase or rmw) in round r; a warm-up (timed 0) keeps no sample. */
-void member_phase(struct run *run, struct member *m, enum bench_workload w, unsigned r, int timed);
+/* One phase of workload w (chase or rmw) with seed r and a CPU budget; a timed one adds its
+ * figure to the round's (member_round_close), a warm-up (timed 0) keeps nothing. */
+void member_phase(struct run *run, struct member *m, enum bench_workload w, unsigned r, uint64_t budget, int timed);
+/* The round's sample of workload w: the mean of its passes' figures, if it had any. */
+void member_round_close(struct member *m, enum bench_workload w);
 /* Release its memory, its workers gone first: a teardown sample when timed. */
 void member_release(struct run *run, struct member *m, unsigned i, int timed);
 

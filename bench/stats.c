@@ -5,7 +5,7 @@
  * Every figure of the bench is a median with its min and max, never a mean: on a shared VM
  * one round in five can be slowed twofold by a neighbour, and a median shrugs that off
  * while the range still shows it happened.  Ratios are taken per round (A and B of the same
- * round ran seconds apart, on memory alive at the same time, under the same load) and then
+ * round ran seconds apart, on the same pages, under the same load) and then
  * summarized, rather than taking the ratio of two medians.
  */
 #include <math.h>

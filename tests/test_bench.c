@@ -309,7 +309,7 @@ Test(bench, hpshm_and_raw_share_a_group_at_the_huge_page_size)
 
 	if (free_pages < 20)
 		HPT_UNAVAILABLE_PAGES("memfd_hugetlb", "2MiB", 20,
-				      "needs 20 free huge pages for two 16 MiB regions at once, %ld are (echo 64 > "
+				      "needs 20 free huge pages for its 16 MiB regions, %ld are (echo 64 > "
 				      "/proc/sys/vm/nr_hugepages)", free_pages);
 	snprintf(psz, sizeof psz, "%zuKiB", ps >> 10);
 	r = bench("--size", "16MiB", "--page-size", psz, "--providers", "memfd_hugetlb,raw,plain", "--rounds", "1",
@@ -353,6 +353,73 @@ Test(bench, hpshm_and_raw_share_a_group_at_the_huge_page_size)
 				  "%s headline does not name its raw peer", w);
 		}
 	}
+}
+
+/*
+ * The setup rows of a populate split over threads: hpshm's create says how many threads
+ * populated it (what hpshm_populate_threads() says auto gives), its raw peer used as many,
+ * the raw calls with one thread ("raw memfd x1") and the limit ran in the same setup
+ * cycles (>= 7 samples each), and the create row has its gain over raw x1 and its share of
+ * the limit; the top level has the noise floor of the same-calls pair.  128 MiB, so that
+ * auto gives two threads on a machine with two CPUs (64 MiB a thread at least).
+ */
+Test(bench, setup_rows_have_threads_raw_x1_and_the_limit)
+{
+	size_t ps = 0;
+	long free_pages = pool_free(&ps);
+	unsigned want;
+	const char *cur, *nf;
+	struct hpt_row row;
+	int limit = 0, raw1 = 0, hpshm_create = 0;
+	char psz[32];
+	struct hpt_run *r;
+
+	HPT_SKIP_UNDER_EMULATOR(BENCH_EXEC_SELF);
+	if (free_pages < 70)
+		HPT_UNAVAILABLE_PAGES("memfd_hugetlb", "2MiB", 70,
+				      "needs 70 free huge pages for a 128 MiB region, %ld are (echo 160 > "
+				      "/proc/sys/vm/nr_hugepages)", free_pages);
+	want = hpshm_populate_threads((size_t)128 << 20, ps, NULL);
+	snprintf(psz, sizeof psz, "%zuKiB", ps >> 10);
+	r = bench("--size", "128MiB", "--page-size", psz, "--providers", "memfd_hugetlb,raw,plain", "--rounds", "1",
+		  "--phase-seconds", "0.02", "--quiet", "--json", NULL);
+	cr_assert_eq(r->status, 0, "bench failed: %s", r->err);
+	cr_assert(hpt_json_ok(r->out), "not one JSON value:\n%s", r->out);
+	for (cur = r->out; hpt_row_next(&cur, &row);) {
+		char provider[64], workload[32], metric[32];
+		double threads = 0, samples = 0, v;
+
+		if (!hpt_row_str(&row, "workload", workload, sizeof workload) ||
+		    !hpt_row_str(&row, "provider", provider, sizeof provider) ||
+		    !hpt_row_str(&row, "metric", metric, sizeof metric) || strcmp(workload, "setup") != 0 ||
+		    strcmp(metric, "create") != 0)
+			continue;
+		cr_assert(hpt_row_num(&row, "threads", &threads), "%s create has no threads", provider);
+		cr_expect(hpt_row_num(&row, "samples", &samples) && samples >= 7, "%s create: %.0f samples, want >= 7",
+			  provider, samples);
+		if (strcmp(provider, "limit") == 0) {
+			limit++;
+			cr_expect(hpt_row_num(&row, "median", &v) && v > 0, "the limit has no figure");
+		} else if (strcmp(provider, "raw memfd x1") == 0) {
+			raw1++;
+			cr_expect_eq((unsigned)threads, 1u, "raw memfd x1 populated with %.0f threads", threads);
+		} else if (strcmp(provider, "memfd_hugetlb") == 0) {
+			hpshm_create++;
+			cr_expect_eq((unsigned)threads, want, "memfd_hugetlb: %.0f threads, auto gives %u", threads, want);
+			cr_expect(hpt_row_num(&row, "share_of_limit", &v) && v > 0, "memfd_hugetlb create: no share_of_limit");
+			if (want > 1)
+				cr_expect(hpt_row_num(&row, "ratio_vs_raw1", &v) && v > 0, "memfd_hugetlb create: no ratio_vs_raw1");
+		} else if (strcmp(provider, "raw memfd") == 0) {
+			cr_expect_eq((unsigned)threads, want, "raw memfd (the fair peer): %.0f threads, want %u", threads, want);
+		}
+	}
+	cr_expect_eq(hpshm_create, 1, "want one memfd_hugetlb create row:\n%s", r->out);
+	cr_expect_geq(limit, 1, "no limit row:\n%s", r->out);
+	if (want > 1)
+		cr_expect_geq(raw1, 1, "no raw memfd x1 row:\n%s", r->out);
+	nf = strstr(r->out, "\"noise_floor\": {");
+	cr_assert(nf, "no noise_floor:\n%s", r->out);
+	cr_expect(strstr(nf, "\"chase\": ") && strstr(nf, "\"rmw\": "), "noise_floor lacks chase or rmw:\n%.600s", nf);
 }
 
 /*
