@@ -336,3 +336,34 @@ Test(numa_paths, placement_leaves_the_thread_alone_where_there_is_nothing_to_pla
 		cr_assert_eq(atomic_load(&fk.affinities), CPU_ISSET(0, &mine) ? 1u : 0u);
 	}
 }
+
+Test(numa_paths, numbers_out_of_range_are_malformed_or_capped)
+{
+	struct hpshm__node n[2];
+
+	fake_node(1, "0\n", "5\n");
+	/* Past an unsigned long: malformed, so the directories are read. */
+	hpt_fakeroot_write("sys/devices/system/node/online", "99999999999999999999999\n");
+	cr_assert_eq(listed(PS2M), 0x2u);
+	hpt_fakeroot_write("sys/devices/system/node/online", "0-99999999999999999999999\n");
+	cr_assert_eq(listed(PS2M), 0x2u);
+	/* A range past the nodes a policy can name, with no newline: the first 64. */
+	hpt_fakeroot_write("sys/devices/system/node/online", "0-2000000");
+	cr_assert_eq(hpshm__port_numa_nodes(PS2M, n, 2), 2);
+	cr_assert_eq(n[1].id, 1);
+	/* A CPU past what a cpu_set_t holds is not counted. */
+	node_file(1, "cpulist", "0,100000\n");
+	cr_assert_eq(hpshm__port_numa_nodes(PS2M, n, 2), 2);
+	cr_assert(n[1].cpus <= 1u);
+}
+
+Test(numa_paths, the_last_node_a_policy_can_name_is_named)
+{
+	struct hpshm__numa p = policy(HPSHM__NUMA_BIND, (uint64_t)3 << 62);
+	hpshm_error err;
+
+	hpt_fakeroot_write("sys/devices/system/node/online", "0\n");
+	cr_assert_eq(hpshm__port_numa_check(&p, 4 * MIB, 4096, &err), HPSHM_EVALUE);
+	cr_assert(strstr(err.message, "numa=bind:62-63: this machine has node 0 only (no node 62-63)") != NULL, "%s",
+		  err.message);
+}

@@ -28,6 +28,7 @@
 #include "hpshm.h"
 #include "ports/linux/linux.h"
 #include "ports/port.h"
+#include "ports/posix/posix.h"
 
 #ifndef EHWPOISON
 #define EHWPOISON 133
@@ -324,4 +325,30 @@ Test(cgroup_cpus, a_path_too_long_to_read_is_no_quota_and_its_readable_ancestors
 	hpt_fakeroot_write("cg/cpu.cfs_quota_us", "100000\n");
 	hpt_fakeroot_write("cg/cpu.cfs_period_us", "100000\n");
 	cr_assert_eq(hpshm__linux_cgroup_cpus(), 1u);
+}
+
+/* ---- the guarded touch's stop flag ---- */
+
+Test(populate_paths, a_touch_range_stops_after_its_page_once_stop_is_set)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), bad = 99;
+	atomic_int stop;
+	char *mem = mmap(NULL, 4 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned char vec[4];
+	int resident = 0;
+
+	cr_assert(mem != MAP_FAILED);
+	atomic_init(&stop, 1);
+	cr_assert_eq(hpshm__posix_touch_begin(), 0);
+	cr_assert_eq(hpshm__posix_touch_range(mem, 4 * page, page, &stop, &bad), 0);
+	cr_assert_eq(bad, 0u, "stopped at the first page");
+	cr_assert_eq(mincore(mem, 4 * page, vec), 0);
+	for (int i = 0; i < 4; i++)
+		resident += vec[i] & 1;
+	cr_assert_eq(resident, 1, "only the first page was touched");
+	atomic_store(&stop, 0);
+	cr_assert_eq(hpshm__posix_touch_range(mem, 4 * page, page, &stop, &bad), 0);
+	cr_assert_eq(bad, 4 * page);
+	hpshm__posix_touch_end();
+	munmap(mem, 4 * page);
 }
