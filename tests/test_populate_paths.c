@@ -352,3 +352,24 @@ Test(populate_paths, a_touch_range_stops_after_its_page_once_stop_is_set)
 	hpshm__posix_touch_end();
 	munmap(mem, 4 * page);
 }
+
+/* ---- the hugetlb limit files of the same cgroup reader ---- */
+
+TestSuite(cgroup_limits, .init = cg_init, .fini = cg_fini);
+
+Test(cgroup_limits, a_limit_file_that_is_no_number_is_no_limit)
+{
+	static const char *const bad[] = { "maxi\n", "-1\n", "12abc\n", "99999999999999999999999\n", "\n" };
+	struct hpshm__limit lim;
+
+	in_cgroup(2, "/box", "/");
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		hpt_fakeroot_write("cg/box/hugetlb.2MB.max", bad[i]);
+		cr_assert_eq(hpshm__linux_cgroup_get((size_t)2 << 20, &lim), 0);
+		cr_assert_eq(lim.version, 0, "hugetlb.2MB.max \"%s\" read as a limit", bad[i]);
+		cr_assert_eq(lim.limit, HPSHM__UNLIMITED);
+	}
+	hpt_fakeroot_write("cg/box/hugetlb.2MB.max", "4194304\n");
+	cr_assert_eq(hpshm__linux_cgroup_get((size_t)2 << 20, &lim), 0);
+	cr_assert(lim.version == 2 && lim.limit == 4194304u);
+}
