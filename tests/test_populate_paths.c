@@ -238,9 +238,9 @@ static void in_cgroup(int version, const char *path, const char *root)
 	hpt_fakeroot_write("proc/self/mountinfo", line);
 }
 
-Test(cgroup_cpus, no_cgroup_file_or_no_mount_is_no_quota)
+Test(cgroup_cpus, no_cgroup_line_or_no_mount_is_no_quota)
 {
-	cr_assert_eq(hpshm__linux_cgroup_cpus(), 0u, "no /proc/self/cgroup");
+	cr_assert_eq(hpshm__linux_cgroup_cpus(), 0u, "an empty /proc/self/cgroup");
 	hpt_fakeroot_write("proc/self/cgroup", "0::/box\n");
 	hpt_fakeroot_write("proc/self/mountinfo", "30 1 0:26 / /x rw - ext4 /dev/sda rw\n");
 	hpt_fakeroot_write("cg/box/cpu.max", "100000 100000\n");
