@@ -13,7 +13,8 @@
 #   test_paths_ports     a guarded touch while another thread waits for its turn;
 #   test_paths_populate  guarded touches of two threads, and SIGBUS sent to another thread;
 #   test_populate        populates split over 2 and 4 threads, one of them failing;
-#   test_numa            populate threads placed on their nodes' CPUs.
+#   test_numa            populate threads placed on their nodes' CPUs;
+#   test_populate_paths  split populates whose parts fail, retry and stop each other.
 # A race, or a lock used wrongly, makes ThreadSanitizer print its report and end the test's
 # process (halt_on_error), which fails the suite.  The interposer is left out of this tree: an
 # instrumented libhpshm_preload.so cannot load into the uninstrumented programs `hpshm exec`
@@ -30,7 +31,7 @@ export HPSHM_CMAKE_ARGS="-DHPSHM_TSAN=ON -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_
 # second_deadlock_stack: a lock-order report shows both stacks.
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:history_size=4 ${TSAN_OPTIONS:-}"
 if (($# == 0)); then
-	set -- -R '^(test_threads|test_registry|test_paths_ports|test_paths_populate|test_populate|test_numa)$'
+	set -- -R '^(test_threads|test_registry|test_paths_ports|test_paths_populate|test_populate|test_numa|test_populate_paths)$'
 fi
 # Criterion cannot run under ThreadSanitizer (BoxFort cannot make its inheritable arena in
 # TSan's address layout): the in-tree harness runs the same sources, a process per test.
