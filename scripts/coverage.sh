@@ -40,7 +40,7 @@ build=${HPSHM_BUILD_DIR:-build-coverage}
 # directory  lines%  branches%   (0: no floor)
 floors=(
 	"backends 93 79" # regression guard (measured 95.1 % / 80.9 %; the goal 85 70 is met)
-	"ports    96 87" # regression guard (measured 98.5 % / 89.9 %; the goal 85 70 is met)
+	"ports    96 87" # regression guard (measured 97.6 % / 88.9 % after issue 23's NUMA and threads; the goal 85 70 is met)
 	"core     90 0"  # the acceptance floor (measured 93.2 %)
 	"tools    75 0"  # the acceptance floor (measured 80.9 %)
 )
