@@ -23,6 +23,7 @@
 
 #include "bench.h"
 #include "base/json.h"
+#include "os.h"
 
 static const struct {
 	enum bench_workload w;   /* which series */
@@ -288,9 +289,10 @@ static void print_threads(FILE *out, const struct bench_row *row)
 }
 
 /*
- * The bench's own noise floor: plain against the raw memfd at 4 KiB make the same system
- * calls, so their ratio would be 1.00 on a perfect machine, and how far it strays is how far
- * any other ratio of the run can be trusted.  The chase and rmw rows of plain's vs raw.
+ * The bench's own noise floor: plain and its raw peer at 4 KiB make the same system calls
+ * (memfd on Linux, a paging-file section on Windows), so their ratio would be 1.00 on a
+ * perfect machine, and how far it strays is how far any other ratio of the run can be
+ * trusted.  The chase and rmw rows of plain's vs raw.
  */
 static const struct bench_row *noise_row(const struct bench_result *res, const struct bench_row *rows, unsigned n,
 					 const char *workload)
@@ -303,15 +305,31 @@ static const struct bench_row *noise_row(const struct bench_result *res, const s
 	return NULL;
 }
 
+/*
+ * The pair's other side, named as the OS's raw peer of plain is ("raw memfd" on Linux, "raw
+ * section" on Windows), also when the run measured neither row (JSON names the pair anyway).
+ */
+static const char *noise_peer(const struct bench_result *res, const struct bench_row *c, const struct bench_row *r,
+			      char *buf, size_t len)
+{
+	const struct bench_row *row = c ? c : r;
+	enum bench_kind kind;
+
+	if (row && row->c->raw_ref >= 0 && (unsigned)row->c->raw_ref < res->ncfg)
+		return res->cfg[row->c->raw_ref].label;
+	(void)bench_os_raw_peer("plain", BENCH_START_SPAWN, &kind, buf, len);
+	return buf;
+}
+
 static void print_noise(FILE *out, const struct bench_result *res, const struct bench_row *rows, unsigned n)
 {
 	const struct bench_row *c = noise_row(res, rows, n, "chase"), *r = noise_row(res, rows, n, "rmw");
-	char a[48], b[48];
+	char a[48], b[48], peer[64];
 
 	if (!c && !r)
 		return;
-	fprintf(out, "noise floor: plain / raw memfd at 4 KiB (the same system calls): chase %s, rmw %s\n",
-		ratio_text(c != NULL, c ? &c->vs_raw : NULL, 0, a, sizeof(a)),
+	fprintf(out, "noise floor: plain / %s at 4 KiB (the same system calls): chase %s, rmw %s\n",
+		noise_peer(res, c, r, peer, sizeof(peer)), ratio_text(c != NULL, c ? &c->vs_raw : NULL, 0, a, sizeof(a)),
 		ratio_text(r != NULL, r ? &r->vs_raw : NULL, 0, b, sizeof(b)));
 }
 
@@ -500,12 +518,16 @@ static void json_run(struct json *j, const struct bench_result *res)
 		json_kv_null(j, "caveat");
 }
 
-/* "noise_floor": plain / raw memfd at 4 KiB, the same system calls (print_noise). */
+/* "noise_floor": plain / its raw peer at 4 KiB, the same system calls (print_noise). */
 static void json_noise(struct json *j, const struct bench_result *res, const struct bench_row *rows, unsigned n)
 {
+	char pair[160], peer[64];
+
+	snprintf(pair, sizeof(pair), "plain / %s at 4 KiB: the same system calls, so 1.00 but for the bench's noise",
+		 noise_peer(res, noise_row(res, rows, n, "chase"), noise_row(res, rows, n, "rmw"), peer, sizeof(peer)));
 	json_key(j, "noise_floor");
 	json_object_open(j);
-	json_kv_string(j, "pair", "plain / raw memfd at 4 KiB: the same system calls, so 1.00 but for the bench's noise");
+	json_kv_string(j, "pair", pair);
 	for (int k = 0; k < 2; k++) {
 		const struct bench_row *r = noise_row(res, rows, n, k ? "rmw" : "chase");
 

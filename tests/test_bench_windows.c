@@ -5,7 +5,7 @@
  *
  * One short run (16 MiB, two rounds of 0.05 s phases, about two seconds under wine) is
  * checked from several sides: the members of the JSON, plain's verified page size, the raw
- * section compared with plain in the same rounds, large pages refused with their reason
+ * section compared with plain in the same rounds (the noise floor) and the limit's setup rows, large pages refused with their reason
  * where the token lacks SeLockMemoryPrivilege (always under wine, which never grants it and
  * backs SEC_LARGE_PAGES sections with 4 KiB pages), page tables null with the reason, and
  * the workloads Windows cannot have named in left_out.  Figures are never asserted beyond
@@ -54,10 +54,16 @@ Test(bench_windows, json_has_the_members_of_the_linux_shape)
 		"\"start\": \"spawn\"", "\"rounds_done\": 2", "\"groups\"", "\"group_members\"", "\"timing\"",
 		"\"ratios\"", "\"pool\": null", "\"left_out\": \"", "\"results\"", "\"unavailable\"" };
 	struct hpt_run *r = bench_small();
+	const char *nf = strstr(r->out, "\"noise_floor\": {");
 
 	for (size_t i = 0; i < sizeof(members) / sizeof(members[0]); i++)
 		cr_expect(strstr(r->out, members[i]), "no %s in:\n%.2000s", members[i], r->out);
 	cr_expect(strstr(r->out, "fork"), "left_out does not name fork");
+	/* The same-calls pair on Windows: plain and the raw section, both paging-file sections. */
+	cr_assert(nf, "no noise_floor:\n%.2000s", r->out);
+	cr_expect(strstr(nf, "\"pair\": \"plain / raw section at 4 KiB: the same system calls") &&
+		  strstr(nf, "\"pair\"") < strchr(nf, '}'), "noise_floor does not pair plain with the raw section:\n%.300s",
+		  nf);
 }
 
 Test(bench_windows, plain_and_the_raw_section_run_at_the_base_page_size_and_compare)
@@ -65,8 +71,10 @@ Test(bench_windows, plain_and_the_raw_section_run_at_the_base_page_size_and_comp
 	struct hpt_run *r = bench_small();
 	const char *cur = r->out;
 	struct hpt_row row;
-	int chase = 0, rmw = 0, setup = 0, teardown = 0;
+	int chase = 0, rmw = 0, setup = 0, teardown = 0, plain_setup = 0, raw_setup = 0, limit_setup = 0;
 
+	/* auto gives 16 MiB one populate thread, so no "raw section x1" is planned (plan.c). */
+	cr_assert_eq(hpshm_populate_threads((size_t)16 << 20, 0, NULL), 1u);
 	while (hpt_row_next(&cur, &row)) {
 		char provider[64], workload[32], by[64];
 		double ps, median, vs;
@@ -98,10 +106,36 @@ Test(bench_windows, plain_and_the_raw_section_run_at_the_base_page_size_and_comp
 			setup += strcmp(workload, "setup") == 0;
 			teardown += strcmp(workload, "teardown") == 0;
 		}
+		if (strcmp(workload, "setup") == 0) {
+			char metric[32];
+			double threads;
+
+			cr_assert(hpt_row_str(&row, "metric", metric, sizeof metric), "%s setup: no metric", provider);
+			plain_setup += strcmp(provider, "plain") == 0;
+			raw_setup += strcmp(provider, "raw section") == 0;
+			if (strcmp(provider, "limit") == 0) {
+				/* The limit is its zeroing alone: a create and a populate row of that one figure. */
+				cr_expect(strcmp(metric, "create") == 0 || strcmp(metric, "populate") == 0, "limit %s row",
+					  metric);
+				cr_expect(hpt_row_num(&row, "threads", &threads) && threads == 1, "limit %s: threads %.0f",
+					  metric, threads);
+				limit_setup++;
+			}
+			if (strcmp(provider, "plain") == 0 && strcmp(metric, "create") == 0) {
+				double share;
+
+				cr_expect(hpt_row_num(&row, "share_of_limit", &share) && share > 0,
+					  "plain create: no share of the limit");
+			}
+		}
 	}
 	cr_expect_eq(chase, 2, "chase rows for plain and the raw section: %d", chase);
 	cr_expect_eq(rmw, 2, "rmw rows for plain and the raw section: %d", rmw);
-	cr_expect_eq(setup, 8, "setup rows (create, attach, populate and rest; plain and raw): %d", setup);
+	/* create, attach, populate and rest for plain and the raw section; create and populate for the limit. */
+	cr_expect_eq(plain_setup, 4, "plain setup rows: %d", plain_setup);
+	cr_expect_eq(raw_setup, 4, "raw section setup rows: %d", raw_setup);
+	cr_expect_eq(limit_setup, 2, "limit setup rows: %d", limit_setup);
+	cr_expect_eq(setup, 10, "setup rows (plain, raw section, limit; no raw x1): %d", setup);
 	cr_expect_eq(teardown, 2, "teardown rows: %d", teardown);
 }
 
@@ -131,10 +165,13 @@ Test(bench_windows, large_pages_run_verified_or_are_refused_with_the_reason)
 	struct hpt_run *r;
 	const char *cur;
 	struct hpt_row row;
-	int refused = 0, ran = 0;
+	int refused = 0, ran = 0, want;
 
 	if (large == 0)
 		cr_skip_test("GetLargePageMinimum() is 0: this processor has no large pages");
+	/* hpshm (auto: windows_large), the raw section and the limit (whose region is a raw
+	 * section), and the raw section x1 only where auto gives 16 MiB more than one thread. */
+	want = 3 + (hpshm_populate_threads((size_t)16 << 20, large, NULL) > 1);
 	r = bench_small();
 	for (cur = r->out; hpt_row_next(&cur, &row);) {
 		char provider[64], workload[32], reason[512];
@@ -152,10 +189,13 @@ Test(bench_windows, large_pages_run_verified_or_are_refused_with_the_reason)
 		if (!hpshm__os_lock_privilege())
 			cr_expect(strstr(reason, "SeLockMemoryPrivilege"), "%s: the reason does not name the privilege: %s",
 				  provider, reason);
+		cr_expect(strcmp(provider, "auto") == 0 || strncmp(provider, "raw section", 11) == 0 ||
+			  strcmp(provider, "limit") == 0, "refused at the large page size: %s", provider);
 		refused++;
 	}
-	/* Both the hpshm row (auto: windows_large) and the raw section, one way or the other. */
-	cr_expect_eq(ran ? 2 : refused, 2, "large pages: %d refused, %d result rows:\n%.3000s", refused, ran, r->out);
+	/* Every large-page member, one way or the other. */
+	cr_expect_eq(ran ? want : refused, want, "large pages: %d refused, %d result rows, want %d:\n%.3000s", refused,
+		     ran, want, r->out);
 	if (!hpshm__os_lock_privilege())
 		cr_expect_eq(ran, 0, "large-page rows without SeLockMemoryPrivilege");
 }
@@ -199,6 +239,9 @@ Test(bench_windows, text_names_no_linux_mechanism_and_warns_under_wine)
 
 	cr_assert_eq(r->status, 0, "bench failed (exit %d): %s", r->status, r->err);
 	cr_assert(strstr(r->out, "setup, part 1: populate ("), "no populate table:\n%s", r->out);
+	/* The same-calls pair on Windows is plain and the raw section, both paging-file sections. */
+	cr_expect(strstr(r->out, "\nnoise floor: plain / raw section at 4 KiB (the same system calls): chase "),
+		  "no noise floor of plain and the raw section:\n%.1500s", r->out);
 	term = hpt_linux_term(r->out, &at);
 	cr_expect_null(term, "the table prints the Linux-only \"%s\" on Windows: %.80s", term, at);
 	term = hpt_linux_term(r->err, &at);
