@@ -529,20 +529,20 @@ Test(paths_sysinfo, children_mapping_reads_each_threads_children_and_their_maps)
 
 	memset(maps, 'x', 6000);
 	snprintf(maps + 6000, sizeof maps - 6000,
-		 "\n7f0000000000-7f0000200000 rw-s 00000000 00:10 5 /dev/hugepages/a\n7f0000400000-7f0000600000 r--p");
+		 "\n70000000-70200000 rw-s 00000000 00:10 5 /dev/hugepages/a\n70400000-70600000 r--p");
 	hpt_fakeroot_write("proc/self/task/100/children", "4242 0 4343 4444 stop 4545\n");
 	hpt_fakeroot_write("proc/self/task/101/children", "");
 	hpt_fakeroot_write("proc/self/task/info/children", "4444\n");
 	hpt_fakeroot_write("proc/4242/maps", maps);
-	hpt_fakeroot_write("proc/4444/maps", "7f0000400000-7f0000600000 r--p\n7f0000000000-7f0000200000 rw-s\n");
-	hpt_fakeroot_write("proc/4545/maps", "7f0000000000-7f0000200000 rw-s\n");
-	cr_assert_eq(hpshm__os_children_mapping((void *)0x7f0000000000, out, 4), 2);
+	hpt_fakeroot_write("proc/4444/maps", "70400000-70600000 r--p\n70000000-70200000 rw-s\n");
+	hpt_fakeroot_write("proc/4545/maps", "70000000-70200000 rw-s\n");
+	cr_assert_eq(hpshm__os_children_mapping((void *)0x70000000, out, 4), 2);
 	cr_assert(out[0] == 4242 && out[1] == 4444, "%ld %ld", out[0], out[1]);
 	/* 4242's line of it has no newline (the kernel always ends one): only 4444's counts. */
-	cr_assert_eq(hpshm__os_children_mapping((void *)0x7f0000400000, out, 4), 1);
+	cr_assert_eq(hpshm__os_children_mapping((void *)0x70400000, out, 4), 1);
 	cr_assert_eq(out[0], 4444);
-	cr_assert_eq(hpshm__os_children_mapping((void *)0x7f0000000000, out, 1), 1);
-	cr_assert_eq(hpshm__os_children_mapping((void *)0x7f0000000000, out, 0), 0);
-	cr_assert_eq(hpshm__os_children_mapping((void *)0x7f0000000000, NULL, 4), 0);
-	cr_assert_eq(hpshm__os_children_mapping((void *)0x7f0000800000, out, 4), 0);
+	cr_assert_eq(hpshm__os_children_mapping((void *)0x70000000, out, 1), 1);
+	cr_assert_eq(hpshm__os_children_mapping((void *)0x70000000, out, 0), 0);
+	cr_assert_eq(hpshm__os_children_mapping((void *)0x70000000, NULL, 4), 0);
+	cr_assert_eq(hpshm__os_children_mapping((void *)0x70800000, out, 4), 0);
 }
