@@ -71,6 +71,35 @@ static const char *populate_hint(size_t len, size_t page_size, char *buf, size_t
 	return hpshm__linux_hugetlb_hint(len, page_size, buf, buflen);
 }
 
+/*
+ * The error of a failed MADV_POPULATE_WRITE (errno e) over [addr, addr+len): a page the kernel
+ * would not give (EFAULT, ENOMEM, EHWPOISON) with the operator's fix, or any other errno as it
+ * is.  threads 0 for a populate in the calling thread; else the offset where the failing part
+ * was and how many threads there were.
+ */
+static int madvise_failed(void *addr, size_t len, size_t page_size, int e, size_t off, unsigned threads,
+			  hpshm_error *err)
+{
+	char hint[HPSHM_TEXT_MAX], sz[32], psz[32], near[64] = "", at[48] = "";
+	int risk;
+
+	hpshm_size_format(len, sz, sizeof(sz));
+	hpshm_size_format(page_size, psz, sizeof(psz));
+	if (threads > 0) {
+		snprintf(near, sizeof(near), " (near offset %zu, %u threads)", off, threads);
+		snprintf(at, sizeof(at), " at offset %zu", off);
+	}
+	if (e == EFAULT || e == ENOMEM || e == EHWPOISON) {
+		risk = page_size > hpshm__port_base_page_size() && hpshm__linux_hugetlb_fault_risk(len, page_size);
+		return hpshm_error_set(err, HPSHM_EPOPULATE, e, "madvise", populate_hint(len, page_size, hint, sizeof(hint)),
+				       "the kernel could not supply the %s pages to fault in %s at %p%s%s", psz, sz, addr, near,
+				       e == EHWPOISON ? " (a page is hardware-poisoned)" :
+				       risk ? " (a hugetlb cgroup limit applies at fault time)" : "");
+	}
+	return hpshm_error_set(err, HPSHM_EPOPULATE, e, "madvise", NULL,
+			       "madvise(MADV_POPULATE_WRITE) of %s at %p failed%s: %s", sz, addr, at, strerror(e));
+}
+
 static int populate_one(void *addr, size_t len, size_t page_size, struct hpshm__port_handle h, unsigned *methods,
 			hpshm_error *err)
 {
@@ -108,17 +137,8 @@ static int populate_one(void *addr, size_t len, size_t page_size, struct hpshm__
 		return 0;
 	}
 	e = errno;
-	if (e == EFAULT || e == ENOMEM || e == EHWPOISON) {
-		risk = page_size > hpshm__port_base_page_size() && hpshm__linux_hugetlb_fault_risk(len, page_size);
-		return hpshm_error_set(err, HPSHM_EPOPULATE, e, "madvise",
-				       populate_hint(len, page_size, hint, sizeof(hint)),
-				       "the kernel could not supply the %s pages to fault in %s at %p%s", psz, sz, addr,
-				       e == EHWPOISON ? " (a page is hardware-poisoned)" :
-				       risk ? " (a hugetlb cgroup limit applies at fault time)" : "");
-	}
 	if (e != EINVAL)
-		return hpshm_error_set(err, HPSHM_EPOPULATE, e, "madvise", NULL,
-				       "madvise(MADV_POPULATE_WRITE) of %s at %p failed: %s", sz, addr, strerror(e));
+		return madvise_failed(addr, len, page_size, e, 0, 0, err);
 
 	/* EINVAL: a kernel before 5.14, which does not know the advice. */
 	*methods |= HPSHM_POPULATE_TOUCH;
@@ -194,9 +214,8 @@ static int populate_split(void *addr, size_t len, size_t page_size, const struct
 			  hpshm_error *err)
 {
 	struct populate_job *job = calloc(1, sizeof(*job));
-	char hint[HPSHM_TEXT_MAX], sz[32], psz[32];
-	int rc = 0, e = 0, risk;
 	size_t off = 0;
+	int e = 0;
 
 	if (job == NULL)
 		return hpshm_error_set(err, HPSHM_ENOMEM, ENOMEM, "malloc", NULL, "out of memory to start the populate");
@@ -213,23 +232,7 @@ static int populate_split(void *addr, size_t len, size_t page_size, const struct
 			off = job->part[i].off;
 		}
 	free(job);
-	if (e == 0)
-		return 0;
-	hpshm_size_format(len, sz, sizeof(sz));
-	hpshm_size_format(page_size, psz, sizeof(psz));
-	if (e == EFAULT || e == ENOMEM || e == EHWPOISON) {
-		risk = page_size > hpshm__port_base_page_size() && hpshm__linux_hugetlb_fault_risk(len, page_size);
-		rc = hpshm_error_set(err, HPSHM_EPOPULATE, e, "madvise", populate_hint(len, page_size, hint, sizeof(hint)),
-				     "the kernel could not supply the %s pages to fault in %s at %p (near offset %zu, "
-				     "%u threads)%s", psz, sz, addr, off, how->threads,
-				     e == EHWPOISON ? " (a page is hardware-poisoned)" :
-				     risk ? " (a hugetlb cgroup limit applies at fault time)" : "");
-	} else {
-		rc = hpshm_error_set(err, HPSHM_EPOPULATE, e, "madvise", NULL,
-				     "madvise(MADV_POPULATE_WRITE) of %s at %p failed at offset %zu: %s", sz, addr, off,
-				     strerror(e));
-	}
-	return rc;
+	return e == 0 ? 0 : madvise_failed(addr, len, page_size, e, off, how->threads, err);
 }
 
 static int populate_run(void *addr, size_t len, size_t page_size, struct hpshm__port_handle h,
