@@ -261,6 +261,45 @@ void hpshm__port_registry_unlock(void);
  */
 void hpshm__port_release_fence(void);
 
+/* ---- resizable segments (core/resize.c) ---- */
+
+/*
+ * Atomic, sequentially consistent operations on a 64-bit word in shared memory (a resizable
+ * segment's header and its table of attached processes), for the same reason as the
+ * registry lock: C11's atomics are not in every compiler hpshm builds with.  p is aligned to
+ * 8 bytes.  cas64() stores desired when *p is *expected and returns 1, else loads *p into
+ * *expected and returns 0.
+ */
+uint64_t hpshm__port_load64(const volatile uint64_t *p);
+void hpshm__port_store64(volatile uint64_t *p, uint64_t v);
+int hpshm__port_cas64(volatile uint64_t *p, uint64_t *expected, uint64_t desired);
+
+/*
+ * Give the object behind h pages for [off, off + len) now (Linux: fallocate()), so that no
+ * later touch of the range can find the pool or the file system short: 0, HPSHM_ENOMEM (no
+ * pages or space left: what was allocated of the range is given back), HPSHM_ENOTSUP (no way
+ * to do it here) or HPSHM_ESYS, with err filled.
+ */
+int hpshm__port_commit(struct hpshm__port_handle h, uint64_t off, size_t len, size_t page_size, hpshm_error *err);
+/*
+ * Give the pages of [off, off + len) of the object back to the system (Linux:
+ * fallocate(PUNCH_HOLE)), keeping its length.  No process may touch the range any more: a
+ * touch would take a new page, or fail.  0, HPSHM_ENOTSUP or HPSHM_ESYS, with err filled.
+ */
+int hpshm__port_decommit(struct hpshm__port_handle h, uint64_t off, size_t len, hpshm_error *err);
+/* Make [addr, addr + len) of a mapping readable and writable (writable 1) or inaccessible
+ * (0), in this process only.  0, or HPSHM_ESYS with err filled. */
+int hpshm__port_protect(void *addr, size_t len, int writable, hpshm_error *err);
+/*
+ * The lock of the process's list of resizable segments, and the functions the port runs
+ * around a fork() (POSIX: pthread_atfork(), installed once however often this is called;
+ * Windows has no fork and installs nothing): child runs in the new process before fork()
+ * returns there.  0, or an error when the handlers could not be installed.
+ */
+void hpshm__port_segments_lock(void);
+void hpshm__port_segments_unlock(void);
+int hpshm__port_at_fork(void (*prepare)(void), void (*parent)(void), void (*child)(void));
+
 /* The first line of the process's map of mappings, as the OS shows it, overlapping [addr,
  * addr+size) (size 0: the byte at addr), for error messages that name what holds a range.
  * 0, or HPSHM_EUNAVAILABLE. */

@@ -78,6 +78,11 @@ struct hpshm__linux_syscalls {
 
 extern struct hpshm__linux_syscalls hpshm__linux_sys;
 
+/* The operator's fix when the kernel could not supply len bytes of page_size pages: the
+ * hugetlb cgroup limit that is short, else the pool (populate.c).  Returns buf, or a static
+ * text for base pages. */
+const char *hpshm__linux_shortage_hint(size_t len, size_t page_size, char *buf, size_t buflen);
+
 /* Put every entry back to the real call. */
 void hpshm__linux_sys_reset(void);
 

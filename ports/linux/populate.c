@@ -48,7 +48,7 @@
  * counted in resv_hugepages, so the pool looks short even when it is not: a hugetlb cgroup
  * fault limit without room for the segment is the likelier cause and is named first.
  */
-static const char *populate_hint(size_t len, size_t page_size, char *buf, size_t buflen)
+const char *hpshm__linux_shortage_hint(size_t len, size_t page_size, char *buf, size_t buflen)
 {
 	struct hpshm__limit cg;
 	char lim[32], need[32], sname[16];
@@ -91,7 +91,7 @@ static int madvise_failed(void *addr, size_t len, size_t page_size, int e, size_
 	}
 	if (e == EFAULT || e == ENOMEM || e == EHWPOISON) {
 		risk = page_size > hpshm__port_base_page_size() && hpshm__linux_hugetlb_fault_risk(len, page_size);
-		return hpshm_error_set(err, HPSHM_EPOPULATE, e, "madvise", populate_hint(len, page_size, hint, sizeof(hint)),
+		return hpshm_error_set(err, HPSHM_EPOPULATE, e, "madvise", hpshm__linux_shortage_hint(len, page_size, hint, sizeof(hint)),
 				       "the kernel could not supply the %s pages to fault in %s at %p%s%s", psz, sz, addr, near,
 				       e == EHWPOISON ? " (a page is hardware-poisoned)" :
 				       risk ? " (a hugetlb cgroup limit applies at fault time)" : "");
@@ -122,7 +122,7 @@ static int populate_one(void *addr, size_t len, size_t page_size, struct hpshm__
 			*methods |= HPSHM_POPULATE_FALLOCATE;
 		else if (e == ENOSPC || e == ENOMEM)
 			return hpshm_error_set(err, HPSHM_EPOPULATE, e, "fallocate",
-					       populate_hint(len, page_size, hint, sizeof(hint)),
+					       hpshm__linux_shortage_hint(len, page_size, hint, sizeof(hint)),
 					       "the kernel could not allocate %s of %s pages for the segment", sz, psz);
 		else if (e != EOPNOTSUPP && e != ENOSYS)
 			return hpshm_error_set(err, HPSHM_EPOPULATE, e, "fallocate", NULL,
@@ -151,7 +151,7 @@ static int populate_one(void *addr, size_t len, size_t page_size, struct hpshm__
 	if (rc > 0) {
 		risk = page_size > hpshm__port_base_page_size() && hpshm__linux_hugetlb_fault_risk(len, page_size);
 		return hpshm_error_set(err, HPSHM_EPOPULATE, 0, "touch",
-				       populate_hint(len, page_size, hint, sizeof(hint)),
+				       hpshm__linux_shortage_hint(len, page_size, hint, sizeof(hint)),
 				       "the kernel could not supply a %s page at offset %zu of %s at %p (SIGBUS on touch)%s",
 				       psz, bad, sz, addr, risk ? "; a hugetlb cgroup limit applies at fault time" : "");
 	}

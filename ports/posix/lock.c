@@ -42,3 +42,55 @@ void hpshm__port_release_fence(void)
 {
 	atomic_thread_fence(memory_order_release);
 }
+
+/* ---- resizable segments: their list's lock, fork handlers, shared 64-bit words ---- */
+
+static pthread_mutex_t segments_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+static void (*fork_prepare)(void), (*fork_parent)(void), (*fork_child)(void);
+static int fork_rc;
+
+void hpshm__port_segments_lock(void)
+{
+	(void)pthread_mutex_lock(&segments_lock);
+}
+
+void hpshm__port_segments_unlock(void)
+{
+	(void)pthread_mutex_unlock(&segments_lock);
+}
+
+static void fork_install(void)
+{
+	fork_rc = pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+int hpshm__port_at_fork(void (*prepare)(void), void (*parent)(void), void (*child)(void))
+{
+	/* One set of handlers per process: the core has one list, and pthread_atfork() cannot
+	 * take a handler back, so a second call with other functions is a bug in the caller. */
+	if (!fork_prepare) {
+		fork_prepare = prepare;
+		fork_parent = parent;
+		fork_child = child;
+	}
+	(void)pthread_once(&fork_once, fork_install);
+	return fork_rc == 0 ? 0 : HPSHM_ESYS;
+}
+
+/* Plain 64-bit words that two processes share: the GCC/Clang builtins, which act on any
+ * aligned object (C11's need an _Atomic type, which the header's layout must not depend on). */
+uint64_t hpshm__port_load64(const volatile uint64_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_SEQ_CST);
+}
+
+void hpshm__port_store64(volatile uint64_t *p, uint64_t v)
+{
+	__atomic_store_n(p, v, __ATOMIC_SEQ_CST);
+}
+
+int hpshm__port_cas64(volatile uint64_t *p, uint64_t *expected, uint64_t desired)
+{
+	return __atomic_compare_exchange_n(p, expected, desired, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+}

@@ -26,3 +26,46 @@ void hpshm__port_release_fence(void)
 {
 	MemoryBarrier();
 }
+
+/* ---- resizable segments (port.h) ---- */
+
+static SRWLOCK segments_lock = SRWLOCK_INIT;
+
+void hpshm__port_segments_lock(void)
+{
+	AcquireSRWLockExclusive(&segments_lock);
+}
+
+void hpshm__port_segments_unlock(void)
+{
+	ReleaseSRWLockExclusive(&segments_lock);
+}
+
+/* Windows has no fork(): a process gets a segment by create, attach or open, never by copy. */
+int hpshm__port_at_fork(void (*prepare)(void), void (*parent)(void), void (*child)(void))
+{
+	(void)prepare, (void)parent, (void)child;
+	return 0;
+}
+
+/* The Interlocked functions are full barriers; a compare-exchange that changes nothing is an
+ * atomic 64-bit load on 32-bit x86 as well, where a plain load of 8 bytes is not. */
+uint64_t hpshm__port_load64(const volatile uint64_t *p)
+{
+	return (uint64_t)InterlockedCompareExchange64((volatile LONG64 *)p, 0, 0);
+}
+
+void hpshm__port_store64(volatile uint64_t *p, uint64_t v)
+{
+	(void)InterlockedExchange64((volatile LONG64 *)p, (LONG64)v);
+}
+
+int hpshm__port_cas64(volatile uint64_t *p, uint64_t *expected, uint64_t desired)
+{
+	LONG64 seen = InterlockedCompareExchange64((volatile LONG64 *)p, (LONG64)desired, (LONG64)*expected);
+
+	if ((uint64_t)seen == *expected)
+		return 1;
+	*expected = (uint64_t)seen;
+	return 0;
+}
