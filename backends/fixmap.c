@@ -98,9 +98,39 @@ static size_t fd_map_length(int fd, size_t len)
 #endif
 }
 
+/*
+ * A resizable segment's reservation (HPSHM_REQ_RESERVE) holds pages only where the core puts
+ * them, but its tail (the header and the table of processes) is written by the provider and
+ * the core at once: its pages are taken here, right after the mapping, so a short pool is an
+ * error now (ENOMEM) and never a SIGBUS at the first write.  0, or -1 with errno set.
+ */
+static int map_reserve_tail(const struct hpshm_request *rq, int fd)
+{
+	size_t area;
+	int rc;
+
+	if (hpshm__round_up(HPSHM_RESIZE_AREA, rq->page_size, &area) < 0 || area >= rq->size) {
+		errno = EINVAL;
+		return -1;
+	}
+	rc = hpshm__port_commit(hpshm__port_handle_of(fd, 1), rq->size - area, area, rq->page_size, NULL);
+	if (rc == 0)
+		return 0;
+	errno = rc == HPSHM_ENOMEM ? ENOMEM : rc == HPSHM_ENOTSUP ? EOPNOTSUPP : EIO;
+	return -1;
+}
+
 void *hpshm__map_at(const struct hpshm_request *rq, int flags, int fd)
 {
 	void *p;
+	int saved;
+
+#if defined(MAP_NORESERVE)
+	/* Pages are taken range by range through the descriptor (HPSHM_REQ_RESERVE): reserving
+	 * the whole range here would ask the pool for max_size at once. */
+	if (rq->flags & HPSHM_REQ_RESERVE)
+		flags |= MAP_NORESERVE;
+#endif
 
 #if defined(MAP_FIXED_NOREPLACE)
 	if (rq->address)
@@ -122,6 +152,12 @@ void *hpshm__map_at(const struct hpshm_request *rq, int flags, int fd)
 	if (p != MAP_FAILED && rq->address && p != rq->address) {
 		(void)hpshm__posix_sys.munmap(p, fd_map_length(fd, rq->size)); /* pre-4.17 kernel: NOREPLACE was a hint */
 		errno = EEXIST;
+		return MAP_FAILED;
+	}
+	if (p != MAP_FAILED && (rq->flags & HPSHM_REQ_RESERVE) && fd >= 0 && map_reserve_tail(rq, fd) < 0) {
+		saved = errno;
+		(void)hpshm__posix_sys.munmap(p, fd_map_length(fd, rq->size));
+		errno = saved;
 		return MAP_FAILED;
 	}
 	return p;

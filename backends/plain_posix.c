@@ -69,6 +69,13 @@
 #include "backends/named.h"
 
 #define PLAIN_DEFAULT_MODE 0600
+#ifdef __linux__
+/* tmpfs and memfds allocate a range ahead and punch it out again (ports/linux/resize.c);
+ * other systems' shm objects have no such calls the port uses. */
+#define PLAIN_CAP_RESIZE HPSHM_CAP_RESIZE
+#else
+#define PLAIN_CAP_RESIZE 0
+#endif
 #define PLAIN_PREFIX       HPSHM__SHM_PREFIX
 #ifdef __linux__
 #define PLAIN_SHM_DIR "/dev/shm" /* where glibc and musl keep POSIX shm objects on Linux */
@@ -230,7 +237,7 @@ static int plain_create(const struct hpshm_instance *self, struct hpshm_mapping 
 	/* Anonymous memory has nothing a child could open: this segment cannot be re-attached,
 	 * and says so rather than claim the provider's capabilities. */
 	if (fd < 0)
-		m->caps = self->ops->caps & ~(unsigned)(HPSHM_CAP_REATTACH | HPSHM_CAP_FD);
+		m->caps = self->ops->caps & ~(unsigned)(HPSHM_CAP_REATTACH | HPSHM_CAP_FD | HPSHM_CAP_RESIZE);
 	return 0;
 }
 
@@ -430,7 +437,7 @@ const struct hpshm_provider hpshm__provider_plain = {
 	.abi_version = HPSHM_PROVIDER_ABI,
 	.name        = "plain",
 	.summary     = "base pages from a memfd or shm_open() object; always available",
-	.caps        = HPSHM_CAP_REATTACH | HPSHM_CAP_NAMED | HPSHM_CAP_FD,
+	.caps        = HPSHM_CAP_REATTACH | HPSHM_CAP_NAMED | HPSHM_CAP_FD | PLAIN_CAP_RESIZE,
 	.probe       = plain_probe,
 	.create      = plain_create,
 	.destroy     = plain_destroy,

@@ -31,8 +31,8 @@
 
 /* The header magic, at the start of struct hpshm_header. */
 #define HPSHM_HEADER_MAGIC "HPSHMSEG"
-/* The header's format version: 2 added creator_address, 3 added object. */
-#define HPSHM_HEADER_VERSION 3
+/* The header's format version: 2 added creator_address, 3 added object, 4 the resize_ members. */
+#define HPSHM_HEADER_VERSION 4
 
 struct hpshm_header {
 	char     magic[8];                 /* HPSHM_HEADER_MAGIC, not NUL-terminated */
@@ -52,7 +52,32 @@ struct hpshm_header {
 	/* ---- version 3 ---- */
 	char     object[HPSHM_OBJECT_MAX]; /* the segment's hpshm_mapping.object at create (NUL-terminated),
 	                                    * or empty: what a header kept outside the object describes */
+	/* ---- version 4: a resizable segment (max_size, core/resize.c) ---- */
+	uint64_t resize_max;               /* bytes it may grow to; 0: its size is fixed (usable_size) */
+	uint64_t resize_word;              /* the published size and its generation in one word, read and
+	                                    * written atomically (HPSHM__RESIZE_WORD in core/internal.h) */
+	uint64_t resize_backed;            /* bytes from the start that hold pages: the owner's account */
+	uint32_t resize_slots;             /* entries in the table of attached processes (struct
+	                                    * hpshm_resize_slot) that ends where the header region starts */
+	uint32_t resize_spare;             /* zero */
 };
+
+/*
+ * One process that maps a resizable segment, in the table at its tail: what it has applied
+ * of the published size.  The owner gives a shrink's pages back only when no live process in
+ * the table may still touch them (core/resize.c).  Every member is read and written as an
+ * atomic 64-bit word.
+ */
+struct hpshm_resize_slot {
+	uint64_t pid;    /* the process; 0: the slot is free */
+	uint64_t start;  /* its start time (hpshm__port_process_start()), 0 if unknown */
+	uint64_t word;   /* the resize_word it applied last */
+	uint64_t mapped; /* the bytes it may touch */
+};
+
+/* The words two processes share are 8-byte aligned, on 32-bit systems too. */
+_Static_assert(offsetof(struct hpshm_header, resize_max) % 8 == 0, "resize_max is not 8-byte aligned");
+_Static_assert(sizeof(struct hpshm_resize_slot) == 32, "a resize slot is 32 bytes");
 
 /* May member (an offsetof() and a sizeof()) of version `since` be read in h (the reading rules)? */
 #define HPSHM__HEADER_HAS(h, since, member)                                                       \

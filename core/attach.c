@@ -60,7 +60,7 @@ static int attach_check_header(const struct hpshm_header *hp, const struct hpshm
 				       "segment %s has a version %u header, which records no creator address", t->id,
 				       (unsigned)h.version);
 	if (h.nonce != t->nonce || h.page_size != t->page_size ||
-	    h.usable_size != t->size - (strcmp(t->header, "tail") == 0 ? HPSHM_HEADER_REGION : 0) ||
+	    h.usable_size != t->size - (hpshm__token_tail(t->header) ? HPSHM_HEADER_REGION : 0) ||
 	    strncmp(h.provider, t->provider, sizeof(h.provider)))
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL,
 				       "the token is stale (the segment was recreated) or forged; get a fresh one",
@@ -209,6 +209,7 @@ struct attach_state {
 	char                         tag[HPSHM_TAG_MAX]; /* the label a labelled object must carry */
 	int                          companion; /* the token's header is in a companion */
 	int                          tagged;    /* the token's object carries the provider's label */
+	int                          resizable; /* the token's segment was made with max_size */
 };
 
 /* The request for the token's object, and what its header place needs here.  Maps nothing:
@@ -228,7 +229,13 @@ static int attach_prepare(struct attach_state *s, const struct hpshm_instance *p
 	s->rq.option = hpshm__request_option;
 	s->m.handle = HPSHM_NO_HANDLE;
 	s->tagged = strcmp(s->t.header, "tag") == 0;
-	s->companion = !s->tagged && strcmp(s->t.header, "tail") != 0;
+	s->resizable = strcmp(s->t.header, "resize") == 0;
+	s->companion = !s->tagged && !hpshm__token_tail(s->t.header);
+	if (s->resizable && !(p->ops->caps & HPSHM_CAP_RESIZE))
+		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass the token exactly as hpshm_segment_token() made it",
+				       "the token says the segment can resize, and provider %s cannot", p->name);
+	if (s->resizable)
+		s->rq.flags |= HPSHM_REQ_RESERVE; /* the reservation is mapped without taking its pages */
 	if (s->tagged && !(p->ops->caps & HPSHM_CAP_TAG))
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass the token exactly as hpshm_segment_token() made it",
 				       "the token says provider %s labelled the segment, and %s labels no object",
@@ -291,6 +298,13 @@ static int attach_check(struct attach_state *s, const struct hpshm_config *cfg, 
 	/* A labelled object was checked by the provider's attach: its label is the nonce and
 	 * the address, and a descriptor cannot outlive a boot. */
 	rc = s->tagged ? 0 : attach_check_header(s->header, &s->t, s->companion, err);
+	/* Mapped without its pages, a fixed-size segment could fault where nothing was taken;
+	 * with them, a resizable one would take max_size from the pool: the header decides. */
+	if (rc == 0 && !s->tagged && !s->companion &&
+	    (HPSHM__HEADER_HAS(s->header, 4, resize_max) && s->header->resize_max != 0) != s->resizable)
+		rc = hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass the token exactly as hpshm_segment_token() made it",
+				     "the token says segment %s is %sresizable, and its header says otherwise", s->t.id,
+				     s->resizable ? "" : "not ");
 	if (rc == 0 && s->companion)
 		rc = attach_check_object(s->header, m, &s->t, p->name, err);
 	if (rc < 0)
@@ -344,6 +358,17 @@ static int attach_handle(struct attach_state *s, hpshm_segment **out, unsigned o
 	seg->report.origin = origin;
 	seg->report.relocated = (uintptr_t)m->addr != (uintptr_t)s->t.address;
 	seg->report.attach_ns = hpshm__port_now_ns() - t0;
+	seg->rs.slot = -1;
+	if (s->resizable) {
+		int rc = hpshm__resize_adopt(seg, 0, err);
+
+		if (rc < 0) {
+			free(seg);
+			return rc;
+		}
+		seg->report.requested_size = seg->usable;
+		seg->report.usable_size = seg->usable;
+	}
 	hpshm__log(cfg, HPSHM_LOG_INFO, "%s %s segment %s at %p%s", origin == HPSHM_ORIGIN_OPENED ? "opened" : "attached",
 		   p->name, s->t.id, m->addr, seg->report.relocated ? " (not the creator's address)" : "");
 	*out = seg;

@@ -428,6 +428,42 @@ static int format_namespace(const struct hpshm_config *c, char *buf, size_t len)
 	return snprintf(buf, len, "%s", namespace_words[c->name_space]);
 }
 
+/* max_size: off (0), or the size a segment may grow to.  A max_size below the size asked
+ * at create is that create's error: the key alone cannot know it. */
+static int parse_max_size(struct hpshm_config *c, const char *v, hpshm_error *err)
+{
+	static const char values[] = "off, or a size such as 1GiB";
+	size_t size;
+	int rc;
+
+	if (strcmp(v, "off") == 0 || strcmp(v, "0") == 0) {
+		c->max_size = 0;
+		return 0;
+	}
+	rc = hpshm_size_parse(v, &size);
+	if (rc < 0)
+		return hpshm__config_bad(err, rc == HPSHM_EOVERFLOW ? HPSHM_EOVERFLOW : HPSHM_EVALUE, "max_size", values,
+					 "max_size: \"%s\" is not a size", v);
+	c->max_size = size;
+	return 0;
+}
+
+/* The size back as text that parses to the same bytes: the largest binary unit that divides it. */
+static int format_max_size(const struct hpshm_config *c, char *buf, size_t len)
+{
+	static const char *const units[] = { "", "KiB", "MiB", "GiB", "TiB" };
+	size_t v = c->max_size;
+	unsigned u = 0;
+
+	if (v == 0)
+		return snprintf(buf, len, "off");
+	while (u + 1 < sizeof(units) / sizeof(units[0]) && v % 1024 == 0) {
+		v /= 1024;
+		u++;
+	}
+	return snprintf(buf, len, "%zu%s", v, units[u]);
+}
+
 /* What populate guards against, in the terms of the system (a key's text reaches `hpshm probe`). */
 #ifdef _WIN32
 #define POPULATE_DESCRIPTION                                                                      \
@@ -479,6 +515,10 @@ static const struct hpshm__keydef keys[HPSHM__NKEYS] = {
 	[HPSHM__KEY_NUMA] = { "numa", "default, local, interleave[:NODES], bind:NODES, preferred:NODE", "default",
 			      "NUMA nodes the segment's pages come from, applied before populate; NODES as 0,2-3",
 			      hpshm__parse_numa, hpshm__format_numa },
+	[HPSHM__KEY_MAX_SIZE] = { "max_size", "off, or a size such as 1GiB", "off",
+				  "the size a segment may grow to in place (hpshm_segment_resize()); its address "
+				  "range is reserved in every process that maps it",
+				  parse_max_size, format_max_size },
 };
 
 void hpshm__config_init(struct hpshm_config *cfg)
@@ -695,4 +735,12 @@ int hpshm_config_set_populate_threads(hpshm_config *cfg, unsigned threads, hpshm
 	else
 		snprintf(buf, sizeof(buf), "%u", threads);
 	return config_set_typed(cfg, "hpshm_config_set_populate_threads", HPSHM__KEY_POPULATE_THREADS, buf, err);
+}
+
+int hpshm_config_set_max_size(hpshm_config *cfg, size_t bytes, hpshm_error *err)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%zu", bytes);
+	return config_set_typed(cfg, "hpshm_config_set_max_size", HPSHM__KEY_MAX_SIZE, buf, err);
 }

@@ -36,6 +36,7 @@ static int segment_release(hpshm_segment *seg, int remove)
 	size_t size = seg->map.size;
 	int rc;
 
+	hpshm__resize_leave(seg);
 	if (remove || !seg->inst.ops->detach)
 		rc = seg->inst.ops->destroy(&seg->inst, &seg->map);
 	else

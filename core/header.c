@@ -73,6 +73,13 @@ void hpshm__header_hold(struct hpshm_header *h, size_t usable, uint64_t nonce, u
 struct hpshm_header *hpshm__header_write(void *dst_region, size_t usable, const void *at, const char *provider,
 					 const char *name, size_t page_size, const char *object)
 {
+	return hpshm__header_write_resizable(dst_region, usable, at, provider, name, page_size, object, 0, 0, 0);
+}
+
+struct hpshm_header *hpshm__header_write_resizable(void *dst_region, size_t usable, const void *at,
+						   const char *provider, const char *name, size_t page_size,
+						   const char *object, size_t max, size_t initial, unsigned nslots)
+{
 	struct hpshm_header *dst = dst_region;
 	struct hpshm_header h;
 
@@ -87,6 +94,11 @@ struct hpshm_header *hpshm__header_write(void *dst_region, size_t usable, const 
 	hpshm__strlcpy(h.name, name, sizeof(h.name));
 	/* The provider's text may fill its field: copied up to the last byte, which stays NUL. */
 	memcpy(h.object, object, strnlen(object, sizeof(h.object) - 1));
+	/* A resizable segment's first published size is generation 1 (0 is never published). */
+	h.resize_max = max;
+	h.resize_word = max ? HPSHM__RESIZE_WORD(1, initial) : 0;
+	h.resize_backed = max ? initial : 0;
+	h.resize_slots = nslots;
 	/* Magic last: a reader that sees it sees a complete header (PostgreSQL's rule too). */
 	*dst = h;
 	hpshm__port_release_fence();

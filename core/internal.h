@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "base/base.h"
 #include "hpshm.h"
@@ -50,6 +51,7 @@ enum hpshm__key {
 	HPSHM__KEY_NAMESPACE, /* new keys go last, so the indices hpshm_config_key_name() gave before stay */
 	HPSHM__KEY_POPULATE_THREADS,
 	HPSHM__KEY_NUMA,
+	HPSHM__KEY_MAX_SIZE,
 	HPSHM__NKEYS
 };
 
@@ -64,6 +66,7 @@ struct hpshm_config {
 	int              populate;        /* enum hpshm__populate_mode */
 	unsigned         populate_threads; /* threads that populate; 0 means auto */
 	struct hpshm__numa numa;          /* numa=: where the pages go */
+	size_t           max_size;        /* max_size=: what a segment may grow to; 0: fixed size */
 	char             hugetlbfs_path[HPSHM_PATH_MAX]; /* "" means discover */
 	char             name[HPSHM__NAME_LEN];          /* "" means anonymous */
 	unsigned         mode;            /* permissions of named objects */
@@ -104,6 +107,31 @@ struct hpshm__companion {
 	struct hpshm_mapping  map;  /* its mapping; map.addr is NULL when there is none */
 };
 
+/*
+ * A resizable segment's state in one process (core/resize.c); max is 0 for a segment whose
+ * size is fixed.  The published size and generation are one word in the header:
+ * HPSHM__RESIZE_WORD(generation, size).
+ */
+struct hpshm__resize {
+	size_t                    max;     /* bytes it may grow to: the reservation, header area excluded */
+	size_t                    page;    /* the unit of a resize: the segment's page size */
+	uint64_t                  seen;    /* the header's word as this process last applied it */
+	struct hpshm_resize_slot *slots;   /* the table of processes at the tail */
+	unsigned                  nslots;  /* its entries */
+	int                       slot;    /* this handle's entry, -1 for none (the owner needs none) */
+	long long                 slot_pid; /* the process the entry was taken for: a fork() child takes its own */
+	int                       pending; /* the owner: a shrink whose pages are not given back yet */
+	struct hpshm_segment     *next;    /* the process's list of resizable handles (for fork()) */
+};
+
+#define HPSHM__RESIZE_SIZE_SHIFT 12 /* sizes are whole pages, so at least 4 KiB multiples */
+#define HPSHM__RESIZE_SIZE_BITS  40 /* up to 4 PiB */
+#define HPSHM__RESIZE_WORD(gen, size) \
+	(((uint64_t)(gen) << HPSHM__RESIZE_SIZE_BITS) | ((uint64_t)(size) >> HPSHM__RESIZE_SIZE_SHIFT))
+#define HPSHM__RESIZE_WORD_SIZE(w) \
+	((size_t)(((w) & ((UINT64_C(1) << HPSHM__RESIZE_SIZE_BITS) - 1)) << HPSHM__RESIZE_SIZE_SHIFT))
+#define HPSHM__RESIZE_WORD_GEN(w) ((w) >> HPSHM__RESIZE_SIZE_BITS)
+
 struct hpshm_segment {
 	struct hpshm_instance        inst;     /* who made it, and who destroys or detaches it */
 	struct hpshm_mapping         map;      /* what the provider made or attached */
@@ -115,6 +143,7 @@ struct hpshm_segment {
 	struct hpshm__companion      companion; /* the header's object, when it is not at the tail */
 	hpshm_report                 report;   /* what it is */
 	struct hpshm_config          cfg;      /* for logging at destroy */
+	struct hpshm__resize         rs;       /* max_size: growing and shrinking in place */
 };
 
 /* What a mapping can do: its own capabilities when the provider narrowed them (a plain
@@ -168,6 +197,47 @@ size_t hpshm__header_extent(enum hpshm__header_place place);
  */
 struct hpshm_header *hpshm__header_write(void *dst, size_t usable, const void *at, const char *provider,
 					 const char *name, size_t page_size, const char *object);
+/* hpshm__header_write() for a resizable segment (max_size): max usable bytes, initial of them
+ * published, nslots entries in the table of processes before the header region. */
+struct hpshm_header *hpshm__header_write_resizable(void *dst, size_t usable, const void *at, const char *provider,
+						   const char *name, size_t page_size, const char *object,
+						   size_t max, size_t initial, unsigned nslots);
+
+/* ---- resizable segments (core/resize.c) ---- */
+
+/* Is the token's <header> field one for a header at the tail ("tail", or "resize": a
+ * resizable segment's, whose reservation is mapped without taking its pages)? */
+static inline int hpshm__token_tail(const char *header)
+{
+	return strcmp(header, "tail") == 0 || strcmp(header, "resize") == 0;
+}
+/* The bytes at a resizable segment's tail for its header and table, on page_size pages;
+ * 0 if that overflows. */
+size_t hpshm__resize_area(size_t page_size);
+/*
+ * The sizes of a resizable segment of size bytes that may grow to max_size, on page_size
+ * pages: *mapped the whole reservation (header area included), *initial the first size,
+ * *max the largest one, both whole pages.  0, HPSHM_EVALUE (max_size below size) or
+ * HPSHM_EOVERFLOW, with err filled.
+ */
+int hpshm__resize_layout(size_t size, size_t max_size, size_t page_size, size_t *mapped, size_t *initial,
+			 size_t *max, hpshm_error *err);
+/* Give a created reservation its first pages and close the rest: [0, initial) allocated,
+ * [initial, max) inaccessible.  0, or a code with err filled (the caller destroys m). */
+int hpshm__resize_prepare(const struct hpshm_mapping *m, size_t initial, size_t max, size_t page_size,
+			  hpshm_error *err);
+/*
+ * Make seg, created or attached with its header in place, a resizable handle: the state from
+ * the header (checked: a forged one is refused), the tail past the published size closed in
+ * an attach, a slot in the table for a process that is not the owner, and the handle on the
+ * process's list so a fork() child takes a slot of its own.  0, or a code with err filled.
+ */
+int hpshm__resize_adopt(struct hpshm_segment *seg, int owner, hpshm_error *err);
+/* Take seg off the table and the list, before it is unmapped. */
+void hpshm__resize_leave(struct hpshm_segment *seg);
+/* The providers registered here that can resize, as "a, b or c"; buf returned. */
+const char *hpshm__resize_providers(char *buf, size_t len);
+
 /*
  * Make the companion for a segment that will be mapped at seg_at with mapped bytes: a plain
  * object of base pages at seg_at + mapped, that a child can re-attach.  0, or a negative code

@@ -135,7 +135,9 @@ static int open_check(const struct hpshm_instance *p, const char *name, const st
 	memset(t, 0, sizeof(*t));
 	hpshm__strlcpy(t->provider, p->name, sizeof(t->provider));
 	hpshm__strlcpy(t->id, f->id, sizeof(t->id));
-	hpshm__strlcpy(t->header, "tail", sizeof(t->header));
+	/* A resizable segment is mapped without taking its pages (core/resize.c). */
+	hpshm__strlcpy(t->header, HPSHM__HEADER_HAS(&h, 4, resize_max) && h.resize_max ? "resize" : "tail",
+		       sizeof(t->header));
 	t->size = f->size;
 	t->page_size = h.page_size;
 	t->address = h.creator_address;

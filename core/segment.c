@@ -294,6 +294,8 @@ struct segment_try {
 	struct hpshm_header          held;      /* the header a labelled segment keeps in its handle */
 	struct hpshm_header         *header;    /* where the header was written; NULL if none */
 	char                         tag[HPSHM_TAG_MAX]; /* a labelled segment's label */
+	size_t                       initial;   /* max_size: the first size, whole pages; 0 if fixed */
+	size_t                       max;       /* max_size: what it may grow to, whole pages */
 };
 
 /* Is the candidate admitted, and what does its probe() answer?  0, or a code (recorded). */
@@ -339,14 +341,66 @@ static int try_probe(struct segment_walk *w, struct segment_try *c)
 	return 0;
 }
 
+/* base_address, when given, must be a multiple of the candidate's pages.  0, or a code (recorded). */
+static int try_address_aligned(struct segment_walk *w, struct segment_try *c)
+{
+	struct hpshm_request *rq = &c->rq;
+	char why[HPSHM_TEXT_MAX], psz[32];
+
+	if (rq->address && (uintptr_t)rq->address % rq->page_size != 0) {
+		snprintf(why, sizeof(why), "base_address %p is not aligned to %s pages", rq->address,
+			 hpshm_size_format(rq->page_size, psz, sizeof(psz)));
+		hpshm__strlcpy(w->key, "base_address", sizeof(w->key));
+		segment_keep_hint(w, "give a base_address that is a multiple of the page size");
+		segment_attempt(w, c->p, rq->page_size, HPSHM_EINVAL, 0, "config", why);
+		return HPSHM_EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * The layout of a resizable segment (max_size): the whole reservation is asked for, without
+ * its pages (HPSHM_REQ_RESERVE), and the header is at its tail, where every process finds
+ * the published size and the table of processes (core/resize.c).  0, or a code (recorded).
+ */
+static int try_layout_resizable(struct segment_walk *w, struct segment_try *c)
+{
+	struct hpshm_request *rq = &c->rq;
+	char names[128], why[HPSHM_TEXT_MAX];
+	hpshm_error e;
+	int rc;
+
+	if (!(c->p->ops->caps & HPSHM_CAP_RESIZE)) {
+		hpshm__resize_providers(names, sizeof(names));
+		snprintf(why, sizeof(why), "cannot grow or shrink a segment in place, but max_size is set (the "
+			 "providers that can: %s)", names);
+		segment_attempt(w, c->p, rq->page_size, HPSHM_EUNAVAILABLE, 0, "config", why);
+		return HPSHM_EUNAVAILABLE;
+	}
+	memset(&e, 0, sizeof(e));
+	rc = hpshm__resize_layout(c->size, w->cfg->max_size, rq->page_size, &rq->size, &c->initial, &c->max, &e);
+	if (rc < 0) {
+		/* The same for every provider: the configuration's to fix. */
+		hpshm__strlcpy(w->key, "max_size", sizeof(w->key));
+		hpshm__strlcpy(w->hint, e.hint, sizeof(w->hint));
+		w->stop = 1;
+		segment_attempt(w, c->p, rq->page_size, rc, 0, "config", e.message);
+		return rc;
+	}
+	c->place = HPSHM__HEADER_TAIL;
+	rq->flags |= HPSHM_REQ_RESERVE;
+	return try_address_aligned(w, c);
+}
+
 /* The contract checks, once for every provider: sizes rounded to whole pages, the address
  * aligned to them, and where the header goes.  0, or a code (recorded). */
 static int try_layout(struct segment_walk *w, struct segment_try *c)
 {
 	struct hpshm_request *rq = &c->rq;
-	char why[HPSHM_TEXT_MAX], psz[32];
 
 	rq->page_size = c->pr.page_size;
+	if (w->cfg->max_size)
+		return try_layout_resizable(w, c);
 	c->place = hpshm__header_place(w->cfg, c->size, rq->page_size);
 	/* A label the kernel keeps with the object proves it as well as a header in a
 	 * companion, and costs no second object to make, inherit and release. */
@@ -357,15 +411,7 @@ static int try_layout(struct segment_walk *w, struct segment_try *c)
 				"size overflows when rounded to the page size");
 		return HPSHM_EOVERFLOW;
 	}
-	if (rq->address && (uintptr_t)rq->address % rq->page_size != 0) {
-		snprintf(why, sizeof(why), "base_address %p is not aligned to %s pages", rq->address,
-			 hpshm_size_format(rq->page_size, psz, sizeof(psz)));
-		hpshm__strlcpy(w->key, "base_address", sizeof(w->key));
-		segment_keep_hint(w, "give a base_address that is a multiple of the page size");
-		segment_attempt(w, c->p, rq->page_size, HPSHM_EINVAL, 0, "config", why);
-		return HPSHM_EINVAL;
-	}
-	return 0;
+	return try_address_aligned(w, c);
 }
 
 /* Have the candidate create the segment (segment_map()).  0 with c->m made, or a code
@@ -379,7 +425,8 @@ static int try_create(struct segment_walk *w, struct segment_try *c)
 
 	/* Nodes whose pools cannot hold the segment rule it out before anything is made. */
 	memset(&perr, 0, sizeof(perr));
-	rc = hpshm__placement_check(w->cfg, c->rq.size, c->rq.page_size, &perr);
+	rc = hpshm__placement_check(w->cfg, c->max ? c->initial + hpshm__resize_area(c->rq.page_size) : c->rq.size,
+				    c->rq.page_size, &perr);
 	if (rc < 0) {
 		if (rc == HPSHM_EVALUE || rc == HPSHM_ENOTSUP) {
 			/* The configuration's error, the same for every provider: its fix is the one
@@ -434,6 +481,35 @@ static int try_keep(struct segment_walk *w, const struct segment_try *c)
 	return HPSHM_EUNAVAILABLE;
 }
 
+/*
+ * A resizable segment's first pages, before anything touches them: the NUMA policy first
+ * (the pages are taken where it says), then [0, initial) allocated and the rest of the
+ * reservation closed (core/resize.c).  A provider whose segment here has no file to allocate
+ * in (plain on anonymous memory) is refused.  0, or a code (recorded).
+ */
+static int try_reserve(struct segment_walk *w, struct segment_try *c)
+{
+	const struct hpshm_mapping *m = &c->m;
+	hpshm_error perr;
+	int rc = 0;
+
+	memset(&perr, 0, sizeof(perr));
+	if (!(hpshm__mapping_caps(m, c->p->ops) & HPSHM_CAP_RESIZE)) {
+		rc = HPSHM_EUNAVAILABLE;
+		hpshm_error_set(&perr, rc, 0, NULL, NULL, "the segment it made here has no file to grow in (max_size)");
+	}
+	if (rc == 0 && w->cfg->numa.mode != HPSHM__NUMA_DEFAULT)
+		rc = hpshm__port_numa_apply(m->addr, c->initial, &w->cfg->numa, &perr);
+	if (rc == 0)
+		rc = hpshm__resize_prepare(m, c->initial, c->max, c->rq.page_size, &perr);
+	if (rc < 0) {
+		segment_request_hint(w, rc, perr.hint);
+		segment_attempt(w, c->p, c->rq.page_size, rc, perr.sys_errno, perr.call[0] ? perr.call : "create",
+				perr.message);
+	}
+	return rc;
+}
+
 /* The header goes in first of all: a named object that a crash leaves behind must already
  * say whose it is, or `hpshm gc` could never tell it from a foreign one. */
 static void try_write_header(const struct segment_walk *w, struct segment_try *c)
@@ -441,7 +517,14 @@ static void try_write_header(const struct segment_walk *w, struct segment_try *c
 	const struct hpshm_mapping *m = &c->m;
 
 	c->header = NULL;
-	if (c->place == HPSHM__HEADER_TAIL)
+	if (c->max)
+		c->header = hpshm__header_write_resizable((char *)m->addr + m->size - HPSHM_HEADER_REGION,
+							  m->size - HPSHM_HEADER_REGION, m->addr, c->p->name,
+							  w->cfg->name, c->rq.page_size, m->object, c->max, c->initial,
+							  (unsigned)((hpshm__resize_area(c->rq.page_size) -
+								      HPSHM_HEADER_REGION) /
+								     sizeof(struct hpshm_resize_slot)));
+	else if (c->place == HPSHM__HEADER_TAIL)
 		c->header = hpshm__header_write((char *)m->addr + m->size - HPSHM_HEADER_REGION,
 						m->size - HPSHM_HEADER_REGION, m->addr, c->p->name, w->cfg->name,
 						c->rq.page_size, m->object);
@@ -459,7 +542,8 @@ static int try_populate(struct segment_walk *w, struct segment_try *c)
 	int rc;
 
 	memset(&perr, 0, sizeof(perr));
-	rc = hpshm__populate(w->cfg, m->addr, m->size, c->rq.page_size,
+	/* A resizable segment's pages are those of its first size (and its tail, the provider's). */
+	rc = hpshm__populate(w->cfg, m->addr, c->max ? c->initial : m->size, c->rq.page_size,
 			     hpshm__port_handle_of(m->handle, m->flags & HPSHM_MAP_DESCRIPTOR),
 			     segment_want_populate(w->cfg, c->p, &c->pr), w->r, &perr);
 	if (rc < 0) {
@@ -490,11 +574,25 @@ static int try_handle(struct segment_walk *w, struct segment_try *c, struct hpsh
 		seg->header = &seg->held;
 	}
 	seg->companion = c->companion;
-	seg->usable = c->place == HPSHM__HEADER_TAIL ? c->m.size - HPSHM_HEADER_REGION : c->m.size;
+	seg->usable = c->max ? c->initial : c->place == HPSHM__HEADER_TAIL ? c->m.size - HPSHM_HEADER_REGION : c->m.size;
 	hpshm__strlcpy(w->r->provider, c->p->name, sizeof(w->r->provider));
 	w->r->mapped_size = c->m.size;
 	w->r->usable_size = seg->usable;
 	w->r->requested_page_size = c->rq.page_size;
+	seg->rs.slot = -1;
+	if (c->max) {
+		hpshm_error e;
+		int rc;
+
+		seg->report.requested_page_size = c->rq.page_size;
+		memset(&e, 0, sizeof(e));
+		rc = hpshm__resize_adopt(seg, 1, &e);
+		if (rc < 0) {
+			free(seg);
+			segment_attempt(w, c->p, c->rq.page_size, rc, e.sys_errno, "create", e.message);
+			return rc;
+		}
+	}
 	segment_attempt(w, c->p, c->rq.page_size, 0, 0, "", "");
 	*out = seg;
 	return 0;
@@ -519,6 +617,8 @@ static int segment_try(struct segment_walk *w, const struct hpshm_instance *p, s
 		return rc;
 	/* From here the segment exists: every failure destroys it, and its companion, below. */
 	rc = try_keep(w, &c);
+	if (rc == 0 && c.max)
+		rc = try_reserve(w, &c);
 	if (rc < 0)
 		goto fail;
 	try_write_header(w, &c);
@@ -658,6 +758,13 @@ int hpshm__segment_create_ex(hpshm_segment **out, size_t size, const hpshm_confi
 			if (cfg->reattach == HPSHM__REATTACH_EXEC && !(p->ops->caps & HPSHM_CAP_REATTACH))
 				return segment_config_error(err, "reattach",
 							    p->name, "cannot be re-attached after exec but reattach=exec");
+			if (cfg->max_size && !(p->ops->caps & HPSHM_CAP_RESIZE)) {
+				char names[128], why[HPSHM_TEXT_MAX];
+
+				snprintf(why, sizeof(why), "cannot grow or shrink a segment in place but max_size is "
+					 "set (the providers that can: %s)", hpshm__resize_providers(names, sizeof(names)));
+				return segment_config_error(err, "max_size", p->name, why);
+			}
 		}
 		for (unsigned i = 0; i < cfg->nproviders; i++) {
 			rc = segment_try(&w, &chosen[i], size, &seg);

@@ -10,7 +10,8 @@
  *     hpshm2:<provider>:<id>:<mapped size>:<page size>:<address>:<nonce>:<header>:<check>
  *
  * numbers in lower-case hex, <id> the provider's identify() text ("fd=5", "shm=32769",
- * "path=/dev/hugepages/hpshm.db", a name in UTF-8), <header> "tail", "tag" (the object carries the provider's
+ * "path=/dev/hugepages/hpshm.db", a name in UTF-8), <header> "tail", "resize" (at the tail of a
+ * segment made with max_size, whose reservation is mapped without its pages), "tag" (the object carries the provider's
  * label, core/header.c) or the plain provider's identify() text of the header's companion
  * ("fd=6"), <check> FNV-1a-32 of everything before it.  The check catches truncation and
  * typos; it is not a secret.  What proves the token names *this* segment is the nonce: 64
@@ -95,10 +96,10 @@ int hpshm__segment_token_as(const hpshm_segment *seg, const intptr_t *handles, c
 	if (n < 0 || (size_t)n >= sizeof(id) || strpbrk(id, ": \t\n"))
 		return hpshm_error_set(err, HPSHM_ENOTSUP, 0, NULL, NULL, "provider %s cannot name this segment",
 				       seg->inst.name);
-	strcpy(hdr, seg->header == &seg->held ? "tag" : "tail");
+	strcpy(hdr, seg->header == &seg->held ? "tag" : seg->rs.max ? "resize" : "tail");
 	if (seg->companion.map.addr) {
 		n = seg->companion.inst.ops->identify(&seg->companion.inst, &comp, hdr, sizeof(hdr));
-		if (n < 0 || (size_t)n >= sizeof(hdr) || strpbrk(hdr, ": \t\n") || strcmp(hdr, "tail") == 0 ||
+		if (n < 0 || (size_t)n >= sizeof(hdr) || strpbrk(hdr, ": \t\n") || hpshm__token_tail(hdr) ||
 		    strcmp(hdr, "tag") == 0)
 			return hpshm_error_set(err, HPSHM_ENOTSUP, 0, NULL, NULL,
 					       "provider %s cannot name this segment's header companion",
@@ -215,7 +216,7 @@ int hpshm__token_check(const struct hpshm__token *t, hpshm_error *err)
 {
 	if (t->page_size < 4096 || (t->page_size & (t->page_size - 1)))
 		return token_bad(err, "page size is not a power of two of at least 4KiB");
-	if (t->size == 0 || t->size % t->page_size || (strcmp(t->header, "tail") == 0 && t->size <= HPSHM_HEADER_REGION))
+	if (t->size == 0 || t->size % t->page_size || (hpshm__token_tail(t->header) && t->size <= HPSHM_HEADER_REGION))
 		return token_bad(err, "size is not a multiple of the page size");
 	/* No creator maps below the granule or off it (base_address and the automatic choice
 	 * both keep to it), so such an address is an edit, refused before anything is mapped. */

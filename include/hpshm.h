@@ -253,7 +253,8 @@ enum hpshm_cap {
 	HPSHM_CAP_REATTACH = 2, /**< a child started by exec can attach the segment */
 	HPSHM_CAP_NAMED    = 4, /**< segments can carry a name others open */
 	HPSHM_CAP_FD       = 8, /**< segments are backed by a file descriptor */
-	HPSHM_CAP_TAG      = 16 /**< the kernel keeps a label with each segment (hpshm_request.tag) */
+	HPSHM_CAP_TAG      = 16, /**< the kernel keeps a label with each segment (hpshm_request.tag) */
+	HPSHM_CAP_RESIZE   = 32  /**< a segment created with max_size grows and shrinks in place (hpshm_segment_resize()) */
 };
 
 /** Log levels for the log callback and the built-in stderr sink. */
@@ -453,6 +454,21 @@ HPSHM_API int hpshm_config_set_reattach(hpshm_config *cfg, hpshm_reattach mode, 
 HPSHM_API int hpshm_config_set_populate_threads(hpshm_config *cfg, unsigned threads, hpshm_error *err);
 
 /**
+ * Set max_size from the API: the size a segment may grow to with hpshm_segment_resize().  The
+ * address range for it is reserved at create, and in every process that attaches, opens or
+ * inherits the segment, so the segment grows and shrinks at the same address everywhere;
+ * pages are taken only for the size in use.  0 ("off", the default) makes segments that
+ * cannot change size.  Only providers with HPSHM_CAP_RESIZE take such a segment
+ * (memfd_hugetlb, hugetlbfs and plain on Linux); it keeps its header at the tail, which
+ * costs one page (64 KiB at least) after max_size.
+ * @param cfg   the configuration
+ * @param bytes the largest size, or 0 for none; a create with a larger size fails
+ * @param err   filled on failure, may be NULL
+ * @return 0, HPSHM_EOVERFLOW (too large for this address space) or HPSHM_EINVAL (cfg is NULL)
+ */
+HPSHM_API int hpshm_config_set_max_size(hpshm_config *cfg, size_t bytes, hpshm_error *err);
+
+/**
  * How many threads a populate of a segment of size bytes on pages of page_size would use
  * under cfg, with auto resolved for this process now (its CPUs, its cgroup's quota), as
  * `hpshm plan` and `hpshm probe` print it.
@@ -636,6 +652,57 @@ HPSHM_API void *hpshm_segment_address(const hpshm_segment *seg);
  * @return bytes
  */
 HPSHM_API size_t hpshm_segment_size(const hpshm_segment *seg);
+
+/**
+ * The size a resizable segment may grow to (its max_size rounded up to whole pages), or 0 if
+ * it was created without max_size and cannot change size.
+ * @param seg the segment
+ * @return bytes, or 0
+ */
+HPSHM_API size_t hpshm_segment_max_size(const hpshm_segment *seg);
+
+/**
+ * Grow or shrink a segment created with max_size, in place, by its owner (the creating
+ * process).  new_size is rounded up to whole pages.
+ *
+ * A grow first takes the new pages from the pool or the file system, so a grow that cannot
+ * be had fails with HPSHM_ENOMEM and the operator's fix and changes nothing (size, content,
+ * pool); then it makes the range accessible here and publishes the new size in the segment's
+ * header, with a new generation.  Pages a grow adds are zero, unless they come back from a
+ * shrink whose pages were not yet given back, which keep what they held.
+ *
+ * A shrink makes the tail inaccessible here and publishes the smaller size; the tail's pages
+ * go back to the system once every process attached to the segment has called
+ * hpshm_segment_sync() since: at once when none is behind, else at the owner's next
+ * hpshm_segment_resize() or hpshm_segment_sync() after the last one did.  Until a process
+ * syncs, the size it had stays valid for it.
+ *
+ * Not to be called concurrently with itself or hpshm_segment_sync() on the same handle.
+ * @param seg      the segment
+ * @param new_size the new size, 1 byte to hpshm_segment_max_size()
+ * @param err      filled on failure, may be NULL
+ * @return 0; HPSHM_ENOTSUP (no max_size at create, or a provider without HPSHM_CAP_RESIZE: err
+ *         names the providers that can), HPSHM_EACCES (not the owner), HPSHM_EVALUE (0 or
+ *         beyond max_size), HPSHM_ENOMEM (no pages for the growth), or HPSHM_ESYS
+ */
+HPSHM_API int hpshm_segment_resize(hpshm_segment *seg, size_t new_size, hpshm_error *err);
+
+/**
+ * Bring this process's mapping of a resizable segment to the size its owner published, and
+ * say so in the segment's header, so the owner may give the pages of a shrink back.  Call it
+ * at the points where the process holds no pointer into the segment past the size it may
+ * shrink to (between requests, as PostgreSQL's backends process a barrier).  When nothing
+ * changed it is one read of the header's generation (well under a microsecond).
+ *
+ * Until it syncs, a process may touch the size it had at its last sync (or at attach): a
+ * grow is not visible to it (a touch past that size faults: SIGSEGV, as past any mapping),
+ * and the pages of a shrink stay for it.  After it syncs, hpshm_segment_size() is the
+ * published size.  A segment that cannot change size is always in sync: 0 at once.
+ * @param seg the segment
+ * @param err filled on failure, may be NULL
+ * @return 0, or HPSHM_ESYS (the OS refused to change the mapping)
+ */
+HPSHM_API int hpshm_segment_sync(hpshm_segment *seg, hpshm_error *err);
 
 /**
  * What the segment is: provider, sizes, verified page size, populate, attempts, and how this

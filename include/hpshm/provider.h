@@ -42,7 +42,9 @@
  * A provider never populates: the core faults pages in after create() when populate says so
  * or probe() advised it, through the port, which may use m->handle as HPSHM_MAP_DESCRIPTOR
  * allows when m->flags has it.  A provider never passes MAP_NORESERVE/SHM_NORESERVE for huge pages:
- * a reservation taken at create time is what keeps SIGBUS away.
+ * a reservation taken at create time is what keeps SIGBUS away.  The one exception is a
+ * request with HPSHM_REQ_RESERVE (a resizable segment, max_size): there the pages are taken
+ * by the core through the port (fallocate) before anything touches them, range by range.
  *
  * Re-attach after exec: the core chooses the address, keeps a header that says what the
  * segment is (in the last HPSHM_HEADER_REGION bytes of the mapping, and then create() is asked
@@ -131,8 +133,22 @@ extern "C" {
 
 /** hpshm_request.flags */
 enum hpshm_request_flag {
-	HPSHM_REQ_REATTACH = 1 /**< a child started by exec will attach the segment (reattach=exec) */
+	HPSHM_REQ_REATTACH = 1, /**< a child started by exec will attach the segment (reattach=exec) */
+	/**
+	 * rq->size is an address range the segment may grow within (max_size), not pages to take:
+	 * map all of it, on a file descriptor (HPSHM_MAP_DESCRIPTOR), without reserving or
+	 * committing its pages (Linux: MAP_NORESERVE), except the last HPSHM_RESIZE_AREA bytes
+	 * rounded up to the page size (the header and its table), which create() allocates
+	 * before it writes there.  The core allocates and frees the rest through the port.  Only
+	 * a provider with HPSHM_CAP_RESIZE is asked, in create() and attach(); one whose
+	 * segment cannot do it (no descriptor) leaves HPSHM_CAP_RESIZE out of m->caps.
+	 */
+	HPSHM_REQ_RESERVE  = 2
 };
+
+/** Bytes at the tail of a resizable segment, at least, for its header and the table of the
+ * processes that map it (one page if pages are larger). */
+#define HPSHM_RESIZE_AREA 65536
 
 /** hpshm_mapping.flags */
 enum hpshm_mapping_flag {
