@@ -15,7 +15,8 @@
  *   resize_backed  how far from the start the object holds pages, the owner's account of
  *                  what a shrink may give back;
  *   the table      one slot per process that maps the segment and is not its owner: its
- *                  pid and start time, the word it applied last, the bytes it may touch.
+ *                  pid and start time, the word it applied last, the bytes it may touch,
+ *                  where it maps the segment.
  *
  * hpshm_segment_sync() compares the word with the one it applied (the whole cost when
  * nothing changed), opens or closes its tail, writes its slot, and reads the word again: the
@@ -24,7 +25,8 @@
  * still touch what it gives back, and a process never leaves sync with a size the owner
  * already took back.  The owner gives back [max(published, every live slot's bytes),
  * backed): at once when it can, else at its next resize or sync.  A slot whose process is
- * gone (pid and start time) is freed then.
+ * gone (pid and start time), or no longer maps the segment where it said (it exec'd:
+ * /proc/<pid>/maps on Linux), is freed then.
  *
  * fork(): a child maps what its parent mapped but has no slot.  The prepare handler takes a
  * slot for the child in the parent (marked as a fork in progress, with the parent's pid and
@@ -41,6 +43,9 @@
 
 /* A slot taken by a parent for the child it is forking: the parent's pid with this bit. */
 #define RESIZE_FORKING    (UINT64_C(1) << 63)
+/* The child's once it made it its own: its pid with this bit, until it exec's (resize_stale()). */
+#define RESIZE_INHERITED  (UINT64_C(1) << 62)
+#define RESIZE_PID(v)     ((long long)((v) & ~(RESIZE_FORKING | RESIZE_INHERITED)))
 /* How long a fork's mark may wait for its child. */
 #define RESIZE_FORK_NS    (UINT64_C(5) * 1000000000u)
 
@@ -121,17 +126,17 @@ static int slot_live(struct hpshm_resize_slot *s, uint64_t pid)
 	int alive;
 
 	if (pid & RESIZE_FORKING)
-		alive = hpshm__port_now_ns() - start < RESIZE_FORK_NS &&
-			hpshm__port_process_alive((long long)(pid & ~RESIZE_FORKING), 0) != 0;
+		alive = hpshm__port_now_ns() - start < RESIZE_FORK_NS && hpshm__port_process_alive(RESIZE_PID(pid), 0) != 0;
 	else
-		alive = hpshm__port_process_alive((long long)pid, start) != 0; /* -1, cannot tell: live */
+		alive = hpshm__port_process_alive(RESIZE_PID(pid), start) != 0; /* -1, cannot tell: live */
 	if (!alive)
 		(void)hpshm__port_cas64(&s->pid, &pid, 0);
 	return alive;
 }
 
 /* Take a free slot (or a dead process's) for pid: its index, or -1 when the table is full. */
-static int slot_take(struct hpshm__resize *rs, uint64_t pid, uint64_t start, size_t mapped, uint64_t word)
+static int slot_take(struct hpshm__resize *rs, uint64_t pid, uint64_t start, size_t mapped, uint64_t word,
+		     const void *addr)
 {
 	for (int pass = 0; pass < 2; pass++) {
 		for (unsigned i = 0; i < rs->nslots; i++) {
@@ -145,6 +150,7 @@ static int slot_take(struct hpshm__resize *rs, uint64_t pid, uint64_t start, siz
 			if (!hpshm__port_cas64(&s->pid, &seen, pid))
 				continue;
 			hpshm__port_store64(&s->start, start);
+			hpshm__port_store64(&s->addr, (uint64_t)(uintptr_t)addr);
 			hpshm__port_store64(&s->word, word);
 			hpshm__port_store64(&s->mapped, mapped);
 			return (int)i;
@@ -203,7 +209,7 @@ static void resize_prepare_fork(void)
 	(void)start;
 	for (struct hpshm_segment *seg = resize_list; seg && i < RESIZE_FORK_MAX; seg = seg->rs.next, i++)
 		fork_slots[i] = slot_take(&seg->rs, RESIZE_FORKING | (uint64_t)self, hpshm__port_now_ns(), seg->usable,
-					  seg->rs.seen);
+					  seg->rs.seen, seg->map.addr);
 	fork_n = i;
 }
 
@@ -229,13 +235,37 @@ static void resize_child_fork(void)
 		if (rs->slot < 0)
 			continue;
 		hpshm__port_store64(&rs->slots[rs->slot].start, start);
-		hpshm__port_store64(&rs->slots[rs->slot].pid, (uint64_t)self);
+		hpshm__port_store64(&rs->slots[rs->slot].pid, RESIZE_INHERITED | (uint64_t)self);
 	}
 	fork_n = 0;
 	hpshm__port_segments_unlock();
 }
 
 /* ---- adopting a handle ---- */
+
+/*
+ * Free the slots this process inherited by fork() that no handle of it holds any more: it
+ * exec'd since, and the program it runs now maps the segment afresh (an attach at the same
+ * address, which /proc/<pid>/maps cannot tell from the inherited mapping).
+ */
+static void resize_stale(struct hpshm__resize *rs, long long self)
+{
+	uint64_t mine = RESIZE_INHERITED | (uint64_t)self;
+
+	hpshm__port_segments_lock();
+	for (unsigned i = 0; i < rs->nslots; i++) {
+		uint64_t pid = hpshm__port_load64(&rs->slots[i].pid);
+		int held = 0;
+
+		if (pid != mine)
+			continue;
+		for (struct hpshm_segment *seg = resize_list; seg && !held; seg = seg->rs.next)
+			held = seg->rs.slots == rs->slots && seg->rs.slot == (int)i;
+		if (!held)
+			(void)hpshm__port_cas64(&rs->slots[i].pid, &pid, 0);
+	}
+	hpshm__port_segments_unlock();
+}
 
 int hpshm__resize_adopt(struct hpshm_segment *seg, int owner, hpshm_error *err)
 {
@@ -274,7 +304,8 @@ int hpshm__resize_adopt(struct hpshm_segment *seg, int owner, hpshm_error *err)
 		if (rc < 0)
 			return rc;
 		self = hpshm__port_self(&start);
-		rs->slot = slot_take(rs, (uint64_t)self, start, size, word);
+		resize_stale(rs, self);
+		rs->slot = slot_take(rs, (uint64_t)self, start, size, word, seg->map.addr);
 		rs->slot_pid = self;
 		if (rs->slot < 0)
 			return hpshm_error_set(err, HPSHM_EFULL, 0, NULL, "detach processes that no longer use the segment",
@@ -323,8 +354,16 @@ static int resize_release(struct hpshm_segment *seg, hpshm_error *err)
 		if (pid == 0 || !slot_live(s, pid))
 			continue;
 		mapped = hpshm__port_load64(&s->mapped);
-		if (mapped > target)
-			target = mapped > rs->max ? rs->max : (size_t)mapped;
+		if (mapped <= target)
+			continue;
+		/* A process that exec'd since (a fork() child of a server that starts another
+		 * program) maps nothing of it any more: its slot is freed. */
+		if (hpshm__port_process_maps(RESIZE_PID(pid), hpshm__port_load64(&s->addr),
+					     resize_handle(&seg->map)) == 0) {
+			(void)hpshm__port_cas64(&s->pid, &pid, 0);
+			continue;
+		}
+		target = mapped > rs->max ? rs->max : (size_t)mapped;
 	}
 	rs->pending = target > HPSHM__RESIZE_WORD_SIZE(hpshm__port_load64(&h->resize_word));
 	if (target >= backed)

@@ -200,7 +200,13 @@ Test(wire, header_layout_is_the_same_for_every_word_size)
 	cr_expect_eq(offsetof(struct hpshm_header, name), (size_t)136);
 	cr_expect_eq(offsetof(struct hpshm_header, creator_address), (size_t)264);
 	cr_expect_eq(offsetof(struct hpshm_header, object), (size_t)272);
-	cr_expect_eq(sizeof(struct hpshm_header), (size_t)400);
+	cr_expect_eq(offsetof(struct hpshm_header, resize_max), (size_t)400);
+	cr_expect_eq(offsetof(struct hpshm_header, resize_word), (size_t)408);
+	cr_expect_eq(offsetof(struct hpshm_header, resize_backed), (size_t)416);
+	cr_expect_eq(offsetof(struct hpshm_header, resize_slots), (size_t)424);
+	cr_expect_eq(offsetof(struct hpshm_header, resize_spare), (size_t)428);
+	cr_expect_eq(sizeof(struct hpshm_header), (size_t)432);
+	cr_expect_eq(sizeof(struct hpshm_resize_slot), (size_t)48);
 	cr_assert_leq(sizeof(struct hpshm_header), (size_t)HPSHM_HEADER_REGION);
 }
 

@@ -12,10 +12,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <inttypes.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "linux/linux.h"
 #include "port.h"
+#include "posix/sys.h"
 
 #ifndef FALLOC_FL_KEEP_SIZE
 #define FALLOC_FL_KEEP_SIZE 0x01
@@ -74,4 +77,35 @@ int hpshm__port_decommit(struct hpshm__port_handle h, uint64_t off, size_t len, 
 	return hpshm_error_set(err, e == EOPNOTSUPP || e == ENOSYS ? HPSHM_ENOTSUP : HPSHM_ESYS, e, "fallocate", NULL,
 			       "could not give back %s at offset %llu (fallocate PUNCH_HOLE): %s",
 			       hpshm_size_format(len, sz, sizeof(sz)), (unsigned long long)off, strerror(e));
+}
+
+/*
+ * The line of /proc/<pid>/maps that holds addr must be the object's own (its inode): after an
+ * exec the address is free, or holds something else.  Reading another process's maps needs
+ * the right to trace it: without it, -1.
+ */
+int hpshm__port_process_maps(long long pid, uint64_t addr, struct hpshm__port_handle h)
+{
+	char path[64], line[512];
+	unsigned long long lo, hi, ino;
+	struct stat st;
+	int found = 0;
+	FILE *f;
+
+	if (!(h.flags & HPSHM__PORT_FILE) || hpshm__posix_sys.fstat((int)h.value, &st) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%lld/maps", pid);
+	f = hpshm__linux_sysfile_open(path);
+	if (!f)
+		return errno == ENOENT ? 0 : -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx-%llx %*s %*s %*s %llu", &lo, &hi, &ino) != 3)
+			continue;
+		if (addr >= lo && addr < hi) {
+			found = ino == (unsigned long long)st.st_ino;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
 }

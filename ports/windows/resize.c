@@ -23,6 +23,13 @@ int hpshm__port_decommit(struct hpshm__port_handle h, uint64_t off, size_t len, 
 			       "a section's pages cannot be given back while a view maps them");
 }
 
+/* No process but a creator's or an attacher's maps a section here (no fork()): ask no further. */
+int hpshm__port_process_maps(long long pid, uint64_t addr, struct hpshm__port_handle h)
+{
+	(void)pid, (void)addr, (void)h;
+	return -1;
+}
+
 int hpshm__port_protect(void *addr, size_t len, int writable, hpshm_error *err)
 {
 	DWORD old;
