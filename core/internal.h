@@ -211,6 +211,9 @@ static inline int hpshm__token_tail(const char *header)
 {
 	return strcmp(header, "tail") == 0 || strcmp(header, "resize") == 0;
 }
+/* Entries in a resizable segment's table of processes: what fits in HPSHM_RESIZE_AREA before
+ * the header region, whatever the page size (a larger tail page is not scanned whole). */
+#define HPSHM__RESIZE_SLOTS ((HPSHM_RESIZE_AREA - HPSHM_HEADER_REGION) / sizeof(struct hpshm_resize_slot))
 /* The bytes at a resizable segment's tail for its header and table, on page_size pages;
  * 0 if that overflows. */
 size_t hpshm__resize_area(size_t page_size);

@@ -282,7 +282,7 @@ int hpshm__resize_adopt(struct hpshm_segment *seg, int owner, hpshm_error *err)
 	 * nothing outside it. */
 	if (!h || !HPSHM__HEADER_HAS(h, 4, resize_spare) || h->resize_max == 0 || area == 0 ||
 	    h->resize_max % page != 0 || h->resize_max + area != seg->map.size ||
-	    h->resize_slots != (area - HPSHM_HEADER_REGION) / sizeof(struct hpshm_resize_slot))
+	    h->resize_slots != HPSHM__RESIZE_SLOTS)
 		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "the token or the object is not hpshm's as made",
 				       "the segment's header does not describe a resizable segment of %zu bytes",
 				       seg->map.size);
@@ -294,7 +294,8 @@ int hpshm__resize_adopt(struct hpshm_segment *seg, int owner, hpshm_error *err)
 				       (unsigned long long)h->resize_max);
 	rs->max = (size_t)h->resize_max;
 	rs->page = page;
-	rs->slots = (struct hpshm_resize_slot *)((char *)seg->map.addr + seg->map.size - area);
+	rs->slots = (struct hpshm_resize_slot *)((char *)seg->map.addr + seg->map.size - HPSHM_HEADER_REGION) -
+		    HPSHM__RESIZE_SLOTS;
 	rs->nslots = h->resize_slots;
 	rs->seen = word;
 	seg->usable = size;

@@ -521,9 +521,7 @@ static void try_write_header(const struct segment_walk *w, struct segment_try *c
 		c->header = hpshm__header_write_resizable((char *)m->addr + m->size - HPSHM_HEADER_REGION,
 							  m->size - HPSHM_HEADER_REGION, m->addr, c->p->name,
 							  w->cfg->name, c->rq.page_size, m->object, c->max, c->initial,
-							  (unsigned)((hpshm__resize_area(c->rq.page_size) -
-								      HPSHM_HEADER_REGION) /
-								     sizeof(struct hpshm_resize_slot)));
+							  (unsigned)HPSHM__RESIZE_SLOTS);
 	else if (c->place == HPSHM__HEADER_TAIL)
 		c->header = hpshm__header_write((char *)m->addr + m->size - HPSHM_HEADER_REGION,
 						m->size - HPSHM_HEADER_REGION, m->addr, c->p->name, w->cfg->name,

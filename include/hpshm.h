@@ -643,7 +643,8 @@ HPSHM_API int hpshm_segment_detach(hpshm_segment *seg);
 HPSHM_API void *hpshm_segment_address(const hpshm_segment *seg);
 
 /**
- * The usable size: the requested size rounded up to whole pages of the size actually used,
+ * The usable size: for a segment made with max_size, the size this process mapped at its
+ * last hpshm_segment_sync() (or resize, create, attach); else the requested size rounded up to whole pages of the size actually used,
  * less the 4 KiB header region when a named or re-attachable segment keeps its header at its
  * tail (an unnamed re-attachable segment on huge pages keeps it in a companion of base pages
  * when the tail has no room, and then all of the mapping is usable).  The report's

@@ -475,6 +475,7 @@ char *tool_caps_words(unsigned caps, char *buf, size_t len)
 		{ HPSHM_CAP_NAMED, "named" },
 		{ HPSHM_CAP_FD, "fd" },
 		{ HPSHM_CAP_TAG, "tag" },
+		{ HPSHM_CAP_RESIZE, "resize" },
 	};
 	size_t used = 0;
 
