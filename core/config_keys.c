@@ -77,7 +77,7 @@ static void provider_known(char *buf, size_t len)
  * build lacks (the same config file serves every build and OS); a name to use may not.
  */
 /* What provider= accepts, for the errors of the key and of hpshm_config_set_provider(). */
-static const char provider_accepted[] = "auto, provider names separated by commas, or auto,-name to leave one out";
+const char hpshm__provider_accepted[] = "auto, provider names separated by commas, or auto,-name to leave one out";
 
 static int parse_provider(struct hpshm_config *c, const char *v, hpshm_error *err)
 {
@@ -102,7 +102,7 @@ static int parse_provider(struct hpshm_config *c, const char *v, hpshm_error *er
 			p++;
 		len = (size_t)(q - p);
 		if (len == 0 || len >= HPSHM_NAME_MAX)
-			return hpshm__config_bad(err, HPSHM_EVALUE, "provider", provider_accepted,
+			return hpshm__config_bad(err, HPSHM_EVALUE, "provider", hpshm__provider_accepted,
 					  "provider: empty or overlong name in \"%s\"", v);
 		if (n + nx == HPSHM__MAX_PROVIDERS)
 			return hpshm__config_bad(err, HPSHM_EVALUE, "provider", "at most 16 names",
@@ -111,7 +111,7 @@ static int parse_provider(struct hpshm_config *c, const char *v, hpshm_error *er
 		name[len] = '\0';
 		if (strcmp(name, "auto") == 0) {
 			if (minus || item != 0)
-				return hpshm__config_bad(err, HPSHM_EVALUE, "provider", provider_accepted,
+				return hpshm__config_bad(err, HPSHM_EVALUE, "provider", hpshm__provider_accepted,
 						  "provider: auto can only come first, as in auto,-sysv_hugetlb");
 			nauto = 1;
 		} else if (minus) {
@@ -139,9 +139,9 @@ static int parse_provider(struct hpshm_config *c, const char *v, hpshm_error *er
 		p = *end ? end + 1 : end;
 	}
 	if (item == 0)
-		return hpshm__config_bad(err, HPSHM_EVALUE, "provider", provider_accepted, "provider: empty value");
+		return hpshm__config_bad(err, HPSHM_EVALUE, "provider", hpshm__provider_accepted, "provider: empty value");
 	if (n && (nauto || nx))
-		return hpshm__config_bad(err, HPSHM_EVALUE, "provider", provider_accepted,
+		return hpshm__config_bad(err, HPSHM_EVALUE, "provider", hpshm__provider_accepted,
 				  "provider: \"%s\" mixes a list of providers with auto or -name; use one or the other", v);
 	memcpy(c->providers, names, sizeof(names[0]) * n);
 	c->nproviders = n;
@@ -172,14 +172,14 @@ static int format_provider(const struct hpshm_config *c, char *buf, size_t len)
 	return snprintf(buf, len, "%s", all);
 }
 
-static const char *const huge_words[] = { "off", "try", "on", NULL };
+const char *const hpshm__huge_words[] = { "off", "try", "on", NULL };
 
 static int parse_huge_pages(struct hpshm_config *c, const char *v, hpshm_error *err)
 {
 	/* PostgreSQL's hidden aliases, so its users' habits carry over. */
 	static const char *const off_words[] = { "false", "no", "0", NULL };
 	static const char *const on_words[] = { "true", "yes", "1", NULL };
-	int i = config_word(v, huge_words);
+	int i = config_word(v, hpshm__huge_words);
 
 	if (i >= 0)
 		c->huge_pages = (hpshm_huge_pages)i;
@@ -195,7 +195,7 @@ static int parse_huge_pages(struct hpshm_config *c, const char *v, hpshm_error *
 
 static int format_huge_pages(const struct hpshm_config *c, char *buf, size_t len)
 {
-	return snprintf(buf, len, "%s", huge_words[c->huge_pages]);
+	return snprintf(buf, len, "%s", hpshm__huge_words[c->huge_pages]);
 }
 
 static int parse_huge_page_size(struct hpshm_config *c, const char *v, hpshm_error *err)
@@ -234,11 +234,11 @@ static int format_huge_page_size(const struct hpshm_config *c, char *buf, size_t
 	return snprintf(buf, len, "%s", hpshm_size_format(c->huge_page_size, s, sizeof(s)));
 }
 
-static const char *const reattach_words[] = { "off", "exec", NULL };
+const char *const hpshm__reattach_words[] = { "off", "exec", NULL };
 
 static int parse_reattach(struct hpshm_config *c, const char *v, hpshm_error *err)
 {
-	int i = config_word(v, reattach_words);
+	int i = config_word(v, hpshm__reattach_words);
 
 	if (i < 0)
 		return hpshm__config_bad(err, HPSHM_EVALUE, "reattach", "off, exec", "reattach: \"%s\" is not off or exec", v);
@@ -248,7 +248,7 @@ static int parse_reattach(struct hpshm_config *c, const char *v, hpshm_error *er
 
 static int format_reattach(const struct hpshm_config *c, char *buf, size_t len)
 {
-	return snprintf(buf, len, "%s", reattach_words[c->reattach]);
+	return snprintf(buf, len, "%s", hpshm__reattach_words[c->reattach]);
 }
 
 static const char *const populate_words[] = { "auto", "on", "off", NULL };
@@ -428,42 +428,6 @@ static int format_namespace(const struct hpshm_config *c, char *buf, size_t len)
 	return snprintf(buf, len, "%s", namespace_words[c->name_space]);
 }
 
-/* max_size: off (0), or the size a segment may grow to.  A max_size below the size asked
- * at create is that create's error: the key alone cannot know it. */
-static int parse_max_size(struct hpshm_config *c, const char *v, hpshm_error *err)
-{
-	static const char values[] = "off, or a size such as 1GiB";
-	size_t size;
-	int rc;
-
-	if (strcmp(v, "off") == 0 || strcmp(v, "0") == 0) {
-		c->max_size = 0;
-		return 0;
-	}
-	rc = hpshm_size_parse(v, &size);
-	if (rc < 0)
-		return hpshm__config_bad(err, rc == HPSHM_EOVERFLOW ? HPSHM_EOVERFLOW : HPSHM_EVALUE, "max_size", values,
-					 "max_size: \"%s\" is not a size", v);
-	c->max_size = size;
-	return 0;
-}
-
-/* The size back as text that parses to the same bytes: the largest binary unit that divides it. */
-static int format_max_size(const struct hpshm_config *c, char *buf, size_t len)
-{
-	static const char *const units[] = { "", "KiB", "MiB", "GiB", "TiB" };
-	size_t v = c->max_size;
-	unsigned u = 0;
-
-	if (v == 0)
-		return snprintf(buf, len, "off");
-	while (u + 1 < sizeof(units) / sizeof(units[0]) && v % 1024 == 0) {
-		v /= 1024;
-		u++;
-	}
-	return snprintf(buf, len, "%zu%s", v, units[u]);
-}
-
 /* What populate guards against, in the terms of the system (a key's text reaches `hpshm probe`). */
 #ifdef _WIN32
 #define POPULATE_DESCRIPTION                                                                      \
@@ -518,7 +482,7 @@ static const struct hpshm__keydef keys[HPSHM__NKEYS] = {
 	[HPSHM__KEY_MAX_SIZE] = { "max_size", "off, or a size such as 1GiB", "off",
 				  "the size a segment may grow to in place (hpshm_segment_resize()); its address "
 				  "range is reserved in every process that maps it",
-				  parse_max_size, format_max_size },
+				  hpshm__parse_max_size, hpshm__format_max_size },
 };
 
 void hpshm__config_init(struct hpshm_config *cfg)
@@ -628,119 +592,4 @@ const char *hpshm_config_key_name(unsigned index, const char **description, cons
 const char *hpshm__config_level_name(hpshm_log_level level)
 {
 	return level_words[level];
-}
-
-
-/*
- * The typed setters.  Each turns its value into the text the key's parser reads and sets that
- * as hpshm_config_set() would, so the typed and the text forms accept, refuse (same code, same
- * key, same accepted values) and rank (API precedence) a value alike: there is one parser
- * per key, never two.
- */
-static int config_set_typed(hpshm_config *cfg, const char *fn, enum hpshm__key k, const char *text,
-			    hpshm_error *err)
-{
-	if (!cfg)
-		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "%s: NULL configuration", fn);
-	/* As hpshm_config_set() with the key's text: the API's source, the key's one parser. */
-	return hpshm__config_set_from(cfg, keys[k].name, text, HPSHM__SRC_API, "", err);
-}
-
-/* words[v], or v as a number for a value outside the enum, which the key's parser refuses. */
-static const char *config_enum_text(const char *const *words, int v, char *buf, size_t len)
-{
-	int n = 0;
-
-	while (words[n])
-		n++;
-	if (v >= 0 && v < n)
-		return words[v];
-	snprintf(buf, len, "%d", v);
-	return buf;
-}
-
-int hpshm_config_set_huge_pages(hpshm_config *cfg, hpshm_huge_pages policy, hpshm_error *err)
-{
-	char buf[16];
-
-	return config_set_typed(cfg, "hpshm_config_set_huge_pages", HPSHM__KEY_HUGE_PAGES,
-				config_enum_text(huge_words, (int)policy, buf, sizeof(buf)), err);
-}
-
-int hpshm_config_set_reattach(hpshm_config *cfg, hpshm_reattach mode, hpshm_error *err)
-{
-	char buf[16];
-
-	return config_set_typed(cfg, "hpshm_config_set_reattach", HPSHM__KEY_REATTACH,
-				config_enum_text(reattach_words, (int)mode, buf, sizeof(buf)), err);
-}
-
-int hpshm_config_set_huge_page_size(hpshm_config *cfg, size_t bytes, hpshm_error *err)
-{
-	char buf[32];
-
-	if (bytes == HPSHM_PAGE_SIZE_DEFAULT)
-		snprintf(buf, sizeof(buf), "default");
-	else if (bytes == HPSHM_PAGE_SIZE_LARGEST)
-		snprintf(buf, sizeof(buf), "largest");
-	else
-		snprintf(buf, sizeof(buf), "%zu", bytes);
-	return config_set_typed(cfg, "hpshm_config_set_huge_page_size", HPSHM__KEY_HUGE_PAGE_SIZE, buf, err);
-}
-
-int hpshm_config_set_provider(hpshm_config *cfg, const char *const *names, size_t n, hpshm_error *err)
-{
-	/* Far more than the key takes (16 names of at most 31 bytes): a list that does not fit
-	 * is refused, as its text would be. */
-	char list[4096];
-	size_t used = 0;
-
-	if (!cfg || (n && !names))
-		return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_config_set_provider: NULL argument");
-	list[0] = '\0';
-	for (size_t i = 0; i < n; i++) {
-		size_t len;
-
-		if (!names[i])
-			return hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, "pass n names, none of them NULL",
-					       "hpshm_config_set_provider: names[%zu] is NULL", i);
-		/* The text form lets a trailing comma pass; an empty element is a caller's slip. */
-		if (!names[i][0])
-			return hpshm__config_bad(err, HPSHM_EVALUE, "provider", provider_accepted,
-					  "provider: names[%zu] is empty", i);
-		/* Joined with commas below: a comma inside a name would split it silently. */
-		if (strchr(names[i], ','))
-			return hpshm__config_bad(err, HPSHM_EVALUE, "provider", "one name, auto or -name per element",
-					  "provider: \"%s\" holds a comma: pass each name as its own element",
-					  names[i]);
-		len = strlen(names[i]);
-		if (used + len + 2 > sizeof(list))
-			return hpshm__config_bad(err, HPSHM_EVALUE, "provider", "at most 16 names",
-					  "provider: a list of %zu names is too long", n);
-		if (i)
-			list[used++] = ',';
-		memcpy(list + used, names[i], len + 1);
-		used += len;
-	}
-	return config_set_typed(cfg, "hpshm_config_set_provider", HPSHM__KEY_PROVIDER, list, err);
-}
-
-
-int hpshm_config_set_populate_threads(hpshm_config *cfg, unsigned threads, hpshm_error *err)
-{
-	char buf[16];
-
-	if (threads == HPSHM_POPULATE_THREADS_AUTO)
-		snprintf(buf, sizeof(buf), "auto");
-	else
-		snprintf(buf, sizeof(buf), "%u", threads);
-	return config_set_typed(cfg, "hpshm_config_set_populate_threads", HPSHM__KEY_POPULATE_THREADS, buf, err);
-}
-
-int hpshm_config_set_max_size(hpshm_config *cfg, size_t bytes, hpshm_error *err)
-{
-	char buf[32];
-
-	snprintf(buf, sizeof(buf), "%zu", bytes);
-	return config_set_typed(cfg, "hpshm_config_set_max_size", HPSHM__KEY_MAX_SIZE, buf, err);
 }

@@ -238,6 +238,14 @@ int hpshm__resize_prepare(const struct hpshm_mapping *m, size_t initial, size_t 
 int hpshm__resize_adopt(struct hpshm_segment *seg, int owner, hpshm_error *err);
 /* Take seg off the table and the list, before it is unmapped. */
 void hpshm__resize_leave(struct hpshm_segment *seg);
+/* The words of the enum keys, in their enums' order, NULL-terminated (core/config_keys.c). */
+extern const char *const hpshm__huge_words[];
+extern const char *const hpshm__reattach_words[];
+/* What provider= accepts, for the errors of the key and of hpshm_config_set_provider(). */
+extern const char hpshm__provider_accepted[];
+/* The max_size key, for the key table. */
+int hpshm__parse_max_size(struct hpshm_config *c, const char *v, hpshm_error *err);
+int hpshm__format_max_size(const struct hpshm_config *c, char *buf, size_t len);
 /* The providers registered here that can resize, as "a, b or c"; buf returned. */
 const char *hpshm__resize_providers(char *buf, size_t len);
 

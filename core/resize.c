@@ -77,6 +77,46 @@ int hpshm__resize_layout(size_t size, size_t max_size, size_t page_size, size_t 
 	return 0;
 }
 
+/* ---- the key ---- */
+
+/* max_size: off (0), or the size a segment may grow to.  A max_size below the size asked
+ * at create is that create's error: the key alone cannot know it. */
+int hpshm__parse_max_size(struct hpshm_config *c, const char *v, hpshm_error *err)
+{
+	static const char values[] = "off, or a size such as 1GiB";
+	size_t size;
+	int rc;
+
+	if (strcmp(v, "off") == 0 || strcmp(v, "0") == 0) {
+		c->max_size = 0;
+		return 0;
+	}
+	rc = hpshm_size_parse(v, &size);
+	if (rc < 0)
+		return hpshm__config_bad(err, rc == HPSHM_EOVERFLOW ? HPSHM_EOVERFLOW : HPSHM_EVALUE, "max_size", values,
+					 "max_size: \"%s\" is not a size", v);
+	c->max_size = size;
+	return 0;
+}
+
+/* The size back as text that parses to the same bytes: the largest binary unit that divides it. */
+int hpshm__format_max_size(const struct hpshm_config *c, char *buf, size_t len)
+{
+	static const char *const units[] = { "", "KiB", "MiB", "GiB", "TiB" };
+	size_t v = c->max_size;
+	unsigned u = 0;
+
+	if (v == 0)
+		return snprintf(buf, len, "off");
+	while (u + 1 < sizeof(units) / sizeof(units[0]) && v % 1024 == 0) {
+		v /= 1024;
+		u++;
+	}
+	return snprintf(buf, len, "%zu%s", v, units[u]);
+}
+
+/* ---- create ---- */
+
 static struct hpshm__port_handle resize_handle(const struct hpshm_mapping *m)
 {
 	return hpshm__port_handle_of(m->handle, m->flags & HPSHM_MAP_DESCRIPTOR);

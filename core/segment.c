@@ -23,24 +23,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include "core/walk.h"
 #include "port.h"
 
-/* A candidate's outcome, while walking. */
-struct segment_walk {
-	const struct hpshm_config *cfg;
-	hpshm_report              *r;
-	char                       hint[HPSHM_TEXT_MAX]; /* the first actionable hint seen */
-	char                       key[HPSHM_NAME_MAX];  /* the config key at fault, if any */
-	int                        last_code;            /* the last candidate's error */
-	int                        bad_address;          /* base_address lies outside the user range */
-	int                        stop;                 /* a configuration error every candidate would meet */
-	int                        hint_of_setup;        /* hint is a probe's fix for the machine's setup */
-};
-
-
-static void segment_attempt(struct segment_walk *w, const struct hpshm_instance *p, size_t page_size, int result,
-			    int sys_errno, const char *call, const char *reason)
+void hpshm__walk_attempt(struct hpshm__walk *w, const struct hpshm_instance *p, size_t page_size, int result,
+			 int sys_errno, const char *call, const char *reason)
 {
 	hpshm_attempt *a;
 
@@ -60,7 +47,7 @@ static void segment_attempt(struct segment_walk *w, const struct hpshm_instance 
 		   reason && reason[0] ? ": " : "", reason ? reason : "");
 }
 
-static void segment_keep_hint(struct segment_walk *w, const char *hint)
+void hpshm__walk_keep_hint(struct hpshm__walk *w, const char *hint)
 {
 	if (!w->hint[0] && hint && hint[0])
 		hpshm__strlcpy(w->hint, hint, sizeof(w->hint));
@@ -71,17 +58,17 @@ static void segment_keep_hint(struct segment_walk *w, const char *hint)
  * commit limit can hold) has the hint that fits the failure: setting the machine up for an
  * earlier provider (a privilege, a pool) would not make it succeed, so that hint gives way.
  */
-static void segment_request_hint(struct segment_walk *w, int rc, const char *hint)
+void hpshm__walk_request_hint(struct hpshm__walk *w, int rc, const char *hint)
 {
 	if (w->hint_of_setup && (rc == HPSHM_EEXIST || rc == HPSHM_ENOMEM) && hint && hint[0]) {
 		hpshm__strlcpy(w->hint, hint, sizeof(w->hint));
 		w->hint_of_setup = 0;
 	}
-	segment_keep_hint(w, hint);
+	hpshm__walk_keep_hint(w, hint);
 }
 
 /* Make sure the mapping is what the provider promised; fills the report's page facts. */
-static int segment_verify(struct segment_walk *w, const struct hpshm_instance *p, const struct hpshm_request *rq,
+static int segment_verify(struct hpshm__walk *w, const struct hpshm_instance *p, const struct hpshm_request *rq,
 			  const struct hpshm_mapping *m)
 {
 	struct hpshm__backing b;
@@ -106,7 +93,7 @@ static int segment_verify(struct segment_walk *w, const struct hpshm_instance *p
 		snprintf(why, sizeof(why), "asked for %s pages, the kernel (%s) reports %s%s pages",
 			 hpshm_size_format(rq->page_size, want, sizeof(want)), b.source,
 			 hpshm_size_format(b.page_size, got, sizeof(got)), b.huge ? " huge" : "");
-		segment_attempt(w, p, rq->page_size, HPSHM_ENOHUGE, 0, "verify", why);
+		hpshm__walk_attempt(w, p, rq->page_size, HPSHM_ENOHUGE, 0, "verify", why);
 		return HPSHM_ENOHUGE;
 	}
 	return 0;
@@ -131,157 +118,6 @@ static int segment_want_populate(const struct hpshm_config *cfg, const struct hp
 	return (pr->advice & HPSHM_ADVISE_POPULATE) != 0;
 }
 
-/*
- * The top of the user address range on this architecture, as the kernel sets it by default
- * (TASK_SIZE): 47 bits on x86-64 and most 64-bit ports, 48 on arm64 with 4 KiB pages.  It is
- * only used to explain a failure the kernel already reported, never to refuse an address up
- * front: a kernel with a wider range (x86-64 with 5-level paging) maps higher addresses on
- * request, and then there is no failure to explain.  0 where the build cannot know it: a
- * 32-bit program gets 3 GiB under a 32-bit kernel's default split, another split where that
- * kernel was configured so, and all 4 GiB but a page under a 64-bit kernel.
- */
-static uintptr_t segment_user_top(void)
-{
-#if defined(__aarch64__)
-	return (uintptr_t)1 << 48;
-#elif defined(__x86_64__) && !defined(__ILP32__)
-	return ((uintptr_t)1 << 47) - 4096;   /* the last page below 2^47 is never mapped */
-#elif UINTPTR_MAX > 0xffffffffu
-	return (uintptr_t)1 << 47;
-#else
-	return 0;
-#endif
-}
-
-/*
- * A fixed address the kernel refused with ENOMEM or EINVAL, where the segment would end past
- * the top of the user range, is a bad base_address, not a shortage of memory: say which
- * address and where the range ends.  Where the top is unknown (0), only a segment that would
- * run past the end of the address space itself is explained so.  1 if so (why filled), else 0.
- */
-static int segment_address_outside(const struct hpshm_request *rq, int sys_errno, char *why, size_t len)
-{
-	uintptr_t at = (uintptr_t)rq->address, top = segment_user_top();
-
-	if (!at || (sys_errno != ENOMEM && sys_errno != EINVAL))
-		return 0;
-	if (top == 0) {
-		if (rq->size - 1 <= UINTPTR_MAX - at)
-			return 0;
-		snprintf(why, len, "base_address %#llx leaves no room for a segment that long before the end of the "
-			 "address space", (unsigned long long)at);
-		return 1;
-	}
-	if (at < top && rq->size <= top - at)
-		return 0;
-	snprintf(why, len, "base_address %#llx is outside the user address range (top %#llx)%s",
-		 (unsigned long long)at, (unsigned long long)top, at < top ? " for a segment that long" : "");
-	return 1;
-}
-
-/*
- * The address of a segment a token can name, and its header's companion when it has one: the
- * address is chosen (unless base_address gave it) with room for the companion's granule
- * after the segment, the companion made there.  When no companion can be had (no plain
- * provider that re-attaches, the granule is taken), the header goes back to the tail and
- * rq->size grows by it.  0, or a negative code with the attempt recorded.
- */
-static int segment_place(struct segment_walk *w, const struct hpshm_instance *p, const struct hpshm_config *cfg,
-			 size_t size, struct hpshm_request *rq, enum hpshm__header_place *place,
-			 struct hpshm__companion *companion)
-{
-	/* HPSHM__ADDRESS_GRANULE at least: Windows' granularity, so the same addresses work everywhere. */
-	size_t align = rq->page_size > HPSHM__ADDRESS_GRANULE ? rq->page_size : HPSHM__ADDRESS_GRANULE;
-	int chosen = 0, rc;
-	void *at;
-
-	memset(companion, 0, sizeof(*companion));
-	for (;;) {
-		/* Every segment a token can name (reattach=exec, or a name another process opens)
-		 * gets an address on the grid, high and away from the kernel's choices, so the
-		 * other process can map it there too; a named one used to take the kernel's
-		 * address, which its own token then refused as off the grid. */
-		if (hpshm__wants_header(cfg) && (!rq->address || chosen)) {
-			rc = hpshm__port_pick_address(rq->size + hpshm__header_extent(*place), align, &at);
-			if (rc < 0) {
-				segment_attempt(w, p, rq->page_size, rc, 0, "mmap", "no free address range for the segment");
-				return rc;
-			}
-			rq->address = at;
-			chosen = 1;
-		}
-		if (*place != HPSHM__HEADER_COMPANION)
-			return 0;
-		if (hpshm__companion_create(companion, rq->address, rq->size, cfg, NULL) == 0)
-			return 0;
-		*place = HPSHM__HEADER_TAIL;
-		rc = hpshm__segment_sizes_at(*place, size, rq->page_size, &rq->size, NULL);
-		if (rc < 0) {
-			segment_attempt(w, p, rq->page_size, HPSHM_EOVERFLOW, 0, "round",
-					"size overflows when rounded to the page size");
-			return HPSHM_EOVERFLOW;
-		}
-		if (!chosen)
-			return 0;
-	}
-}
-
-/* How often a create at an address the core chose is tried when something else took the range. */
-#define SEGMENT_MAP_TRIES 4
-
-/*
- * Place the segment (segment_place()) and have the provider create it there.  A range
- * hpshm__port_pick_address() found is free only until someone maps there.  hpshm's creates in
- * other threads wait for the address lock, held from the choice until the segment and its
- * companion are mapped; what else the process maps meanwhile (another thread's malloc arena,
- * a library being loaded), create() meets as HPSHM_EEXIST, and a range the core chose is then
- * chosen again (a base_address the configuration gave is not).  *placed says whether the
- * segment was placed (a placement failure has its attempt recorded already); the return is
- * create()'s code, with perr filled on failure and the companion released.
- */
-static int segment_map(struct segment_walk *w, const struct hpshm_instance *p, size_t size,
-		       struct hpshm_request *rq, enum hpshm__header_place *place, struct hpshm__companion *companion,
-		       struct hpshm_header *held, char *tag, struct hpshm_mapping *m, hpshm_error *perr, int *placed)
-{
-	const struct hpshm_config *cfg = w->cfg;
-	const struct hpshm_request asked = *rq;
-	const enum hpshm__header_place asked_place = *place;
-	int locked = hpshm__wants_header(cfg), rc;
-
-	*placed = 0;
-	if (locked)
-		hpshm__port_address_lock();
-	for (int tries = 1;; tries++) {
-		rc = segment_place(w, p, cfg, size, rq, place, companion);
-		if (rc < 0)
-			break;
-		*placed = 1;
-		/* The held header is written before the object exists: its nonce and address are
-		 * the label the provider gives the object. */
-		if (*place == HPSHM__HEADER_TAG) {
-			hpshm__header_hold(held, rq->size, hpshm__port_random64(), (uint64_t)(uintptr_t)rq->address, p->name,
-					   rq->page_size);
-			rq->tag = hpshm__header_tag(held->nonce, held->creator_address, tag);
-		}
-		memset(m, 0, sizeof(*m));
-		m->handle = HPSHM_NO_HANDLE;
-		memset(perr, 0, sizeof(*perr));
-		rc = p->ops->create(p, m, rq, perr);
-		if (rc < 0)
-			hpshm__companion_release(companion, 1);
-		if (rc != HPSHM_EEXIST || !locked || asked.address || tries == SEGMENT_MAP_TRIES)
-			break;
-		hpshm__log(cfg, HPSHM_LOG_DEBUG, "%s: the range at %p was taken before the segment was mapped there: "
-			   "choosing another", p->name, rq->address);
-		*rq = asked;
-		*place = asked_place;
-	}
-	if (locked)
-		hpshm__port_address_unlock();
-	return rc;
-}
-
-
 /* One candidate while it is tried: what it is asked, what it made, where its header went. */
 struct segment_try {
 	const struct hpshm_instance *p;         /* the candidate */
@@ -299,7 +135,7 @@ struct segment_try {
 };
 
 /* Is the candidate admitted, and what does its probe() answer?  0, or a code (recorded). */
-static int try_probe(struct segment_walk *w, struct segment_try *c)
+static int try_probe(struct hpshm__walk *w, struct segment_try *c)
 {
 	const struct hpshm_instance *p = c->p;
 	const char *why;
@@ -308,7 +144,7 @@ static int try_probe(struct segment_walk *w, struct segment_try *c)
 
 	why = hpshm__segment_excluded(w->cfg, p);
 	if (why) {
-		segment_attempt(w, p, 0, HPSHM_EUNAVAILABLE, 0, "config", why);
+		hpshm__walk_attempt(w, p, 0, HPSHM_EUNAVAILABLE, 0, "config", why);
 		return HPSHM_EUNAVAILABLE;
 	}
 	hpshm__segment_request(&c->rq, w->cfg, p, c->size);
@@ -321,28 +157,28 @@ static int try_probe(struct segment_walk *w, struct segment_try *c)
 	if (rc < 0) {
 		if (!w->hint[0] && c->pr.fix[0])
 			w->hint_of_setup = 1;
-		segment_keep_hint(w, c->pr.fix);
+		hpshm__walk_keep_hint(w, c->pr.fix);
 		if (c->pr.page_size == 0 && wish != HPSHM_PAGE_SIZE_DEFAULT && wish != HPSHM_PAGE_SIZE_LARGEST) {
 			/* A size the mechanism does not offer is the configuration's fault. */
 			hpshm__strlcpy(w->key, "huge_page_size", sizeof(w->key));
-			segment_attempt(w, p, wish, HPSHM_EUNAVAILABLE, c->pr.sys_errno, "config",
+			hpshm__walk_attempt(w, p, wish, HPSHM_EUNAVAILABLE, c->pr.sys_errno, "config",
 					c->pr.reason[0] ? c->pr.reason : "no such page size here");
 			return HPSHM_EUNAVAILABLE;
 		}
-		segment_attempt(w, p, c->pr.page_size, rc, c->pr.sys_errno, "probe",
+		hpshm__walk_attempt(w, p, c->pr.page_size, rc, c->pr.sys_errno, "probe",
 				c->pr.reason[0] ? c->pr.reason : "unavailable");
 		return rc;
 	}
 	why = hpshm__probe_broken(&c->pr);
 	if (why) {
-		segment_attempt(w, p, c->pr.page_size, HPSHM_EINVAL, 0, "probe", why);
+		hpshm__walk_attempt(w, p, c->pr.page_size, HPSHM_EINVAL, 0, "probe", why);
 		return HPSHM_EINVAL;
 	}
 	return 0;
 }
 
 /* base_address, when given, must be a multiple of the candidate's pages.  0, or a code (recorded). */
-static int try_address_aligned(struct segment_walk *w, struct segment_try *c)
+static int try_address_aligned(struct hpshm__walk *w, struct segment_try *c)
 {
 	struct hpshm_request *rq = &c->rq;
 	char why[HPSHM_TEXT_MAX], psz[32];
@@ -351,8 +187,8 @@ static int try_address_aligned(struct segment_walk *w, struct segment_try *c)
 		snprintf(why, sizeof(why), "base_address %p is not aligned to %s pages", rq->address,
 			 hpshm_size_format(rq->page_size, psz, sizeof(psz)));
 		hpshm__strlcpy(w->key, "base_address", sizeof(w->key));
-		segment_keep_hint(w, "give a base_address that is a multiple of the page size");
-		segment_attempt(w, c->p, rq->page_size, HPSHM_EINVAL, 0, "config", why);
+		hpshm__walk_keep_hint(w, "give a base_address that is a multiple of the page size");
+		hpshm__walk_attempt(w, c->p, rq->page_size, HPSHM_EINVAL, 0, "config", why);
 		return HPSHM_EINVAL;
 	}
 	return 0;
@@ -363,7 +199,7 @@ static int try_address_aligned(struct segment_walk *w, struct segment_try *c)
  * its pages (HPSHM_REQ_RESERVE), and the header is at its tail, where every process finds
  * the published size and the table of processes (core/resize.c).  0, or a code (recorded).
  */
-static int try_layout_resizable(struct segment_walk *w, struct segment_try *c)
+static int try_layout_resizable(struct hpshm__walk *w, struct segment_try *c)
 {
 	struct hpshm_request *rq = &c->rq;
 	char names[128], why[HPSHM_TEXT_MAX];
@@ -374,7 +210,7 @@ static int try_layout_resizable(struct segment_walk *w, struct segment_try *c)
 		hpshm__resize_providers(names, sizeof(names));
 		snprintf(why, sizeof(why), "cannot grow or shrink a segment in place, but max_size is set (the "
 			 "providers that can: %s)", names);
-		segment_attempt(w, c->p, rq->page_size, HPSHM_EUNAVAILABLE, 0, "config", why);
+		hpshm__walk_attempt(w, c->p, rq->page_size, HPSHM_EUNAVAILABLE, 0, "config", why);
 		return HPSHM_EUNAVAILABLE;
 	}
 	memset(&e, 0, sizeof(e));
@@ -384,7 +220,7 @@ static int try_layout_resizable(struct segment_walk *w, struct segment_try *c)
 		hpshm__strlcpy(w->key, "max_size", sizeof(w->key));
 		hpshm__strlcpy(w->hint, e.hint, sizeof(w->hint));
 		w->stop = 1;
-		segment_attempt(w, c->p, rq->page_size, rc, 0, "config", e.message);
+		hpshm__walk_attempt(w, c->p, rq->page_size, rc, 0, "config", e.message);
 		return rc;
 	}
 	c->place = HPSHM__HEADER_TAIL;
@@ -394,7 +230,7 @@ static int try_layout_resizable(struct segment_walk *w, struct segment_try *c)
 
 /* The contract checks, once for every provider: sizes rounded to whole pages, the address
  * aligned to them, and where the header goes.  0, or a code (recorded). */
-static int try_layout(struct segment_walk *w, struct segment_try *c)
+static int try_layout(struct hpshm__walk *w, struct segment_try *c)
 {
 	struct hpshm_request *rq = &c->rq;
 
@@ -407,16 +243,16 @@ static int try_layout(struct segment_walk *w, struct segment_try *c)
 	if (c->place == HPSHM__HEADER_COMPANION && (c->p->ops->caps & HPSHM_CAP_TAG))
 		c->place = HPSHM__HEADER_TAG;
 	if (hpshm__segment_sizes_at(c->place, c->size, rq->page_size, &rq->size, NULL) < 0) {
-		segment_attempt(w, c->p, rq->page_size, HPSHM_EOVERFLOW, 0, "round",
+		hpshm__walk_attempt(w, c->p, rq->page_size, HPSHM_EOVERFLOW, 0, "round",
 				"size overflows when rounded to the page size");
 		return HPSHM_EOVERFLOW;
 	}
 	return try_address_aligned(w, c);
 }
 
-/* Have the candidate create the segment (segment_map()).  0 with c->m made, or a code
+/* Have the candidate create the segment (hpshm__walk_map()).  0 with c->m made, or a code
  * (recorded) with nothing left to undo. */
-static int try_create(struct segment_walk *w, struct segment_try *c)
+static int try_create(struct hpshm__walk *w, struct segment_try *c)
 {
 	const struct hpshm_instance *p = c->p;
 	hpshm_error perr;
@@ -438,27 +274,27 @@ static int try_create(struct segment_walk *w, struct segment_try *c)
 			 * ENOTSUP may be one provider's (Windows: large pages cannot be placed later). */
 			w->stop = rc == HPSHM_EVALUE;
 		}
-		segment_keep_hint(w, perr.hint);
-		segment_attempt(w, p, c->rq.page_size, rc, perr.sys_errno, perr.call[0] ? perr.call : "numa", perr.message);
+		hpshm__walk_keep_hint(w, perr.hint);
+		hpshm__walk_attempt(w, p, c->rq.page_size, rc, perr.sys_errno, perr.call[0] ? perr.call : "numa", perr.message);
 		return rc;
 	}
-	rc = segment_map(w, p, c->size, &c->rq, &c->place, &c->companion, &c->held, c->tag, &c->m, &perr, &placed);
+	rc = hpshm__walk_map(w, p, c->size, &c->rq, &c->place, &c->companion, &c->held, c->tag, &c->m, &perr, &placed);
 	if (rc >= 0 || !placed)
 		return rc;
-	if (segment_address_outside(&c->rq, perr.sys_errno, why, sizeof(why))) {
+	if (hpshm__walk_address_outside(&c->rq, perr.sys_errno, why, sizeof(why))) {
 		/* Every provider will fail the same way: this hint replaces any earlier one. */
 		w->bad_address = 1;
 		hpshm__strlcpy(w->key, "base_address", sizeof(w->key));
 		hpshm__strlcpy(w->hint, "choose a lower base_address, or auto", sizeof(w->hint));
-		segment_attempt(w, p, c->rq.page_size, HPSHM_EVALUE, perr.sys_errno, perr.call[0] ? perr.call : "create",
+		hpshm__walk_attempt(w, p, c->rq.page_size, HPSHM_EVALUE, perr.sys_errno, perr.call[0] ? perr.call : "create",
 				why);
 		return HPSHM_EVALUE;
 	}
-	segment_request_hint(w, rc, perr.hint);
+	hpshm__walk_request_hint(w, rc, perr.hint);
 	/* A provider that refuses a key's value for its mechanism (mode on Windows) names it. */
 	if (perr.key[0] != '\0' && w->key[0] == '\0')
 		hpshm__strlcpy(w->key, perr.key, sizeof(w->key));
-	segment_attempt(w, p, c->rq.page_size, rc, perr.sys_errno, perr.call[0] ? perr.call : "create", perr.message);
+	hpshm__walk_attempt(w, p, c->rq.page_size, rc, perr.sys_errno, perr.call[0] ? perr.call : "create", perr.message);
 	return rc;
 }
 
@@ -468,14 +304,14 @@ static int try_create(struct segment_walk *w, struct segment_try *c)
  * re-attach would break the caller's children later, far from the cause: it is refused here,
  * and the walk goes on to the next provider.  0, or a code (recorded).
  */
-static int try_keep(struct segment_walk *w, const struct segment_try *c)
+static int try_keep(struct hpshm__walk *w, const struct segment_try *c)
 {
 	if (w->cfg->reattach != HPSHM__REATTACH_EXEC || (hpshm__mapping_caps(&c->m, c->p->ops) & HPSHM_CAP_REATTACH))
 		return 0;
 	hpshm__strlcpy(w->key, "reattach", sizeof(w->key));
-	segment_keep_hint(w, "use a provider whose segments a child started by exec can map, or reattach=off "
+	hpshm__walk_keep_hint(w, "use a provider whose segments a child started by exec can map, or reattach=off "
 			     "if the children are started by fork() alone");
-	segment_attempt(w, c->p, c->rq.page_size, HPSHM_EUNAVAILABLE, 0, "create",
+	hpshm__walk_attempt(w, c->p, c->rq.page_size, HPSHM_EUNAVAILABLE, 0, "create",
 			"the segment it made here cannot be re-attached after exec (no descriptor or name "
 			"for a child to map), but reattach=exec");
 	return HPSHM_EUNAVAILABLE;
@@ -487,7 +323,7 @@ static int try_keep(struct segment_walk *w, const struct segment_try *c)
  * reservation closed (core/resize.c).  A provider whose segment here has no file to allocate
  * in (plain on anonymous memory) is refused.  0, or a code (recorded).
  */
-static int try_reserve(struct segment_walk *w, struct segment_try *c)
+static int try_reserve(struct hpshm__walk *w, struct segment_try *c)
 {
 	const struct hpshm_mapping *m = &c->m;
 	hpshm_error perr;
@@ -503,8 +339,8 @@ static int try_reserve(struct segment_walk *w, struct segment_try *c)
 	if (rc == 0)
 		rc = hpshm__resize_prepare(m, c->initial, c->max, c->rq.page_size, &perr);
 	if (rc < 0) {
-		segment_request_hint(w, rc, perr.hint);
-		segment_attempt(w, c->p, c->rq.page_size, rc, perr.sys_errno, perr.call[0] ? perr.call : "create",
+		hpshm__walk_request_hint(w, rc, perr.hint);
+		hpshm__walk_attempt(w, c->p, c->rq.page_size, rc, perr.sys_errno, perr.call[0] ? perr.call : "create",
 				perr.message);
 	}
 	return rc;
@@ -512,7 +348,7 @@ static int try_reserve(struct segment_walk *w, struct segment_try *c)
 
 /* The header goes in first of all: a named object that a crash leaves behind must already
  * say whose it is, or `hpshm gc` could never tell it from a foreign one. */
-static void try_write_header(const struct segment_walk *w, struct segment_try *c)
+static void try_write_header(const struct hpshm__walk *w, struct segment_try *c)
 {
 	const struct hpshm_mapping *m = &c->m;
 
@@ -533,7 +369,7 @@ static void try_write_header(const struct segment_walk *w, struct segment_try *c
 
 /* Place the pages and fault them in when the configuration or the provider's advice asks
  * (core/populate.c).  0, or a code (recorded). */
-static int try_populate(struct segment_walk *w, struct segment_try *c)
+static int try_populate(struct hpshm__walk *w, struct segment_try *c)
 {
 	const struct hpshm_mapping *m = &c->m;
 	hpshm_error perr;
@@ -545,8 +381,8 @@ static int try_populate(struct segment_walk *w, struct segment_try *c)
 			     hpshm__port_handle_of(m->handle, m->flags & HPSHM_MAP_DESCRIPTOR),
 			     segment_want_populate(w->cfg, c->p, &c->pr), w->r, &perr);
 	if (rc < 0) {
-		segment_keep_hint(w, perr.hint);
-		segment_attempt(w, c->p, c->rq.page_size, rc, perr.sys_errno,
+		hpshm__walk_keep_hint(w, perr.hint);
+		hpshm__walk_attempt(w, c->p, c->rq.page_size, rc, perr.sys_errno,
 				perr.call[0] ? perr.call : "populate", perr.message);
 		return rc;
 	}
@@ -554,12 +390,12 @@ static int try_populate(struct segment_walk *w, struct segment_try *c)
 }
 
 /* The handle of the candidate's segment, and its lines of the report.  0, or HPSHM_ENOMEM (recorded). */
-static int try_handle(struct segment_walk *w, struct segment_try *c, struct hpshm_segment **out)
+static int try_handle(struct hpshm__walk *w, struct segment_try *c, struct hpshm_segment **out)
 {
 	struct hpshm_segment *seg = calloc(1, sizeof(*seg));
 
 	if (!seg) {
-		segment_attempt(w, c->p, c->rq.page_size, HPSHM_ENOMEM, 0, "malloc", "out of memory for the segment handle");
+		hpshm__walk_attempt(w, c->p, c->rq.page_size, HPSHM_ENOMEM, 0, "malloc", "out of memory for the segment handle");
 		return HPSHM_ENOMEM;
 	}
 	seg->inst = *c->p;
@@ -587,17 +423,17 @@ static int try_handle(struct segment_walk *w, struct segment_try *c, struct hpsh
 		rc = hpshm__resize_adopt(seg, 1, &e);
 		if (rc < 0) {
 			free(seg);
-			segment_attempt(w, c->p, c->rq.page_size, rc, e.sys_errno, "create", e.message);
+			hpshm__walk_attempt(w, c->p, c->rq.page_size, rc, e.sys_errno, "create", e.message);
 			return rc;
 		}
 	}
-	segment_attempt(w, c->p, c->rq.page_size, 0, 0, "", "");
+	hpshm__walk_attempt(w, c->p, c->rq.page_size, 0, 0, "", "");
 	*out = seg;
 	return 0;
 }
 
 /* Try one candidate.  0 with *seg made, or a negative code (recorded) to move on. */
-static int segment_try(struct segment_walk *w, const struct hpshm_instance *p, size_t size,
+static int segment_try(struct hpshm__walk *w, const struct hpshm_instance *p, size_t size,
 		       struct hpshm_segment **seg)
 {
 	struct segment_try c;
@@ -637,7 +473,7 @@ fail:
 }
 
 /* The whole failure, for the caller: every reason, one hint. */
-static int segment_fail(struct segment_walk *w, size_t size, hpshm_error *err)
+static int segment_fail(struct hpshm__walk *w, size_t size, hpshm_error *err)
 {
 	const hpshm_report *r = w->r;
 	const hpshm_attempt *cause = NULL;
@@ -687,13 +523,48 @@ static int segment_config_error(hpshm_error *err, const char *key, const char *n
 	return HPSHM_EVALUE;
 }
 
+/*
+ * The providers provider= names, found in the registry and checked against the other keys: a
+ * provider the policy, reattach or max_size rules out is a contradiction in the configuration,
+ * told before anything is tried.  0 with chosen[] filled, or the error.
+ */
+static int segment_named(const struct hpshm_config *cfg, struct hpshm_instance *chosen, hpshm_error *err)
+{
+	char names[128], why[HPSHM_TEXT_MAX];
+
+	for (unsigned i = 0; i < cfg->nproviders; i++) {
+		const struct hpshm_instance *p = &chosen[i];
+
+		if (hpshm__provider_find(cfg->providers[i], &chosen[i]) < 0) {
+			hpshm_error_set(err, HPSHM_ENOPROVIDER, 0, NULL, "run `hpshm providers` for the list",
+					"provider \"%s\" is not registered", cfg->providers[i]);
+			if (err)
+				hpshm__strlcpy(err->key, "provider", sizeof(err->key));
+			return HPSHM_ENOPROVIDER;
+		}
+		if (cfg->huge_pages == HPSHM_HUGE_OFF && (p->ops->caps & HPSHM_CAP_HUGE))
+			return segment_config_error(err, "huge_pages", p->name, "uses huge pages but huge_pages=off");
+		if (cfg->huge_pages == HPSHM_HUGE_ON && !(p->ops->caps & HPSHM_CAP_HUGE))
+			return segment_config_error(err, "huge_pages", p->name, "cannot give huge pages but huge_pages=on");
+		if (cfg->reattach == HPSHM__REATTACH_EXEC && !(p->ops->caps & HPSHM_CAP_REATTACH))
+			return segment_config_error(err, "reattach", p->name,
+						    "cannot be re-attached after exec but reattach=exec");
+		if (cfg->max_size && !(p->ops->caps & HPSHM_CAP_RESIZE)) {
+			snprintf(why, sizeof(why), "cannot grow or shrink a segment in place but max_size is set (the "
+				 "providers that can: %s)", hpshm__resize_providers(names, sizeof(names)));
+			return segment_config_error(err, "max_size", p->name, why);
+		}
+	}
+	return 0;
+}
+
 int hpshm__segment_create_ex(hpshm_segment **out, size_t size, const hpshm_config *cfg_in, hpshm_report *report,
 			     hpshm_error *err)
 {
 	struct hpshm_config defaults;
 	const struct hpshm_config *cfg = cfg_in;
 	struct hpshm_instance chosen[HPSHM__MAX_PROVIDERS];
-	struct segment_walk w;
+	struct hpshm__walk w;
 	struct hpshm_segment *seg = NULL;
 	hpshm_report r;
 	size_t rounded;
@@ -736,34 +607,9 @@ int hpshm__segment_create_ex(hpshm_segment **out, size_t size, const hpshm_confi
 				break;
 		}
 	} else {
-		for (unsigned i = 0; i < cfg->nproviders; i++) {
-			const struct hpshm_instance *p = &chosen[i];
-
-			if (hpshm__provider_find(cfg->providers[i], &chosen[i]) < 0) {
-				hpshm_error_set(err, HPSHM_ENOPROVIDER, 0, NULL, "run `hpshm providers` for the list",
-						"provider \"%s\" is not registered", cfg->providers[i]);
-				if (err)
-					hpshm__strlcpy(err->key, "provider", sizeof(err->key));
-				return HPSHM_ENOPROVIDER;
-			}
-			/* Naming a provider the policy excludes is a contradiction in the config. */
-			if (cfg->huge_pages == HPSHM_HUGE_OFF && (p->ops->caps & HPSHM_CAP_HUGE))
-				return segment_config_error(err, "huge_pages",
-							    p->name, "uses huge pages but huge_pages=off");
-			if (cfg->huge_pages == HPSHM_HUGE_ON && !(p->ops->caps & HPSHM_CAP_HUGE))
-				return segment_config_error(err, "huge_pages",
-							    p->name, "cannot give huge pages but huge_pages=on");
-			if (cfg->reattach == HPSHM__REATTACH_EXEC && !(p->ops->caps & HPSHM_CAP_REATTACH))
-				return segment_config_error(err, "reattach",
-							    p->name, "cannot be re-attached after exec but reattach=exec");
-			if (cfg->max_size && !(p->ops->caps & HPSHM_CAP_RESIZE)) {
-				char names[128], why[HPSHM_TEXT_MAX];
-
-				snprintf(why, sizeof(why), "cannot grow or shrink a segment in place but max_size is "
-					 "set (the providers that can: %s)", hpshm__resize_providers(names, sizeof(names)));
-				return segment_config_error(err, "max_size", p->name, why);
-			}
-		}
+		rc = segment_named(cfg, chosen, err);
+		if (rc < 0)
+			return rc;
 		for (unsigned i = 0; i < cfg->nproviders; i++) {
 			rc = segment_try(&w, &chosen[i], size, &seg);
 			if (rc == 0 || w.stop)
