@@ -950,6 +950,26 @@ Test(winseg, try_gives_verified_large_pages_or_falls_back_to_verified_small_ones
 	cr_assert_eq(hpshm_segment_destroy(seg), 0);
 }
 
+/*
+ * No Windows provider grows a section in place yet (doc/resize.md): max_size is refused by
+ * every one, and the error says none can here rather than naming Linux's providers.
+ */
+Test(winseg, max_size_is_refused_naming_that_no_provider_here_can)
+{
+	hpshm_config *any = config("max_size=64MiB"), *plain = config("provider=plain,max_size=64MiB");
+	hpshm_segment *seg = NULL;
+	hpshm_error err;
+
+	cr_assert_lt(hpshm_segment_create(&seg, 4 * MiB, any, &err), 0);
+	cr_assert_null(seg);
+	cr_assert(strstr(err.message, "max_size") && strstr(err.message, "none on this system"), "%s", err.message);
+	cr_assert_eq(hpshm_segment_create(&seg, 4 * MiB, plain, &err), HPSHM_EVALUE);
+	cr_assert_str_eq(err.key, "max_size");
+	cr_assert(strstr(err.message, "none on this system") != NULL, "%s", err.message);
+	hpshm_config_free(any);
+	hpshm_config_free(plain);
+}
+
 Test(winseg, without_the_privilege_large_pages_are_unavailable_and_the_fix_is_named)
 {
 	hpshm_config *cfg = config("provider=windows_large,huge_pages=on");

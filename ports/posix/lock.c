@@ -46,9 +46,8 @@ void hpshm__port_release_fence(void)
 /* ---- resizable segments: their list's lock, fork handlers, shared 64-bit words ---- */
 
 static pthread_mutex_t segments_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
-static void (*fork_prepare)(void), (*fork_parent)(void), (*fork_child)(void);
-static int fork_rc;
+static pthread_mutex_t fork_lock = PTHREAD_MUTEX_INITIALIZER;
+static int fork_installed; /* fork_lock */
 
 void hpshm__port_segments_lock(void)
 {
@@ -60,22 +59,19 @@ void hpshm__port_segments_unlock(void)
 	(void)pthread_mutex_unlock(&segments_lock);
 }
 
-static void fork_install(void)
-{
-	fork_rc = pthread_atfork(fork_prepare, fork_parent, fork_child);
-}
-
 int hpshm__port_at_fork(void (*prepare)(void), void (*parent)(void), void (*child)(void))
 {
-	/* One set of handlers per process: the core has one list, and pthread_atfork() cannot
-	 * take a handler back, so a second call with other functions is a bug in the caller. */
-	if (!fork_prepare) {
-		fork_prepare = prepare;
-		fork_parent = parent;
-		fork_child = child;
+	int rc = 0;
+
+	/* One set of handlers per process, installed by the first call: the core has one list,
+	 * and pthread_atfork() cannot take a handler back. */
+	(void)pthread_mutex_lock(&fork_lock);
+	if (!fork_installed) {
+		rc = pthread_atfork(prepare, parent, child);
+		fork_installed = rc == 0;
 	}
-	(void)pthread_once(&fork_once, fork_install);
-	return fork_rc == 0 ? 0 : HPSHM_ESYS;
+	(void)pthread_mutex_unlock(&fork_lock);
+	return rc == 0 ? 0 : HPSHM_ESYS;
 }
 
 /* Plain 64-bit words that two processes share: the GCC/Clang builtins, which act on any
