@@ -515,6 +515,9 @@ int hpshm_segment_resize(hpshm_segment *seg, size_t new_size, hpshm_error *err)
 			hpshm__strlcpy(err->key, "max_size", sizeof(err->key));
 		return rc;
 	}
+	/* Under the list's lock: a fork() in another thread takes its child's slot with this
+	 * process's size, which must not change (nor its pages go) meanwhile. */
+	hpshm__port_segments_lock();
 	if (size > seg->usable) {
 		rc = resize_grow(seg, size, err);
 	} else if (size < seg->usable) {
@@ -526,6 +529,7 @@ int hpshm_segment_resize(hpshm_segment *seg, size_t new_size, hpshm_error *err)
 	} else {
 		rc = seg->rs.pending ? resize_release(seg, err) : 0;
 	}
+	hpshm__port_segments_unlock();
 	if (rc == 0)
 		hpshm__log(&seg->cfg, HPSHM_LOG_INFO, "%s segment at %p resized to %s", seg->inst.name, seg->map.addr,
 			   hpshm_size_format(size, want, sizeof(want)));
@@ -534,19 +538,13 @@ int hpshm_segment_resize(hpshm_segment *seg, size_t new_size, hpshm_error *err)
 	return rc;
 }
 
-int hpshm_segment_sync(hpshm_segment *seg, hpshm_error *err)
+/* Apply the published words from word on, until the header holds the one applied last. */
+static int sync_apply(struct hpshm_segment *seg, uint64_t word, hpshm_error *err)
 {
-	struct hpshm__resize *rs;
-	uint64_t word;
+	struct hpshm__resize *rs = &seg->rs;
 	size_t size;
 	int rc;
 
-	if (!seg || seg->rs.max == 0)
-		return seg ? 0 : hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_segment_sync: seg is NULL");
-	rs = &seg->rs;
-	word = hpshm__port_load64(&seg->header->resize_word);
-	if (word == rs->seen && !rs->pending)
-		return 0;
 	while (word != rs->seen) {
 		size = HPSHM__RESIZE_WORD_SIZE(word);
 		if (size == 0 || size > rs->max || size % rs->page != 0)
@@ -572,7 +570,26 @@ int hpshm_segment_sync(hpshm_segment *seg, hpshm_error *err)
 		 * before this returns (the file's comment). */
 		word = hpshm__port_load64(&seg->header->resize_word);
 	}
-	if (rs->pending && hpshm__segment_owned(seg))
-		return resize_release(seg, err);
 	return 0;
+}
+
+int hpshm_segment_sync(hpshm_segment *seg, hpshm_error *err)
+{
+	struct hpshm__resize *rs;
+	uint64_t word;
+	int rc = 0;
+
+	if (!seg || seg->rs.max == 0)
+		return seg ? 0 : hpshm_error_set(err, HPSHM_EINVAL, 0, NULL, NULL, "hpshm_segment_sync: seg is NULL");
+	rs = &seg->rs;
+	word = hpshm__port_load64(&seg->header->resize_word);
+	if (word == rs->seen && !rs->pending)
+		return 0;
+	/* Under the list's lock, as a resize: a fork() in another thread copies this size. */
+	hpshm__port_segments_lock();
+	rc = sync_apply(seg, word, err);
+	if (rc == 0 && rs->pending && hpshm__segment_owned(seg))
+		rc = resize_release(seg, err);
+	hpshm__port_segments_unlock();
+	return rc;
 }
