@@ -678,7 +678,8 @@ HPSHM_API size_t hpshm_segment_max_size(const hpshm_segment *seg);
  * hpshm_segment_resize() or hpshm_segment_sync() after the last one did.  Until a process
  * syncs, the size it had stays valid for it.
  *
- * Not to be called concurrently with itself or hpshm_segment_sync() on the same handle.
+ * Not to be called concurrently with itself or hpshm_segment_sync() on the same handle
+ * (doc/threads.md); other threads may use the bytes below the smaller size, and fork().
  * @param seg      the segment
  * @param new_size the new size, 1 byte to hpshm_segment_max_size()
  * @param err      filled on failure, may be NULL
