@@ -7,6 +7,8 @@
  */
 #include "windows/windows.h"
 
+#include <string.h>
+
 /* A slim reader/writer lock taken exclusively, statically initialised: no setup call. */
 static SRWLOCK registry_lock = SRWLOCK_INIT;
 
@@ -52,7 +54,11 @@ int hpshm__port_at_fork(void (*prepare)(void), void (*parent)(void), void (*chil
  * atomic 64-bit load on 32-bit x86 as well, where a plain load of 8 bytes is not. */
 uint64_t hpshm__port_load64(const volatile uint64_t *p)
 {
-	return (uint64_t)InterlockedCompareExchange64((volatile LONG64 *)p, 0, 0);
+	/* The exchange writes nothing (0 replaces 0), but its prototype takes a writable word. */
+	volatile LONG64 *w;
+
+	memcpy(&w, &p, sizeof(w));
+	return (uint64_t)InterlockedCompareExchange64(w, 0, 0);
 }
 
 void hpshm__port_store64(volatile uint64_t *p, uint64_t v)
