@@ -73,13 +73,11 @@ struct hpshm_resize_slot {
 	uint64_t start;  /* its start time (hpshm__port_process_start()), 0 if unknown */
 	uint64_t word;   /* the resize_word it applied last */
 	uint64_t mapped; /* the bytes it may touch */
-	uint64_t addr;   /* where it maps the segment (hpshm_segment_open() may map it elsewhere) */
-	uint64_t spare;  /* zero */
 };
 
 /* The words two processes share are 8-byte aligned, on 32-bit systems too. */
 _Static_assert(offsetof(struct hpshm_header, resize_max) % 8 == 0, "resize_max is not 8-byte aligned");
-_Static_assert(sizeof(struct hpshm_resize_slot) == 48, "a resize slot is 48 bytes");
+_Static_assert(sizeof(struct hpshm_resize_slot) == 32, "a resize slot is 32 bytes");
 
 /* May member (an offsetof() and a sizeof()) of version `since` be read in h (the reading rules)? */
 #define HPSHM__HEADER_HAS(h, since, member)                                                       \

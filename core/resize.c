@@ -15,8 +15,7 @@
  *   resize_backed  how far from the start the object holds pages, the owner's account of
  *                  what a shrink may give back;
  *   the table      one slot per process that maps the segment and is not its owner: its
- *                  pid and start time, the word it applied last, the bytes it may touch,
- *                  where it maps the segment.
+ *                  pid and start time, the word it applied last, the bytes it may touch.
  *
  * hpshm_segment_sync() compares the word with the one it applied (the whole cost when
  * nothing changed), opens or closes its tail, writes its slot, and reads the word again: the
@@ -25,7 +24,7 @@
  * still touch what it gives back, and a process never leaves sync with a size the owner
  * already took back.  The owner gives back [max(published, every live slot's bytes),
  * backed): at once when it can, else at its next resize or sync.  A slot whose process is
- * gone (pid and start time), or no longer maps the segment where it said (it exec'd:
+ * gone (pid and start time), or no longer maps the segment's object (it exec'd:
  * /proc/<pid>/maps on Linux), is freed then.
  *
  * fork(): a child maps what its parent mapped but has no slot.  The prepare handler takes a
@@ -175,8 +174,7 @@ static int slot_live(struct hpshm_resize_slot *s, uint64_t pid)
 }
 
 /* Take a free slot (or a dead process's) for pid: its index, or -1 when the table is full. */
-static int slot_take(struct hpshm__resize *rs, uint64_t pid, uint64_t start, size_t mapped, uint64_t word,
-		     const void *addr)
+static int slot_take(struct hpshm__resize *rs, uint64_t pid, uint64_t start, size_t mapped, uint64_t word)
 {
 	for (int pass = 0; pass < 2; pass++) {
 		for (unsigned i = 0; i < rs->nslots; i++) {
@@ -190,7 +188,6 @@ static int slot_take(struct hpshm__resize *rs, uint64_t pid, uint64_t start, siz
 			if (!hpshm__port_cas64(&s->pid, &seen, pid))
 				continue;
 			hpshm__port_store64(&s->start, start);
-			hpshm__port_store64(&s->addr, (uint64_t)(uintptr_t)addr);
 			hpshm__port_store64(&s->word, word);
 			hpshm__port_store64(&s->mapped, mapped);
 			return (int)i;
@@ -249,7 +246,7 @@ static void resize_prepare_fork(void)
 	(void)start;
 	for (struct hpshm_segment *seg = resize_list; seg && i < RESIZE_FORK_MAX; seg = seg->rs.next, i++)
 		fork_slots[i] = slot_take(&seg->rs, RESIZE_FORKING | (uint64_t)self, hpshm__port_now_ns(), seg->usable,
-					  seg->rs.seen, seg->map.addr);
+					  seg->rs.seen);
 	fork_n = i;
 }
 
@@ -346,7 +343,7 @@ int hpshm__resize_adopt(struct hpshm_segment *seg, int owner, hpshm_error *err)
 			return rc;
 		self = hpshm__port_self(&start);
 		resize_stale(rs, self);
-		rs->slot = slot_take(rs, (uint64_t)self, start, size, word, seg->map.addr);
+		rs->slot = slot_take(rs, (uint64_t)self, start, size, word);
 		rs->slot_pid = self;
 		if (rs->slot < 0)
 			return hpshm_error_set(err, HPSHM_EFULL, 0, NULL, "detach processes that no longer use the segment",
@@ -399,8 +396,7 @@ static int resize_release(struct hpshm_segment *seg, hpshm_error *err)
 			continue;
 		/* A process that exec'd since (a fork() child of a server that starts another
 		 * program) maps nothing of it any more: its slot is freed. */
-		if (hpshm__port_process_maps(RESIZE_PID(pid), hpshm__port_load64(&s->addr),
-					     resize_handle(&seg->map)) == 0) {
+		if (hpshm__port_process_maps(RESIZE_PID(pid), resize_handle(&seg->map)) == 0) {
 			(void)hpshm__port_cas64(&s->pid, &pid, 0);
 			continue;
 		}

@@ -288,12 +288,11 @@ int hpshm__port_commit(struct hpshm__port_handle h, uint64_t off, size_t len, si
  */
 int hpshm__port_decommit(struct hpshm__port_handle h, uint64_t off, size_t len, hpshm_error *err);
 /*
- * Does process pid still map the object behind h at addr (in its address space)?  A process
- * may have exec'd since it took its slot in a resizable segment's table, or been made by a
- * fork() it never used, and then it touches nothing of it any more.  1 yes, 0 no, -1 cannot
- * tell (another user's process, /proc hidden, a system without the facts).
+ * Does process pid still map the object behind h?  A process may have exec'd since it took
+ * its slot in a resizable segment's table, and then it touches nothing of it any more.  1 yes,
+ * 0 no, -1 cannot tell (another user's process, /proc hidden, a system without the facts).
  */
-int hpshm__port_process_maps(long long pid, uint64_t addr, struct hpshm__port_handle h);
+int hpshm__port_process_maps(long long pid, struct hpshm__port_handle h);
 /* Make [addr, addr + len) of a mapping readable and writable (writable 1) or inaccessible
  * (0), in this process only.  0, or HPSHM_ESYS with err filled. */
 int hpshm__port_protect(void *addr, size_t len, int writable, hpshm_error *err);

@@ -206,7 +206,7 @@ Test(wire, header_layout_is_the_same_for_every_word_size)
 	cr_expect_eq(offsetof(struct hpshm_header, resize_slots), (size_t)424);
 	cr_expect_eq(offsetof(struct hpshm_header, resize_spare), (size_t)428);
 	cr_expect_eq(sizeof(struct hpshm_header), (size_t)432);
-	cr_expect_eq(sizeof(struct hpshm_resize_slot), (size_t)48);
+	cr_expect_eq(sizeof(struct hpshm_resize_slot), (size_t)32);
 	cr_assert_leq(sizeof(struct hpshm_header), (size_t)HPSHM_HEADER_REGION);
 }
 

@@ -12,9 +12,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
-#include <inttypes.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "linux/linux.h"
 #include "port.h"
@@ -80,14 +80,16 @@ int hpshm__port_decommit(struct hpshm__port_handle h, uint64_t off, size_t len, 
 }
 
 /*
- * The line of /proc/<pid>/maps that holds addr must be the object's own (its inode): after an
- * exec the address is free, or holds something else.  Reading another process's maps needs
- * the right to trace it: without it, -1.
+ * Does any line of /proc/<pid>/maps map the object (its device and inode)?  After an exec
+ * none does, unless the new program attached it again (which the core tells apart).  Not by
+ * address: under qemu-user another process's maps show the host's addresses, not the
+ * guest's.  Reading another process's maps needs the right to trace it: without it, -1.
  */
-int hpshm__port_process_maps(long long pid, uint64_t addr, struct hpshm__port_handle h)
+int hpshm__port_process_maps(long long pid, struct hpshm__port_handle h)
 {
 	char path[64], line[512];
-	unsigned long long lo, hi, ino;
+	unsigned long long ino;
+	unsigned maj, min;
 	struct stat st;
 	int found = 0;
 	FILE *f;
@@ -98,14 +100,9 @@ int hpshm__port_process_maps(long long pid, uint64_t addr, struct hpshm__port_ha
 	f = hpshm__linux_sysfile_open(path);
 	if (!f)
 		return errno == ENOENT ? 0 : -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx-%llx %*s %*s %*s %llu", &lo, &hi, &ino) != 3)
-			continue;
-		if (addr >= lo && addr < hi) {
-			found = ino == (unsigned long long)st.st_ino;
-			break;
-		}
-	}
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "%*x-%*x %*s %*s %x:%x %llu", &maj, &min, &ino) == 3 &&
+			ino == (unsigned long long)st.st_ino && maj == major(st.st_dev) && min == minor(st.st_dev);
 	fclose(f);
 	return found;
 }

@@ -15,9 +15,9 @@ int hpshm__port_commit(struct hpshm__port_handle h, uint64_t off, size_t len, si
 			       "this system cannot allocate a shared object's pages in advance");
 }
 
-int hpshm__port_process_maps(long long pid, uint64_t addr, struct hpshm__port_handle h)
+int hpshm__port_process_maps(long long pid, struct hpshm__port_handle h)
 {
-	(void)pid, (void)addr, (void)h;
+	(void)pid, (void)h;
 	return -1;
 }
 

@@ -24,9 +24,9 @@ int hpshm__port_decommit(struct hpshm__port_handle h, uint64_t off, size_t len, 
 }
 
 /* No process but a creator's or an attacher's maps a section here (no fork()): ask no further. */
-int hpshm__port_process_maps(long long pid, uint64_t addr, struct hpshm__port_handle h)
+int hpshm__port_process_maps(long long pid, struct hpshm__port_handle h)
 {
-	(void)pid, (void)addr, (void)h;
+	(void)pid, (void)h;
 	return -1;
 }
 
