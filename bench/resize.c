@@ -63,9 +63,9 @@ static hpshm_segment *rs_segment(const struct rs_plan *p, size_t size, size_t ma
 		snprintf(kv, sizeof(kv), "provider=%s,huge_pages=off,populate=%s", p->provider, populate ? "on" : "off");
 	if (hpshm_config_parse(cfg, kv, &err) < 0 || hpshm_config_set_max_size(cfg, max, &err) < 0 ||
 	    hpshm_segment_create(&seg, size, cfg, &err) < 0) {
-		snprintf(why, len, "%s%s%s", err.message, err.hint[0] ? " (hint: " : "", err.hint[0] ? err.hint : "");
-		if (err.hint[0])
-			snprintf(why + strlen(why), len - strlen(why), ")");
+		/* The message and the hint within a "could not use" line's room. */
+		snprintf(why, len, "%.300s%s%.180s%s", err.message, err.hint[0] ? " (hint: " : "", err.hint,
+			 err.hint[0] ? ")" : "");
 		seg = NULL;
 	}
 	hpshm_config_free(cfg);
@@ -112,7 +112,7 @@ static int rs_turn_hpshm(const struct rs_plan *p, double *grow, double *shrink, 
 	*grow = rs_ms(t0, t1);
 	*shrink = rs_ms(t2, bench_wall_ns());
 	if (rc < 0)
-		snprintf(why, len, "hpshm_segment_resize: %s", err.message);
+		snprintf(why, len, "hpshm_segment_resize: %.400s", err.message);
 	(void)hpshm_segment_destroy(seg);
 	return rc < 0 ? -1 : 0;
 }
