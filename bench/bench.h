@@ -338,6 +338,32 @@ struct bench_latency {
 	struct bench_summary vs_raw;           /* gain over the raw peer per repetition: > 1 is better */
 };
 
+#define BENCH_RS_RUNS       9    /* grow + shrink cycles of each resize member, alternated */
+#define BENCH_RS_SYNC_BATCHES 7  /* sync figures: batches of BENCH_RS_SYNC_CALLS calls each */
+#define BENCH_RS_SYNC_CALLS 200000u
+#define BENCH_MAX_RS        3    /* grow, shrink, sync */
+
+/*
+ * One resize row (resize.c): hpshm_segment_resize() from one size to another, wall time per
+ * call, alternated with the raw calls doing the same and (grow) with what a server does
+ * without resize: a new segment of the new size and a copy of the old contents; or the ns
+ * per hpshm_segment_sync() call with nothing to do, in a process that attached by fork().
+ * The ratios are hpshm's time over the other's, per cycle: costs, < 1 is hpshm faster.
+ */
+struct bench_resize {
+	char                 what[16];         /* "grow", "shrink", "sync" */
+	char                 provider[HPSHM_NAME_MAX]; /* the hpshm provider */
+	char                 raw_label[64];    /* the raw calls' row, "" if none */
+	char                 unit[16];         /* "ms" or "ns/call" */
+	size_t               page_size;        /* verified */
+	size_t               from, to;         /* bytes: resized from, to (sync: its size twice) */
+	struct bench_summary v;                /* hpshm's */
+	struct bench_summary raw;              /* the raw calls', n = 0 if none */
+	struct bench_summary copy;             /* grow: new segment + copy, n = 0 if none */
+	struct bench_summary over_raw;         /* hpshm / raw per cycle */
+	struct bench_summary over_copy;        /* hpshm / copy per cycle */
+};
+
 struct bench_result {
 	struct bench_options opt;              /* as run */
 	struct bench_config  cfg[BENCH_MAX_CONFIGS]; /* every configuration, usable or not */
@@ -356,6 +382,9 @@ struct bench_result {
 	const char          *caveat;           /* why this system's ratios mislead (an emulator), "" if not */
 	struct bench_latency lat[BENCH_MAX_LAT]; /* create and probe latencies */
 	unsigned             nlat;             /* entries in lat */
+	struct bench_resize  rs[BENCH_MAX_RS]; /* the resize rows */
+	unsigned             nrs;              /* entries in rs */
+	char                 rs_note[BENCH_WHY_MAX]; /* why they are absent, or at what size and pages they ran */
 };
 
 /*
@@ -404,6 +433,10 @@ unsigned bench_rows(const struct bench_result *res, struct bench_row *rows, unsi
 void bench_print_text(FILE *out, const struct bench_result *res);
 void bench_print_csv(FILE *out, const struct bench_result *res);
 int  bench_print_json(FILE *out, const struct bench_result *res);   /* 0, or -1 on a writer error */
+/* resize_out.c: the resize rows in the table, and as JSON's "resize" and "resize_note". */
+struct json;
+void bench_print_resize(FILE *out, const struct bench_result *res);
+void bench_json_resize(struct json *j, const struct bench_result *res);
 int  bench_write_svg(const char *path, const struct bench_result *res, char *why, size_t len);
 
 #endif /* HPSHM_BENCH_BENCH_H */

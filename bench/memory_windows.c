@@ -314,3 +314,34 @@ void bench_os_slots_free(unsigned char **slot, unsigned n, size_t slot_len)
 		if (slot[i])
 			bench_os_slot_open(slot[i], slot_len);
 }
+
+/* ---- the resize rows: no resizable segment on Windows yet (HPSHM_CAP_RESIZE is Linux's) ---- */
+
+int bench_os_rs_create(size_t page_size, size_t size, size_t max, struct bench_region *r, char *why, size_t len)
+{
+	(void)page_size, (void)size, (void)max, (void)r;
+	snprintf(why, len, "no provider resizes in place on Windows");
+	return -1;
+}
+
+int bench_os_rs_grow(struct bench_region *r, size_t to, char *why, size_t len)
+{
+	(void)r, (void)to;
+	snprintf(why, len, "no provider resizes in place on Windows");
+	return -1;
+}
+
+int bench_os_rs_shrink(struct bench_region *r, size_t to, char *why, size_t len)
+{
+	(void)r, (void)to;
+	snprintf(why, len, "no provider resizes in place on Windows");
+	return -1;
+}
+
+int bench_os_forked(void (*fn)(void *arg, double *out, unsigned n), void *arg, double *out, unsigned n, char *why,
+		    size_t len)
+{
+	(void)fn, (void)arg, (void)out, (void)n;
+	snprintf(why, len, "Windows has no fork()");
+	return -1;
+}

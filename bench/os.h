@@ -134,4 +134,24 @@ void bench_os_parallel(unsigned n, void (*fn)(void *arg, unsigned i), void *arg)
 /* Release a raw or THP region: 0, or -1 if the system refused. */
 int  bench_os_region_release(struct bench_region *r);
 
+/* ---- the resize rows (resize.c): the raw calls, and a process that attached by fork() ---- */
+
+/*
+ * The raw calls of a resizable region (resize_posix.c says which): max bytes reserved and
+ * mapped without their pages, the first size bytes allocated and accessible, at page_size
+ * (0: base pages).  grow allocates and opens [r->size, to), shrink closes [to, r->size) and
+ * gives its pages back; both set r->size.  0, or -1 with why.  bench_os_region_release()
+ * lets it go.
+ */
+int  bench_os_rs_create(size_t page_size, size_t size, size_t max, struct bench_region *r, char *why, size_t len);
+int  bench_os_rs_grow(struct bench_region *r, size_t to, char *why, size_t len);
+int  bench_os_rs_shrink(struct bench_region *r, size_t to, char *why, size_t len);
+/*
+ * Run fn(arg, out, n) in a child made by fork() (it inherits this process's segments, and
+ * hpshm's fork handler registers it in the resizable ones) and bring its n figures back into
+ * out.  0, or -1 with why (no fork here, or the child failed).
+ */
+int  bench_os_forked(void (*fn)(void *arg, double *out, unsigned n), void *arg, double *out, unsigned n, char *why,
+		     size_t len);
+
 #endif /* HPSHM_BENCH_OS_H */

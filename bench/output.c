@@ -411,6 +411,7 @@ void bench_print_text(FILE *out, const struct bench_result *res)
 				l->vs_raw.median, l->vs_raw.min, l->vs_raw.max);
 		fputc('\n', out);
 	}
+	bench_print_resize(out, res);
 	if (n == 0)
 		fprintf(out, "\nno configuration completed a round\n");
 	for (unsigned i = 0; i < res->ncfg; i++)
@@ -684,6 +685,7 @@ int bench_print_json(FILE *out, const struct bench_result *res)
 	json_headline(&j, res, rows, n);
 	json_results(&j, res, rows, n);
 	json_latency(&j, res);
+	bench_json_resize(&j, res);
 	json_unavailable(&j, res);
 	json_object_close(&j);
 	return json_end(&j);

@@ -4,8 +4,8 @@
  *
  * A run sets the machine up when asked (--reserve: the pools and shared THP), plans the
  * configurations and the groups it wants (plan.c), runs each group or as much of it as
- * memory holds at once (fit.c, group.c), then the latencies (latency.c), and puts back what
- * it changed.  run.h lists the files of the controller; doc/bench.md how to read a result.
+ * memory holds at once (fit.c, group.c), then the latencies (latency.c) and the resize rows
+ * (resize.c), and puts back what it changed.  run.h lists the files of the controller; doc/bench.md how to read a result.
  *
  * Stopping: SIGINT, SIGTERM and SIGHUP (Ctrl-C and Ctrl-Break on Windows) only set
  * bench_stop (os.h).  Every wait wakes up or polls it (on Windows a controller waiting for a
@@ -107,6 +107,8 @@ static void run_groups(struct run *run, const struct group *want, unsigned nwant
 		(void)group_run(run, &run->plain, 1, ++res->groups);
 	if (!bench_stop)
 		latency_run(run);
+	if (!bench_stop)
+		resize_run(run);
 }
 
 /*

@@ -11,6 +11,7 @@
  *   member.c   member_*  one member of a group: create, attach, a timed phase, release
  *   place.c    place_*   the address slot each member is mapped at
  *   latency.c  latency_* create and probe latencies, once per run
+ *   resize.c   resize_*  grow, shrink and sync of a resizable segment, once per run
  *   pool.c     pool_*    --reserve: the pool for the run, warmed, put back after
  *   run.c      bench_run the top level
  *   share.c    run_*     what every file above uses: progress, notes, sizes, the clock
@@ -116,6 +117,11 @@ void place_free(struct run *run);
 
 /* The create and probe latencies, into run->res->lat. */
 void latency_run(struct run *run);
+
+/* ---- resize.c -------------------------------------------------------------------------------- */
+
+/* The resize rows, into run->res->rs (or why not into run->res->rs_note). */
+void resize_run(struct run *run);
 
 /* ---- pool.c ---------------------------------------------------------------------------------- */
 

@@ -83,7 +83,7 @@ windows_backend() {
 # Linux flags of ports/linux/flags.h (only macros: it links nothing of the port).
 bench_posix() {
 	case $1 in
-	bench/worker_posix.c | bench/memory_posix.c | bench/apr.c) return 0 ;;
+	bench/worker_posix.c | bench/memory_posix.c | bench/resize_posix.c | bench/apr.c) return 0 ;;
 	esac
 	return 1
 }

@@ -588,3 +588,66 @@ Test(bench, ctrl_c_stops_cleanly_and_leaves_nothing)
 	cr_expect_eq(bench_workers_alive(pid), 0, "bench workers outlived the bench");
 	/* The fixture checks the pool, SysV segments, /dev/shm and hugetlbfs files. */
 }
+
+/* The resize entry for what ("grow", "shrink", "sync") in the JSON's "resize" list, as a row. */
+static int resize_entry(const char *out, const char *what, struct hpt_row *row)
+{
+	const char *list = strstr(out, "\"resize\": ["), *end, *p;
+	char key[48];
+
+	if (!list || !(end = strchr(list, ']')))
+		return 0;
+	snprintf(key, sizeof key, "\"what\": \"%s\"", what);
+	p = strstr(list, key);
+	if (!p || p > end)
+		return 0;
+	row->start = p;
+	row->len = (size_t)(end - p);
+	if ((p = strstr(p + 1, "\"what\"")) != NULL && p < end)
+		row->len = (size_t)(p - row->start);
+	return 1;
+}
+
+/*
+ * The resize rows: grow and shrink with the raw calls' time and hpshm / raw taken per cycle,
+ * grow with the new segment + copy, sync in ns per call; without a huge provider in the run
+ * they fall back to 4 KiB pages and say so.  Sane figures only: the ratios are shown, never
+ * asserted, since the machine is shared.
+ */
+Test(bench, resize_rows_grow_shrink_and_sync_against_the_raw_calls)
+{
+	struct hpt_run *r;
+	struct hpt_row row;
+	double v, from, to, ps;
+	char unit[32];
+
+	HPT_SKIP_UNDER_EMULATOR(BENCH_EXEC_SELF);
+	r = bench("--size", "16MiB", "--providers", "plain,raw", SMALL, NULL);
+	cr_assert_eq(r->status, 0, "bench failed: %s", r->err);
+	cr_assert(hpt_json_ok(r->out), "not one JSON value:\n%s", r->out);
+	cr_assert(strstr(r->out, "\"resize_note\": \"no huge page provider that resizes: at 4 KiB pages (plain)\""),
+		  "the fallback to 4 KiB pages is not said:\n%s", r->out);
+	for (int k = 0; k < 3; k++) {
+		static const char *const what[] = { "grow", "shrink", "sync" };
+
+		cr_assert(resize_entry(r->out, what[k], &row), "no %s row in:\n%s", what[k], r->out);
+		cr_assert(hpt_row_num(&row, "median", &v) && v > 0, "%s: median %f", what[k], v);
+		cr_assert(hpt_row_num(&row, "page_size", &ps));
+		cr_expect_eq((long)ps, sysconf(_SC_PAGESIZE), "%s: page size %.0f", what[k], ps);
+		cr_assert(hpt_row_num(&row, "from", &from) && hpt_row_num(&row, "to", &to));
+		cr_assert(hpt_row_str(&row, "unit", unit, sizeof unit));
+		cr_expect_str_eq(unit, k == 2 ? "ns/call" : "ms");
+		cr_expect(k == 0 ? to > from : k == 1 ? to < from : to == from, "%s: from %.0f to %.0f", what[k], from,
+			  to);
+		cr_expect(hpt_row_num(&row, "samples", &v) && v >= 7, "%s: %.0f samples", what[k], v);
+		if (k == 2) {
+			cr_expect(hpt_row_null(&row, "hpshm_over_raw"), "sync has no raw peer");
+			continue;
+		}
+		cr_expect(hpt_row_num(&row, "raw_median", &v) && v > 0, "%s: no raw time", what[k]);
+		cr_expect(hpt_row_num(&row, "hpshm_over_raw", &v) && v > 0, "%s: no hpshm/raw ratio", what[k]);
+		cr_expect(hpt_row_num(&row, "hpshm_over_raw_min", &v) && hpt_row_num(&row, "hpshm_over_raw_max", &v));
+		cr_expect(k == 0 ? hpt_row_num(&row, "hpshm_over_copy", &v) && v > 0 : hpt_row_null(&row, "hpshm_over_copy"),
+			  "%s: the copy ratio belongs to grow only", what[k]);
+	}
+}

@@ -98,7 +98,7 @@ static void check_print_summary(const hpshm_report *r)
 	free(big);
 }
 
-static int check_json_ok(const hpshm_report *r, size_t size, int destroyed)
+static int check_json_ok(const hpshm_report *r, size_t size, int destroyed, const struct check_resize *cr)
 {
 	struct json j;
 
@@ -118,6 +118,8 @@ static int check_json_ok(const hpshm_report *r, size_t size, int destroyed)
 	json_kv_double(&j, "populate_ms", tool_ms(r->populate_ns), 3);
 	json_kv_double(&j, "create_ms", tool_ms(r->create_ns), 3);
 	json_kv_bool(&j, "destroyed", destroyed);
+	if (cr)
+		check_resize_json(&j, cr);
 	tool_numa_report_json(&j, r);
 	check_json_attempts(&j, r);
 	json_object_close(&j);
@@ -150,14 +152,15 @@ static int check_json_fail(const hpshm_report *r, size_t size, int code, const h
 
 int cmd_check(int argc, char **argv)
 {
-	const char *size_text = NULL, *kv = NULL;
+	const char *size_text = NULL, *kv = NULL, *to_text = NULL;
+	struct check_resize cr;
 	hpshm_config *cfg = NULL;
 	hpshm_segment *seg = NULL;
 	hpshm_report rep;
 	hpshm_error err;
 	size_t size = 0;
-	int json = 0, rc, drc;
-	char a[32];
+	int json = 0, rc, drc, rrc;
+	char a[32], a2[128];
 
 	for (int i = 1; i < argc; i++) {
 		int r;
@@ -167,6 +170,9 @@ int cmd_check(int argc, char **argv)
 				return TOOL_EXIT_USAGE;
 			json = 1;
 		} else if ((r = tool_opt_value("check", argc, argv, &i, "--size", &size_text)) != 0) {
+			if (r < 0)
+				return TOOL_EXIT_USAGE;
+		} else if ((r = tool_opt_value("check", argc, argv, &i, "--resize-to", &to_text)) != 0) {
 			if (r < 0)
 				return TOOL_EXIT_USAGE;
 		} else if ((r = tool_opt_value("check", argc, argv, &i, "--config", &kv)) != 0) {
@@ -180,8 +186,16 @@ int cmd_check(int argc, char **argv)
 		return tool_usage_error("check", "missing --size SIZE, e.g. --size 16MiB");
 	if ((rc = tool_parse_size("check", "--size", size_text, &size)) != 0)
 		return rc;
+	memset(&cr, 0, sizeof(cr));
+	if (to_text && (rc = tool_parse_size("check", "--resize-to", to_text, &cr.to)) != 0)
+		return rc;
 	if ((rc = tool_config("check", kv, &cfg)) != 0)
 		return rc;
+	/* Room to grow to --resize-to; the library then takes only providers that can. */
+	if (to_text && hpshm_config_set_max_size(cfg, cr.to > size ? cr.to : size, &err) < 0) {
+		hpshm_config_free(cfg);
+		return tool_fail("check", "--resize-to %s: %s (hint: %s)", to_text, err.message, err.hint);
+	}
 
 	memset(&rep, 0, sizeof(rep));
 	memset(&err, 0, sizeof(err));
@@ -195,6 +209,9 @@ int cmd_check(int argc, char **argv)
 			fprintf(stderr, "  key: %s\n", err.key);
 		if (err.hint[0])
 			fprintf(stderr, "  hint: %s\n", err.hint);
+		if (to_text && strcmp(err.key, "max_size") == 0)
+			fprintf(stderr, "  fix: --resize-to needs a provider that resizes in place: provider=auto, or one of "
+				"%s (with a max_size this address space holds)\n", check_resize_providers(a2, sizeof(a2)));
 		if (json)
 			check_json_fail(&rep, size, rc, &err);
 		else
@@ -205,10 +222,11 @@ int cmd_check(int argc, char **argv)
 	/* The report lives in the segment; take it before destroy, in case create_ex left ours short. */
 	if (rep.provider[0] == '\0')
 		rep = *hpshm_segment_report(seg);
+	rrc = to_text ? check_resize_run(seg, &cr) : 0;
 	drc = hpshm_segment_destroy(seg);
 
 	if (json) {
-		if (check_json_ok(&rep, size, drc == 0) < 0)
+		if (check_json_ok(&rep, size, drc == 0, to_text ? &cr : NULL) < 0)
 			return tool_fail("check", "internal error writing JSON");
 	} else {
 		check_print_summary(&rep);
@@ -217,9 +235,13 @@ int cmd_check(int argc, char **argv)
 		       rep.verified ? rep.verified_by : "unverified", rep.huge ? "huge pages" : "not huge pages");
 		tool_numa_report_text(&rep);
 		check_text_attempts(stdout, &rep);
+		if (to_text)
+			check_resize_text(&cr);
 	}
 	if (drc < 0)
 		return tool_fail("check", "the segment was created but destroying it failed: %s; it may still hold "
 				 "pages (see `ipcs -m` and the hugetlbfs mounts)", hpshm_strerror(drc));
+	if (rrc < 0)
+		return tool_fail("check", "--resize-to %s: %s", to_text, cr.fail);
 	return TOOL_EXIT_OK;
 }

@@ -154,7 +154,7 @@ static const struct tool_cmd tool_cmds[] = {
 	{
 		.name = "check",
 		.run = cmd_check,
-		.synopsis = "check --size SIZE [--config KEY=VALUE,...] [--json]",
+		.synopsis = "check --size SIZE [--resize-to SIZE] [--config KEY=VALUE,...] [--json]",
 		.summary = "create a segment as a server would, print its verified report, destroy it",
 		.help =
 		"Builds the configuration a server would (HPSHM_* environment variables, then\n"
@@ -162,8 +162,13 @@ static const struct tool_cmd tool_cmds[] = {
 		"sizes, page size read back from the kernel, populate method, time and threads, and\n"
 		"with numa= the bytes on each NUMA node, read back) and every provider tried, then\n"
 		"destroys it.  Exits 0 only if the segment was created.\n"
+		"With --resize-to, the segment is made with max_size = the larger of the two sizes\n"
+		"(provider=auto takes the first provider that resizes in place), resized to that\n"
+		"size and back, and each step verified: the size, the huge page pool's free pages\n"
+		"(moved by exactly the pages of the step), the memory keeping a pattern.\n"
 		"\n"
 		"  --size SIZE      segment size, e.g. 16MiB, 2MB, 1G (required)\n"
+		"  --resize-to SIZE grow (or shrink) the segment in place to SIZE, then back\n"
 		"  --config KV      configuration, e.g. " HELP_CHECK_CONFIG "\n"
 		"  --json           one JSON object instead of text (also on failure, with \"ok\": false)\n",
 	},

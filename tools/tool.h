@@ -141,4 +141,35 @@ void tool_numa_probe_json(struct json *j, size_t size, const hpshm_config *cfg, 
 void tool_numa_report_json(struct json *j, const hpshm_report *r);
 void tool_numa_report_text(const hpshm_report *r);
 
+/* ---- check --resize-to (tools/check_resize.c) ---- */
+
+/* One step of the check: a resize from one size to another, and what was seen after it. */
+struct check_resize_step {
+	size_t from, to, size;      /* bytes: before, asked, hpshm_segment_size() after */
+	double ms;                  /* the resize call, wall */
+	long   pool_before;         /* the pool's free pages before, -1 without a huge page pool */
+	long   pool_after;          /* after */
+	long   pages;               /* pages the step should take or give back */
+	long   moved;               /* pages the pool's free count moved by, that way */
+	int    kept;                /* the pattern survived, and a grow's new pages took one */
+};
+
+struct check_resize {
+	size_t   to;                   /* --resize-to */
+	size_t   max;                  /* the segment's max_size */
+	size_t   page_size;            /* its page size, verified */
+	int      huge;                 /* on a huge page pool */
+	char     provider[HPSHM_NAME_MAX];
+	struct check_resize_step steps[2]; /* to TO, then back */
+	unsigned nsteps;
+	char     fail[HPSHM_MESSAGE_MAX + HPSHM_TEXT_MAX + 128]; /* what went wrong, "" if nothing */
+};
+
+/* Resize seg to cr->to and back, verifying each step.  0, or -1 with cr->fail said. */
+int  check_resize_run(hpshm_segment *seg, struct check_resize *cr);
+void check_resize_text(const struct check_resize *cr);
+void check_resize_json(struct json *j, const struct check_resize *cr);
+/* The providers that resize in place, "memfd_hugetlb, hugetlbfs, plain", for a fix. */
+char *check_resize_providers(char *buf, size_t len);
+
 #endif /* HPSHM_TOOLS_TOOL_H */
