@@ -450,6 +450,36 @@ static void resize_publish(struct hpshm_segment *seg, size_t size)
 	seg->report.usable_size = size;
 }
 
+/*
+ * Take the pages of [from, to) of the object: where populate_threads gives more than one
+ * thread for the range, by faulting it in from as many threads (the kernel clears each new
+ * page, and fallocate() would clear them all in this thread under the file's lock), else by
+ * fallocate().  Either fails cleanly when the pool or a cgroup is short, never with SIGBUS,
+ * and then gives back what it took: HPSHM_ENOMEM with the fix, and nothing changed.
+ */
+static int resize_take(struct hpshm_segment *seg, size_t from, size_t to, hpshm_error *err)
+{
+	struct hpshm__populate_how how;
+	unsigned methods;
+	int rc;
+
+	how.threads = hpshm__populate_threads(&seg->cfg, to - from, seg->rs.page);
+	how.numa = seg->cfg.numa.mode != HPSHM__NUMA_DEFAULT ? &seg->cfg.numa : NULL;
+	if (how.threads <= 1)
+		return hpshm__port_commit(resize_handle(&seg->map), from, to - from, seg->rs.page, err);
+	rc = hpshm__port_populate((char *)seg->map.addr + from, to - from, seg->rs.page, HPSHM__PORT_NO_HANDLE, &how,
+				  &methods, err);
+	if (rc < 0) {
+		(void)hpshm__port_decommit(resize_handle(&seg->map), from, to - from, NULL);
+		if (rc == HPSHM_EPOPULATE) {
+			rc = HPSHM_ENOMEM;
+			if (err)
+				err->code = rc;
+		}
+	}
+	return rc;
+}
+
 static int resize_grow(struct hpshm_segment *seg, size_t size, hpshm_error *err)
 {
 	struct hpshm__resize *rs = &seg->rs;
@@ -469,7 +499,7 @@ static int resize_grow(struct hpshm_segment *seg, size_t size, hpshm_error *err)
 		/* Accounted first: a kill after this leaves pages the header names, which the
 		 * object's end (destroy, gc) gives back with the rest. */
 		hpshm__port_store64(&h->resize_backed, size);
-		rc = hpshm__port_commit(resize_handle(&seg->map), backed, size - (size_t)backed, rs->page, err);
+		rc = resize_take(seg, (size_t)backed, size, err);
 		if (rc < 0)
 			hpshm__port_store64(&h->resize_backed, backed);
 	}

@@ -302,10 +302,10 @@ Test(resize, plain_grows_and_shrinks_under_two_children, .timeout = 120)
  * nothing: the size, the bytes, the pages held.  The shortage is the test's own cgroup limit
  * where it has one (no neighbour can spoil it), else the real pool's free pages.
  */
-Test(resize, a_grow_the_pool_cannot_hold_changes_nothing, .timeout = 60)
+static void grow_beyond_the_pool(const char *threads)
 {
 	/* An address range the pool cannot fill, which a 32-bit process has room for too. */
-	hpshm_segment *seg = create_resizable("memfd_hugetlb", 8 * MIB, sizeof(size_t) >= 8 ? "64GiB" : "1GiB", "", 8);
+	hpshm_segment *seg = create_resizable("memfd_hugetlb", 8 * MIB, sizeof(size_t) >= 8 ? "64GiB" : "1GiB", threads, 8);
 	unsigned char *base = hpshm_segment_address(seg);
 	struct hpt_pool pool;
 	hpshm_error err;
@@ -337,6 +337,18 @@ Test(resize, a_grow_the_pool_cannot_hold_changes_nothing, .timeout = 60)
 	cr_assert_eq(hpshm_segment_resize(seg, 12 * MIB, &err), 0, "%s", err.message);
 	cr_assert_eq(hpshm_segment_destroy(seg), 0);
 	(void)hpt_limit_huge_faults(HUGE_2M, "max");
+}
+
+/* Pages taken by fallocate() in the calling thread. */
+Test(resize, a_grow_the_pool_cannot_hold_changes_nothing, .timeout = 60)
+{
+	grow_beyond_the_pool(",populate_threads=1");
+}
+
+/* Pages taken by faults split over threads (what populate_threads=auto does for a large grow). */
+Test(resize, a_threaded_grow_the_pool_cannot_hold_changes_nothing, .timeout = 60)
+{
+	grow_beyond_the_pool(",populate_threads=2");
 }
 
 Test(resize, sysv_hugetlb_names_the_providers_that_can, .timeout = 60)
