@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/resize_storm.h -- the creator and the reader of test_resize_crash's kill storms
+ * (resize_storm.c), and the log they share with the test.
+ */
+#ifndef HPSHM_TESTS_RESIZE_STORM_H
+#define HPSHM_TESTS_RESIZE_STORM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hpshm.h"
+
+/* What a creator writes in the first word of page i of its segment: a page holds it or 0. */
+#define RSTORM_STAMP(i)   (UINT64_C(0x5a24000000000000) ^ (uint64_t)(i))
+/* The reader syncs before one loop in so many, and only reads in the others. */
+#define RSTORM_SYNC_EVERY 4
+
+/* A kind of resizable named segment. */
+struct rstorm_kind {
+	const char *provider;  /* plain or hugetlbfs */
+	size_t      page;      /* its page size */
+	unsigned    max_pages; /* max_size in pages */
+};
+
+/* Shared (MAP_SHARED anonymous) between the test and its children; volatile, as they race. */
+struct rstorm_log {
+	volatile size_t        done;        /* the size the last resize returned with (the first at create) */
+	volatile size_t        target;      /* the size asked of the resize in progress; done between calls */
+	volatile int           created;     /* 1 once the creator's segment exists and is stamped */
+	volatile int           rc;          /* a creator's or reader's failed call: its code */
+	volatile int           died_mode;   /* points: the fallocate mode the creator died at, -1 none */
+	volatile unsigned long resizes;     /* resizes the creator finished */
+	volatile int           reader_open; /* the reader has the segment open */
+	volatile int           reader_stop; /* the test tells the reader to detach and exit */
+	volatile unsigned long reads;       /* the reader's loops that synced first, then read every page */
+	volatile size_t        reader_size; /* the size the reader's last loop synced to */
+	char                   msg[256];    /* a failed call's message, cut to fit */
+};
+
+/* The log, in memory the test maps MAP_SHARED before it forks. */
+extern struct rstorm_log *rlog;
+
+/* Where a creator kills itself: before or after its at-th fallocate once created (a grow's
+ * commit, a shrink's PUNCH_HOLE), after its at-th resize; after its last step in any case. */
+enum rstorm_point { RSTORM_NONE, RSTORM_BEFORE_FALLOCATE, RSTORM_AFTER_FALLOCATE, RSTORM_AFTER_RESIZE };
+
+/* xorshift64*: the next number from *state (not 0). */
+static inline uint64_t rstorm_rnd(uint64_t *state)
+{
+	*state ^= *state >> 12;
+	*state ^= *state << 25;
+	*state ^= *state >> 27;
+	return *state * 0x2545f4914f6cdd1dULL;
+}
+
+/* The configuration of a segment of kind k named name, with max_size when with_max; NULL on error. */
+hpshm_config *rstorm_config(const struct rstorm_kind *k, const char *name, int with_max);
+
+/*
+ * In a forked child: create the segment at a random size (from seed), stamp it, log it as
+ * created, then resize it to random sizes and stamp what it gains, logging each size before
+ * and after the call: steps times and then die of SIGKILL, or (steps 0) until killed.
+ * Exits 2 (create failed) or 3 (a resize failed) with the code and message in the log.
+ */
+void rstorm_creator(const struct rstorm_kind *k, const char *name, uint64_t seed, unsigned steps,
+		    enum rstorm_point point, unsigned at) __attribute__((noreturn));
+
+/*
+ * In a forked child: open the segment by name, then loop (sync one loop in RSTORM_SYNC_EVERY,
+ * check the size, read every page) until the log says stop; detach and exit 0.  Its other
+ * exits are described at its definition; a read that faults kills it with the signal.
+ */
+void rstorm_reader(const struct rstorm_kind *k, const char *name) __attribute__((noreturn));
+
+/* 0, or the offset + 1 of the first page whose first word is neither 0 nor its stamp. */
+size_t rstorm_check_pages(const volatile uint64_t *base, size_t size, size_t page);
+
+/* rstorm_check_pages() under a SIGSEGV/SIGBUS guard: 0, or -1 with why (a fault names its
+ * signal and offset) for a test that must not crash on a fault. */
+int rstorm_guarded_check(const volatile uint64_t *base, size_t size, size_t page, char *why, size_t len);
+
+#endif /* HPSHM_TESTS_RESIZE_STORM_H */
