@@ -2,7 +2,8 @@
 /*
  * tests/resize_storm.c -- the processes of test_resize_crash's kill storms: a creator that
  * grows and shrinks a named resizable segment until it is killed (or kills itself at a
- * chosen step), and a reader that keeps it open, syncs and reads it meanwhile.  Both run in
+ * chosen step), and a reader that keeps it open, syncs and reads it meanwhile (its loop is
+ * resize_read.c's, which reattach_child shares).  Both run in
  * children forked by the test (hpt_fork()): they make no cr_* call and end by _exit() or a
  * signal, and tell the test what they did through the shared log (resize_storm.h).
  */
@@ -23,7 +24,7 @@
 
 struct rstorm_log *rlog;
 
-hpshm_config *rstorm_config(const struct rstorm_kind *k, const char *name, int with_max)
+hpshm_config *rstorm_config(const struct rstorm_kind *k, const char *name, unsigned flags)
 {
 	char kv[512], psz[32], msz[32];
 	hpshm_config *cfg;
@@ -37,13 +38,48 @@ hpshm_config *rstorm_config(const struct rstorm_kind *k, const char *name, int w
 		snprintf(kv, sizeof kv, "provider=hugetlbfs,name=%s,huge_pages=on,huge_page_size=%s", name,
 			 hpt_size_text(k->page, psz, sizeof psz));
 	if (hpshm_config_parse(cfg, kv, NULL) < 0 ||
-	    (with_max &&
+	    ((flags & RSTORM_CFG_EXEC) && hpshm_config_set(cfg, "reattach", "exec", NULL) < 0) ||
+	    ((flags & RSTORM_CFG_MAX) &&
 	     hpshm_config_set(cfg, "max_size", hpt_size_text(k->max_pages * k->page, msz, sizeof msz), NULL) < 0) ||
 	    (mnt && strcmp(k->provider, "hugetlbfs") == 0 && hpshm_config_set(cfg, "hugetlbfs_path", mnt, NULL) < 0)) {
 		hpshm_config_free(cfg);
 		return NULL;
 	}
 	return cfg;
+}
+
+/* ---- the kinds ---- */
+
+struct rstorm_kind rstorm_plain(void)
+{
+	struct rstorm_kind k = {"plain", 0, 64};
+
+	k.page = hpshm_base_page_size();
+	return k;
+}
+
+/* hugetlbfs on 2 MiB pages, or a skip (a failure under HPSHM_TEST_REQUIRE) with the reason. */
+struct rstorm_kind rstorm_huge(void)
+{
+	struct rstorm_kind k = {"hugetlbfs", (size_t)2 << 20, 8};
+	char reason[HPSHM_TEXT_MAX] = "";
+	struct hpt_pool pool;
+	hpshm_config *cfg;
+	int rc;
+
+	if (hpt_pool_read(k.page, &pool) < 0)
+		HPT_UNAVAILABLE("hugetlbfs", "2MiB", "the kernel offers no 2 MiB huge pages");
+	/* the creator's largest size, its tail, and the reader's nothing more (same object) */
+	if (hpt_pool_available(&pool) < k.max_pages + 1)
+		HPT_UNAVAILABLE_PAGES("hugetlbfs", "2MiB", k.max_pages + 1, "%lu free 2 MiB pages, %u needed",
+				      hpt_pool_available(&pool), k.max_pages + 1);
+	cfg = rstorm_config(&k, "probe", RSTORM_CFG_MAX);
+	cr_assert_not_null(cfg);
+	rc = hpshm_provider_probe("hugetlbfs", k.page, cfg, NULL, reason, sizeof reason);
+	hpshm_config_free(cfg);
+	if (rc < 0)
+		HPT_UNAVAILABLE("hugetlbfs", "2MiB", "hugetlbfs: %s", reason);
+	return k;
 }
 
 /* ---- the creator ---- */
@@ -86,10 +122,34 @@ static void child_failed(int rc, const hpshm_error *err, int status)
 }
 
 /* Create, stamp, then resize to random sizes: steps times (then die), or until killed. */
+#ifdef HPSHM_REATTACH_CHILD
+/* Start reattach_child resize-read by exec, writing on the log's spawn_fd. */
+static void spawn_reader(hpshm_segment *seg)
+{
+	char path[] = HPSHM_REATTACH_CHILD, mode[] = "resize-read", fd[16];
+	char *argv[] = {path, mode, fd, NULL};
+	hpshm_child kid;
+	hpshm_error err;
+	int rc;
+
+	snprintf(fd, sizeof fd, "%d", rlog->spawn_fd);
+	rc = hpshm_child_spawn(seg, path, argv, NULL, &kid, &err);
+	if (rc < 0)
+		child_failed(rc, &err, 4);
+	rlog->kid = (long)kid.pid;
+}
+#else
+static void spawn_reader(hpshm_segment *seg)
+{
+	(void)seg;
+	_exit(96);
+}
+#endif
+
 void rstorm_creator(const struct rstorm_kind *k, const char *name, uint64_t seed, unsigned steps,
 		    enum rstorm_point point, unsigned at)
 {
-	hpshm_config *cfg = rstorm_config(k, name, 1);
+	hpshm_config *cfg = rstorm_config(k, name, RSTORM_CFG_MAX | (rlog->spawn_fd >= 0 ? RSTORM_CFG_EXEC : 0));
 	hpshm_segment *seg;
 	hpshm_error err;
 	volatile uint64_t *base;
@@ -105,6 +165,8 @@ void rstorm_creator(const struct rstorm_kind *k, const char *name, uint64_t seed
 	base = hpshm_segment_address(seg);
 	stamp(base, 0, hpshm_segment_size(seg), k->page);
 	rlog->done = rlog->target = hpshm_segment_size(seg);
+	if (rlog->spawn_fd >= 0)
+		spawn_reader(seg);
 	rlog->created = 1;
 	if (die_point == RSTORM_BEFORE_FALLOCATE || die_point == RSTORM_AFTER_FALLOCATE) {
 		real_fallocate = hpshm__linux_sys.fallocate;
@@ -140,18 +202,6 @@ static void guard_handler(int sig, siginfo_t *si, void *ctx)
 	guard_sig = sig;
 	guard_addr = si->si_addr;
 	siglongjmp(guard_jmp, 1);
-}
-
-/* 0, or the offset + 1 of the first page whose word 0 is neither zero nor its stamp. */
-size_t rstorm_check_pages(const volatile uint64_t *base, size_t size, size_t page)
-{
-	for (size_t off = 0; off < size; off += page) {
-		uint64_t w = base[off / sizeof(uint64_t)];
-
-		if (w != 0 && w != RSTORM_STAMP(off / page))
-			return off + 1;
-	}
-	return 0;
 }
 
 /* rstorm_check_pages() under a guard: 0, or -1 with why (a fault names its signal and offset). */
@@ -194,46 +244,30 @@ int rstorm_guarded_check(const volatile uint64_t *base, size_t size, size_t page
 void rstorm_reader(const struct rstorm_kind *k, const char *name)
 {
 	hpshm_config *cfg = rstorm_config(k, name, 0);
-	unsigned char stamped[64] = {0}; /* pages seen stamped since this process synced below them */
+	unsigned char stamped[RSTORM_MAX_PAGES] = {0}; /* pages seen stamped since it synced below them */
 	unsigned long loop = 0;
 	hpshm_segment *seg;
 	hpshm_error err;
-	int rc;
+	int rc, bad = -1;
 
-	if (!cfg || k->max_pages > sizeof stamped)
+	if (!cfg || k->max_pages > RSTORM_MAX_PAGES)
 		_exit(98);
 	rc = hpshm_segment_open(&seg, name, cfg, &err);
 	if (rc < 0)
-		child_failed(rc, &err, 2);
+		child_failed(rc, &err, RSTORM_EOPEN);
 	rlog->reader_open = 1;
 	while (!rlog->reader_stop) {
-		const volatile uint64_t *base = hpshm_segment_address(seg);
-		size_t size;
+		int sync = loop++ % RSTORM_SYNC_EVERY == 0;
 
-		/* A process syncs at its safe points, not at every read: between them it keeps its size. */
-		rc = loop % RSTORM_SYNC_EVERY == 0 ? hpshm_segment_sync(seg, &err) : 0;
-		if (rc < 0)
-			child_failed(rc, &err, 3);
-		size = hpshm_segment_size(seg);
-		if (size == 0 || size % k->page != 0 || size > hpshm_segment_max_size(seg))
-			_exit(4);
-		/* Past the size synced to, the owner may give pages back and take new ones. */
-		for (size_t i = size / k->page; i < sizeof stamped; i++)
-			stamped[i] = 0;
-		/* unguarded: a fault kills the reader, and the test reports the signal */
-		if (rstorm_check_pages(base, size, k->page))
-			_exit(5);
-		/* Below it, a page once stamped stays so: nothing gives it back under this process. */
-		for (size_t off = 0; off < size; off += k->page) {
-			if (base[off / sizeof(uint64_t)] != 0)
-				stamped[off / k->page] = 1;
-			else if (stamped[off / k->page]) {
-				rlog->rc = (int)(off / k->page);
-				_exit(6);
-			}
+		rc = rstorm_read_loop(seg, k->page, stamped, sync, &bad, &err);
+		if (rc == RSTORM_ESYNC)
+			child_failed(err.code, &err, rc);
+		if (rc != 0) {
+			rlog->rc = bad;
+			_exit(rc);
 		}
-		if (loop++ % RSTORM_SYNC_EVERY == 0) {
-			rlog->reader_size = size;
+		if (sync) {
+			rlog->reader_size = hpshm_segment_size(seg);
 			rlog->reads++;
 		}
 	}

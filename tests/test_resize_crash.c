@@ -11,7 +11,7 @@
  * stamps the first word of every page it gains (RSTORM_STAMP(i)), and resizes to random sizes
  * until it dies.  It records in a shared log the size its last resize returned with and the
  * size of the resize in progress, so the test knows which sizes a kill may leave published:
- * one of those two, never another.  Three storms:
+ * one of those two, never another.  Four storms:
  *   random  the test kills the creator 0-3 ms into its loop (kills land inside the calls);
  *   points  the creator kills itself right before or after its k-th fallocate (a grow's
  *           commit, a shrink's PUNCH_HOLE: the published size must then be the old size, or
@@ -19,7 +19,11 @@
  *   reader  a second process opens the segment and loops (a sync before one loop in
  *           RSTORM_SYNC_EVERY, the size, every page read) while the creator is killed: it
  *           must never fault, never find a page it saw stamped given back under it, and end
- *           up at the size the object publishes.
+ *           up at the size the object publishes;
+ *   exec    the same reader started by the creator by a real exec (hpshm_child_spawn(),
+ *           reattach_child resize-read), which attaches with the token while the creator
+ *           resizes, outlives it (the test is its subreaper) and writes each size it synced to
+ *           on a pipe: the re-attach storms, extended to resize.
  * After each kill the test opens the segment by name, checks the size (whole pages, at most
  * max_size, one of the two the log allows), reads every page under a SIGSEGV/SIGBUS guard
  * (a fault is a failure that names the offset, not a crash of the test), checks that the
@@ -29,10 +33,11 @@
  * (hpshm_objects_remove(); in the fixture's sandbox, which shows it only the test's objects,
  * the real `hpshm gc` every GC_TOOL_EVERY rounds).  The huge pages the test holds (its
  * cgroup's count: fixture.h) must be back where they were after every round, and nothing
- * named with the test's prefix may remain.  1,000 kills take about 6 s here.
+ * named with the test's prefix may remain.  1,000 kills take about 7 s on two cores.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -40,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -49,19 +55,25 @@
 
 #include "fixture.h"
 #include "hpshm.h"
+#include "reattach_child.h"
 #include "resize_storm.h"
 
 #ifndef HPSHM_TOOL_PATH
 #error "HPSHM_TOOL_PATH must name the built hpshm tool"
 #endif
+#ifndef HPSHM_REATTACH_CHILD
+#error "HPSHM_REATTACH_CHILD must name the built reattach_child program"
+#endif
 
 /* Kills per storm and kind; 1,000 in all with a pool (issue 24's acceptance). */
-#define RANDOM_PLAIN   300
+#define RANDOM_PLAIN   250
 #define RANDOM_HUGE    200
 #define POINTS_PLAIN   100
 #define POINTS_HUGE    150
-#define READER_PLAIN   125
-#define READER_HUGE    125
+#define READER_PLAIN   100
+#define READER_HUGE    100
+#define EXEC_PLAIN     50
+#define EXEC_HUGE      50
 #define POINT_STEPS    8     /* resizes a creator of the points storm makes */
 #define GC_TOOL_EVERY  50    /* every so many rounds the real `hpshm gc` removes the dead object */
 #define SEED           0x24c0ffeeULL
@@ -69,38 +81,6 @@
 TestSuite(resize_crash, .init = hpt_fixture_init, .fini = hpt_fixture_fini);
 
 /* ---- the kinds of segment ---- */
-
-static struct rstorm_kind plain_kind(void)
-{
-	struct rstorm_kind k = {"plain", 0, 64};
-
-	k.page = hpshm_base_page_size();
-	return k;
-}
-
-/* hugetlbfs on 2 MiB pages, or a skip (a failure under HPSHM_TEST_REQUIRE) with the reason. */
-static struct rstorm_kind huge_kind(void)
-{
-	struct rstorm_kind k = {"hugetlbfs", (size_t)2 << 20, 8};
-	char reason[HPSHM_TEXT_MAX] = "";
-	struct hpt_pool pool;
-	hpshm_config *cfg;
-	int rc;
-
-	if (hpt_pool_read(k.page, &pool) < 0)
-		HPT_UNAVAILABLE("hugetlbfs", "2MiB", "the kernel offers no 2 MiB huge pages");
-	/* the creator's largest size, its tail, and the reader's nothing more (same object) */
-	if (hpt_pool_available(&pool) < k.max_pages + 1)
-		HPT_UNAVAILABLE_PAGES("hugetlbfs", "2MiB", k.max_pages + 1, "%lu free 2 MiB pages, %u needed",
-				      hpt_pool_available(&pool), k.max_pages + 1);
-	cfg = rstorm_config(&k, "probe", 1);
-	cr_assert_not_null(cfg);
-	rc = hpshm_provider_probe("hugetlbfs", k.page, cfg, NULL, reason, sizeof reason);
-	hpshm_config_free(cfg);
-	if (rc < 0)
-		HPT_UNAVAILABLE("hugetlbfs", "2MiB", "hugetlbfs: %s", reason);
-	return k;
-}
 
 /* ---- the PRNG, and the log the creator and reader keep for the test ---- */
 
@@ -114,6 +94,7 @@ static void log_reset(void)
 	}
 	memset((void *)rlog, 0, sizeof *rlog);
 	rlog->died_mode = -1;
+	rlog->spawn_fd = -1;
 }
 
 /* ---- the storm's counts ---- */
@@ -304,13 +285,14 @@ static int check_left(const struct rstorm_kind *k, const char *name, const char 
 
 /* Fork a creator and wait until its segment exists: its pid, or -1 (the failure recorded). */
 static pid_t start_creator(const struct rstorm_kind *k, const char *name, enum rstorm_point point, unsigned at,
-			   unsigned steps, int round)
+			   unsigned steps, int spawn_fd, int round)
 {
 	uint64_t seed = rstorm_rnd(&rng) | 1;
 	int status;
 	pid_t c;
 
 	log_reset();
+	rlog->spawn_fd = spawn_fd;
 	c = hpt_fork();
 	if (c == 0)
 		rstorm_creator(k, name, seed, steps, point, at);
@@ -415,7 +397,7 @@ static void random_storm(const struct rstorm_kind *k, int rounds)
 		pid_t c;
 
 		snprintf(name, sizeof name, "%s%c%d", prefix, k->provider[0], r);
-		c = start_creator(k, name, RSTORM_NONE, 0, 0, r);
+		c = start_creator(k, name, RSTORM_NONE, 0, 0, -1, r);
 		if (c < 0)
 			break;
 		usleep((useconds_t)(rstorm_rnd(&rng) % (rstorm_rnd(&rng) % 2 ? 300 : 3000)));
@@ -437,7 +419,7 @@ static void points_storm(const struct rstorm_kind *k, int rounds)
 		pid_t c;
 
 		snprintf(name, sizeof name, "%s%c%d", prefix, k->provider[0], r);
-		c = start_creator(k, name, point, at, POINT_STEPS, r);
+		c = start_creator(k, name, point, at, POINT_STEPS, -1, r);
 		if (c < 0 || end_creator(c, name, r, 1) < 0 || after_kill(k, name, r, &size) < 0)
 			break;
 		/* A grow's commit comes before its publish, a shrink's PUNCH_HOLE after it. */
@@ -449,24 +431,26 @@ static void points_storm(const struct rstorm_kind *k, int rounds)
 	storm_end(k, "points", rounds);
 }
 
-/* Why the reader ended before it was told to (its exit codes: reader()). */
+/* Why the reader ended before it was told to (its exit codes: resize_storm.h). */
 static void reader_failed(int status, int round)
 {
 	static const char *const why[] = {
-		[2] = "its open failed", [3] = "its sync failed", [4] = "its size is not whole pages up to max_size",
-		[5] = "a page holds neither zero nor its stamp",
-		[6] = "a page it had seen stamped reads zero: given back while it could still touch it",
+		[RSTORM_EOPEN] = "its open failed", [RSTORM_ESYNC] = "its sync failed",
+		[RSTORM_ESIZE] = "its size is not whole pages up to max_size",
+		[RSTORM_ESTAMP] = "a page holds neither zero nor its stamp",
+		[RSTORM_ELOST] = "a page it had seen stamped reads zero: given back while it could still touch it",
 	};
 	int code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
 
 	if (WIFSIGNALED(status))
 		failed("round %d: the attached reader died of signal %d (%s) at size %zu", round, WTERMSIG(status),
 		       strsignal(WTERMSIG(status)), rlog->reader_size);
-	else if (code == 6)
-		failed("round %d: the attached reader at size %zu: %s (page %d)", round, rlog->reader_size, why[code], rlog->rc);
+	else if (code == RSTORM_ELOST)
+		failed("round %d: the attached reader at size %zu: %s (page %d)", round, rlog->reader_size, why[code],
+		       rlog->rc);
 	else
 		failed("round %d: the attached reader exited %d at size %zu: %s (%s: %s)", round, code, rlog->reader_size,
-		       code < 7 && why[code] ? why[code] : "?", hpshm_errname(rlog->rc), rlog->msg);
+		       code <= RSTORM_ELOST && why[code] ? why[code] : "?", hpshm_errname(rlog->rc), rlog->msg);
 }
 
 /* Wait until the reader finished n loops; 0, or -1 (it ended, or 5 s passed: recorded). */
@@ -496,7 +480,7 @@ static int reader_round(const struct rstorm_kind *k, const char *name, int round
 	int status, rc;
 	pid_t c, rd;
 
-	c = start_creator(k, name, RSTORM_NONE, 0, 0, round);
+	c = start_creator(k, name, RSTORM_NONE, 0, 0, -1, round);
 	if (c < 0)
 		return -1;
 	rd = hpt_fork();
@@ -541,46 +525,159 @@ static void reader_storm(const struct rstorm_kind *k, int rounds)
 	storm_end(k, "reader", rounds);
 }
 
+/* ---- the reader started by exec from the creator, with its token (the re-attach storms) ---- */
+
+/* The next size the exec'd reader wrote on fd: 1, or 0 at EOF or after 5 s. */
+static int next_size(int fd, uint64_t *size)
+{
+	struct pollfd p = {fd, POLLIN, 0};
+
+	return poll(&p, 1, 5000) == 1 && read(fd, size, sizeof *size) == (ssize_t)sizeof *size;
+}
+
+/* The exec'd reader's end: it must exit 0 once the test closed its pipe. */
+static int exec_reader_end(pid_t kid, int round)
+{
+	int status;
+
+	CHECK(waitpid(kid, &status, 0) == kid, "round %d: waitpid of the exec'd reader %ld: %s", round, (long)kid,
+	      strerror(errno));
+	running[1] = 0;
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "round %d: the exec'd reader %s %d (reattach_child: %d is CHILD_ERESIZE + resize_storm.h's RSTORM_E*; its "
+	      "stderr says why)", round, WIFSIGNALED(status) ? "died of signal" : "exited",
+	      WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status), CHILD_ERESIZE);
+	return 0;
+}
+
+/*
+ * The creator starts a reader by exec (hpshm_child_spawn(), reattach_child resize-read),
+ * which attaches with the token while the creator resizes; the creator is killed, the reader
+ * must go on and end at the size the object publishes.
+ */
+static int exec_round(const struct rstorm_kind *k, const char *name, int round)
+{
+	useconds_t delay = (useconds_t)(rstorm_rnd(&rng) % (rstorm_rnd(&rng) % 2 ? 300 : 3000));
+	uint64_t last = 0;
+	struct found f;
+	size_t size;
+	int fds[2], got = 0;
+	pid_t c;
+
+	CHECK(pipe2(fds, O_CLOEXEC) == 0, "round %d: pipe2: %s", round, strerror(errno));
+	(void)fcntl(fds[1], F_SETFD, 0); /* the write end crosses the creator's fork and its child's exec */
+	c = start_creator(k, name, RSTORM_NONE, 0, 0, fds[1], round);
+	close(fds[1]);
+	if (c < 0) {
+		close(fds[0]);
+		return -1;
+	}
+	running[1] = (pid_t)rlog->kid;
+	if (!next_size(fds[0], &last)) {
+		close(fds[0]);
+		failed("round %d: the exec'd reader of %s wrote nothing in 5 s", round, name);
+		return -1;
+	}
+	usleep(delay);
+	if (end_creator(c, name, round, 0) < 0) {
+		close(fds[0]);
+		return -1;
+	}
+	/* What it wrote before the kill, then two sizes it synced to after it. */
+	(void)fcntl(fds[0], F_SETFL, O_NONBLOCK);
+	while (read(fds[0], &last, sizeof last) == (ssize_t)sizeof last)
+		;
+	(void)fcntl(fds[0], F_SETFL, 0);
+	while (got < 2 && next_size(fds[0], &last))
+		got++;
+	if (got == 2 && (find(name, &f) != 1 || f.obj.alive != 1))
+		failed("round %d: %s not listed alive while the exec'd reader holds it", round, name);
+	close(fds[0]); /* the reader's next write fails (EPIPE): it detaches and exits */
+	/* Its end first: a reader that stopped early says why by its exit status. */
+	if (exec_reader_end((pid_t)rlog->kid, round) < 0 || first_failure[0])
+		return -1;
+	CHECK(got == 2, "round %d: the exec'd reader of %s stopped writing after its creator was killed", round, name);
+	if (after_kill(k, name, round, &size) < 0)
+		return -1;
+	CHECK(last == size, "round %d: the exec'd reader synced to %llu bytes after the creator was killed, %s publishes "
+	      "%zu", round, (unsigned long long)last, name, size);
+	return 0;
+}
+
+static void exec_storm(const struct rstorm_kind *k, int rounds)
+{
+	int rc = prctl(PR_SET_CHILD_SUBREAPER, 1);
+
+	/* The creator's exec'd child outlives it: it becomes the test's, to reap. */
+	if (rc != 0 && errno == EINVAL)
+		HPT_SKIP_UNDER_EMULATOR("prctl(PR_SET_CHILD_SUBREAPER) is not implemented (EINVAL), and the storm must "
+					"reap the readers of the creators it kills");
+	cr_assert_eq(rc, 0, "prctl(PR_SET_CHILD_SUBREAPER): %s", strerror(errno));
+	storm_begin(k);
+	for (int r = 0; r < rounds && !first_failure[0]; r++) {
+		char name[96];
+
+		snprintf(name, sizeof name, "%s%c%d", prefix, k->provider[0], r);
+		if (exec_round(k, name, r) < 0)
+			break;
+	}
+	storm_end(k, "exec", rounds);
+}
+
 /* ---- the tests ---- */
 
 Test(resize_crash, random_kills_of_a_plain_creator_leave_its_last_published_size, .timeout = 120)
 {
-	struct rstorm_kind k = plain_kind();
+	struct rstorm_kind k = rstorm_plain();
 
 	random_storm(&k, RANDOM_PLAIN);
 }
 
 Test(resize_crash, random_kills_of_a_hugetlbfs_creator_leave_its_last_published_size, .timeout = 120)
 {
-	struct rstorm_kind k = huge_kind();
+	struct rstorm_kind k = rstorm_huge();
 
 	random_storm(&k, RANDOM_HUGE);
 }
 
 Test(resize_crash, a_plain_creator_killed_at_each_step_of_a_resize_leaves_the_size_it_published, .timeout = 120)
 {
-	struct rstorm_kind k = plain_kind();
+	struct rstorm_kind k = rstorm_plain();
 
 	points_storm(&k, POINTS_PLAIN);
 }
 
 Test(resize_crash, a_hugetlbfs_creator_killed_at_each_step_of_a_resize_leaves_the_size_it_published, .timeout = 120)
 {
-	struct rstorm_kind k = huge_kind();
+	struct rstorm_kind k = rstorm_huge();
 
 	points_storm(&k, POINTS_HUGE);
 }
 
 Test(resize_crash, an_attached_plain_reader_keeps_a_consistent_size_through_the_kills, .timeout = 120)
 {
-	struct rstorm_kind k = plain_kind();
+	struct rstorm_kind k = rstorm_plain();
 
 	reader_storm(&k, READER_PLAIN);
 }
 
 Test(resize_crash, an_attached_hugetlbfs_reader_keeps_a_consistent_size_through_the_kills, .timeout = 120)
 {
-	struct rstorm_kind k = huge_kind();
+	struct rstorm_kind k = rstorm_huge();
 
 	reader_storm(&k, READER_HUGE);
+}
+
+Test(resize_crash, a_plain_reader_started_by_exec_keeps_a_consistent_size_through_the_kills, .timeout = 120)
+{
+	struct rstorm_kind k = rstorm_plain();
+
+	exec_storm(&k, EXEC_PLAIN);
+}
+
+Test(resize_crash, a_hugetlbfs_reader_started_by_exec_keeps_a_consistent_size_through_the_kills, .timeout = 120)
+{
+	struct rstorm_kind k = rstorm_huge();
+
+	exec_storm(&k, EXEC_HUGE);
 }
