@@ -3,15 +3,19 @@
  * tests/resize_storm.c -- the processes of test_resize_crash's kill storms: a creator that
  * grows and shrinks a named resizable segment until it is killed (or kills itself at a
  * chosen step), and a reader that keeps it open, syncs and reads it meanwhile (its loop is
- * resize_read.c's, which reattach_child shares).  Both run in
+ * resize_read.c's, which reattach_child shares), and the test's small helpers around them
+ * (the kinds of segment, the shared log, object paths).  The creator and the reader run in
  * children forked by the test (hpt_fork()): they make no cr_* call and end by _exit() or a
  * signal, and tell the test what they did through the shared log (resize_storm.h).
  */
+#include <errno.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -80,6 +84,38 @@ struct rstorm_kind rstorm_huge(void)
 	if (rc < 0)
 		HPT_UNAVAILABLE("hugetlbfs", "2MiB", "hugetlbfs: %s", reason);
 	return k;
+}
+
+/* ---- the test's side ---- */
+
+/* The log: mapped shared once, zeroed for each round. */
+void rstorm_log_reset(void)
+{
+	if (!rlog) {
+		rlog = mmap(NULL, sizeof *rlog, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		cr_assert_neq(rlog, MAP_FAILED, "mmap: %s", strerror(errno));
+	}
+	memset((void *)rlog, 0, sizeof *rlog);
+	rlog->died_mode = -1;
+	rlog->spawn_fd = -1;
+}
+
+/* Where the object's file is: plain's ids are shm_open() names, under /dev/shm on Linux. */
+const char *rstorm_object_path(const hpshm_object *o, char *buf, size_t len)
+{
+	if (strcmp(o->provider, "plain") == 0 && strchr(o->id + 1, '/') == NULL)
+		snprintf(buf, len, "/dev/shm%s", o->id);
+	else
+		snprintf(buf, len, "%s", o->id);
+	return buf;
+}
+
+/* The next size the exec'd reader wrote on fd: 1, or 0 at EOF or after 5 s. */
+int rstorm_next_size(int fd, uint64_t *size)
+{
+	struct pollfd p = {fd, POLLIN, 0};
+
+	return poll(&p, 1, 5000) == 1 && read(fd, size, sizeof *size) == (ssize_t)sizeof *size;
 }
 
 /* ---- the creator ---- */

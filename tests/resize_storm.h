@@ -73,6 +73,13 @@ struct rstorm_kind rstorm_plain(void);
  * reason when the pool or a mount is missing.  For tests (cr_* calls). */
 struct rstorm_kind rstorm_huge(void);
 
+/* Map the log (rlog) shared, once, and zero it for a round: no spawn_fd, no death yet. */
+void rstorm_log_reset(void);
+/* Where a listed object's file is (plain's ids are shm_open() names, under /dev/shm): buf. */
+const char *rstorm_object_path(const hpshm_object *o, char *buf, size_t len);
+/* The next size an exec'd reader wrote on fd: 1, or 0 at EOF or after 5 s. */
+int rstorm_next_size(int fd, uint64_t *size);
+
 /* What rstorm_config() adds to a kind's configuration. */
 enum { RSTORM_CFG_MAX = 1, RSTORM_CFG_EXEC = 2 }; /* max_size, reattach=exec */
 
