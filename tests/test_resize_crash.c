@@ -653,13 +653,12 @@ Test(resize_crash, a_hugetlbfs_reader_started_by_exec_keeps_a_consistent_size_th
 }
 
 /*
- * BUG, reported to the lead (issue 24), disabled until core/resize.c is fixed: a child the
- * owner made by fork() keeps the slot the fork handler took for it after it exec'd a program
- * that maps nothing of the segment; slot_live() finds its pid and start time alive, so no
- * shrink gives back the pages below the size at the fork while that child lives.
- * hpshm_child_spawn() forks too, so every worker a server starts by exec pins them.
+ * A child the owner made by fork() that exec'd a program which maps nothing of the segment
+ * must not keep a shrink's pages: its fork slot is freed once it no longer maps the segment
+ * (7f3de89; found here too, before that landed).  hpshm_child_spawn() forks, so otherwise
+ * every worker a server starts by exec would pin the size it had at the fork.
  */
-Test(resize_crash, a_shrink_gives_its_pages_back_while_a_child_that_exec_d_lives, .disabled = true)
+Test(resize_crash, a_shrink_gives_its_pages_back_while_a_child_that_exec_d_lives, .timeout = 60)
 {
 	struct rstorm_kind k = rstorm_plain();
 	hpshm_config *cfg;
