@@ -42,6 +42,13 @@
  *       hpshm_segment_open(NAME) under KV must fail with the HPSHM_E* code named CODE
  *       ("HPSHM_EACCES"), with a message and a hint, and leave no mapping or descriptor
  *       behind; print the error and exit 0.
+ *   resize-read FD
+ *       attach a resizable segment, then loop as test_resize_crash's readers do
+ *       (rstorm_read_loop() of resize_read.c: a sync before one loop in RSTORM_SYNC_EVERY, the
+ *       size, word 0 of every page), writing the size (a uint64_t) on descriptor FD after each
+ *       loop that synced, without blocking (a full pipe skips a record), until that write
+ *       fails because the test closed its end (EPIPE); detach, exit 0.  A failed check exits
+ *       CHILD_ERESIZE plus its RSTORM_E* code; a read that faults dies of the signal.
  *   fd N open|closed
  *       descriptor N is open in this process (or is not): what a program exec'd by the test
  *       inherited from it; exit 0 if so.
@@ -53,6 +60,8 @@
 #define _GNU_SOURCE
 #endif
 #include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -66,6 +75,7 @@
 
 #include "hpshm.h"
 #include "reattach_child.h"
+#include "resize_storm.h"
 
 static const char *mode = "?";
 
@@ -530,10 +540,46 @@ static int mode_fd(int argc, char **argv)
 	return 0;
 }
 
+static int mode_resize_read(int argc, char **argv)
+{
+	unsigned char stamped[RSTORM_MAX_PAGES] = {0}; /* pages seen stamped since it synced below them */
+	unsigned long long fd;
+	unsigned long loop = 0;
+	hpshm_segment *seg = NULL;
+	hpshm_error err;
+	size_t page;
+	int rc, bad = -1;
+
+	memset(&err, 0, sizeof err);
+	rc = hpshm_segment_attach_env(&seg, NULL, &err);
+	if (rc < 0)
+		return fail(CHILD_EATTACH, "attach: %s: %s", hpshm_errname(rc), err.message);
+	if (argc != 3 || num(argv[2], &fd) || fcntl((int)fd, F_SETFL, O_NONBLOCK) < 0)
+		return fail(CHILD_EUSAGE, "usage: resize-read FD (a pipe's write end)");
+	(void)signal(SIGPIPE, SIG_IGN); /* the test closing its end is the signal to stop: EPIPE */
+	page = hpshm_segment_report(seg)->requested_page_size;
+	for (;;) {
+		int sync = loop++ % RSTORM_SYNC_EVERY == 0;
+		uint64_t size;
+
+		rc = rstorm_read_loop(seg, page, stamped, sync, &bad, &err);
+		if (rc != 0)
+			return fail(CHILD_ERESIZE + rc, "at %zu bytes of %zu-byte pages: check %d failed (page %d): %s",
+				    hpshm_segment_size(seg), page, rc, bad, err.message);
+		if (!sync)
+			continue;
+		size = hpshm_segment_size(seg);
+		if (write((int)fd, &size, sizeof size) < 0 && errno == EPIPE)
+			break;
+	}
+	rc = hpshm_segment_detach(seg);
+	return rc < 0 ? fail(CHILD_EDETACH, "detach: %s", hpshm_errname(rc)) : 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
-		return fail(CHILD_EUSAGE, "usage: reattach_child check|clash|hold|refuse|open|refuse-open|fd ...");
+		return fail(CHILD_EUSAGE, "usage: reattach_child check|clash|hold|refuse|open|refuse-open|fd|resize-read ...");
 	mode = argv[1];
 	if (!strcmp(argv[1], "check"))
 		return mode_check(argc, argv);
@@ -549,5 +595,7 @@ int main(int argc, char **argv)
 		return mode_refuse_open(argc, argv);
 	if (!strcmp(argv[1], "fd"))
 		return mode_fd(argc, argv);
+	if (!strcmp(argv[1], "resize-read"))
+		return mode_resize_read(argc, argv);
 	return fail(CHILD_EUSAGE, "unknown mode");
 }

@@ -25,7 +25,8 @@ enum {
 	CHILD_EACCEPTED = 23, /* refuse: a token that names another object (or none) attached */
 	CHILD_EREFUSAL  = 24, /* refuse: it was refused, but not with HPSHM_EINVAL (refuse-open: the code asked) */
 	CHILD_EINHERIT  = 25, /* fd: the descriptor is open (or closed) against what the test said */
-	CHILD_EUSAGE    = 30  /* bad arguments, or the test's own setup failed */
+	CHILD_EUSAGE    = 30, /* bad arguments, or the test's own setup failed */
+	CHILD_ERESIZE   = 40  /* resize-read: plus the RSTORM_E* code of the check that failed (resize_storm.h) */
 };
 
 /* The word the parent writes at index i of the segment. */
