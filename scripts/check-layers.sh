@@ -134,7 +134,7 @@ allowed_quoted() {
 		fi
 		;;
 	# backends/list.h is data (the built-in rows, no include): core/registry.c makes its table from it.
-	core) echo "^(hpshm\.h|hpshm/provider\.h|$base_h|port\.h|core/internal\.h|core/provider_keys\.h|backends/list\.h)$" ;;
+	core) echo "^(hpshm\.h|hpshm/provider\.h|$base_h|port\.h|core/internal\.h|core/provider_keys\.h|core/walk\.h|backends/list\.h)$" ;;
 	tools)
 		# ports/admin.h changes the machine: of the tool, only `hpshm plan` may.
 		if [[ $file == tools/plan.c ]]; then
