@@ -30,14 +30,14 @@
 #include "os.h"
 #include "ports/linux/flags.h"
 
-#if defined(__linux__) && defined(FALLOC_FL_PUNCH_HOLE)
-
 static int rs_fail(char *why, size_t len, const char *call, int e)
 {
 	snprintf(why, len, "%s: %s%s", call, strerror(e),
 		 e == ENOMEM || e == ENOSPC ? " (huge page pool too small?)" : "");
 	return -1;
 }
+
+#if defined(__linux__) && defined(FALLOC_FL_PUNCH_HOLE)
 
 int bench_os_rs_create(size_t page_size, size_t size, size_t max, struct bench_region *r, char *why, size_t len)
 {

@@ -337,8 +337,9 @@ int hpshm__resize_adopt(struct hpshm_segment *seg, int owner, hpshm_error *err)
 	rs->seen = word;
 	seg->usable = size;
 	if (!owner) {
-		/* The provider mapped the whole reservation: close what is past the published size. */
-		rc = hpshm__port_protect((char *)seg->map.addr + size, rs->max - size, 0, err);
+		/* The provider mapped the whole reservation: close what is past the published size
+		 * (nothing at max_size: an empty mprotect() is ENOMEM under qemu-user). */
+		rc = size < rs->max ? hpshm__port_protect((char *)seg->map.addr + size, rs->max - size, 0, err) : 0;
 		if (rc < 0)
 			return rc;
 		self = hpshm__port_self(&start);
@@ -471,6 +472,10 @@ static int resize_take(struct hpshm_segment *seg, size_t from, size_t to, hpshm_
 		return hpshm__port_commit(resize_handle(&seg->map), from, to - from, seg->rs.page, err);
 	rc = hpshm__port_populate((char *)seg->map.addr + from, to - from, seg->rs.page, HPSHM__PORT_NO_HANDLE, &how,
 				  &methods, err);
+	/* Then fallocate() over the range: it only looks up the pages the threads took, and
+	 * takes any a populate that did nothing left out (qemu-user ignores the advice). */
+	if (rc == 0)
+		rc = hpshm__port_commit(resize_handle(&seg->map), from, to - from, seg->rs.page, err);
 	if (rc < 0) {
 		(void)hpshm__port_decommit(resize_handle(&seg->map), from, to - from, NULL);
 		if (rc == HPSHM_EPOPULATE) {

@@ -41,6 +41,9 @@ static void faulted(int sig)
 	_exit(RESIZE_CHILD_FAULTED);
 }
 
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
 static void reply(FILE *out, const char *fmt, ...)
 {
 	va_list ap;

@@ -14,7 +14,7 @@
 size_t rstorm_check_pages(const volatile uint64_t *base, size_t size, size_t page)
 {
 	for (size_t off = 0; off < size; off += page) {
-		uint64_t w = base[off / sizeof(uint64_t)];
+		uint64_t w = __atomic_load_n(&base[off / sizeof(uint64_t)], __ATOMIC_RELAXED);
 
 		if (w != 0 && w != RSTORM_STAMP(off / page))
 			return off + 1;
@@ -42,7 +42,7 @@ int rstorm_read_loop(hpshm_segment *seg, size_t page, unsigned char *stamped, in
 		return RSTORM_ESTAMP;
 	/* Below it, a page once stamped stays so: nothing gives it back under this process. */
 	for (size_t off = 0; off < size; off += page) {
-		if (base[off / sizeof(uint64_t)] != 0) {
+		if (__atomic_load_n(&base[off / sizeof(uint64_t)], __ATOMIC_RELAXED) != 0) {
 			stamped[off / page] = 1;
 		} else if (stamped[off / page]) {
 			*bad_page = (int)(off / page);

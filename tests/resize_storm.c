@@ -141,10 +141,12 @@ static int fallocate_and_die(int fd, int mode, off_t off, off_t len)
 	return rc;
 }
 
+/* Stamped atomically: on a 32-bit system a plain 64-bit store is two, and a kill between them
+ * would leave half a stamp that no check could tell from a lost page. */
 static void stamp(volatile uint64_t *base, size_t from, size_t to, size_t page)
 {
 	for (size_t off = from; off < to; off += page)
-		base[off / sizeof(uint64_t)] = RSTORM_STAMP(off / page);
+		__atomic_store_n(&base[off / sizeof(uint64_t)], RSTORM_STAMP(off / page), __ATOMIC_RELAXED);
 }
 
 static void child_failed(int rc, const hpshm_error *err, int status)
@@ -195,7 +197,7 @@ void rstorm_creator(const struct rstorm_kind *k, const char *name, uint64_t seed
 		_exit(98);
 	die_point = point;
 	die_at = at;
-	rc = hpshm_segment_create(&seg, (1 + rstorm_rnd(&seed) % k->max_pages) * k->page, cfg, &err);
+	rc = hpshm_segment_create(&seg, (size_t)(1 + rstorm_rnd(&seed) % k->max_pages) * k->page, cfg, &err);
 	if (rc < 0)
 		child_failed(rc, &err, 2);
 	base = hpshm_segment_address(seg);
@@ -209,7 +211,7 @@ void rstorm_creator(const struct rstorm_kind *k, const char *name, uint64_t seed
 		hpshm__linux_sys.fallocate = fallocate_and_die;
 	}
 	for (unsigned i = 0; steps == 0 || i < steps; i++) {
-		size_t want = (1 + rstorm_rnd(&seed) % k->max_pages) * k->page, old = rlog->done;
+		size_t want = (size_t)(1 + rstorm_rnd(&seed) % k->max_pages) * k->page, old = (size_t)rlog->done;
 
 		rlog->target = want;
 		rc = hpshm_segment_resize(seg, want, &err);
@@ -245,7 +247,7 @@ int rstorm_guarded_check(const volatile uint64_t *base, size_t size, size_t page
 {
 	struct sigaction sa, old_segv, old_bus;
 	size_t bad;
-	int rc = 0;
+	volatile int rc = 0; /* set on both sides of the siglongjmp() */
 
 	memset(&sa, 0, sizeof sa);
 	sa.sa_sigaction = guard_handler;

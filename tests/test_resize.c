@@ -85,6 +85,9 @@ static void kid_start(const hpshm_segment *seg, struct kid *k)
 }
 
 /* Send one command (NULL: only read) and read the reply line into buf ("" if the child ended). */
+#if defined(__GNUC__)
+__attribute__((format(printf, 4, 5)))
+#endif
 static const char *kid_say(struct kid *k, char *buf, size_t len, const char *fmt, ...)
 {
 	va_list ap;
