@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * core/walk.h -- the create walk's state, shared by core/segment.c (the walk and each
- * candidate's phases) and core/place.c (where a candidate's segment goes).  Internal to core/.
+ * candidate's phases) and core/place.c (where a candidate's segment goes); its bookkeeping is
+ * core/walk.c.  Internal to core/.
  */
 #ifndef HPSHM_CORE_WALK_H
 #define HPSHM_CORE_WALK_H
