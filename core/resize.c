@@ -382,7 +382,8 @@ static int resize_release(struct hpshm_segment *seg, hpshm_error *err)
 {
 	struct hpshm__resize *rs = &seg->rs;
 	struct hpshm_header *h = seg->header;
-	size_t target = HPSHM__RESIZE_WORD_SIZE(hpshm__port_load64(&h->resize_word));
+	/* Only the owner publishes, and this is the owner: the word read once is the word. */
+	size_t published = HPSHM__RESIZE_WORD_SIZE(hpshm__port_load64(&h->resize_word)), target = published;
 	uint64_t backed = hpshm__port_load64(&h->resize_backed);
 	int rc;
 
@@ -390,10 +391,11 @@ static int resize_release(struct hpshm_segment *seg, hpshm_error *err)
 		struct hpshm_resize_slot *s = &rs->slots[i];
 		uint64_t pid = hpshm__port_load64(&s->pid), mapped;
 
-		if (pid == 0 || !slot_live(s, pid))
+		/* Whether its process lives (a /proc read) matters only for a slot that holds pages. */
+		if (pid == 0)
 			continue;
 		mapped = hpshm__port_load64(&s->mapped);
-		if (mapped <= target)
+		if (mapped <= target || !slot_live(s, pid))
 			continue;
 		/* A process that exec'd since (a fork() child of a server that starts another
 		 * program) maps nothing of it any more: its slot is freed. */
@@ -403,7 +405,7 @@ static int resize_release(struct hpshm_segment *seg, hpshm_error *err)
 		}
 		target = mapped > rs->max ? rs->max : (size_t)mapped;
 	}
-	rs->pending = target > HPSHM__RESIZE_WORD_SIZE(hpshm__port_load64(&h->resize_word));
+	rs->pending = target > published;
 	if (target >= backed)
 		return 0;
 	rc = hpshm__port_decommit(resize_handle(&seg->map), target, (size_t)backed - target, err);
