@@ -189,8 +189,10 @@ static apr_status_t bench_call(struct bench_cache *c, request_rec *r, int store,
 	apr_status_t rv;
 	int locked = bench_mutex && (c->prov->flags & AP_SOCACHE_FLAG_NOTMPSAFE);
 
-	memcpy(id, "bench-", 6);
-	memcpy(id + 6, &key, sizeof(key));
+	/* The key's bytes first: shmcb picks a subcache by the id's first byte (it expects random
+	 * session ids), and a common prefix would put every object in one subcache. */
+	memcpy(id, &key, sizeof(key));
+	memcpy(id + sizeof(key), "bench-", 6);
 	if (locked && apr_global_mutex_lock(bench_mutex) != APR_SUCCESS)
 		return APR_EGENERAL;
 	if (store)
@@ -241,6 +243,8 @@ static int bench_handler(request_rec *r)
 	}
 	took = (double)(now - start) / (double)APR_USEC_PER_SEC;
 	ap_set_content_type(r, "text/plain");
+	/* Never a cached reply: mod_cache would answer the next run without running it. */
+	apr_table_setn(r->headers_out, "Cache-Control", "no-store");
 	ap_rprintf(r, "ops=%" APR_UINT64_T_FMT " seconds=%.3f ops_per_s=%.0f provider=%s hits=%" APR_UINT64_T_FMT
 		   " misses=%" APR_UINT64_T_FMT "\n", ops, took, (double)ops / took, c->name, hits, misses);
 	return OK;
