@@ -349,7 +349,7 @@ static void hp_status(ap_socache_instance_t *ctx, request_rec *r, int flags)
 {
 	const hpshm_report *rep;
 	struct hstore_stats st;
-	char page[32], mapped[32], usable[32], data[32], line[1024];
+	char page[32], mapped[32], usable[32], line[1024];
 	const char *fell;
 
 	if (!ctx->store || !ctx->slot || !ctx->slot->report) {
@@ -364,10 +364,10 @@ static void hp_status(ap_socache_instance_t *ctx, request_rec *r, int flags)
 					   *fell ? ", fell back from " : "", fell));
 	hstore_stats_get(ctx->store, &st);
 	status_line(r, flags, apr_psprintf(r->pool, "segment %s mapped, %s usable, %u subcaches of %u index entries "
-					   "and %s of data (the largest object)",
+					   "and %" APR_SIZE_T_FMT " data bytes (the largest object with its id)",
 					   hpshm_size_format(rep->mapped_size, mapped, sizeof(mapped)),
 					   hpshm_size_format(hpshm_segment_size(ctx->slot->seg), usable, sizeof(usable)),
-					   st.subcaches, st.index_per, hpshm_size_format(st.data_per, data, sizeof(data))));
+					   st.subcaches, st.index_per, (apr_size_t)st.data_per));
 	status_line(r, flags, apr_psprintf(r->pool, "entries %" APR_UINT64_T_FMT ", stores %" APR_UINT64_T_FMT
 					   ", hits %" APR_UINT64_T_FMT ", misses %" APR_UINT64_T_FMT
 					   ", evictions %" APR_UINT64_T_FMT ", expired %" APR_UINT64_T_FMT
