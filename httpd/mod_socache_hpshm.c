@@ -257,7 +257,7 @@ static apr_status_t hp_init(ap_socache_instance_t *ctx, const char *cname, const
 	struct hp_registry *reg;
 	struct hp_slot *slot;
 	size_t avg = hints ? hints->avg_id_len + hints->avg_obj_size : 0;
-	const char *key, *sig;
+	const char *key, *name, *sig;
 	apr_status_t rv;
 
 	if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG)
@@ -266,7 +266,11 @@ static apr_status_t hp_init(ap_socache_instance_t *ctx, const char *cname, const
 	key = apr_psprintf(p, "%s|%s|%u", cname, s->defn_name ? s->defn_name : "", s->defn_line_number);
 	sig = apr_psprintf(p, "size=%" APR_SIZE_T_FMT ",subcaches=%u,avg=%" APR_SIZE_T_FMT ",%s", ctx->size,
 			   ctx->subcaches, (apr_size_t)avg, ctx->keys);
-	slot = slot_find(reg, key);
+	slot = slot_find(reg, name = key);
+	/* A second instance under the same name in one generation (a consumer that initialises
+	 * twice) must not take the first one's segment away: it gets a name of its own. */
+	for (unsigned n = 2; slot && slot->seg && slot->gen == reg->gen && strcmp(slot->sig, sig) != 0; n++)
+		slot = slot_find(reg, name = apr_psprintf(p, "%s#%u", key, n));
 	if (!slot) {
 		ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, HP_PREFIX "more than %d hpshm caches in one server: "
 			     "share one cache between virtual hosts", HP_SLOTS);
@@ -282,8 +286,12 @@ static apr_status_t hp_init(ap_socache_instance_t *ctx, const char *cname, const
 		rv = slot_fill(ctx, slot, cname, avg, s, p);
 		if (rv != APR_SUCCESS)
 			return rv;
-		slot->key = strdup(key);
+		slot->key = strdup(name);
 		slot->sig = strdup(sig);
+		if (!slot->key || !slot->sig) {
+			slot_release(slot);
+			return APR_ENOMEM;
+		}
 		ctx->store = hstore_open(hpshm_segment_address(slot->seg), hpshm_segment_size(slot->seg));
 	}
 	slot->gen = reg->gen;
