@@ -76,7 +76,7 @@ static const char *bench_directive(cmd_parms *cmd, void *dconf, const char *arg)
 static const command_rec bench_cmds[] = {
 	AP_INIT_TAKE1("SocacheBench", bench_directive, NULL, RSRC_CONF,
 		      "a socache provider to time, as provider:args (one line per provider)"),
-	{ NULL },
+	{ .name = NULL }, /* the end */
 };
 
 static int bench_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp)
