@@ -43,6 +43,12 @@ static int aprp_probe(const struct hpshm_instance *self, const struct hpshm_requ
 	out->sizes[0] = hpshm_base_page_size();
 	out->page_size = out->sizes[0];
 	out->available = HPSHM_PAGES_UNKNOWN;
+	/* No names (the head of this file says why): another provider takes a named segment. */
+	if (rq->name) {
+		snprintf(out->reason, sizeof(out->reason), "the apr provider makes unnamed segments only");
+		snprintf(out->fix, sizeof(out->fix), "leave name unset, or use a provider that names segments (plain)");
+		return HPSHM_EUNAVAILABLE;
+	}
 	if (rq->address) {
 		snprintf(out->reason, sizeof(out->reason), "apr_shm maps where the system chooses, not at base_address");
 		snprintf(out->fix, sizeof(out->fix), "leave base_address at auto for the apr provider");
@@ -73,9 +79,9 @@ static int aprp_create(const struct hpshm_instance *self, struct hpshm_mapping *
 	uintptr_t base;
 
 	(void)self;
-	if (rq->address)
-		return hpshm_error_set(err, HPSHM_EUNAVAILABLE, 0, NULL, "leave base_address at auto",
-				       "apr_shm cannot map at a given address");
+	if (rq->name || rq->address)
+		return hpshm_error_set(err, HPSHM_EUNAVAILABLE, 0, NULL, "leave name unset and base_address at auto",
+				       "the apr provider makes unnamed segments where the system chooses");
 	if (rq->size > SIZE_MAX - ps)
 		return hpshm_error_set(err, HPSHM_EOVERFLOW, 0, NULL, NULL, "%zu bytes and a page overflow", rq->size);
 	st = apr_pool_create(&pool, NULL);

@@ -133,6 +133,50 @@ Test(apr, a_forked_childs_pool_clear_only_detaches)
 	cr_assert_eq(opens(name), HPSHM_ENOENT, "the owner's pool destroy left the name");
 }
 
+/* What apr_proc_create() runs in its child before exec: the child cleanup, a detach. */
+Test(apr, the_child_cleanup_before_exec_detaches)
+{
+	const char *name = aname("exec");
+	hpshm_segment *seg = NULL;
+	apr_pool_t *pool;
+	hpshm_error err;
+	void *addr;
+	size_t len;
+	int status;
+	pid_t pid;
+
+	cr_assert_eq(apr_pool_create(&pool, root), APR_SUCCESS);
+	cr_assert_eq(hpshm_apr_segment_create(&seg, 64 * 1024, plain_cfg(root, name), pool, &err), APR_SUCCESS,
+		     "create: %s", err.message);
+	addr = hpshm_segment_address(seg);
+	len = hpshm_segment_report(seg)->mapped_size;
+	pid = hpt_fork();
+	if (pid == 0) {
+		apr_pool_cleanup_for_exec();
+		_exit(hpt_is_mapped(addr, len) ? 3 : opens(name) == 0 ? 0 : 4);
+	}
+	cr_assert_gt(pid, 0);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "the child: status %d (3: still mapped before exec, 4: the name was gone)", status);
+	cr_assert_eq(opens(name), 0, "the child's cleanup before exec removed the segment");
+	apr_pool_destroy(pool);
+	cr_assert_eq(opens(name), HPSHM_ENOENT);
+}
+
+Test(apr, a_failure_keeps_hpshms_error)
+{
+	hpshm_segment *seg = (hpshm_segment *)&seg;
+	hpshm_error err;
+
+	memset(&err, 0, sizeof err);
+	cr_assert_eq(hpshm_apr_segment_open(&seg, aname("missing"), plain_cfg(root, NULL), root, &err), APR_ENOENT);
+	cr_assert_null(seg);
+	cr_assert_eq(err.code, HPSHM_ENOENT);
+	cr_assert(strstr(err.message, aname("missing")), "the message does not name the segment: %s", err.message);
+	cr_assert_eq(hpshm_apr_segment_create(&seg, 4096, NULL, NULL, &err), APR_EINVAL, "no pool");
+}
+
 Test(apr, explicit_destroy_and_detach_take_the_cleanups_off)
 {
 	const char *name = aname("explicit");
@@ -352,5 +396,6 @@ Test(apr, the_apr_provider_registers_and_aligns)
 	cr_assert_eq(hpshm_apr_segment_destroy(seg, root), APR_SUCCESS);
 	/* It has no names: a named create is refused, not silently unnamed. */
 	cr_assert_eq(hpshm_apr_config_parse(&cfg, "provider=apr,huge_pages=off,name=x", root, &err), APR_SUCCESS);
-	cr_assert_neq(hpshm_apr_segment_create(&seg, size, cfg, root, &err), APR_SUCCESS);
+	cr_assert_eq(hpshm_apr_segment_create(&seg, size, cfg, root, &err), hpshm_apr_status(HPSHM_EUNAVAILABLE));
+	cr_assert(strstr(err.message, "unnamed"), "the refusal does not say why: %s", err.message);
 }
