@@ -51,7 +51,8 @@ extern "C" {
  * HPSHM_EEXIST: APR_EEXIST, HPSHM_EINVAL: APR_EINVAL, HPSHM_ENOTSUP: APR_ENOTIMPL); every
  * other one to HPSHM_APR_START_ERROR - code, so hpshm_apr_code() gives it back.
  * @param hpshm_code 0 or a negative HPSHM_E* code
- * @return the status; a code hpshm does not define is HPSHM_APR_START_ERROR + HPSHM_APR_ERRSPACE_SIZE - 1
+ * @return the status; a positive code, or one past the range (hpshm's go to -16), is
+ *         HPSHM_APR_START_ERROR + HPSHM_APR_ERRSPACE_SIZE - 1, never APR_SUCCESS
  */
 HPSHM_APR_API apr_status_t hpshm_apr_status(int hpshm_code);
 
@@ -268,7 +269,9 @@ HPSHM_APR_API hpshm_segment *hpshm_apr_shm_segment(const hpshm_apr_shm_t *m);
  * Register the `apr` provider: plain shared memory through apr_shm_create() (anonymous,
  * base pages, no name, no re-attach), for systems where hpshm has no port but APR runs.
  * Initializes APR (apr_initialize(), never undone: the provider stays registered).  The same
- * library is also a provider module: HPSHM_PROVIDER_MODULES=/path/libhpshm_apr.so.
+ * library is also a provider module: HPSHM_PROVIDER_MODULES=/path/libhpshm_apr.so.  Like every
+ * registered provider it comes first in provider=auto, before the huge page providers: register
+ * it where it is meant to be used, or leave it out with provider=auto,-apr (doc/apr.md).
  * @param err filled on failure, may be NULL
  * @return APR_SUCCESS, or hpshm_apr_status() of the failure (APR_EEXIST: already registered)
  */
