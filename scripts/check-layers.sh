@@ -6,8 +6,9 @@
 #
 # .ci/run runs it on every change, with its build directory, so a layer broken by a new
 # include or a stray /proc path fails CI with the offending lines.  It checks:
-#   1. includes: every #include of base/, ports/, backends/, core/, tools/, bench/, preload/, httpd/
-#      and examples/ against the table below (tests/ may include anything); ports/admin.h, which
+#   1. includes: every #include of base/, ports/, backends/, core/, tools/, bench/, preload/,
+#      examples/, apr/ and httpd/ against the table below (apr/: the public API and APR's headers
+#      only; httpd/: the public API, its store and httpd's and APR's headers) (tests/ may include anything); ports/admin.h, which
 #      changes the machine (pool sizes, THP), only in tools/plan.c, bench/ and tests/;
 #   2. OS paths: no "/proc" or "/sys/" string literal outside ports/linux/ and the Linux
 #      backends (comments may name them);
@@ -102,6 +103,7 @@ layer_of() {
 	bench/*) echo bench ;;
 	preload/*) echo preload ;;
 	examples/*) echo examples ;;
+	apr/*) echo apr ;;
 	httpd/*) echo httpd ;;
 	*) echo other ;;
 	esac
@@ -156,6 +158,8 @@ allowed_quoted() {
 	# the Linux flags its libc may lack.
 	preload) echo "^(hpshm\.h|$base_h|ports/facts\.h|ports/linux/flags\.h|preload\.h)$" ;;
 	examples) echo '^(hpshm\.h|hpshm/provider\.h|shared_area\.h|file_provider\.h)$' ;;
+	# libhpshm_apr is a client of the public API, as an application is: no core/, ports/ or backends/.
+	apr) echo '^(hpshm\.h|hpshm/provider\.h|hpshm/apr\.h)$' ;;
 	# The httpd module: the public API and its own store; httpd's and APR's headers come in <>.
 	httpd) echo '^(hpshm\.h|store\.h)$' ;;
 	*) echo '.*' ;;
@@ -168,10 +172,10 @@ linux_only='^(linux/.*|sys/statfs\.h|sys/vfs\.h|sys/prctl\.h|sys/sysmacros\.h|mn
 windows_only='^(windows|psapi|bcrypt)\.h$'
 
 mapfile -t files < <(git ls-files -- 'base/*.[ch]' 'ports/*.[ch]' 'backends/*.[ch]' 'core/*.[ch]' \
-	'tools/*.[ch]' 'bench/*.[ch]' 'preload/*.[ch]' 'examples/*.[ch]' 'httpd/*.[ch]' | sort)
+	'tools/*.[ch]' 'bench/*.[ch]' 'preload/*.[ch]' 'examples/*.[ch]' 'apr/*.[ch]' 'httpd/*.[ch]' | sort)
 # Files added but not yet committed count too.
 mapfile -t -O "${#files[@]}" files < <(git ls-files --others --exclude-standard -- 'base/*.[ch]' 'ports/*.[ch]' \
-	'backends/*.[ch]' 'core/*.[ch]' 'tools/*.[ch]' 'bench/*.[ch]' 'preload/*.[ch]' 'examples/*.[ch]' \
+	'backends/*.[ch]' 'core/*.[ch]' 'tools/*.[ch]' 'bench/*.[ch]' 'preload/*.[ch]' 'examples/*.[ch]' 'apr/*.[ch]' \
 	'httpd/*.[ch]' | sort)
 
 # ---- 1 and 3: includes ----------------------------------------------------------------------
@@ -190,6 +194,10 @@ for f in "${files[@]}"; do
 			base | contract | core)
 				[[ $inc =~ $c_std ]] ||
 					offend "$f:$line: $label includes only the C standard library, not <$inc>: $text"
+				;;
+			apr)
+				[[ $inc =~ $c_std || $inc =~ ^apr(_[a-z_]+)?\.h$ ]] ||
+					offend "$f:$line: apr/ includes only the C standard library and APR's headers, not <$inc>: $text"
 				;;
 			linux) ;;
 			windows)
