@@ -2,10 +2,10 @@
 # SPDX-License-Identifier: MIT
 # scripts/deps.sh -- install what hpshm needs from Debian's package registry.
 #
-#   scripts/deps.sh [build|test|cross|coverage|abi|check|postgres|nginx]     (default: test)
+#   scripts/deps.sh [build|test|cross|coverage|abi|check|postgres|nginx|httpd]     (default: test)
 #
 #   build  compiler, CMake, pkg-config: enough for the library and the hpshm tool
-#   test   build + Criterion, APR, Doxygen/graphviz, clang with its sanitizer runtime, python3
+#   test   build + Criterion, APR, httpd's apxs (apache2-dev), Doxygen/graphviz, clang with its sanitizer runtime, python3
 #   cross  build + what scripts/test-cross.sh needs: the i686, aarch64 and s390x cross
 #          compilers with their C libraries, qemu-user, musl-gcc.  Never gcc-multilib: it
 #          conflicts with the cross compilers and apt would remove them
@@ -16,6 +16,9 @@
 #          cluster the package starts is stopped again, so it takes no huge pages from the pool
 #   nginx  Debian's nginx, which scripts/nginx-exec.sh runs under `hpshm exec` (its binary
 #          upgrade above all)
+#   httpd  Apache httpd 2.4 with its development files (apxs, ap_socache.h) and ab: the
+#          mod_socache_hpshm module is built against them and scripts/httpd-socache.sh runs
+#          it; a server the package started is stopped again
 #
 # Only missing packages are installed, so a second run costs one dpkg query per package and no
 # network.  Uses sudo when not run as root.  Set HPSHM_SKIP_DEPS=1 to skip this step entirely
@@ -24,7 +27,7 @@ set -euo pipefail
 
 what=${1:-test}
 build_pkgs=(build-essential cmake pkg-config)
-test_pkgs=(libcriterion-dev libapr1-dev doxygen graphviz clang libclang-rt-14-dev python3 python3-yaml)
+test_pkgs=(libcriterion-dev libapr1-dev apache2-dev doxygen graphviz clang libclang-rt-14-dev python3 python3-yaml)
 cross_pkgs=(gcc-i686-linux-gnu libc6-dev-i386-cross gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 	gcc-s390x-linux-gnu libc6-dev-s390x-cross qemu-user musl-tools)
 coverage_pkgs=(gcovr)
@@ -32,6 +35,7 @@ abi_pkgs=(abigail-tools)
 check_pkgs=(universal-ctags)
 postgres_pkgs=(postgresql-15)
 nginx_pkgs=(nginx)
+httpd_pkgs=(apache2 apache2-dev apache2-utils curl)
 
 case "$what" in
 build) pkgs=("${build_pkgs[@]}") ;;
@@ -42,8 +46,9 @@ abi) pkgs=("${build_pkgs[@]}" "${abi_pkgs[@]}") ;;
 check) pkgs=("${check_pkgs[@]}") ;;
 postgres) pkgs=("${postgres_pkgs[@]}") ;;
 nginx) pkgs=("${nginx_pkgs[@]}") ;;
+httpd) pkgs=("${build_pkgs[@]}" "${httpd_pkgs[@]}") ;;
 *)
-	echo "usage: $0 [build|test|cross|coverage|abi|check|postgres|nginx]" >&2
+	echo "usage: $0 [build|test|cross|coverage|abi|check|postgres|nginx|httpd]" >&2
 	exit 2
 	;;
 esac
@@ -97,4 +102,12 @@ if [[ $what == postgres ]] && command -v pg_lsclusters >/dev/null 2>&1; then
 			echo "deps: stopping the cluster $ver/$name the package started"
 			"${sudo[@]}" pg_ctlcluster "$ver" "$name" stop || true
 		done
+fi
+
+# The package starts Debian's own server (port 80, its configuration) where an init system runs
+# services: it is not ours and would hold ports, so it is stopped.
+if [[ $what == httpd ]] && [[ -s /run/apache2/apache2.pid ]] &&
+	kill -0 "$(cat /run/apache2/apache2.pid)" 2>/dev/null; then
+	echo "deps: stopping the apache2 service the package started"
+	"${sudo[@]}" apache2ctl -k stop 2>/dev/null || "${sudo[@]}" kill -TERM "$(cat /run/apache2/apache2.pid)" || true
 fi
