@@ -40,6 +40,7 @@
 #include <string.h>
 
 #include "hpshm.h"
+#include "hpshm/apr.h"
 #include "store.h"
 
 #define HP_PREFIX "mod_socache_hpshm: "
@@ -78,12 +79,6 @@ static struct hp_registry *registry(void)
 	struct hp_registry *reg = ap_retained_data_get(HP_RETAINED);
 
 	return reg ? reg : ap_retained_data_create(HP_RETAINED, sizeof(*reg));
-}
-
-static apr_status_t free_config(void *cfg)
-{
-	hpshm_config_free(cfg);
-	return APR_SUCCESS;
 }
 
 /* Take size= and subcaches= out of the argument; the rest goes to hpshm. */
@@ -127,10 +122,8 @@ static const char *hp_create(ap_socache_instance_t **instance, const char *arg, 
 	bad = split_arg(ctx, arg, p);
 	if (bad)
 		return bad;
-	if (hpshm_config_new(&ctx->cfg) != 0)
-		return HP_PREFIX "out of memory for the configuration";
-	apr_pool_cleanup_register(p, ctx->cfg, free_config, apr_pool_cleanup_null);
-	if (*ctx->keys && hpshm_config_parse(ctx->cfg, ctx->keys, &err) != 0)
+	/* The configuration lives as long as httpd's configuration pool (libhpshm_apr). */
+	if (hpshm_apr_config_parse(&ctx->cfg, ctx->keys, p, &err) != APR_SUCCESS)
 		return apr_psprintf(p, HP_PREFIX "bad argument \"%s\": %s%s%s; the argument is size=<bytes> "
 				    "and hpshm configuration keys, e.g. hpshm:size=512MiB,huge_pages=try",
 				    arg, err.message, err.hint[0] ? "; " : "", err.hint);
@@ -216,14 +209,15 @@ static apr_status_t slot_fill(ap_socache_instance_t *ctx, struct hp_slot *slot, 
 {
 	hpshm_error err;
 	hpshm_report *report = calloc(1, sizeof(*report));
+	int rc;
 
 	if (!report)
 		return APR_ENOMEM;
-	if (hpshm_segment_create_ex(&slot->seg, ctx->size, ctx->cfg, report, &err) != 0) {
+	if ((rc = hpshm_segment_create_ex(&slot->seg, ctx->size, ctx->cfg, report, &err)) != 0) {
 		log_failure(s, cname, ctx->size, &err);
 		free(report);
 		slot->seg = NULL;
-		return APR_EGENERAL;
+		return hpshm_apr_status(rc); /* httpd logs it as APR status text (doc/apr.md) */
 	}
 	slot->report = report;
 	if (hstore_format(hpshm_segment_address(slot->seg), hpshm_segment_size(slot->seg), ctx->subcaches, avg) !=
@@ -242,10 +236,11 @@ static apr_status_t trial_create(ap_socache_instance_t *ctx, const char *cname, 
 {
 	hpshm_segment *seg;
 	hpshm_error err;
+	int rc;
 
-	if (hpshm_segment_create(&seg, ctx->size, ctx->cfg, &err) != 0) {
+	if ((rc = hpshm_segment_create(&seg, ctx->size, ctx->cfg, &err)) != 0) {
 		log_failure(s, cname, ctx->size, &err);
-		return APR_EGENERAL;
+		return hpshm_apr_status(rc);
 	}
 	hpshm_segment_destroy(seg);
 	return APR_SUCCESS;

@@ -8,7 +8,7 @@
 # include or a stray /proc path fails CI with the offending lines.  It checks:
 #   1. includes: every #include of base/, ports/, backends/, core/, tools/, bench/, preload/,
 #      examples/, apr/ and httpd/ against the table below (apr/: the public API and APR's headers
-#      only; httpd/: the public API, its store and httpd's and APR's headers) (tests/ may include anything); ports/admin.h, which
+#      only; httpd/: the public API, libhpshm_apr, its store and httpd's and APR's headers) (tests/ may include anything); ports/admin.h, which
 #      changes the machine (pool sizes, THP), only in tools/plan.c, bench/ and tests/;
 #   2. OS paths: no "/proc" or "/sys/" string literal outside ports/linux/ and the Linux
 #      backends (comments may name them);
@@ -160,8 +160,8 @@ allowed_quoted() {
 	examples) echo '^(hpshm\.h|hpshm/provider\.h|shared_area\.h|file_provider\.h)$' ;;
 	# libhpshm_apr is a client of the public API, as an application is: no core/, ports/ or backends/.
 	apr) echo '^(hpshm\.h|hpshm/provider\.h|hpshm/apr\.h)$' ;;
-	# The httpd module: the public API and its own store; httpd's and APR's headers come in <>.
-	httpd) echo '^(hpshm\.h|store\.h)$' ;;
+	# The httpd module: the public API, libhpshm_apr (hpshm/apr.h) and its own store; httpd's and APR's headers come in <>.
+	httpd) echo '^(hpshm\.h|hpshm/apr\.h|store\.h)$' ;;
 	*) echo '.*' ;;
 	esac
 }
