@@ -55,33 +55,39 @@ apr_status_t hpshm_apr_segment_create(hpshm_segment **out, apr_size_t size, cons
 				      apr_pool_t *pool, hpshm_error *err)
 {
 	hpshm_segment *seg = NULL;
+	int rc;
 	apr_status_t st = bad_args(out, out, pool, err);
 
 	if (st != APR_SUCCESS)
 		return st;
-	return seg_adopt(out, seg, hpshm_segment_create(&seg, size, cfg, err), pool);
+	rc = hpshm_segment_create(&seg, size, cfg, err); /* before seg is read: argument order is unspecified */
+	return seg_adopt(out, seg, rc, pool);
 }
 
 apr_status_t hpshm_apr_segment_open(hpshm_segment **out, const char *name, const hpshm_config *cfg,
 				    apr_pool_t *pool, hpshm_error *err)
 {
 	hpshm_segment *seg = NULL;
+	int rc;
 	apr_status_t st = bad_args(out, name, pool, err);
 
 	if (st != APR_SUCCESS)
 		return st;
-	return seg_adopt(out, seg, hpshm_segment_open(&seg, name, cfg, err), pool);
+	rc = hpshm_segment_open(&seg, name, cfg, err); /* before seg is read: argument order is unspecified */
+	return seg_adopt(out, seg, rc, pool);
 }
 
 apr_status_t hpshm_apr_segment_attach(hpshm_segment **out, const char *token, const hpshm_config *cfg,
 				      apr_pool_t *pool, hpshm_error *err)
 {
 	hpshm_segment *seg = NULL;
+	int rc;
 	apr_status_t st = bad_args(out, token, pool, err);
 
 	if (st != APR_SUCCESS)
 		return st;
-	return seg_adopt(out, seg, hpshm_segment_attach(&seg, token, cfg, err), pool);
+	rc = hpshm_segment_attach(&seg, token, cfg, err); /* before seg is read: argument order is unspecified */
+	return seg_adopt(out, seg, rc, pool);
 }
 
 /* apr_pool_cleanup_kill() takes off both the plain and the child cleanup of (seg, seg_cleanup). */
