@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * apr/provider.c -- the `apr` provider: plain shared memory through apr_shm_create().
+ * apr/apr_shm_provider.c -- the `apr` provider: plain shared memory through apr_shm_create().
  *
  * For a system hpshm has no port for but APR runs on, this gives hpshm's API (and a program
  * written on it) working shared memory, from APR's anonymous apr_shm: what it makes is shared
