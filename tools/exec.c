@@ -19,7 +19,8 @@
  * size, name= / reattach=exec / base_address= (each intercepted region is an anonymous
  * segment of its own), an option whose value is missing (`--report -- cmd` must not make a
  * report file named "--"), a report path that is not a regular file or cannot be opened for
- * appending.  The report is only ever a regular file: a symbolic link, a FIFO, a directory
+ * appending, a huge_page_size= the machine cannot give (not offered by the kernel, or a pool
+ * without the pages of even the smallest request taken).  The report is only ever a regular file: a symbolic link, a FIFO, a directory
  * or a device at the path is refused, here and by the interposer, which opens it again for
  * every line (O_NOFOLLOW, O_NONBLOCK, then fstat): a server run as root must not append
  * where a link planted in a shared directory points, nor hang on a FIFO.
@@ -40,6 +41,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/base.h"
+#include "ports/facts.h"
 #include "ports/process.h"
 #include "tool.h"
 
@@ -53,6 +56,9 @@
 #define HPSHM_PRELOAD_INSTALL_REL "../lib/hpshm"
 #endif
 #define EXEC_PRELOAD_NAME "libhpshm_preload.so"
+
+/* preload/preload.h PRELOAD_DEFAULT_MIN_SIZE: what the interposer takes without a threshold. */
+#define EXEC_DEFAULT_MIN_SIZE ((size_t)32 << 20)
 
 #define EXEC_EXIT_CANNOT_EXEC 126
 #define EXEC_EXIT_NOT_FOUND   127
@@ -147,6 +153,52 @@ static int exec_export_config(const hpshm_config *cfg)
 	}
 	hpshm_config_free(defaults);
 	return rc;
+}
+
+/*
+ * The page size the configuration names (huge_page_size=1G), checked before CMD starts: the
+ * kernel must offer it, and its pool must hold the pages of the smallest request the
+ * interposer takes (min_size), or every request would fail (on) or fall back to base pages
+ * (try) inside a server that was told otherwise.  default and largest follow what the kernel
+ * offers, as the library resolves them, and keep today's contract: on fails a request with
+ * ENOMEM and says why, try falls back and says so.  huge_pages=off asks for no huge page.
+ * 0, or TOOL_EXIT_FAIL with the size and the fix (`hpshm plan`) printed.
+ */
+static int exec_check_page_size(const hpshm_config *cfg, size_t min_size)
+{
+	size_t sizes[HPSHM__MAX_PAGE_SIZES], ps, need;
+	struct hpshm__pool pool;
+	char value[64], psz[32], ks[32], list[128], mins[32];
+	unsigned long avail;
+	int n, offered = 0;
+
+	if (hpshm_config_get(cfg, "huge_pages", value, sizeof(value)) >= 0 && strcmp(value, "off") == 0)
+		return 0;
+	if (hpshm_config_get(cfg, "huge_page_size", value, sizeof(value)) < 0 || hpshm_size_parse(value, &ps) < 0)
+		return 0; /* default or largest */
+	n = hpshm_huge_page_sizes(sizes, HPSHM__MAX_PAGE_SIZES);
+	if (n > HPSHM__MAX_PAGE_SIZES)
+		n = HPSHM__MAX_PAGE_SIZES;
+	for (int i = 0; i < n; i++)
+		offered |= sizes[i] == ps;
+	hpshm_size_format(ps, psz, sizeof(psz));
+	tool_kernel_size(ps, ks, sizeof(ks));
+	if (!offered)
+		return tool_fail("exec", "huge_page_size=%s: this kernel offers no %s pages (it offers %s), so no request "
+				 "of the program could have them; it was not started.  `hpshm plan SIZE --huge-page-size "
+				 "%s` (SIZE: the shared memory the program maps) says how to get them: a kernel command "
+				 "line, or at run time", value, psz, hpshm__size_list(sizes, n, list, sizeof(list)), ks);
+	if (!hpshm__os_pool_source()[0] || hpshm__os_pool(ps, &pool) < 0)
+		return 0; /* no pool to read: the pages are found when a request is made */
+	need = min_size / ps + (min_size % ps != 0);
+	avail = hpshm__os_pool_available(&pool);
+	if (avail >= need)
+		return 0;
+	return tool_fail("exec", "huge_page_size=%s: the pool of %s pages has %lu available (%lu total, %lu free, %lu "
+			 "reserved), and the smallest request hpshm exec hands to huge pages (%s, the threshold) needs "
+			 "%zu; it was not started.  `hpshm plan SIZE --huge-page-size %s` (SIZE: the shared memory the "
+			 "program maps) prints the commands that reserve them", value, psz, avail, pool.total,
+			 pool.free, pool.resv, hpshm_size_format(min_size, mins, sizeof(mins)), need, ks);
 }
 
 /* What a file type is called in a refusal (preload/report.c says the same). */
@@ -308,7 +360,7 @@ int cmd_exec(int argc, char **argv)
 	const char *kv = NULL, *report = NULL, *min_text = NULL, *min_what = "--min-size";
 	char rest[4096], min_buf[64], lib[PATH_MAX];
 	hpshm_config *cfg = NULL;
-	size_t min_size;
+	size_t min_size = EXEC_DEFAULT_MIN_SIZE;
 	int first_cmd = -1, have_min = 0, rc;
 
 	for (int i = 1; i < argc; i++) {
@@ -350,6 +402,8 @@ int cmd_exec(int argc, char **argv)
 	if ((rc = tool_config("exec", kv && rest[0] ? rest : NULL, &cfg)) != 0)
 		return rc;
 	rc = exec_export_config(cfg);
+	if (rc == 0)
+		rc = exec_check_page_size(cfg, min_size);
 	hpshm_config_free(cfg);
 	if (rc != 0)
 		return rc;

@@ -15,6 +15,11 @@
  * function create uses: a named segment keeps a header region at its tail, which costs one
  * more page when SIZE is an exact multiple of the page size (an unnamed re-attachable one
  * keeps it in its provider's label of the object, or in a companion of base pages).
+ *
+ * A page size the kernel does not offer now but the processor can have (1 GiB pages on a
+ * kernel booted without them) is planned too, exit 0: plan says how to get the size, at boot
+ * and at run time with the run time way's caveat (tools/pagesize.c), instead of refusing what
+ * a reboot fixes.  Only a size no processor of this architecture maps is refused.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -23,6 +28,7 @@
 #include <unistd.h>
 #endif
 
+#include "base/base.h"
 #include "base/json.h"
 #include "ports/facts.h"
 #include "tool.h"
@@ -47,6 +53,10 @@ struct plan {
 	size_t             size;                 /* bytes asked for */
 	size_t             page_size;            /* huge page size planned for */
 	int                is_default;           /* 1 if page_size is the kernel's default */
+	int                unoffered;            /* 1 if the kernel does not offer page_size now */
+	int                noffered;             /* entries in offered[] */
+	size_t             offered[HPSHM__MAX_PAGE_SIZES]; /* the sizes it offers */
+	struct tool_pages_fix fix;               /* how to get page_size, when unoffered */
 	size_t             pages;                /* mapped / page_size */
 	size_t             mapped;               /* what create maps: size rounded up, with any header */
 	size_t             usable;               /* the part of mapped the caller gets */
@@ -179,6 +189,55 @@ static void plan_numa(struct plan *p, const hpshm_config *cfg)
 	}
 }
 
+/*
+ * A page size the kernel does not offer now: the one thing missing, what keeps it across a
+ * reboot, and how to get it (p->fix).  The providers' own needs (a mount, a privilege, cgroup
+ * limits) can be asked only of a size the kernel offers: the plan run again then shows them.
+ */
+static void plan_unoffered(struct plan *p)
+{
+	struct plan_item *it = &p->items[p->nitems++];
+	char psz[32], list[128];
+
+	tool_pages_fix(p->page_size, p->pages, &p->fix);
+	hpshm_size_format(p->page_size, psz, sizeof(psz));
+	memset(it, 0, sizeof(*it));
+	snprintf(it->what, sizeof(it->what), "page_size");
+	snprintf(it->affects, sizeof(it->affects), "every huge page provider");
+	it->nproviders = 1;
+	snprintf(it->detail, sizeof(it->detail), "this kernel offers no %s pages now (it offers %s): no provider "
+		 "can map them until it does", psz, hpshm__size_list(p->offered, p->noffered, list, sizeof(list)));
+	snprintf(it->persist[it->npersist++], PLAN_LINE, "kernel command line: %s", p->fix.boot);
+	plan_note(p, "once the kernel offers %s pages, run this plan again: it then shows their pool and anything "
+		  "else a provider needs (a hugetlbfs mount, a privilege, hugetlb cgroup limits)", psz);
+}
+
+/* "get_page_size": how to get a page size the kernel does not offer, null when it does. */
+static void plan_json_fix(struct json *j, const struct plan *p)
+{
+	const struct tool_pages_fix *f = &p->fix;
+
+	json_key(j, "get_page_size");
+	if (!p->unoffered) {
+		json_null(j);
+		return;
+	}
+	json_object_open(j);
+	json_kv_string(j, "boot", f->boot);
+	json_kv_string(j, "boot_default", f->boot_default);
+	json_kv_string(j, "boot_how", f->boot_how);
+	json_kv_string(j, "runtime", f->runtime);
+	json_kv_string(j, "runtime_node", f->runtime_node[0] ? f->runtime_node : NULL);
+	json_kv_string(j, "runtime_caveat", f->caveat);
+	json_key(j, "check");
+	json_array_open(j);
+	if (f->cpu_check[0])
+		json_string(j, f->cpu_check);
+	json_string(j, f->offered_check);
+	json_array_close(j);
+	json_object_close(j);
+}
+
 static int plan_json(const struct plan *p)
 {
 	struct json j;
@@ -191,8 +250,15 @@ static int plan_json(const struct plan *p)
 	json_kv_uint(&j, "pages", p->pages);
 	json_kv_uint(&j, "mapped_size", p->mapped);
 	json_kv_uint(&j, "usable_size", p->usable);
+	json_kv_bool(&j, "page_size_offered", !p->unoffered);
+	json_key(&j, "offered_page_sizes");
+	json_array_open(&j);
+	for (int i = 0; i < p->noffered; i++)
+		json_uint(&j, p->offered[i]);
+	json_array_close(&j);
+	plan_json_fix(&j, p);
 	json_key(&j, "pool");
-	if (p->has_pool) {
+	if (p->has_pool && !p->unoffered) {
 		json_object_open(&j);
 		json_kv_uint(&j, "total", p->pool.total);
 		json_kv_uint(&j, "free", p->pool.free);
@@ -272,9 +338,29 @@ static int plan_json(const struct plan *p)
 	return TOOL_EXIT_OK;
 }
 
+/* How to get pages of a size the kernel does not offer now (psz: the size, for people). */
+static void plan_text_unoffered(const struct plan *p, const char *psz)
+{
+	const struct tool_pages_fix *f = &p->fix;
+
+	printf("\nmissing now:\n");
+	for (int i = 0; i < p->nitems; i++)
+		printf("  - %s (stops %s): %s\n", p->items[i].what, p->items[i].affects, p->items[i].detail);
+	printf("\nat boot, the dependable way (kernel command line, then reboot):\n  %s\n  or, %s the default "
+	       "size too:  %s %s\n  %s\n", f->boot, psz, f->boot_default, f->boot, f->boot_how);
+	printf("\nor at run time, as root, once the kernel offers %s pages:\n  %s\n", psz, f->runtime);
+	if (f->runtime_node[0])
+		printf("  %s\n", f->runtime_node);
+	printf("  caveat: %s\n", f->caveat);
+	printf("\ncheck:\n");
+	if (f->cpu_check[0])
+		printf("  %s\n", f->cpu_check);
+	printf("  %s\n", f->offered_check);
+}
+
 static void plan_text(const struct plan *p)
 {
-	char a[32], b[32], c[32], d[32];
+	char a[32], b[32], c[128], d[32];
 	int any;
 
 	printf("a segment of %s needs %zu huge page%s of %s (%s mapped", hpshm_size_format(p->size, a, sizeof(a)),
@@ -283,7 +369,10 @@ static void plan_text(const struct plan *p)
 	if (p->mapped > p->usable)
 		printf(", %s of it for the segment's header", hpshm_size_format(p->mapped - p->usable, d, sizeof(d)));
 	printf(")\n");
-	if (!p->has_pool)
+	if (p->unoffered)
+		printf("this kernel offers no %s pages now (it offers %s): there is no %s pool to reserve yet\n", b,
+		       hpshm__size_list(p->offered, p->noffered, c, sizeof(c)), b);
+	else if (!p->has_pool)
 		printf("no pool to reserve: %s pages come from free physical memory when a segment is created\n", b);
 	else
 		printf("the %s pool now: %lu total, %lu free, %lu reserved, %lu surplus, %lu overcommit, %lu available\n",
@@ -297,7 +386,9 @@ static void plan_text(const struct plan *p)
 			printf("numa=%s: node %d: its share %lu pages, %lu free of its pool of %lu\n", p->numa,
 			       p->nodes[i].node, p->nodes[i].share, p->nodes[i].free, p->nodes[i].total);
 
-	if (p->nproviders == 0) {
+	if (p->unoffered) {
+		plan_text_unoffered(p, b);
+	} else if (p->nproviders == 0) {
 		printf("\nno huge page provider the configuration allows offers %s pages: nothing to set up for them\n",
 		       b);
 	} else if (p->nitems == 0) {
@@ -330,17 +421,33 @@ static void plan_text(const struct plan *p)
 }
 
 /*
+ * The page size the configuration names (huge_page_size=1G), whether the kernel offers it or
+ * not: 0 for default, largest and what cannot be read; those resolve against what it offers.
+ */
+static size_t plan_config_page_size(const hpshm_config *cfg)
+{
+	char value[64];
+	size_t ps;
+
+	if (hpshm_config_get(cfg, "huge_page_size", value, sizeof(value)) < 0 || strcmp(value, "default") == 0 ||
+	    strcmp(value, "largest") == 0 || hpshm_size_parse(value, &ps) < 0)
+		return 0;
+	return ps;
+}
+
+/*
  * The page size to plan for (--huge-page-size, else the configuration's huge_page_size,
- * else the kernel's default), and what create maps for SIZE on it under cfg.  0, or the exit
+ * else the kernel's default), and what create maps for SIZE on it under cfg.  A size the
+ * kernel does not offer is planned (p->unoffered) where it keeps a pool (Linux: a boot
+ * parameter or a sysfs write adds the size) and the processor can map it.  0, or the exit
  * code with the error printed.
  */
 static int plan_sizes(struct plan *p, const hpshm_config *cfg, const char *size_text, const char *ps_text)
 {
-	size_t sizes[HPSHM__MAX_PAGE_SIZES];
-	char offered[128], s[32], value[64];
+	char offered[128], s[32], why[192], what[96] = "";
 	int n, found;
 
-	n = hpshm_huge_page_sizes(sizes, HPSHM__MAX_PAGE_SIZES);
+	n = hpshm_huge_page_sizes(p->offered, HPSHM__MAX_PAGE_SIZES);
 	if (n > HPSHM__MAX_PAGE_SIZES)
 		n = HPSHM__MAX_PAGE_SIZES;
 	if (n <= 0 && hpshm__os_pool_source()[0])
@@ -348,22 +455,26 @@ static int plan_sizes(struct plan *p, const hpshm_config *cfg, const char *size_
 				 "build it with CONFIG_HUGETLBFS", hpshm__os_pool_source());
 	if (n <= 0)
 		return tool_fail("plan", "this system offers hpshm no huge page size: there are no huge pages to plan");
-	if (p->page_size == 0) {
+	p->noffered = n;
+	if (ps_text)
+		snprintf(what, sizeof(what), "bad --huge-page-size '%s'", ps_text);
+	if (p->page_size == 0 && (p->page_size = plan_config_page_size(cfg)) != 0)
+		snprintf(what, sizeof(what), "huge_page_size=%s", hpshm_size_format(p->page_size, s, sizeof(s)));
+	if (p->page_size == 0)
 		p->page_size = tool_config_page_size(cfg);
-		if (p->page_size == 0 && hpshm_config_get(cfg, "huge_page_size", value, sizeof(value)) >= 0 &&
-		    strcmp(value, "default") != 0)
-			return tool_fail("plan", "huge_page_size=%s: this kernel offers no such pages; it offers %s",
-					 value, tool_offered_sizes(offered, sizeof(offered)));
-		if (p->page_size == 0)
-			p->page_size = sizes[0];
-	}
+	if (p->page_size == 0)
+		p->page_size = p->offered[0];
 	found = 0;
 	for (int i = 0; i < n; i++)
-		found |= sizes[i] == p->page_size;
-	if (!found)
-		return tool_fail("plan", "bad --huge-page-size '%s': this kernel offers no %s pages; it offers %s",
-				 ps_text ? ps_text : "", hpshm_size_format(p->page_size, s, sizeof(s)),
+		found |= p->offered[i] == p->page_size;
+	hpshm_size_format(p->page_size, s, sizeof(s));
+	if (!found && !p->has_pool)
+		return tool_fail("plan", "%s: this system offers no %s pages; it offers %s", what, s,
 				 tool_offered_sizes(offered, sizeof(offered)));
+	if (!found && !tool_page_size_possible(p->page_size, why, sizeof(why)))
+		return tool_fail("plan", "%s: no processor of this kind maps %s pages: %s; this kernel offers %s", what, s,
+				 why, tool_offered_sizes(offered, sizeof(offered)));
+	p->unoffered = !found;
 	p->is_default = p->page_size == hpshm__os_default_page_size();
 
 	if (hpshm_segment_footprint(p->size, p->page_size, cfg, &p->mapped, &p->usable) < 0)
@@ -384,7 +495,7 @@ int cmd_plan(int argc, char **argv)
 	static struct plan p;   /* a few tens of KiB of text: keep it off the stack */
 	hpshm_config *cfg = NULL;
 	char ks[32];
-	int json = 0, rc;
+	int json = 0, named, rc;
 
 	for (int i = 1; i < argc; i++) {
 		int r;
@@ -418,10 +529,10 @@ int cmd_plan(int argc, char **argv)
 		return rc;
 	if ((rc = tool_config("plan", kv, &cfg)) != 0)
 		return rc;
-	rc = plan_sizes(&p, cfg, size_text, ps_text);
 	/* Windows keeps no pool: its large pages are found at creation, and plan says what to grant. */
 	p.has_pool = hpshm__os_pool_source()[0] != '\0';
-	if (rc == 0 && p.has_pool && hpshm__os_pool(p.page_size, &p.pool) < 0)
+	rc = plan_sizes(&p, cfg, size_text, ps_text);
+	if (rc == 0 && p.has_pool && !p.unoffered && hpshm__os_pool(p.page_size, &p.pool) < 0)
 		rc = tool_fail("plan", "cannot read the pool of %zu-byte pages under %s", p.page_size,
 			       hpshm__os_pool_source());
 	if (rc != 0) {
@@ -429,18 +540,26 @@ int cmd_plan(int argc, char **argv)
 		return rc;
 	}
 
-	if ((rc = plan_needs(&p, cfg)) != 0) {
+	if (p.unoffered) {
+		struct hpshm__numa pol;
+
+		(void)tool_numa_policy(cfg, &pol, p.numa, sizeof(p.numa));
+		plan_unoffered(&p);
+	} else if ((rc = plan_needs(&p, cfg)) != 0) {
 		hpshm_config_free(cfg);
 		return rc;
+	} else {
+		plan_numa(&p, cfg);
 	}
-	plan_numa(&p, cfg);
 	p.populate_threads = hpshm_populate_threads(p.mapped, p.page_size, cfg);
 	hpshm_config_free(cfg);
 
-	/* The check repeats the configuration planned for, then insists on these huge pages. */
+	/* The check repeats the configuration planned for, then insists on these huge pages (and
+	 * names their size, unless the configuration does). */
+	named = p.is_default || (kv && strstr(kv, "huge_page_size=") && !ps_text);
 	snprintf(p.verify, sizeof(p.verify), "hpshm check --size %s --config %s%shuge_pages=on%s%s", size_text,
-		 kv ? kv : "", kv && kv[0] ? "," : "", p.is_default ? "" : ",huge_page_size=",
-		 p.is_default ? "" : tool_kernel_size(p.page_size, ks, sizeof(ks)));
+		 kv ? kv : "", kv && kv[0] ? "," : "", named ? "" : ",huge_page_size=",
+		 named ? "" : tool_kernel_size(p.page_size, ks, sizeof(ks)));
 
 	if (json)
 		return plan_json(&p);

@@ -89,6 +89,30 @@ char *tool_kernel_size(size_t size, char *buf, size_t len);
 /* The comma list of the sizes the kernel offers, for error messages ("2MiB, 1GiB"). */
 char *tool_offered_sizes(char *buf, size_t len);
 
+/* ---- page sizes the kernel does not offer now (tools/pagesize.c) ---- */
+
+/* The huge page sizes the processors of this architecture can map, ascending: the count (0
+ * where the tool has no table for the processor); *arch names it ("x86-64"). */
+int tool_possible_page_sizes(size_t *out, int max, const char **arch);
+/* 1 if some processor of this architecture (with a kernel told to) could give pages of ps;
+ * why gets the sizes that exist, for a refusal. */
+int tool_page_size_possible(size_t ps, char *why, size_t len);
+
+/* How an operator gets pages of a size the kernel does not offer now: each an empty string
+ * where it does not apply. */
+struct tool_pages_fix {
+	char boot[96];           /* kernel command line: "hugepagesz=1G hugepages=8" */
+	char boot_default[64];   /* and, to make it the default size: "default_hugepagesz=1G" */
+	char boot_how[512];      /* where the line goes, and when to add boot_default */
+	char runtime[256];       /* at run time: "echo 8 > /sys/kernel/mm/hugepages/.../nr_hugepages" */
+	char runtime_node[256];  /* the same on one NUMA node */
+	char caveat[512];        /* why the run time way often fails */
+	char cpu_check[256];     /* the command that shows whether the processor maps them */
+	char offered_check[256]; /* the command that shows whether the kernel offers them */
+};
+/* Fill fix for pages pages of ps. */
+void tool_pages_fix(size_t ps, size_t pages, struct tool_pages_fix *fix);
+
 /* The name of an errno ("ENOMEM"), or on Windows of a GetLastError() code
  * ("ERROR_PRIVILEGE_NOT_HELD"); "0" for 0, "?" when unknown.  For text output. */
 const char *tool_errno_name(int e);
