@@ -96,8 +96,13 @@ struct tool_cmd {
 	"                    regular file or not exist: a link, FIFO or device is refused\n"        \
 	"  --min-size SIZE   requests below SIZE go to the C library unchanged (default 32MiB)\n"   \
 	"\n"                                                                                        \
-	"Exit status: CMD's; 127 if CMD was not found, 126 if it could not run; 1 or 2 if the\n"    \
-	"tool refused before starting it.\n"
+	"A huge_page_size= that names a size is checked before CMD starts: the kernel must offer\n" \
+	"it and its pool must hold the pages of a request of the threshold, or CMD is not started\n" \
+	"(`hpshm plan SIZE --huge-page-size 1G` says how to get them).\n"                         \
+	"\n"                                                                                        \
+	"Exit status: CMD's; 127 if CMD was not found, 126 if it could not run; 2 if the tool\n"   \
+	"refused the command line, 1 if the machine cannot give what the configuration asks\n"    \
+	"(CMD is not started in either case).\n"
 #define HELP_EXEC_SUMMARY "run an unmodified program with its large shared memory on huge pages"
 #define HELP_BENCH_SUMMARY "measure each provider against plain pages, the raw system calls, THP and APR"
 #define HELP_BENCH_PEERS  "the raw system calls without hpshm, plain 4 KiB pages, THP, and APR's apr_shm.\n"
@@ -147,7 +152,10 @@ static const struct tool_cmd tool_cmds[] = {
 		"\n"
 		"  --huge-page-size SIZE   page size to plan for (default: huge_page_size of the\n"
 		"                          configuration, else the kernel's default huge page\n"
-		"                          size); must be one the kernel offers\n"
+		"                          size).  For a size the kernel does not offer now but\n"
+		"                          the processor can have (1G on a kernel booted without\n"
+		"                          it) plan prints the kernel command line and the run\n"
+		"                          time way to get it; any other size is refused\n"
 		"  --config KV             configuration, e.g. reattach=exec or name=db\n"
 		"  --json                  one JSON object instead of text\n",
 	},
@@ -288,6 +296,22 @@ static const struct tool_cmd *tool_find(const char *name)
 		if (strcmp(tool_cmds[i].name, name) == 0)
 			return &tool_cmds[i];
 	return NULL;
+}
+
+/* "providers, probe, ..., help": the commands of the table, so an error's list cannot drift from it. */
+static char *tool_command_list(char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i <= TOOL_NCMDS; i++) {
+		int w = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", i < TOOL_NCMDS ? tool_cmds[i].name : "help");
+
+		if (w < 0 || (size_t)w >= len - used)
+			break;
+		used += (size_t)w;
+	}
+	return buf;
 }
 
 static void tool_main_help(FILE *out)
@@ -598,6 +622,7 @@ double tool_ms(uint64_t ns)
 static int tool_main(int argc, char **argv)
 {
 	const struct tool_cmd *c;
+	char names[256];
 
 	if (argc < 2) {
 		tool_main_help(stderr);
@@ -620,7 +645,8 @@ static int tool_main(int argc, char **argv)
 			return tool_usage_error("help", "takes one COMMAND, got '%s' too; usage: hpshm help COMMAND",
 						argv[3]);
 		if (tool_help(argv[2]) < 0)
-			return tool_usage_error(NULL, "help: unknown command '%s'", argv[2]);
+			return tool_usage_error(NULL, "help: unknown command '%s'; commands: %s", argv[2],
+						tool_command_list(names, sizeof(names)));
 		return TOOL_EXIT_OK;
 	}
 	/* Out-of-tree providers first, so every command sees them (tools/modules.c). */
@@ -631,8 +657,8 @@ static int tool_main(int argc, char **argv)
 		return cmd_bench_worker(argc - 1, argv + 1);
 	c = tool_find(argv[1]);
 	if (!c)
-		return tool_usage_error(NULL, "unknown command '%s'; commands: providers, probe, plan, check, bench, run, ls, gc, help",
-					argv[1]);
+		return tool_usage_error(NULL, "unknown command '%s'; commands: %s", argv[1],
+					tool_command_list(names, sizeof(names)));
 	for (int i = 2; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0)
 			break;
