@@ -101,6 +101,47 @@ Test(cli, unknown_command_is_refused)
 	expect_usage_error(tool("frobnicate", NULL), "frobnicate");
 }
 
+/*
+ * The commands an unknown command's error offers are the tool's: each one `hpshm --help` lists
+ * (both come from the one command table in tools/hpshm.c), and no other.  The list was once
+ * written by hand and left out exec.
+ */
+Test(cli, unknown_command_lists_every_command_of_the_table)
+{
+	static const char *const refusals[][3] = { { "frobnicate", NULL, NULL }, { "help", "frobnicate", NULL } };
+	char names[32][32], list[1024];
+	const char *p;
+	int n = 0;
+	struct hpt_run *r = tool("--help", NULL);
+
+	cr_assert_eq(r->status, 0, "%s", r->err);
+	p = strstr(r->out, "commands:\n");
+	cr_assert_not_null(p, "no command list in --help:\n%s", r->out);
+	for (p += strlen("commands:\n"); strncmp(p, "  ", 2) == 0 && n < 32; p = strchr(p, '\n') + 1)
+		cr_assert_eq(sscanf(p, "%31s", names[n++]), 1);
+	cr_assert_geq(n, 2, "--help lists %d commands:\n%s", n, r->out);
+	for (size_t k = 0; k < sizeof refusals / sizeof refusals[0]; k++) {
+		int commas = 0;
+
+		r = tool(refusals[k][0], refusals[k][1], NULL);
+		expect_usage_error(r, "frobnicate");
+		p = strstr(r->err, "commands: ");
+		cr_assert_not_null(p, "no list of commands: %s", r->err);
+		snprintf(list, sizeof list, ", %.*s, ", (int)strcspn(p + 10, "\n"), p + 10);
+		for (int i = 0; i < n; i++) {
+			char want[40];
+
+			snprintf(want, sizeof want, ", %s, ", names[i]);
+			cr_expect(strstr(list, want), "'%s': the list leaves out %s: %s", refusals[k][0], names[i], r->err);
+		}
+		for (p = list + 2; (p = strstr(p, ", ")) != NULL; p += 2)
+			commas++;
+		cr_expect_eq(commas - 1, n, "'%s': %d commands listed, --help has %d: %s", refusals[k][0], commas - 1, n,
+			     r->err);
+	}
+	cr_expect(strstr(list, ", exec, "), "exec is not listed: %s", list);
+}
+
 Test(cli, unknown_option_is_named)
 {
 	expect_usage_error(tool("check", "--size", "4MiB", "--bogus-flag", NULL), "--bogus-flag");
