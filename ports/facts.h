@@ -46,6 +46,12 @@ const char *hpshm__os_pool_source(void);
  * name, so `hpshm plan` and an error message never disagree.
  */
 char *hpshm__os_pool_knob(size_t page_size, char *buf, size_t len);
+/*
+ * The command that shows whether this processor can map pages of page_size at all, with
+ * what its answer means ("grep -m1 -ow pdpe1gb /proc/cpuinfo ..." for 1 GiB pages on x86),
+ * for `hpshm plan` of a size the OS does not offer now; "" where there is none.  Returns buf.
+ */
+char *hpshm__os_page_size_cpu_check(size_t page_size, char *buf, size_t len);
 
 /* ---- NUMA nodes ---- */
 

@@ -48,6 +48,14 @@ char *hpshm__os_pool_knob(size_t page_size, char *buf, size_t len)
 	return buf;
 }
 
+char *hpshm__os_page_size_cpu_check(size_t page_size, char *buf, size_t len)
+{
+	(void)page_size;
+	if (buf != NULL && len > 0)
+		buf[0] = '\0';
+	return buf;
+}
+
 /* No nodes to show: a port that places pages on nodes (Windows' preferred node) answers here
  * once it does, in its own facts file. */
 int hpshm__os_numa_nodes(size_t page_size, struct hpshm__node *out, int max)

@@ -85,20 +85,6 @@ int tool_page_size_possible(size_t ps, char *why, size_t len)
 	return 0;
 }
 
-/* The line that says whether this processor can map pages of ps at all, "" if none applies. */
-static void pages_cpu_check(size_t ps, char *buf, size_t len)
-{
-	buf[0] = '\0';
-#if defined(__x86_64__) || defined(_M_X64) || defined(__i386__) || defined(_M_IX86)
-	if (ps == (size_t)GIB)
-		snprintf(buf, len, "grep -m1 -ow pdpe1gb /proc/cpuinfo   # prints pdpe1gb if the CPU maps 1 GiB pages; "
-			 "in a virtual machine the hypervisor must pass the flag on (e.g. QEMU -cpu host)");
-#else
-	(void)ps;
-	(void)len;
-#endif
-}
-
 void tool_pages_fix(size_t ps, size_t pages, struct tool_pages_fix *fix)
 {
 	struct hpshm__node nodes[HPSHM__MAX_NODES];
@@ -132,7 +118,7 @@ void tool_pages_fix(size_t ps, size_t pages, struct tool_pages_fix *fix)
 		 "without an error (read nr_hugepages back); and the file exists only once the kernel offers %s "
 		 "pages (after a boot with \"hugepagesz=%s hugepages=0\", or on a kernel that offers them "
 		 "without it)", pages, psz, psz, ks);
-	pages_cpu_check(ps, fix->cpu_check, sizeof(fix->cpu_check));
+	hpshm__os_page_size_cpu_check(ps, fix->cpu_check, sizeof(fix->cpu_check));
 	snprintf(fix->offered_check, sizeof(fix->offered_check),
 		 "ls %s   # lists hugepages-%zukB once the kernel offers %s pages; `hpshm probe` shows their pool",
 		 hpshm__os_pool_source(), ps / 1024, psz);

@@ -62,6 +62,22 @@ char *hpshm__os_pool_knob(size_t page_size, char *buf, size_t len)
 	return hpshm__linux_pool_knob(page_size, buf, len);
 }
 
+char *hpshm__os_page_size_cpu_check(size_t page_size, char *buf, size_t len)
+{
+	if (buf == NULL || len == 0)
+		return buf;
+	buf[0] = '\0';
+#if defined(__x86_64__) || defined(__i386__)
+	/* x86 maps 1 GiB pages only with the pdpe1gb feature (X86_FEATURE_GBPAGES). */
+	if (page_size == ((size_t)1 << 30))
+		snprintf(buf, len, "grep -m1 -ow pdpe1gb /proc/cpuinfo   # prints pdpe1gb if the CPU maps 1 GiB pages; "
+			 "in a virtual machine the hypervisor must pass the flag on (e.g. QEMU -cpu host)");
+#else
+	(void)page_size;
+#endif
+	return buf;
+}
+
 int hpshm__os_numa_nodes(size_t page_size, struct hpshm__node *out, int max)
 {
 	return hpshm__port_numa_nodes(page_size, out, max);
