@@ -305,7 +305,8 @@ static char *tool_command_list(char *buf, size_t len)
 
 	buf[0] = '\0';
 	for (size_t i = 0; i <= TOOL_NCMDS; i++) {
-		int w = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", i < TOOL_NCMDS ? tool_cmds[i].name : "help");
+		const char *name = i < TOOL_NCMDS ? tool_cmds[i].name : "help"; /* help is the tool's own */
+		int w = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", name);
 
 		if (w < 0 || (size_t)w >= len - used)
 			break;
