@@ -132,7 +132,7 @@ Test(cli, unknown_command_lists_every_command_of_the_table)
 		for (int i = 0; i < n; i++) {
 			char want[40];
 
-			snprintf(want, sizeof want, ", %s, ", names[i]);
+			snprintf(want, sizeof want, ", %.32s, ", names[i]);
 			cr_expect(strstr(list, want), "'%s': the list leaves out %s: %s", refusals[k][0], names[i], r->err);
 		}
 		for (p = list + 2; (p = strstr(p, ", ")) != NULL; p += 2)

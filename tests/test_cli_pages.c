@@ -99,7 +99,7 @@ static const char *ns_option(char *why, size_t len)
 
 		if (r->status == 0 && strstr(r->out, "hugepages-2048kB"))
 			return opts[i];
-		snprintf(why, len, "unshare %s cannot bind a made-up tree on /sys/kernel/mm/hugepages: %s", opts[i],
+		snprintf(why, len, "unshare %s cannot bind a made-up tree on /sys/kernel/mm/hugepages: %.300s", opts[i],
 			 r->err);
 	}
 	return NULL;
