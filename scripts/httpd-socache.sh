@@ -24,14 +24,15 @@
 #   3. a graceful restart gives new children that still have it on 2 MiB pages and answer the
 #      first request with a HIT (the cache kept its contents);
 #   4. a stop ends every process and returns every page to the pool;
-#   5. side by side, the same server with shmcb and with hpshm under `ab -k -n 50000 -c 8`,
+#   5. side by side, the same server with shmcb and with hpshm under `ab -k -n 50000 -c 8`
+#      for the 4 KiB page and a 64 KiB one,
 #      five rounds with each first in turn: requests per second of each and the ratio of the
 #      medians (printed, not judged: a timing belongs to the host), and the stores' own bench
 #      (store + retrieve of 4 KiB objects by 2 concurrent workers, mod_socache_bench), as two
-#      processes and as two threads of one process, with its ratios.
+#      processes and as two threads of one process, five rounds each, each first in turn.
 # Without a pool (--no-pool): huge_pages=on refuses to start and the error log has hpshm's
 # reason and fix; huge_pages=try starts, serves HITs on base pages, and mod_status says so.
-# It takes about a minute with a pool (55 s here), a few seconds without.
+# It takes about 80 s with a pool, a few seconds without.
 set -euo pipefail
 
 usage() {
@@ -82,6 +83,8 @@ chmod 755 "$work"
 mkdir -p "$work/htdocs" "$work/run"
 # A 4 KiB page, cached for 10 minutes.
 head -c 4096 /dev/zero | tr '\0' 'h' >"$work/htdocs/page.html"
+# And a 64 KiB one, for the side-by-side run: a larger object keeps the cache's lock longer.
+head -c 65536 /dev/zero | tr '\0' 'b' >"$work/htdocs/big.html"
 chmod -R a+rX "$work/htdocs"
 
 servers=() # the names of the servers started, for the clean-up
@@ -249,10 +252,10 @@ start_server() { # start_server NAME [CHILDREN] -> 0 once it answers with CHILDR
 	return 1
 }
 
-# hits NAME N -> "MISS HIT": the X-Cache answers of N requests on one connection (keep-alive).
+# hits NAME N [PAGE] -> "MISS HIT": the X-Cache answers of N requests for PAGE (page.html) on one connection.
 hits() {
 	local url urls=() i
-	url="http://127.0.0.1:$(<"$work/$1.port")/page.html"
+	url="http://127.0.0.1:$(<"$work/$1.port")/${3:-page.html}"
 	for ((i = 0; i < $2; i++)); do urls+=("$url"); done
 	curl -s -D "$work/headers.txt" "${urls[@]}" >"$work/body.out" || true
 	echo "$(grep -ci '^X-Cache: MISS' "$work/headers.txt" || true) $(grep -ci '^X-Cache: HIT' "$work/headers.txt" || true)"
@@ -402,31 +405,33 @@ for s in shmcb hpshm; do
 		die "httpd with CacheSocache $s did not start"
 	}
 done
-hits shmcb 2 >/dev/null
-hits hpshm 2 >/dev/null
-
-rps() { # rps NAME -> requests per second of one ab run (50000 requests, 8 at a time, keep-alive)
-	ab -q -k -n 50000 -c 8 "http://127.0.0.1:$(<"$work/$1.port")/page.html" >"$work/ab-$1.txt" 2>&1 || true
+rps() { # rps NAME PAGE -> requests per second of one ab run (50000 requests, 8 at a time, keep-alive)
+	ab -q -k -n 50000 -c 8 "http://127.0.0.1:$(<"$work/$1.port")/$2" >"$work/ab-$1.txt" 2>&1 || true
 	if ! grep -q '^Failed requests: *0$' "$work/ab-$1.txt"; then
 		bad "ab against $1 had failed requests: $(grep -E '^(Failed|Non-2xx)' "$work/ab-$1.txt" | tr '\n' ' ')"
 	fi
 	awk '/^Requests per second:/ { print $4 }' "$work/ab-$1.txt"
 }
-# Five rounds, each server first in turn (the second run of a round meets a warmer machine).
-s=() h=()
-for round in 1 2 3 4 5; do
-	if ((round % 2)); then
-		s+=("$(rps shmcb)")
-		h+=("$(rps hpshm)")
-	else
-		h+=("$(rps hpshm)")
-		s+=("$(rps shmcb)")
-	fi
-	note "ab round $round: shmcb ${s[-1]} req/s, hpshm ${h[-1]} req/s, ratio $(ratio_of "${h[-1]}" "${s[-1]}")"
+# Five rounds per page, each server first in turn (the second run of a round meets a warmer machine).
+for page in page.html:4 big.html:64; do
+	kb=${page#*:} page=${page%:*}
+	hits shmcb 2 "$page" >/dev/null # the first request of a page is the MISS that caches it
+	hits hpshm 2 "$page" >/dev/null
+	s=() h=()
+	for round in 1 2 3 4 5; do
+		if ((round % 2)); then
+			s+=("$(rps shmcb "$page")")
+			h+=("$(rps hpshm "$page")")
+		else
+			h+=("$(rps hpshm "$page")")
+			s+=("$(rps shmcb "$page")")
+		fi
+		note "ab, $kb KiB page, round $round: shmcb ${s[-1]} req/s, hpshm ${h[-1]} req/s, ratio $(ratio_of "${h[-1]}" "${s[-1]}")"
+	done
+	ms=$(median "${s[@]}")
+	mh=$(median "${h[@]}")
+	note "ab -k -n 50000 -c 8, a $kb KiB page from mod_cache_socache, medians of 5 rounds: shmcb $ms req/s, hpshm $mh req/s: hpshm/shmcb = $(ratio_of "$mh" "$ms")"
 done
-ms=$(median "${s[@]}")
-mh=$(median "${h[@]}")
-note "ab -k -n 50000 -c 8, a 4 KiB page from mod_cache_socache, medians of 5 rounds: shmcb $ms req/s, hpshm $mh req/s: hpshm/shmcb = $(ratio_of "$mh" "$ms")"
 stop_server shmcb || bad "httpd (shmcb) did not stop within 10 s"
 stop_server hpshm || bad "httpd (hpshm) did not stop within 10 s"
 
@@ -464,18 +469,17 @@ if [[ -r $benchmod ]]; then
 			die "httpd with mod_socache_bench ($mpm) did not start"
 		}
 		bs=() bh=()
-		for round in 1 2 3; do
-			read -r v n <<<"$(store_bench "$server" shmcb)"
-			((n == 2)) || bad "the store bench of shmcb ($how) answered $n of 2 workers: $(cat "$work"/bench-shmcb-*.txt)"
-			bs+=("$v")
-			read -r v n <<<"$(store_bench "$server" hpshm)"
-			((n == 2)) || bad "the store bench of hpshm ($how) answered $n of 2 workers: $(cat "$work"/bench-hpshm-*.txt)"
-			bh+=("$v")
-			note "store bench, $how, round $round: shmcb ${bs[-1]} ops/s, hpshm ${bh[-1]} ops/s"
+		for round in 1 2 3 4 5; do
+			for p in $( ((round % 2)) && echo shmcb hpshm || echo hpshm shmcb); do
+				read -r v n <<<"$(store_bench "$server" "$p")"
+				((n == 2)) || bad "the store bench of $p ($how) answered $n of 2 workers: $(cat "$work"/bench-"$p"-*.txt)"
+				[[ $p == shmcb ]] && bs+=("$v") || bh+=("$v")
+			done
+			note "store bench, $how, round $round: shmcb ${bs[-1]} ops/s, hpshm ${bh[-1]} ops/s, ratio $(ratio_of "${bh[-1]}" "${bs[-1]}")"
 		done
 		ms=$(median "${bs[@]}")
 		mh=$(median "${bh[@]}")
-		note "store bench, store+retrieve of 4 KiB objects by $how, medians of 3: shmcb $ms ops/s, hpshm $mh ops/s: hpshm/shmcb = $(ratio_of "$mh" "$ms")"
+		note "store bench, store+retrieve of 4 KiB objects by $how, medians of 5 rounds: shmcb $ms ops/s, hpshm $mh ops/s: hpshm/shmcb = $(ratio_of "$mh" "$ms")"
 		stop_server "$server" || bad "httpd ($server) did not stop within 10 s"
 	done
 else
