@@ -290,6 +290,19 @@ static const struct tool_cmd *tool_find(const char *name)
 	return NULL;
 }
 
+const char *tool_command(unsigned index, const char **synopsis, const char **summary, const char **help)
+{
+	if (index >= TOOL_NCMDS)
+		return NULL;
+	if (synopsis)
+		*synopsis = tool_cmds[index].synopsis;
+	if (summary)
+		*summary = tool_cmds[index].summary;
+	if (help)
+		*help = tool_cmds[index].help;
+	return tool_cmds[index].name;
+}
+
 static void tool_main_help(FILE *out)
 {
 	fprintf(out,
@@ -623,9 +636,15 @@ static int tool_main(int argc, char **argv)
 			return tool_usage_error(NULL, "help: unknown command '%s'", argv[2]);
 		return TOOL_EXIT_OK;
 	}
+	/* Hidden, for the build: man page parts from the tables, built-in providers only (tools/manual.c). */
+	if (strcmp(argv[1], MANUAL_CMD_NAME) == 0)
+		return cmd_manual(argc - 1, argv + 1);
 	/* Out-of-tree providers first, so every command sees them (tools/modules.c). */
 	if (tool_load_modules() != TOOL_EXIT_OK)
 		return TOOL_EXIT_FAIL;
+	/* Hidden, for the shells' completion scripts: after the modules, so it offers theirs (tools/complete.c). */
+	if (strcmp(argv[1], COMPLETE_CMD_NAME) == 0)
+		return cmd_complete(argc - 1, argv + 1);
 	/* The worker `hpshm bench` spawns: not a command for people, so not in the table. */
 	if (strcmp(argv[1], BENCH_WORKER_CMD_NAME) == 0)
 		return cmd_bench_worker(argc - 1, argv + 1);
