@@ -21,6 +21,28 @@
 
 #include "tool.h"
 
+size_t tool_option_tag(const char *line, size_t len)
+{
+	size_t tag = 0, i = 0;
+
+	/* Words that start with '-', placeholders in capitals (SIZE, KEY=VALUE,...) and '|'. */
+	while (i < len) {
+		size_t w = i + strspn(line + i, " ");
+		size_t e = w + strcspn(line + w, " ");
+
+		if (e > len)
+			e = len;
+		if (w == e || !(line[w] == '-' || line[w] == '|' || (line[w] >= 'A' && line[w] <= 'Z')))
+			break;
+		for (size_t k = w; k < e; k++)
+			if (line[k] >= 'a' && line[k] <= 'z' && line[w] != '-')
+				return tag; /* a word of the description, "Exits ..." */
+		tag = e;
+		i = e;
+	}
+	return tag;
+}
+
 int tool_options(const char *help, struct tool_opt *out, int max)
 {
 	int n = 0;
@@ -29,12 +51,10 @@ int tool_options(const char *help, struct tool_opt *out, int max)
 		const char *end = line + strcspn(line, "\n");
 		const char *p = line + 2;
 
-		/* An option line: two spaces, then the option; its description after two more. */
+		/* An option line: two spaces, then the option and its placeholder, then what it does. */
 		if (strncmp(line, "  -", 3) == 0) {
-			const char *tag_end = p;
+			const char *tag_end = p + tool_option_tag(p, (size_t)(end - p));
 
-			while (tag_end < end && !(tag_end[0] == ' ' && tag_end + 1 < end && tag_end[1] == ' '))
-				tag_end++;
 			while (p < tag_end) {
 				const char *piece = p + strcspn(p, "|");
 				char word[2][32] = { "", "" };

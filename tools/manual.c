@@ -94,11 +94,9 @@ static void roff_help(const char *help)
 			in_list = 0;
 			printf(".PP\n");
 		} else if (strncmp(line, "  -", 3) == 0) {
-			const char *gap = strstr(line + 2, "  ");
+			const char *gap = line + 2 + tool_option_tag(line + 2, len - 2);
 			char tag[128];
 
-			if (!gap || gap > end)
-				gap = end;
 			snprintf(tag, sizeof(tag), "%.*s", (int)(gap - line - 2), line + 2);
 			printf(".TP\n");
 			roff_usage(tag);
@@ -126,10 +124,12 @@ static void manual_commands(void)
 	const char *name, *synopsis, *summary, *help;
 
 	for (unsigned i = 0; (name = tool_command(i, &synopsis, &summary, &help)) != NULL; i++) {
-		printf(".SS \"hpshm %s\"\n.B hpshm\n", name);
+		printf(".SS \"hpshm %s\"\n.SY hpshm\n", name);
 		roff_usage(synopsis);
-		printf("\n.PP\n");
-		roff_text(summary, strlen(summary), 1);
+		printf("\n.YS\n.PP\n");
+		/* The summary as a sentence: it is written to follow the command's name in a list. */
+		putchar(summary[0] >= 'a' && summary[0] <= 'z' ? summary[0] - 'a' + 'A' : summary[0]);
+		roff_text(summary + 1, strlen(summary + 1), 0);
 		printf(".\n.PP\n");
 		roff_help(help);
 	}
@@ -140,9 +140,9 @@ static void manual_synopsis(void)
 	const char *name, *synopsis;
 
 	for (unsigned i = 0; (name = tool_command(i, &synopsis, NULL, NULL)) != NULL; i++) {
-		printf("%s.B hpshm\n", i ? ".br\n" : "");
+		printf(".SY hpshm\n");
 		roff_usage(synopsis);
-		putchar('\n');
+		printf("\n.YS\n");
 	}
 }
 
@@ -178,7 +178,8 @@ static int manual_keys(int environment)
 			continue;
 		}
 		printf(".TP\n.B %s\n", key);
-		roff_text(description, strlen(description), 1);
+		putchar(description[0] >= 'a' && description[0] <= 'z' ? description[0] - 'a' + 'A' : description[0]);
+		roff_text(description + 1, strlen(description + 1), 0);
 		printf(".\n.br\nValues: ");
 		roff_text(values, strlen(values), 0);
 		printf(".\n.br\nDefault: ");

@@ -51,6 +51,9 @@ struct tool_opt {
 	char arg[32];   /* "SIZE", "KV", "FILE"; "" for a flag */
 };
 int tool_options(const char *help, struct tool_opt *out, int max);
+/* How much of an option line (after its indent) names the option: "--size SIZE", "--json |
+ * --csv"; the rest is what it does. */
+size_t tool_option_tag(const char *line, size_t len);
 
 /* "hpshm CMD: " + message on stderr, then "usage: ..." for cmd and a pointer to help. */
 int tool_usage_error(const char *cmd, const char *fmt, ...)
