@@ -12,7 +12,7 @@
 # last break character is then cut from each candidate, since bash replaces only what follows.
 
 _hpshm() {
-	local line words=() cur prog lead cand
+	local line words=() cur prog lead cand breaks
 	local -a out
 
 	if [[ -n ${COMP_LINE-} ]]; then
@@ -40,10 +40,12 @@ _hpshm() {
 		;;
 	esac
 	# What bash takes as the word being completed: cur after its last break character.
-	lead=${cur%"${cur##*[${COMP_WORDBREAKS// /}]}"}
-	[[ $lead == "$cur" && $cur != *[${COMP_WORDBREAKS// /}] ]] && lead=
+	breaks=${COMP_WORDBREAKS-\"\'><=;|&(:}
+	breaks=${breaks//[[:space:]]/}
+	lead=${cur%"${cur##*["$breaks"]}"}
 	for cand in "${out[@]}"; do
-		COMPREPLY+=("${cand#"$lead"}")
+		cand=${cand#"$lead"}
+		[[ -n $cand ]] && COMPREPLY+=("$cand") # "bind:" typed whole leaves nothing to add
 	done
 	# A key= or a stem like bind: wants its value typed next to it.
 	if ((${#out[@]} == 1)) && [[ ${out[0]} == *[=:,] ]]; then
