@@ -173,3 +173,25 @@ Test(cli_complete, manual_has_a_section_per_command_and_an_entry_per_key)
 	r = tool("__manual", "nosuch", NULL);
 	cr_expect_eq(r->status, 2, "an unknown part is a usage error");
 }
+
+Test(cli_complete, manual_lists_each_provider_with_the_capabilities_providers_shows)
+{
+	static char list[8192];
+	struct hpt_run *r = tool("providers", NULL);
+
+	cr_assert_eq(r->status, 0, "%s", r->err);
+	snprintf(list, sizeof list, "%s", r->out);
+	r = tool("__manual", "providers", NULL);
+	cr_assert_eq(r->status, 0, "%s", r->err);
+	for (char *line = list, *nl; (nl = strchr(line, '\n')) != NULL; line = nl + 1) {
+		char want[300];
+		size_t w = strcspn(line, " ");
+		const char *caps = line + w + strspn(line + w, " ");
+
+		*nl = '\0';
+		if (line[0] == ' ' || w == 0) /* a provider's key, indented under it */
+			continue;
+		snprintf(want, sizeof want, ".B %.*s\n%s\n", (int)w, line, caps);
+		cr_expect(strstr(r->out, want), "no\n%s\nin:\n%s", want, r->out);
+	}
+}

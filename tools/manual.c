@@ -204,8 +204,9 @@ static void manual_providers(void)
 	for (unsigned i = 0; (name = hpshm_provider_name(i, &caps)) != NULL; i++) {
 		char words[128];
 
+		tool_caps_words(caps, words, sizeof(words)); /* before strlen(words): argument order is unspecified */
 		printf(".TP\n.B %s\n", name);
-		roff_text(tool_caps_words(caps, words, sizeof(words)), strlen(words), 1);
+		roff_text(words, strlen(words), 1);
 		putchar('\n');
 	}
 }
