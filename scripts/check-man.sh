@@ -12,10 +12,10 @@
 # 3. bash completion, driven as bash drives it (COMP_WORDS split at '=' as readline splits,
 #    COMP_LINE, COMP_POINT): `hpshm ` offers every command, `hpshm check --config huge_pages=`
 #    offers off try on; and bash-completion finds the installed script by itself.
-# 4. zsh reads _hpshm (zsh -n), and cmake --install puts every file where man, bash-completion
-#    and zsh look.
+# 4. zsh reads _hpshm (zsh -n) and, run as a function with compadd stubbed, adds off try on;
+#    cmake --install puts every file where man, bash-completion and zsh look.
 #
-# Needs: scripts/deps.sh man.
+# Installs what it needs with scripts/deps.sh man (HPSHM_SKIP_DEPS=1: you did).
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -26,6 +26,7 @@ bad() {
 	fail=1
 }
 
+bash scripts/deps.sh man >/dev/null
 for tool in man groff bash zsh; do
 	command -v "$tool" >/dev/null || { echo "check-man: $tool is missing: run scripts/deps.sh man" >&2; exit 1; }
 done
@@ -101,6 +102,15 @@ done
 
 # ---- 4. zsh, and the installed files where their readers look
 zsh -n tools/completion/_hpshm || bad "zsh -n tools/completion/_hpshm"
+# The completion system is interactive; its one call the script makes, compadd, is stubbed to
+# print what it is given, and the script runs as the function compinit would autoload.
+got=$(PATH=$build/tools:$PATH zsh -fc '
+	compadd() { local i=${@[(i)--]}; print -rl -- "${@[i+1,-1]}"; }
+	eval "_hpshm() { $(<tools/completion/_hpshm) }"
+	words=(hpshm check --config huge_pages=) CURRENT=4
+	_hpshm' 2>&1 | tr '\n' ' ')
+[[ $got == "huge_pages=off huge_pages=try huge_pages=on " ]] ||
+	bad "zsh: 'hpshm check --config huge_pages=<TAB>' adds '$got', not huge_pages=off, =try, =on"
 prefix=$(mktemp -d)
 trap 'rm -rf "$prefix"' EXIT
 cmake --install "$build" --prefix "$prefix" >/dev/null
