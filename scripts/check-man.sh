@@ -73,7 +73,7 @@ for f in "${api[@]}"; do
 done
 # The tags of the lists (.TP, then the line naming the functions): types in the prose are not functions.
 while read -r f; do
-	printf '%s\n' "${api[@]}" | grep -qx -- "$f" || bad "hpshm(3) lists $f, which include/hpshm.h does not declare"
+	[[ " ${api[*]} " == *" $f "* ]] || bad "hpshm(3) lists $f, which include/hpshm.h does not declare"
 done < <(awk 'prev == ".TP" { print } { prev = $0 }' man/hpshm.3 | grep -oE 'hpshm_[a-z0-9_]+' | sort -u)
 
 # ---- 3. bash completion, as bash calls it
