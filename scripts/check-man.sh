@@ -71,10 +71,10 @@ mapfile -t api < <(sed -n 's/^HPSHM_API[^(]*[ *]\(hpshm_[a-z0-9_]*\)(.*/\1/p' in
 for f in "${api[@]}"; do
 	grep -qw -- "$f" man/hpshm.3 || bad "hpshm(3) does not list $f (include/hpshm.h)"
 done
-# The tags of the lists (.TP, then the line naming the functions): types in the prose are not functions.
+# The tags of the lists (.TP or .TQ, then the line naming the functions): types in the prose are not functions.
 while read -r f; do
 	[[ " ${api[*]} " == *" $f "* ]] || bad "hpshm(3) lists $f, which include/hpshm.h does not declare"
-done < <(awk 'prev == ".TP" { print } { prev = $0 }' man/hpshm.3 | grep -oE 'hpshm_[a-z0-9_]+' | sort -u)
+done < <(awk 'prev == ".TP" || prev == ".TQ" { print } { prev = $0 }' man/hpshm.3 | grep -oE 'hpshm_[a-z0-9_]+' | sort -u)
 
 # ---- 3. bash completion, as bash calls it
 complete_case() {
