@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # scripts/deps.sh -- install what hpshm needs from Debian's package registry.
 #
-#   scripts/deps.sh [build|test|cross|coverage|abi|check|postgres|nginx|httpd]     (default: test)
+#   scripts/deps.sh [build|test|cross|coverage|abi|check|postgres|nginx|httpd|man]     (default: test)
 #
 #   build  compiler, CMake, pkg-config: enough for the library and the hpshm tool
 #   test   build + Criterion, APR, httpd's apxs (apache2-dev), Doxygen/graphviz, clang with its sanitizer runtime, python3
@@ -19,6 +19,8 @@
 #   httpd  Apache httpd 2.4 with its development files (apxs, ap_socache.h) and ab: the
 #          mod_socache_hpshm module is built against them and scripts/httpd-socache.sh runs
 #          it; a server the package started is stopped again
+#   man    man-db and groff, which scripts/check-man.sh renders the man pages with (warnings
+#          fail), bash-completion and zsh, which it loads the completion scripts in
 #
 # Only missing packages are installed, so a second run costs one dpkg query per package and no
 # network.  Uses sudo when not run as root.  Set HPSHM_SKIP_DEPS=1 to skip this step entirely
@@ -36,6 +38,7 @@ check_pkgs=(universal-ctags)
 postgres_pkgs=(postgresql-15)
 nginx_pkgs=(nginx)
 httpd_pkgs=(apache2 apache2-dev apache2-utils curl)
+man_pkgs=(man-db groff-base bash-completion zsh)
 
 case "$what" in
 build) pkgs=("${build_pkgs[@]}") ;;
@@ -47,8 +50,9 @@ check) pkgs=("${check_pkgs[@]}") ;;
 postgres) pkgs=("${postgres_pkgs[@]}") ;;
 nginx) pkgs=("${nginx_pkgs[@]}") ;;
 httpd) pkgs=("${build_pkgs[@]}" "${httpd_pkgs[@]}") ;;
+man) pkgs=("${build_pkgs[@]}" "${man_pkgs[@]}") ;;
 *)
-	echo "usage: $0 [build|test|cross|coverage|abi|check|postgres|nginx|httpd]" >&2
+	echo "usage: $0 [build|test|cross|coverage|abi|check|postgres|nginx|httpd|man]" >&2
 	exit 2
 	;;
 esac

@@ -85,7 +85,7 @@ if command -v clang >/dev/null 2>&1; then
 	# The backends this build has (HPSHM_WITH_<KEY>, from backends/list.h), as CMake defined them.
 	mapfile -t with_backends < <(grep -o -- '-DHPSHM_WITH_[A-Z0-9_]*=[01]' "$build/compile_commands.json" | sort -u)
 	for f in ports/windows/*.c backends/winsection.c backends/winsection_large.c \
-		base/*.c core/*.c tools/check.c tools/hpshm.c tools/ls.c tools/plan.c tools/probe.c tools/run.c \
+		base/*.c core/*.c tools/check.c tools/hpshm.c tools/util.c tools/ls.c tools/plan.c tools/probe.c tools/run.c \
 		tools/unavailable.c tools/bench.c bench/workload.c bench/memory.c bench/apr.c bench/worker.c bench/pool.c \
 		bench/run.c bench/stats.c bench/output.c bench/svg.c bench/worker_windows.c bench/memory_windows.c; do
 		# Each file's layer, as cmake/layers.cmake gives it, so layer-private headers admit it.

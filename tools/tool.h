@@ -31,6 +31,30 @@ int cmd_exec(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
 
+int cmd_manual(int argc, char **argv);         /* hidden: man page parts for the build (tools/manual.c) */
+#define MANUAL_CMD_NAME "__manual"
+int cmd_complete(int argc, char **argv);       /* hidden: candidates for the shells' completion (tools/complete.c) */
+#define COMPLETE_CMD_NAME "__complete"
+
+/* The command table, for listings: the name of command index (0, 1, ...) with its usage line
+ * (without "hpshm "), its one-line summary and the rest of its help; NULL past the last. */
+const char *tool_command(unsigned index, const char **synopsis, const char **summary, const char **help);
+
+/*
+ * The options of a command as its help lists them ("  --size SIZE   ..."): name ("--size")
+ * and argument word ("SIZE", "" for a flag); "--json | --csv" gives two.  Returns how many
+ * there are (may exceed max).  The completion offers what `hpshm help CMD` lists, and the man
+ * page shows the same lines (tools/manual.c), so neither can say other than the help.
+ */
+struct tool_opt {
+	char name[32];  /* "--size" */
+	char arg[32];   /* "SIZE", "KV", "FILE"; "" for a flag */
+};
+int tool_options(const char *help, struct tool_opt *out, int max);
+/* How much of an option line (after its indent) names the option: "--size SIZE", "--json |
+ * --csv"; the rest is what it does. */
+size_t tool_option_tag(const char *line, size_t len);
+
 /* "hpshm CMD: " + message on stderr, then "usage: ..." for cmd and a pointer to help. */
 int tool_usage_error(const char *cmd, const char *fmt, ...)
 	HPSHM__PRINTF(2, 3)
