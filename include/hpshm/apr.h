@@ -28,6 +28,9 @@ extern "C" {
 /** @file hpshm/apr.h
  *  @brief libhpshm_apr: pools, apr_status_t and apr_shm's calls on hpshm segments. */
 
+/** @addtogroup grp_apr
+ *  @{ */
+
 /** Marks libhpshm_apr's public functions (exported from a library built with hidden visibility). */
 #if defined(__GNUC__) && !defined(_WIN32)
 #define HPSHM_APR_API __attribute__((visibility("default")))
@@ -276,6 +279,8 @@ HPSHM_APR_API hpshm_segment *hpshm_apr_shm_segment(const hpshm_apr_shm_t *m);
  * @return APR_SUCCESS, or hpshm_apr_status() of the failure (APR_EEXIST: already registered)
  */
 HPSHM_APR_API apr_status_t hpshm_apr_provider_register(hpshm_error *err);
+
+/** @} */
 
 #ifdef __cplusplus
 }

@@ -113,6 +113,9 @@ extern "C" {
 /** @file hpshm/provider.h
  *  @brief The provider SDK: the versioned interface a backend implements. */
 
+/** @addtogroup grp_providers
+ *  @{ */
+
 /** The provider ABI this header describes (see the history above). */
 #define HPSHM_PROVIDER_ABI 5
 /** The oldest provider ABI the library still serves (hpshm_provider_register()). */
@@ -576,6 +579,8 @@ HPSHM_API int hpshm_error_set(hpshm_error *err, int code, int sys_errno, const c
 			      const char *fmt, ...)
 	HPSHM__PRINTF(6, 7)
 	;
+
+/** @} */
 
 #ifdef __cplusplus
 }
