@@ -14,8 +14,9 @@
 #    code could vanish from the reference without a warning);
 # 4. compiles every ```c block of README.md and doc/*.md with the project's warnings
 #    (scripts/check-doc-samples.py; CC picks the compiler).
-# Needs Doxygen >= 1.9 and python3 (scripts/deps.sh docs); no network.  Exit status 0 when all
-# hold, 1 otherwise, 2 on a usage error.
+# Needs Doxygen >= 1.9, python3, and APR's and httpd's headers for doc/apr.md's sample
+# (scripts/deps.sh docs); no network.  Exit status 0 when all hold, 1 otherwise, 2 on a
+# usage error.
 set -euo pipefail
 
 if (($# > 1)); then
