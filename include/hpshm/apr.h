@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/*
+/**
+ * @file hpshm/apr.h
+ * @brief libhpshm_apr: pools, apr_status_t and apr_shm's calls on hpshm segments.
+ *
  * hpshm/apr.h -- hpshm for programs written on the Apache Portable Runtime (libhpshm_apr).
  *
  * A layer on hpshm's public API (hpshm.h, hpshm/provider.h) and APR, built only where APR
@@ -24,9 +27,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/** @file hpshm/apr.h
- *  @brief libhpshm_apr: pools, apr_status_t and apr_shm's calls on hpshm segments. */
 
 /** @addtogroup grp_apr
  *  @{ */

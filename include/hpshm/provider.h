@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/*
+/**
+ * @file hpshm/provider.h
+ * @brief The provider SDK: the versioned interface a backend implements.
+ *
  * hpshm/provider.h -- what every provider implements (provider ABI 5).
  *
  * A provider wraps one mechanism for shared memory (MAP_HUGETLB, SysV SHM_HUGETLB, a
@@ -109,9 +112,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/** @file hpshm/provider.h
- *  @brief The provider SDK: the versioned interface a backend implements. */
 
 /** @addtogroup grp_providers
  *  @{ */
