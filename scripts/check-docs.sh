@@ -30,9 +30,10 @@ cd "$root"
 
 if [[ ! -f $build/CMakeCache.txt ]]; then
 	# The docs need no test, tool or example built: a configure this small is seconds.
+	mkdir -p "$build"
 	cmake -S "$root" -B "$build" -DHPSHM_BUILD_TESTS=OFF -DHPSHM_BUILD_TOOLS=OFF \
-		-DHPSHM_BUILD_EXAMPLES=OFF >"$build.configure.log" 2>&1 || {
-		cat "$build.configure.log" >&2
+		-DHPSHM_BUILD_EXAMPLES=OFF >"$build/check-docs-configure.log" 2>&1 || {
+		cat "$build/check-docs-configure.log" >&2
 		echo "check-docs: configuring $build failed (the log is above)" >&2
 		exit 1
 	}
