@@ -141,6 +141,8 @@ def main():
 	for f in failed:
 		print(f"check-doc-samples: {f}", file=sys.stderr)
 	if failed:
+		print("check-doc-samples: fix the block, or say what it is and what it is given with a "
+		      "<!-- sample: ... --> line before it (this script's header lists the kinds)", file=sys.stderr)
 		sys.exit(1)
 	if total == 0:
 		sys.exit("check-doc-samples: found no ```c block at all: the pages moved, or the fences changed")
