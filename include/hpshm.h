@@ -159,7 +159,8 @@ extern "C" {
 	X(ENOENT, -15, "no such segment")                                                    \
 	X(EACCES, -16, "permission denied")
 
-/** Error codes returned (negated) by every int-returning function. */
+/** Error codes returned (negated) by every int-returning function; what each means and what to
+ *  do about it: doc/errors.md (@ref md_doc_errors "Error codes"). */
 enum hpshm_errcode {
 	HPSHM_OK = 0, /**< success */
 #define HPSHM__ERR_ENUM(name, value, msg) HPSHM_##name = (value),
