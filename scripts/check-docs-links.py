@@ -4,9 +4,9 @@
 #
 #   python3 scripts/check-docs-links.py SITE_DIR
 #
-# Reads every *.html under SITE_DIR and resolves each href and src that stays within the site:
-# the file must exist inside SITE_DIR and, when the link has a #fragment, that file must hold
-# an element with that id (or an <a name=...>).  External links (http:, https:, mailto:, ...)
+# Reads every *.html under SITE_DIR and resolves each href, src and (object) data that stays
+# within the site: the file must exist inside SITE_DIR and, when the link has a #fragment,
+# that file must hold an element with that id (or an <a name=...>).  External links (http:, https:, mailto:, ...)
 # are counted but not followed: the check runs offline and judges only what the build made.
 # A link to a file of the source tree (README's "examples/attach_child.c") is broken here
 # even though it works on GitHub, since the installed HTML has no source tree beside it.
@@ -31,7 +31,7 @@ class Page(html.parser.HTMLParser):
 			self.anchors.add(a["id"])
 		if tag == "a" and a.get("name"):
 			self.anchors.add(a["name"])
-		for attr in ("href", "src"):
+		for attr in ("href", "src", "data"):  # data: Doxygen embeds an SVG as <object data=...>
 			if a.get(attr):
 				self.links.append(a[attr])
 
