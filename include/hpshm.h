@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/*
+/**
+ * @file hpshm.h
+ * @brief The public API: configuration, segments, reports, errors and logging.
+ *
  * hpshm.h -- fast shared memory on every OS, with huge pages where the machine allows.
  *
  * A server creates one large segment, shares it with its workers, and asks hpshm what it
@@ -22,6 +25,8 @@
  * Every int-returning function returns 0 (or a count) on success and a negative HPSHM_E*
  * code on failure.  Functions that take an hpshm_error pointer fill it on failure when it is
  * not NULL; the record is owned by the caller and nothing is allocated on a failure path.
+ * The codes, what each means and what to do about it: doc/errors.md (@ref md_doc_errors
+ * "Error codes").
  *
  * Threads.  The library needs no initialisation and starts no thread; what may run at once,
  * by function group (doc/threads.md has the reasons and the proof: tests/test_threads.c under
@@ -53,12 +58,12 @@
  *     creating with it and none of its segments remains (hpshm/provider.h).
  *   - Logging: a log callback runs in the thread that made the call, so several at once when
  *     several threads create or destroy with it: it must be thread-safe itself.
- *   - What the process shares: the library reads the environment (HPSHM_<KEY>, HPSHM_TOKEN)
- *     and may replace SIGBUS's action for the length of a guarded touch (populate's last
- *     resort, one touch at a time): do not change either in another thread meanwhile.  A
- *     thread that calls fork() while another is inside the library leaves a child that may
- *     call only async-signal-safe functions until it execs, as POSIX says for any
- *     multi-threaded fork.
+ *   - What the process shares: the library reads the environment (a variable per key, such
+ *     as HPSHM_HUGE_PAGES, and HPSHM_TOKEN) and may replace SIGBUS's action for the length of
+ *     a guarded touch (populate's last resort, one touch at a time): do not change either in
+ *     another thread meanwhile.  A thread that calls fork() while another is inside the
+ *     library leaves a child that may call only async-signal-safe functions until it execs,
+ *     as POSIX says for any multi-threaded fork.
  */
 #ifndef HPSHM_H
 #define HPSHM_H
@@ -70,8 +75,8 @@
 extern "C" {
 #endif
 
-/** @file hpshm.h
- *  @brief The public API: configuration, segments, reports, errors and logging. */
+/** @addtogroup grp_basics
+ *  @{ */
 
 /** Major version of the library; from 1 on, changes when the API or ABI breaks. */
 #define HPSHM_VERSION_MAJOR 0
@@ -154,7 +159,8 @@ extern "C" {
 	X(ENOENT, -15, "no such segment")                                                    \
 	X(EACCES, -16, "permission denied")
 
-/** Error codes returned (negated) by every int-returning function. */
+/** Error codes returned (negated) by every int-returning function; what each means and what to
+ *  do about it: doc/errors.md (@ref md_doc_errors "Error codes"). */
 enum hpshm_errcode {
 	HPSHM_OK = 0, /**< success */
 #define HPSHM__ERR_ENUM(name, value, msg) HPSHM_##name = (value),
@@ -173,11 +179,15 @@ enum hpshm_errcode {
 /** Most attempts a report records (every provider considered). */
 #define HPSHM_MAX_ATTEMPTS 16
 
-/*
- * Growing the public structs.  The structs the library fills for a caller (hpshm_error,
- * hpshm_report with its hpshm_attempt entries, hpshm_object, hpshm_child, hpshm_requirement)
- * open with a `version` the library sets to the layout it filled, and close with reserved
- * space it zeroes.
+/** @} */
+
+/* Outside the group: a @file block inside it would make the whole file a member. */
+/**
+ * @file hpshm.h
+ * @par Growing the public structs
+ * The structs the library fills for a caller (hpshm_error, hpshm_report with its
+ * hpshm_attempt entries, hpshm_object, hpshm_child, hpshm_requirement) open with a `version`
+ * the library sets to the layout it filled, and close with reserved space it zeroes.
  * A later version carves its new members out of the reserved space, so a struct never changes
  * size or moves a member: a program built against an older header hands the library exactly
  * as many bytes as the library writes, copies and arrays of the structs stay valid, and a
@@ -192,6 +202,9 @@ enum hpshm_errcode {
  * all of them.  The filler stating its version is also how the provider interface works
  * (abi_version, after SQLite's iVersion).
  */
+
+/** @addtogroup grp_basics
+ *  @{ */
 
 /** hpshm_error.version of the records this library fills. */
 #define HPSHM_ERROR_VERSION 1
@@ -221,6 +234,11 @@ typedef struct hpshm_error {
 	uint64_t reserved[8];           /**< zeroed by the library: room for the members of later versions */
 } hpshm_error;
 
+/** @} */
+
+/** @addtogroup grp_config
+ *  @{ */
+
 /** The huge_pages policy (PostgreSQL's semantics). */
 typedef enum hpshm_huge_pages {
 	HPSHM_HUGE_OFF = 0, /**< plain pages only */
@@ -239,6 +257,11 @@ typedef enum hpshm_reattach {
 /** hpshm_config_set_huge_page_size(): the largest size whose pool can hold the segment ("largest"). */
 #define HPSHM_PAGE_SIZE_LARGEST ((size_t)-1)
 
+/** @} */
+
+/** @addtogroup grp_segments
+ *  @{ */
+
 /** Populate methods, as bits: what faulted the segment in at create time. */
 enum hpshm_populate_method {
 	HPSHM_POPULATE_NONE      = 0, /**< not populated: pages fault in on first touch */
@@ -246,6 +269,11 @@ enum hpshm_populate_method {
 	HPSHM_POPULATE_MADVISE   = 2, /**< madvise(MADV_POPULATE_WRITE) */
 	HPSHM_POPULATE_TOUCH     = 4  /**< a write per page under a SIGBUS guard */
 };
+
+/** @} */
+
+/** @addtogroup grp_providers
+ *  @{ */
 
 /** Provider capabilities, as bits. */
 enum hpshm_cap {
@@ -256,6 +284,11 @@ enum hpshm_cap {
 	HPSHM_CAP_TAG      = 16, /**< the kernel keeps a label with each segment (hpshm_request.tag) */
 	HPSHM_CAP_RESIZE   = 32  /**< a segment created with max_size grows and shrinks in place (hpshm_segment_resize()) */
 };
+
+/** @} */
+
+/** @addtogroup grp_config
+ *  @{ */
 
 /** Log levels for the log callback and the built-in stderr sink. */
 typedef enum hpshm_log_level {
@@ -273,6 +306,11 @@ typedef enum hpshm_log_level {
  * @param msg   one line, without a trailing newline
  */
 typedef void (*hpshm_log_fn)(void *user, hpshm_log_level level, const char *msg);
+
+/** @} */
+
+/** @addtogroup grp_segments
+ *  @{ */
 
 /** One provider considered while creating a segment. */
 typedef struct hpshm_attempt {
@@ -328,10 +366,16 @@ typedef struct hpshm_report {
 	uint64_t reserved[30 - 1 - HPSHM_REPORT_NODES];               /**< zeroed by the library: room for the members of later versions */
 } hpshm_report;
 
-/** Opaque configuration: a set of key values with their sources. */
+/** Opaque configuration: a set of key values with their sources.
+ *  @ingroup grp_config */
 typedef struct hpshm_config hpshm_config;
 /** Opaque shared memory segment. */
 typedef struct hpshm_segment hpshm_segment;
+
+/** @} */
+
+/** @addtogroup grp_basics
+ *  @{ */
 
 /**
  * The short message of an error code.
@@ -359,6 +403,11 @@ HPSHM_API const char *hpshm_version(void);
  * @return MAJOR * 10000 + MINOR * 100 + PATCH
  */
 HPSHM_API unsigned hpshm_version_number(void);
+
+/** @} */
+
+/** @addtogroup grp_config
+ *  @{ */
 
 /**
  * Make a configuration holding every key's default.
@@ -548,6 +597,11 @@ HPSHM_API const char *hpshm_config_key_name(unsigned index, const char **descrip
  */
 HPSHM_API void hpshm_config_set_log(hpshm_config *cfg, hpshm_log_fn fn, void *user, hpshm_log_level level);
 
+/** @} */
+
+/** @addtogroup grp_basics
+ *  @{ */
+
 /**
  * Parse a size such as "16MiB", "2MB", "1g", "4096".  Units are powers of 1024 (k, M, G, T,
  * with or without "B" or "iB"), as for huge page sizes everywhere.
@@ -565,6 +619,11 @@ HPSHM_API int hpshm_size_parse(const char *text, size_t *out);
  * @return buf
  */
 HPSHM_API char *hpshm_size_format(size_t size, char *buf, size_t len);
+
+/** @} */
+
+/** @addtogroup grp_segments
+ *  @{ */
 
 /**
  * What a segment of size bytes on pages of page_size would take under cfg, without creating
@@ -745,6 +804,11 @@ HPSHM_API int hpshm_segment_nodes(const hpshm_segment *seg, uint64_t *bytes, uns
  * @return a static string
  */
 HPSHM_API const char *hpshm_populate_name(unsigned methods);
+
+/** @} */
+
+/** @addtogroup grp_reattach
+ *  @{ */
 
 /** Longest re-attach token, with its terminating NUL. */
 #define HPSHM_TOKEN_MAX 512
@@ -985,6 +1049,11 @@ HPSHM_API int hpshm_segment_inherit(const hpshm_segment *seg, char *buf, size_t 
  */
 HPSHM_API int hpshm_segment_uninherit(const hpshm_segment *seg, hpshm_error *err);
 
+/** @} */
+
+/** @addtogroup grp_objects
+ *  @{ */
+
 /** What hpshm_objects_list() found an object to be (hpshm_object.state). */
 typedef enum hpshm_object_state {
 	HPSHM_OBJECT_ALIVE   = 0, /**< hpshm's, and a process holds it or its creator runs: never removed */
@@ -1063,6 +1132,11 @@ HPSHM_API int hpshm_objects_list(hpshm_object_fn fn, void *user, hpshm_error *er
  *         longer the object listed; or another negative code
  */
 HPSHM_API int hpshm_objects_remove(const hpshm_object *obj, unsigned flags, hpshm_error *err);
+
+/** @} */
+
+/** @addtogroup grp_tools
+ *  @{ */
 
 /**
  * Ask one provider whether it could create a segment here, and if not, why not.
@@ -1145,6 +1219,8 @@ HPSHM_API int hpshm_huge_page_sizes(size_t *sizes, int max);
  * @return bytes
  */
 HPSHM_API size_t hpshm_base_page_size(void);
+
+/** @} */
 
 #ifdef __cplusplus
 }

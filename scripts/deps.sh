@@ -2,10 +2,13 @@
 # SPDX-License-Identifier: MIT
 # scripts/deps.sh -- install what hpshm needs from Debian's package registry.
 #
-#   scripts/deps.sh [build|test|cross|coverage|abi|check|postgres|nginx|httpd|man]     (default: test)
+#   scripts/deps.sh [build|test|docs|cross|coverage|abi|check|postgres|nginx|httpd|man]     (default: test)
 #
 #   build  compiler, CMake, pkg-config: enough for the library and the hpshm tool
 #   test   build + Criterion, APR, httpd's apxs (apache2-dev), Doxygen/graphviz, clang with its sanitizer runtime, python3
+#   docs   build + Doxygen, graphviz and python3: the docs target and scripts/check-docs.sh
+#          (its link check is a python3 script, so no link checker package is needed), and
+#          APR's and httpd's headers, which doc/apr.md's C sample is compiled against
 #   cross  build + what scripts/test-cross.sh needs: the i686, aarch64 and s390x cross
 #          compilers with their C libraries, qemu-user, musl-gcc.  Never gcc-multilib: it
 #          conflicts with the cross compilers and apt would remove them
@@ -32,6 +35,7 @@ build_pkgs=(build-essential cmake pkg-config)
 test_pkgs=(libcriterion-dev libapr1-dev apache2-dev doxygen graphviz clang libclang-rt-14-dev python3 python3-yaml)
 cross_pkgs=(gcc-i686-linux-gnu libc6-dev-i386-cross gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 	gcc-s390x-linux-gnu libc6-dev-s390x-cross qemu-user musl-tools)
+docs_pkgs=(doxygen graphviz python3 libapr1-dev apache2-dev)
 coverage_pkgs=(gcovr)
 abi_pkgs=(abigail-tools)
 check_pkgs=(universal-ctags)
@@ -43,6 +47,7 @@ man_pkgs=(man-db groff-base bash-completion zsh)
 case "$what" in
 build) pkgs=("${build_pkgs[@]}") ;;
 test) pkgs=("${build_pkgs[@]}" "${test_pkgs[@]}") ;;
+docs) pkgs=("${build_pkgs[@]}" "${docs_pkgs[@]}") ;;
 cross) pkgs=("${build_pkgs[@]}" "${cross_pkgs[@]}") ;;
 coverage) pkgs=("${build_pkgs[@]}" "${test_pkgs[@]}" "${coverage_pkgs[@]}") ;;
 abi) pkgs=("${build_pkgs[@]}" "${abi_pkgs[@]}") ;;
@@ -52,7 +57,7 @@ nginx) pkgs=("${nginx_pkgs[@]}") ;;
 httpd) pkgs=("${build_pkgs[@]}" "${httpd_pkgs[@]}") ;;
 man) pkgs=("${build_pkgs[@]}" "${man_pkgs[@]}") ;;
 *)
-	echo "usage: $0 [build|test|cross|coverage|abi|check|postgres|nginx|httpd|man]" >&2
+	echo "usage: $0 [build|test|docs|cross|coverage|abi|check|postgres|nginx|httpd|man]" >&2
 	exit 2
 	;;
 esac

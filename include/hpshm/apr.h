@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/*
+/**
+ * @file hpshm/apr.h
+ * @brief libhpshm_apr: pools, apr_status_t and apr_shm's calls on hpshm segments.
+ *
  * hpshm/apr.h -- hpshm for programs written on the Apache Portable Runtime (libhpshm_apr).
  *
  * A layer on hpshm's public API (hpshm.h, hpshm/provider.h) and APR, built only where APR
@@ -25,8 +28,8 @@
 extern "C" {
 #endif
 
-/** @file hpshm/apr.h
- *  @brief libhpshm_apr: pools, apr_status_t and apr_shm's calls on hpshm segments. */
+/** @addtogroup grp_apr
+ *  @{ */
 
 /** Marks libhpshm_apr's public functions (exported from a library built with hidden visibility). */
 #if defined(__GNUC__) && !defined(_WIN32)
@@ -276,6 +279,8 @@ HPSHM_APR_API hpshm_segment *hpshm_apr_shm_segment(const hpshm_apr_shm_t *m);
  * @return APR_SUCCESS, or hpshm_apr_status() of the failure (APR_EEXIST: already registered)
  */
 HPSHM_APR_API apr_status_t hpshm_apr_provider_register(hpshm_error *err);
+
+/** @} */
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/*
+/**
+ * @file hpshm/provider.h
+ * @brief The provider SDK: the versioned interface a backend implements.
+ *
  * hpshm/provider.h -- what every provider implements (provider ABI 5).
  *
  * A provider wraps one mechanism for shared memory (MAP_HUGETLB, SysV SHM_HUGETLB, a
@@ -110,8 +113,8 @@
 extern "C" {
 #endif
 
-/** @file hpshm/provider.h
- *  @brief The provider SDK: the versioned interface a backend implements. */
+/** @addtogroup grp_providers
+ *  @{ */
 
 /** The provider ABI this header describes (see the history above). */
 #define HPSHM_PROVIDER_ABI 5
@@ -576,6 +579,8 @@ HPSHM_API int hpshm_error_set(hpshm_error *err, int code, int sys_errno, const c
 			      const char *fmt, ...)
 	HPSHM__PRINTF(6, 7)
 	;
+
+/** @} */
 
 #ifdef __cplusplus
 }
