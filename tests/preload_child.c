@@ -17,6 +17,7 @@
  *                        too, unmaps, and checks the range is unmapped and no descriptor is
  *                        left open.
  *   small SIZE           mmap a shared region, say what backs it, unmap.
+ *   touch PATH           create PATH (which must not exist) and exit 0: proof that it ran.
  *   shm SIZE WORKERS     the same as share with shmget(IPC_PRIVATE) and shmat; every worker
  *                        also checks shm_nattch (1 + WORKERS while all are attached); the
  *                        parent detaches and removes the id.
@@ -736,10 +737,16 @@ int main(int argc, char **argv)
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: preload_child share|small|shm|shmkey|fail|edges|threads|hold|noreserve|eperm|mapped|"
-			"daemon SIZE [N] | reexec HOW SIZE\n");
+			"daemon SIZE [N] | reexec HOW SIZE | touch PATH\n");
 		return 2;
 	}
 	mode = argv[1];
+	/* touch PATH: create PATH and exit 0, for tests that only ask whether exec started it. */
+	if (!strcmp(mode, "touch") && argc == 3) {
+		FILE *f = fopen(argv[2], "wx");
+
+		return f && fclose(f) == 0 ? 0 : fail("touch: cannot create the file");
+	}
 	if (!strcmp(mode, "reexec") && argc == 4)
 		return mode_reexec(argv[0], argv[2], argv[3]);
 	size = parse_size(argv[2]);
