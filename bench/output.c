@@ -672,21 +672,18 @@ static void json_unavailable(struct json *j, const struct bench_result *res)
 	json_array_close(j);
 }
 
-int bench_print_json(FILE *out, const struct bench_result *res)
+void bench_json_result(struct json *j, const struct bench_result *res)
 {
 	static struct bench_row rows[BENCH_MAX_CONFIGS * 8];
 	unsigned n = bench_rows(res, rows, sizeof(rows) / sizeof(rows[0]));
-	struct json j;
 
-	json_begin(&j, out, 1);
-	json_object_open(&j);
-	json_run(&j, res);
-	json_noise(&j, res, rows, n);
-	json_headline(&j, res, rows, n);
-	json_results(&j, res, rows, n);
-	json_latency(&j, res);
-	bench_json_resize(&j, res);
-	json_unavailable(&j, res);
-	json_object_close(&j);
-	return json_end(&j);
+	json_object_open(j);
+	json_run(j, res);
+	json_noise(j, res, rows, n);
+	json_headline(j, res, rows, n);
+	json_results(j, res, rows, n);
+	json_latency(j, res);
+	bench_json_resize(j, res);
+	json_unavailable(j, res);
+	json_object_close(j);
 }

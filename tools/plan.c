@@ -242,7 +242,7 @@ static int plan_json(const struct plan *p)
 {
 	struct json j;
 
-	json_begin(&j, stdout, 1);
+	tool_json_open(&j, 1);
 	json_object_open(&j);
 	json_kv_uint(&j, "size", p->size);
 	json_kv_uint(&j, "page_size", p->page_size);
@@ -333,7 +333,7 @@ static int plan_json(const struct plan *p)
 	json_array_close(&j);
 	json_kv_string(&j, "verify", p->verify);
 	json_object_close(&j);
-	if (json_end(&j) < 0)
+	if (tool_json_close(&j, 0, NULL) < 0)
 		return tool_fail("plan", "internal error writing JSON");
 	return TOOL_EXIT_OK;
 }

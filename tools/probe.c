@@ -127,7 +127,9 @@ int cmd_providers(int argc, char **argv)
 	if (json) {
 		struct json j;
 
-		json_begin(&j, stdout, 1);
+		tool_json_open(&j, 1);
+		json_object_open(&j);
+		json_key(&j, "providers");
 		json_array_open(&j);
 		for (unsigned i = 0; (name = hpshm_provider_name(i, &caps)) != NULL; i++) {
 			json_object_open(&j);
@@ -138,7 +140,9 @@ int cmd_providers(int argc, char **argv)
 			json_object_close(&j);
 		}
 		json_array_close(&j);
-		return json_end(&j) == 0 ? TOOL_EXIT_OK : tool_fail("providers", "internal error writing JSON");
+		json_object_close(&j);
+		return tool_json_close(&j, 0, NULL) == 0 ? TOOL_EXIT_OK
+							 : tool_fail("providers", "internal error writing JSON");
 	}
 	for (unsigned i = 0; (name = hpshm_provider_name(i, &caps)) != NULL; i++) {
 		char words[64];
@@ -383,7 +387,7 @@ static int probe_json(const struct probe_facts *f, const hpshm_config *cfg)
 {
 	struct json j;
 
-	json_begin(&j, stdout, 1);
+	tool_json_open(&j, 1);
 	json_object_open(&j);
 	json_kv_uint(&j, "size", f->size);
 	probe_json_providers(&j, f, cfg);
@@ -404,7 +408,7 @@ static int probe_json(const struct probe_facts *f, const hpshm_config *cfg)
 	}
 	probe_json_config(&j, cfg);
 	json_object_close(&j);
-	if (json_end(&j) < 0)
+	if (tool_json_close(&j, 0, NULL) < 0)
 		return tool_fail("probe", "internal error writing JSON");
 	return TOOL_EXIT_OK;
 }
