@@ -227,7 +227,7 @@ static void plan_json_fix(struct json *j, const struct plan *p)
 	json_kv_string(j, "boot_default", f->boot_default);
 	json_kv_string(j, "boot_how", f->boot_how);
 	json_kv_string(j, "runtime", f->runtime);
-	json_kv_string(j, "runtime_node", f->runtime_node[0] ? f->runtime_node : NULL);
+	json_kv_string(j, "runtime_node", f->runtime_node);
 	json_kv_string(j, "runtime_caveat", f->caveat);
 	json_key(j, "check");
 	json_array_open(j);
