@@ -82,15 +82,36 @@ void tool_json_fail(int code, const hpshm_error *err)
 }
 
 /*
- * The option a usage message is about, for the error's key: its first "--word" (the option
- * named or the one missing its value), else the first quoted argument ('bogus'); "" if none.
+ * The option or key a failure message starts with, for the error's key: "bad --huge-page-size
+ * '16GiB': ..." and "--resize-to 1G: ..." name the option, "huge_page_size=1G: ..." the
+ * configuration key; "" otherwise (the message is prose about the machine).
+ */
+static void fail_key(const char *msg, char *key, size_t len)
+{
+	static const char word[] = "abcdefghijklmnopqrstuvwxyz0123456789_.-";
+	size_t n;
+
+	key[0] = '\0';
+	if (strncmp(msg, "bad --", 6) == 0)
+		msg += 4;
+	n = strspn(msg, word);
+	if (n > 2 && (strncmp(msg, "--", 2) == 0 || msg[n] == '='))
+		snprintf(key, len, "%.*s", (int)n, msg);
+}
+
+/*
+ * The option a usage message is about, for the error's key: the option or key it starts with
+ * (fail_key), else its first "--word" (the option named or the one missing its value), else
+ * the first quoted argument ('bogus'); "" if none.
  */
 static void usage_key(const char *msg, char *key, size_t len)
 {
 	const char *p = strstr(msg, "--"), *q;
 	size_t n;
 
-	key[0] = '\0';
+	fail_key(msg, key, len);
+	if (key[0])
+		return;
 	if (p) {
 		n = strspn(p, "-abcdefghijklmnopqrstuvwxyz0123456789");
 	} else if ((p = strchr(msg, '\'')) != NULL && (q = strchr(p + 1, '\'')) != NULL) {
@@ -125,5 +146,6 @@ void tool_json_message(int code, const char *msg)
 	memset(&err, 0, sizeof(err));
 	err.code = code;
 	snprintf(err.message, sizeof(err.message), "%s", msg);
+	fail_key(msg, err.key, sizeof(err.key));
 	tool_json_fail(code, &err);
 }
