@@ -46,6 +46,7 @@ run() {
 
 run "providers" 0 providers --json
 run "providers bad option" 2 providers --json --bogus
+HPSHM_PROVIDER_MODULES=/nonexistent/hpshm-check-json.so run "providers bad module" 1 providers --json
 run "probe" 0 probe --json --size 4MiB
 run "probe bad option" 2 probe --bogus --json
 run "probe bad config" 2 probe --json --config huge_pages=maybe

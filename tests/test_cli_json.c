@@ -22,7 +22,19 @@
 
 TestSuite(cli_json, .init = hpt_fixture_init, .fini = hpt_fixture_fini, .timeout = 60);
 
-#define tool(...) hpt_tool(HPSHM_TOOL_PATH, __VA_ARGS__)
+/* Windows' stdout is in text mode: its "\r\n" read as "\n", so one pattern fits every OS. */
+static struct hpt_run *lf(struct hpt_run *r)
+{
+	char *w = r->out;
+
+	for (const char *p = r->out; *p; p++)
+		if (*p != '\r')
+			*w++ = *p;
+	*w = '\0';
+	return r;
+}
+
+#define tool(...) lf(hpt_tool(HPSHM_TOOL_PATH, __VA_ARGS__))
 
 /* Is the envelope member `"key": value` (value as written) in out? */
 static int member(const char *out, const char *key, const char *value)

@@ -428,6 +428,13 @@ static int tool_main(int argc, char **argv)
 	/* Hidden, for the build: man page parts from the tables, built-in providers only (tools/manual.c). */
 	if (strcmp(argv[1], MANUAL_CMD_NAME) == 0)
 		return cmd_manual(argc - 1, argv + 1);
+	/* JSON or not is decided before the command reads its options, so that a usage error in
+	 * front of --json (`check --bogus --json`) or a module that does not load is JSON too
+	 * (tools/envelope.c); only for a command whose help offers --json (not run). */
+	if ((c = tool_find(argv[1])) != NULL)
+		for (int i = 2; i < argc && strcmp(argv[i], "--") != 0; i++)
+			if (strcmp(argv[i], "--json") == 0 && strstr(c->help, "--json"))
+				tool_json_set(c->name);
 	/* Out-of-tree providers first, so every command sees them (tools/modules.c). */
 	if (tool_load_modules() != TOOL_EXIT_OK)
 		return TOOL_EXIT_FAIL;
@@ -449,11 +456,6 @@ static int tool_main(int argc, char **argv)
 			return TOOL_EXIT_OK;
 		}
 	}
-	/* JSON or not is decided before the command reads its options, so that a usage error in
-	 * front of --json (`check --bogus --json`) is JSON too (tools/envelope.c). */
-	for (int i = 2; i < argc && strcmp(argv[i], "--") != 0; i++)
-		if (strcmp(argv[i], "--json") == 0 && strstr(c->help, "--json"))
-			tool_json_set(c->name);
 	return c->run(argc - 1, argv + 1);
 }
 
