@@ -8,7 +8,7 @@
  * starts with exactly two spaces: a substring search for "\n  \"ok\": true" is exact enough
  * and needs no JSON parser (scripts/check-json.sh validates against the schemas).
  */
-#include <criterion/criterion.h>
+#include "harness.h"
 #include <stdio.h>
 #include <string.h>
 
