@@ -8,10 +8,10 @@
  * starts with exactly two spaces: a substring search for "\n  \"ok\": true" is exact enough
  * and needs no JSON parser (scripts/check-json.sh validates against the schemas).
  */
-#include "harness.h"
 #include <stdio.h>
 #include <string.h>
 
+#include "harness.h"
 #include "fixture.h"
 #include "hpshm.h"
 #include "toolrun.h"
