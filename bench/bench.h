@@ -432,7 +432,9 @@ unsigned bench_rows(const struct bench_result *res, struct bench_row *rows, unsi
 
 void bench_print_text(FILE *out, const struct bench_result *res);
 void bench_print_csv(FILE *out, const struct bench_result *res);
-int  bench_print_json(FILE *out, const struct bench_result *res);   /* 0, or -1 on a writer error */
+/* The report as one JSON object, the "result" of the tool's envelope (tools/envelope.c). */
+struct json;
+void bench_json_result(struct json *j, const struct bench_result *res);
 /* resize_out.c: the resize rows in the table, and as JSON's "resize" and "resize_note". */
 struct json;
 void bench_print_resize(FILE *out, const struct bench_result *res);

@@ -496,27 +496,16 @@ static void json_run(struct json *j, const struct bench_result *res)
 	json_kv_uint(j, "rounds_done", res->rounds_done);
 	json_kv_uint(j, "groups", res->groups);
 	json_kv_string(j, "group_members", res->groups_note);
-	if (res->split_note[0])
-		json_kv_string(j, "kept_apart", res->split_note);
-	else
-		json_kv_null(j, "kept_apart");
+	json_kv_string(j, "kept_apart", res->split_note);
 	json_kv_double(j, "phase_seconds", res->opt.phase_seconds, 3);
 	json_kv_double(j, "seconds", res->seconds, 1);
 	json_kv_string(j, "timing", bench_cpu_clock_name());
 	json_kv_string(j, "ratios", "median of the gains taken within one group and one round (or setup cycle), "
 		       "its members in turn on the same pages; > 1 means better than the reference");
-	if (res->pool_note[0])
-		json_kv_string(j, "pool", res->pool_note);
-	else
-		json_kv_null(j, "pool");
-	if (res->left_out && res->left_out[0])
-		json_kv_string(j, "left_out", res->left_out);
-	else
-		json_kv_null(j, "left_out");
-	if (res->caveat && res->caveat[0])
-		json_kv_string(j, "caveat", res->caveat);
-	else
-		json_kv_null(j, "caveat");
+	/* Text: "" when there is nothing to say, as everywhere in the tool's JSON. */
+	json_kv_string(j, "pool", res->pool_note);
+	json_kv_string(j, "left_out", res->left_out ? res->left_out : "");
+	json_kv_string(j, "caveat", res->caveat ? res->caveat : "");
 }
 
 /* "noise_floor": plain / its raw peer at 4 KiB, the same system calls (print_noise). */
@@ -672,21 +661,18 @@ static void json_unavailable(struct json *j, const struct bench_result *res)
 	json_array_close(j);
 }
 
-int bench_print_json(FILE *out, const struct bench_result *res)
+void bench_json_result(struct json *j, const struct bench_result *res)
 {
 	static struct bench_row rows[BENCH_MAX_CONFIGS * 8];
 	unsigned n = bench_rows(res, rows, sizeof(rows) / sizeof(rows[0]));
-	struct json j;
 
-	json_begin(&j, out, 1);
-	json_object_open(&j);
-	json_run(&j, res);
-	json_noise(&j, res, rows, n);
-	json_headline(&j, res, rows, n);
-	json_results(&j, res, rows, n);
-	json_latency(&j, res);
-	bench_json_resize(&j, res);
-	json_unavailable(&j, res);
-	json_object_close(&j);
-	return json_end(&j);
+	json_object_open(j);
+	json_run(j, res);
+	json_noise(j, res, rows, n);
+	json_headline(j, res, rows, n);
+	json_results(j, res, rows, n);
+	json_latency(j, res);
+	bench_json_resize(j, res);
+	json_unavailable(j, res);
+	json_object_close(j);
 }

@@ -64,7 +64,9 @@ grep -q '^file ' "$tmp/providers.txt" || fail "hpshm providers does not list fil
 grep -q 'file\.path' "$tmp/providers.txt" || fail "hpshm providers does not list the key file.path"
 HPSHM_PROVIDER_MODULES=$module "$hpshm" providers --json >"$tmp/providers.json"
 python3 -c 'import json, sys
-rows = json.load(open(sys.argv[1]))
+doc = json.load(open(sys.argv[1]))
+assert doc["ok"] and doc["command"] == "providers", doc
+rows = doc["result"]["providers"]
 f = [r for r in rows if r["name"] == "file"]
 assert f and {k["name"] for k in f[0]["keys"]} == {"file.path", "file.keep"}, rows' "$tmp/providers.json" ||
 	fail "hpshm providers --json does not list file and its keys"

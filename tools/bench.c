@@ -7,11 +7,13 @@
  * Usage errors exit 2 before anything is created.  The bench changes no system setting
  * unless --reserve asks it to, and then puts the pool back, also when interrupted.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/json.h"
 #include "bench.h"
 #include "ports/facts.h"
 #include "ports/process.h"
@@ -189,7 +191,23 @@ static int bench_settle(struct bench_options *o, const struct bench_cli *c)
 static int bench_report(const struct bench_result *res, const struct bench_cli *c, int rc, const char *why)
 {
 	if (c->json) {
-		if (bench_print_json(stdout, res) < 0)
+		hpshm_error err;
+		struct json j;
+		int code = 0;
+
+		/* The same verdict as the exit status below, in the envelope. */
+		memset(&err, 0, sizeof(err));
+		if (rc != BENCH_OK) {
+			code = rc == BENCH_INTERRUPTED ? HPSHM_ESYS : HPSHM_EUNAVAILABLE;
+			err.sys_errno = rc == BENCH_INTERRUPTED ? EINTR : 0;
+			snprintf(err.message, sizeof(err.message), "%s", why);
+		} else if (res->rounds_done == 0) {
+			code = HPSHM_EUNAVAILABLE;
+			snprintf(err.message, sizeof(err.message), "no configuration could run (see \"unavailable\")");
+		}
+		tool_json_open(&j, code == 0);
+		bench_json_result(&j, res);
+		if (tool_json_close(&j, code, &err) < 0)
 			return tool_fail("bench", "internal error writing JSON");
 	} else if (c->csv) {
 		bench_print_csv(stdout, res);

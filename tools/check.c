@@ -45,6 +45,7 @@ static void check_json_attempts(struct json *j, const hpshm_report *r)
 		json_kv_string(j, "provider", a->provider);
 		json_kv_uint(j, "page_size", a->page_size);
 		json_kv_string(j, "result", a->result == 0 ? "ok" : hpshm_errname(a->result));
+		json_kv_int(j, "code", a->result);
 		json_kv_int(j, "errno", a->sys_errno);
 		json_kv_string(j, "call", a->call);
 		json_kv_string(j, "reason", a->reason);
@@ -98,13 +99,26 @@ static void check_print_summary(const hpshm_report *r)
 	free(big);
 }
 
-static int check_json_ok(const hpshm_report *r, size_t size, int destroyed, const struct check_resize *cr)
+/* The segment was made; ok unless destroying it (drc) or the resize check failed. */
+static int check_json_ok(const hpshm_report *r, size_t size, int drc, const struct check_resize *cr)
 {
+	hpshm_error err;
 	struct json j;
+	int code = 0;
 
-	json_begin(&j, stdout, 1);
+	memset(&err, 0, sizeof(err));
+	if (drc < 0) {
+		code = drc;
+		snprintf(err.message, sizeof(err.message), "the segment was created but destroying it failed: %s",
+			 hpshm_strerror(drc));
+		snprintf(err.hint, sizeof(err.hint), "it may still hold pages: see `ipcs -m`, the hugetlbfs mounts "
+			 "and `hpshm gc`");
+	} else if (cr && cr->fail[0]) {
+		code = HPSHM_EUNAVAILABLE;
+		snprintf(err.message, sizeof(err.message), "--resize-to: %.900s", cr->fail);
+	}
+	tool_json_open(&j, code == 0);
 	json_object_open(&j);
-	json_kv_bool(&j, "ok", 1);
 	json_kv_string(&j, "provider", r->provider);
 	json_kv_uint(&j, "size", size);
 	json_kv_uint(&j, "mapped_size", r->mapped_size);
@@ -117,37 +131,25 @@ static int check_json_ok(const hpshm_report *r, size_t size, int destroyed, cons
 	json_kv_string(&j, "populate", hpshm_populate_name(r->populate));
 	json_kv_double(&j, "populate_ms", tool_ms(r->populate_ns), 3);
 	json_kv_double(&j, "create_ms", tool_ms(r->create_ns), 3);
-	json_kv_bool(&j, "destroyed", destroyed);
+	json_kv_bool(&j, "destroyed", drc == 0);
 	if (cr)
 		check_resize_json(&j, cr);
 	tool_numa_report_json(&j, r);
 	check_json_attempts(&j, r);
 	json_object_close(&j);
-	return json_end(&j);
+	return tool_json_close(&j, code, &err);
 }
 
 static int check_json_fail(const hpshm_report *r, size_t size, int code, const hpshm_error *err)
 {
 	struct json j;
 
-	json_begin(&j, stdout, 1);
+	tool_json_open(&j, 0);
 	json_object_open(&j);
-	json_kv_bool(&j, "ok", 0);
 	json_kv_uint(&j, "size", size);
-	json_key(&j, "error");
-	json_object_open(&j);
-	json_kv_int(&j, "code", code);
-	json_kv_string(&j, "name", hpshm_errname(code));
-	json_kv_string(&j, "message", err->message[0] ? err->message : hpshm_strerror(code));
-	json_kv_string(&j, "hint", err->hint);
-	json_kv_string(&j, "key", err->key);
-	json_kv_int(&j, "errno", err->sys_errno);
-	json_kv_string(&j, "call", err->call);
-	json_kv_string(&j, "provider", err->provider);
-	json_object_close(&j);
 	check_json_attempts(&j, r);
 	json_object_close(&j);
-	return json_end(&j);
+	return tool_json_close(&j, code, err);
 }
 
 int cmd_check(int argc, char **argv)
@@ -226,7 +228,7 @@ int cmd_check(int argc, char **argv)
 	drc = hpshm_segment_destroy(seg);
 
 	if (json) {
-		if (check_json_ok(&rep, size, drc == 0, to_text ? &cr : NULL) < 0)
+		if (check_json_ok(&rep, size, drc, to_text ? &cr : NULL) < 0)
 			return tool_fail("check", "internal error writing JSON");
 	} else {
 		check_print_summary(&rep);

@@ -159,10 +159,7 @@ void check_resize_json(struct json *j, const struct check_resize *cr)
 	json_kv_uint(j, "page_size", cr->page_size);
 	json_kv_uint(j, "max_size", cr->max);
 	json_kv_uint(j, "to", cr->to);
-	if (cr->fail[0])
-		json_kv_string(j, "error", cr->fail);
-	else
-		json_kv_null(j, "error");
+	json_kv_string(j, "error", cr->fail);
 	json_key(j, "steps");
 	json_array_open(j);
 	for (unsigned i = 0; i < cr->nsteps; i++) {

@@ -25,6 +25,11 @@
  * every line (O_NOFOLLOW, O_NONBLOCK, then fstat): a server run as root must not append
  * where a link planted in a shared directory points, nor hang on a FIFO.
  *
+ * --json prints one envelope (tools/envelope.c) before the exec: a refusal (ok false, CMD not
+ * started), or ok true with what was set for CMD, flushed before CMD replaces the tool, so
+ * CMD's own output follows the document.  CMD is looked up first (exec_lookup) so that the
+ * document does not say ok for a program that is not there.
+ *
  * The interposer keeps these variables in what the server execs, even with an environment
  * of the server's own making (preload/inherit.c): nginx's binary upgrade stays interposed.
  *
@@ -42,6 +47,7 @@
 #include <unistd.h>
 
 #include "base/base.h"
+#include "base/json.h"
 #include "ports/facts.h"
 #include "ports/process.h"
 #include "tool.h"
@@ -355,6 +361,66 @@ static int exec_opt_value(int argc, char **argv, int *i, const char *name, const
 	return r;
 }
 
+/*
+ * Can CMD be run?  0, or the errno execvp() would fail with (ENOENT, EACCES): the lookup
+ * execvp() makes, through PATH when the name has no slash.
+ */
+static int exec_lookup(const char *cmd)
+{
+	const char *path = getenv("PATH"), *p, *end;
+	char full[PATH_MAX];
+	int e = ENOENT;
+
+	if (strchr(cmd, '/'))
+		return access(cmd, X_OK) == 0 ? 0 : errno;
+	for (p = path ? path : "/usr/local/bin:/usr/bin:/bin"; ; p = end + 1) {
+		end = strchr(p, ':');
+		if (!end)
+			end = p + strlen(p);
+		/* An empty PATH element is the current directory. */
+		if (snprintf(full, sizeof(full), "%.*s%s%s", (int)(end - p), p, end > p ? "/" : "", cmd) <
+		    (int)sizeof(full)) {
+			if (access(full, X_OK) == 0)
+				return 0;
+			if (errno == EACCES)
+				e = EACCES;
+		}
+		if (*end == '\0')
+			return e;
+	}
+}
+
+/* --json's verdict when every check passed: what CMD will run with. */
+static void exec_json_ok(char **cmd, const char *lib, size_t min_size)
+{
+	const char *key, *v;
+	char var[64];
+	struct json j;
+
+	tool_json_open(&j, 1);
+	json_object_open(&j);
+	json_key(&j, "argv");
+	json_array_open(&j);
+	for (int i = 0; cmd[i]; i++)
+		json_string(&j, cmd[i]);
+	json_array_close(&j);
+	json_kv_string(&j, "preload", lib);
+	json_kv_uint(&j, "min_size", min_size);
+	v = getenv("HPSHM_PRELOAD_REPORT");
+	json_kv_string(&j, "report", v ? v : "");
+	/* The configuration's variables exec set: the keys that differ from their defaults. */
+	json_key(&j, "environment");
+	json_object_open(&j);
+	for (unsigned k = 0; (key = hpshm_config_key_name(k, NULL, NULL)) != NULL; k++) {
+		exec_var_name(key, var, sizeof(var));
+		if ((v = getenv(var)) != NULL)
+			json_kv_string(&j, var, v);
+	}
+	json_object_close(&j);
+	json_object_close(&j);
+	tool_json_close(&j, 0, NULL);
+}
+
 int cmd_exec(int argc, char **argv)
 {
 	const char *kv = NULL, *report = NULL, *min_text = NULL, *min_what = "--min-size";
@@ -369,6 +435,11 @@ int cmd_exec(int argc, char **argv)
 		if (strcmp(argv[i], "--") == 0) {
 			first_cmd = i + 1;
 			break;
+		}
+		if ((r = tool_opt_flag("exec", argv[i], "--json")) != 0) {
+			if (r < 0)
+				return TOOL_EXIT_USAGE;
+			continue; /* the dispatch saw it already (tool_json_set) */
 		}
 		if ((r = exec_opt_value(argc, argv, &i, "--config", &kv)) != 0 ||
 		    (r = exec_opt_value(argc, argv, &i, "--report", &report)) != 0 ||
@@ -414,6 +485,21 @@ int cmd_exec(int argc, char **argv)
 	if ((rc = exec_find_preload(lib, sizeof(lib))) != 0 || (rc = exec_export_preload(lib)) != 0)
 		return rc;
 
+	if (tool_json_on()) {
+		if ((rc = exec_lookup(argv[first_cmd])) != 0) {
+			hpshm_error err;
+
+			memset(&err, 0, sizeof(err));
+			err.sys_errno = rc;
+			snprintf(err.call, sizeof(err.call), "execvp");
+			snprintf(err.message, sizeof(err.message), "cannot run %.900s: %s", argv[first_cmd], strerror(rc));
+			snprintf(err.hint, sizeof(err.hint), "give CMD's path, or a name found in PATH");
+			tool_json_fail(HPSHM_ESYS, &err);
+			tool_fail("exec", "%s", err.message);
+			return rc == ENOENT ? EXEC_EXIT_NOT_FOUND : EXEC_EXIT_CANNOT_EXEC;
+		}
+		exec_json_ok(argv + first_cmd, lib, min_size);
+	}
 	fflush(stdout);
 	fflush(stderr);
 	execvp(argv[first_cmd], argv + first_cmd);

@@ -147,6 +147,8 @@ struct ls_list {
 	size_t        n;   /* used */
 	size_t        cap; /* allocated */
 	int           oom; /* 1 if an object could not be kept for lack of memory */
+	int           code; /* 0, or the HPSHM_E* code of a listing that failed, for --json */
+	hpshm_error   err;  /* and its record */
 };
 
 static int ls_collect(void *user, const hpshm_object *obj)
@@ -180,13 +182,21 @@ static int ls_load(const char *cmd, struct ls_list *l)
 	memset(l, 0, sizeof(*l));
 	memset(&err, 0, sizeof(err));
 	rc = hpshm_objects_list(ls_collect, l, &err);
-	if (l->oom)
-		return tool_fail(cmd, "out of memory after %zu segments", l->n);
+	/* On stderr here, not through tool_fail(): with --json the command's own envelope carries
+	 * the error next to what was listed before it. */
+	if (l->oom) {
+		l->code = HPSHM_ENOMEM;
+		snprintf(l->err.message, sizeof(l->err.message), "out of memory after %zu segments", l->n);
+		fprintf(stderr, "hpshm %s: error: %s\n", cmd, l->err.message);
+		return TOOL_EXIT_FAIL;
+	}
 	if (rc < 0) {
 		char msg[LS_SAFE_MAX(HPSHM_MESSAGE_MAX)], hint[LS_SAFE_MAX(HPSHM_TEXT_MAX)];
 
-		tool_fail(cmd, "cannot list the segments: %s",
-			  ls_safe(err.message[0] ? err.message : hpshm_strerror(rc), msg, sizeof(msg)));
+		l->code = rc;
+		l->err = err;
+		fprintf(stderr, "hpshm %s: error: cannot list the segments: %s\n", cmd,
+			ls_safe(err.message[0] ? err.message : hpshm_strerror(rc), msg, sizeof(msg)));
 		if (err.hint[0])
 			fprintf(stderr, "  hint: %s\n", ls_safe(err.hint, hint, sizeof(hint)));
 		return TOOL_EXIT_FAIL;
@@ -291,9 +301,8 @@ int cmd_ls(int argc, char **argv)
 	if (json) {
 		struct json j;
 
-		json_begin(&j, stdout, 1);
+		tool_json_open(&j, rc == 0);
 		json_object_open(&j);
-		json_kv_bool(&j, "ok", rc == 0);
 		json_key(&j, "objects");
 		json_array_open(&j);
 		for (size_t i = 0; i < l.n; i++) {
@@ -303,7 +312,7 @@ int cmd_ls(int argc, char **argv)
 		}
 		json_array_close(&j);
 		json_object_close(&j);
-		if (json_end(&j) < 0)
+		if (tool_json_close(&j, l.code, &l.err) < 0)
 			rc = tool_fail("ls", "internal error writing JSON");
 	} else if (l.n == 0) {
 		if (rc == 0)
@@ -413,12 +422,84 @@ static const char *gc_others(unsigned n, char *buf, size_t len)
 	return buf;
 }
 
+/* One object's verdict and why, kept until the report. */
+struct gc_one_out {
+	enum gc_verdict v;
+	char            why[HPSHM_MESSAGE_MAX + HPSHM_TEXT_MAX + 64];
+};
+
+static int gc_json(const struct ls_list *l, const struct gc_one_out *v, const unsigned *counts, int dry_run,
+		   const struct gc_reach *reach, int ok)
+{
+	hpshm_error err;
+	struct json j;
+
+	tool_json_open(&j, ok);
+	json_object_open(&j);
+	json_kv_bool(&j, "dry_run", dry_run);
+	json_kv_bool(&j, "force", reach->force);
+	json_kv_bool(&j, "all_users", reach->all_users);
+	json_key(&j, "objects");
+	json_array_open(&j);
+	for (size_t i = 0; i < l->n; i++) {
+		json_object_open(&j);
+		ls_json_members(&j, &l->v[i]);
+		json_kv_string(&j, "action", gc_words[v[i].v]);
+		json_kv_string(&j, "reason", v[i].why);
+		json_object_close(&j);
+	}
+	json_array_close(&j);
+	json_kv_uint(&j, "removed", counts[GC_REMOVED]);
+	json_kv_uint(&j, "would_remove", counts[GC_WOULD_REMOVE]);
+	json_kv_uint(&j, "kept", counts[GC_KEPT_ALIVE]);
+	json_kv_uint(&j, "kept_debris", counts[GC_KEPT_DEBRIS]);
+	json_kv_uint(&j, "kept_other_users", counts[GC_KEPT_OTHERS]);
+	json_kv_uint(&j, "kept_foreign", counts[GC_KEPT_FOREIGN]);
+	json_kv_uint(&j, "gone", counts[GC_GONE]);
+	json_kv_uint(&j, "failed", counts[GC_FAILED]);
+	json_object_close(&j);
+	if (l->code)
+		return tool_json_close(&j, l->code, &l->err);
+	if (!ok) {
+		/* Each failed removal's reason is in its object; the error sums them up. */
+		memset(&err, 0, sizeof(err));
+		snprintf(err.message, sizeof(err.message), "%u removal(s) failed: see the objects' \"reason\"",
+			 counts[GC_FAILED]);
+		return tool_json_close(&j, HPSHM_ESYS, &err);
+	}
+	return tool_json_close(&j, 0, NULL);
+}
+
+static void gc_text(const struct ls_list *l, const struct gc_one_out *v, const unsigned *counts, int dry_run)
+{
+	char others[96];
+
+	for (size_t i = 0; i < l->n; i++) {
+		const hpshm_object *o = &l->v[i];
+		char prov[LS_SAFE_MAX(sizeof(o->provider))], id[LS_SAFE_MAX(sizeof(o->id))];
+		char name[LS_SAFE_MAX(sizeof(o->name))], safe[LS_SAFE_MAX(sizeof(v[i].why))];
+
+		printf("%-12s %s %s%s%s: %s\n", gc_words[v[i].v], ls_safe(o->provider, prov, sizeof(prov)),
+		       ls_safe(o->id, id, sizeof(id)), o->name[0] ? " " : "", ls_safe(o->name, name, sizeof(name)),
+		       ls_safe(v[i].why, safe, sizeof(safe)));
+	}
+	if (dry_run) {
+		printf("%u would be removed, %u kept (alive), %u kept (debris: --force removes it), %u kept (foreign)%s\n",
+		       counts[GC_WOULD_REMOVE], counts[GC_KEPT_ALIVE], counts[GC_KEPT_DEBRIS], counts[GC_KEPT_FOREIGN],
+		       gc_others(counts[GC_KEPT_OTHERS], others, sizeof(others)));
+	} else {
+		printf("%u removed, %u kept (alive), %u kept (debris: --force removes it), %u kept (foreign), "
+		       "%u already gone, %u failed%s\n",
+		       counts[GC_REMOVED], counts[GC_KEPT_ALIVE], counts[GC_KEPT_DEBRIS], counts[GC_KEPT_FOREIGN],
+		       counts[GC_GONE], counts[GC_FAILED], gc_others(counts[GC_KEPT_OTHERS], others, sizeof(others)));
+	}
+}
+
 int cmd_gc(int argc, char **argv)
 {
 	struct ls_list l;
-	struct json j;
+	struct gc_one_out *v;
 	struct gc_reach reach = { 0, 0 };
-	char others[96];
 	int json = 0, dry_run = 0, rc, failed = 0;
 	unsigned counts[GC_FAILED + 1] = { 0 };
 
@@ -449,62 +530,25 @@ int cmd_gc(int argc, char **argv)
 	if (reach.all_users && !reach.force)
 		return tool_usage_error("gc", "--all-users widens --force to other users' debris: give both");
 	rc = ls_load("gc", &l);
-	if (json) {
-		json_begin(&j, stdout, 1);
-		json_object_open(&j);
-		json_kv_bool(&j, "dry_run", dry_run);
-		json_kv_bool(&j, "force", reach.force);
-		json_kv_bool(&j, "all_users", reach.all_users);
-		json_key(&j, "objects");
-		json_array_open(&j);
+	/* Every verdict first, then the report: the JSON envelope says "ok" before the objects. */
+	v = calloc(l.n ? l.n : 1, sizeof(*v));
+	if (!v) {
+		free(l.v);
+		return tool_fail("gc", "out of memory for %zu verdicts", l.n);
 	}
 	for (size_t i = 0; i < l.n; i++) {
-		char why[HPSHM_MESSAGE_MAX + HPSHM_TEXT_MAX + 64];
-		enum gc_verdict v = gc_one(&l.v[i], dry_run, &reach, why, sizeof(why));
-
-		counts[v]++;
-		if (v == GC_FAILED)
+		v[i].v = gc_one(&l.v[i], dry_run, &reach, v[i].why, sizeof(v[i].why));
+		counts[v[i].v]++;
+		if (v[i].v == GC_FAILED)
 			failed = 1;
-		if (json) {
-			json_object_open(&j);
-			ls_json_members(&j, &l.v[i]);
-			json_kv_string(&j, "action", gc_words[v]);
-			json_kv_string(&j, "reason", why);
-			json_object_close(&j);
-		} else {
-			const hpshm_object *o = &l.v[i];
-			char prov[LS_SAFE_MAX(sizeof(o->provider))], id[LS_SAFE_MAX(sizeof(o->id))];
-			char name[LS_SAFE_MAX(sizeof(o->name))], safe[LS_SAFE_MAX(sizeof(why))];
-
-			printf("%-12s %s %s%s%s: %s\n", gc_words[v], ls_safe(o->provider, prov, sizeof(prov)),
-			       ls_safe(o->id, id, sizeof(id)), o->name[0] ? " " : "", ls_safe(o->name, name, sizeof(name)),
-			       ls_safe(why, safe, sizeof(safe)));
-		}
 	}
 	if (json) {
-		json_array_close(&j);
-		json_kv_uint(&j, "removed", counts[GC_REMOVED]);
-		json_kv_uint(&j, "would_remove", counts[GC_WOULD_REMOVE]);
-		json_kv_uint(&j, "kept", counts[GC_KEPT_ALIVE]);
-		json_kv_uint(&j, "kept_debris", counts[GC_KEPT_DEBRIS]);
-		json_kv_uint(&j, "kept_other_users", counts[GC_KEPT_OTHERS]);
-		json_kv_uint(&j, "kept_foreign", counts[GC_KEPT_FOREIGN]);
-		json_kv_uint(&j, "gone", counts[GC_GONE]);
-		json_kv_uint(&j, "failed", counts[GC_FAILED]);
-		json_kv_bool(&j, "ok", rc == 0 && !failed);
-		json_object_close(&j);
-		if (json_end(&j) < 0)
+		if (gc_json(&l, v, counts, dry_run, &reach, rc == 0 && !failed) < 0)
 			rc = tool_fail("gc", "internal error writing JSON");
-	} else if (dry_run) {
-		printf("%u would be removed, %u kept (alive), %u kept (debris: --force removes it), %u kept (foreign)%s\n",
-		       counts[GC_WOULD_REMOVE], counts[GC_KEPT_ALIVE], counts[GC_KEPT_DEBRIS], counts[GC_KEPT_FOREIGN],
-		       gc_others(counts[GC_KEPT_OTHERS], others, sizeof(others)));
 	} else {
-		printf("%u removed, %u kept (alive), %u kept (debris: --force removes it), %u kept (foreign), "
-		       "%u already gone, %u failed%s\n",
-		       counts[GC_REMOVED], counts[GC_KEPT_ALIVE], counts[GC_KEPT_DEBRIS], counts[GC_KEPT_FOREIGN],
-		       counts[GC_GONE], counts[GC_FAILED], gc_others(counts[GC_KEPT_OTHERS], others, sizeof(others)));
+		gc_text(&l, v, counts, dry_run);
 	}
+	free(v);
 	free(l.v);
 	if (failed && rc == 0)
 		rc = TOOL_EXIT_FAIL;

@@ -45,6 +45,9 @@ int tool_load_modules(void)
 				err.message[0] ? err.message : hpshm_strerror(err.code));
 			if (err.hint[0])
 				fprintf(stderr, "  hint: %s\n", err.hint);
+			if (!err.key[0])
+				snprintf(err.key, sizeof(err.key), "HPSHM_PROVIDER_MODULES");
+			tool_json_fail(err.code ? err.code : HPSHM_EINVAL, &err);
 			rc = TOOL_EXIT_FAIL;
 			break;
 		}

@@ -227,7 +227,7 @@ static void plan_json_fix(struct json *j, const struct plan *p)
 	json_kv_string(j, "boot_default", f->boot_default);
 	json_kv_string(j, "boot_how", f->boot_how);
 	json_kv_string(j, "runtime", f->runtime);
-	json_kv_string(j, "runtime_node", f->runtime_node[0] ? f->runtime_node : NULL);
+	json_kv_string(j, "runtime_node", f->runtime_node);
 	json_kv_string(j, "runtime_caveat", f->caveat);
 	json_key(j, "check");
 	json_array_open(j);
@@ -242,7 +242,7 @@ static int plan_json(const struct plan *p)
 {
 	struct json j;
 
-	json_begin(&j, stdout, 1);
+	tool_json_open(&j, 1);
 	json_object_open(&j);
 	json_kv_uint(&j, "size", p->size);
 	json_kv_uint(&j, "page_size", p->page_size);
@@ -333,7 +333,7 @@ static int plan_json(const struct plan *p)
 	json_array_close(&j);
 	json_kv_string(&j, "verify", p->verify);
 	json_object_close(&j);
-	if (json_end(&j) < 0)
+	if (tool_json_close(&j, 0, NULL) < 0)
 		return tool_fail("plan", "internal error writing JSON");
 	return TOOL_EXIT_OK;
 }

@@ -127,7 +127,9 @@ int cmd_providers(int argc, char **argv)
 	if (json) {
 		struct json j;
 
-		json_begin(&j, stdout, 1);
+		tool_json_open(&j, 1);
+		json_object_open(&j);
+		json_key(&j, "providers");
 		json_array_open(&j);
 		for (unsigned i = 0; (name = hpshm_provider_name(i, &caps)) != NULL; i++) {
 			json_object_open(&j);
@@ -138,7 +140,9 @@ int cmd_providers(int argc, char **argv)
 			json_object_close(&j);
 		}
 		json_array_close(&j);
-		return json_end(&j) == 0 ? TOOL_EXIT_OK : tool_fail("providers", "internal error writing JSON");
+		json_object_close(&j);
+		return tool_json_close(&j, 0, NULL) == 0 ? TOOL_EXIT_OK
+							 : tool_fail("providers", "internal error writing JSON");
 	}
 	for (unsigned i = 0; (name = hpshm_provider_name(i, &caps)) != NULL; i++) {
 		char words[64];
@@ -182,10 +186,8 @@ static void probe_each_provider_key(const hpshm_config *cfg, struct json *j)
 			char value[HPSHM_TEXT_MAX];
 			int rc = hpshm_config_get(cfg, k->name, value, sizeof(value));
 
-			if (j && rc < 0)
-				json_kv_null(j, k->name);
-			else if (j)
-				json_kv_string(j, k->name, value);
+			if (j)
+				json_kv_string(j, k->name, rc < 0 ? "" : value);
 			else
 				printf("  %-16s = %-16s # %s (provider %s)\n", k->name, rc < 0 ? "?" : value, k->help,
 				       name);
@@ -209,10 +211,7 @@ static void probe_json_providers(struct json *j, const struct probe_facts *f, co
 		json_key(j, "caps");
 		probe_json_caps(j, v.caps);
 		json_kv_bool(j, "usable", v.rc == 0);
-		if (v.rc == 0)
-			json_kv_null(j, "reason");
-		else
-			json_kv_string(j, "reason", v.reason);
+		json_kv_string(j, "reason", v.rc == 0 ? "" : v.reason);
 		if (v.page_size)
 			json_kv_uint(j, "page_size", v.page_size);
 		else
@@ -268,7 +267,7 @@ static void probe_json_privileges(struct json *j, const struct probe_facts *f)
 	 */
 	json_key(j, "privileges");
 	json_object_open(j);
-	json_kv_string(j, "lock_privilege", hpshm__os_lock_privilege_name()[0] ? hpshm__os_lock_privilege_name() : NULL);
+	json_kv_string(j, "lock_privilege", hpshm__os_lock_privilege_name());
 	json_kv_bool(j, "lock_privilege_held", f->lock_privilege);
 #ifdef _WIN32
 	json_kv_bool(j, "se_lock_memory_privilege", f->lock_privilege);
@@ -305,7 +304,7 @@ static void probe_json_cgroups(struct json *j, const struct probe_facts *f)
 			probe_json_limit(j, "rsvd_limit", cg->rsvd_limit);
 			json_kv_uint(j, "rsvd_usage", cg->rsvd_usage);
 		} else {
-			json_kv_null(j, "path");
+			json_kv_string(j, "path", "");
 			json_kv_null(j, "limit");
 			json_kv_null(j, "usage");
 			json_kv_null(j, "rsvd_limit");
@@ -325,9 +324,9 @@ static void probe_json_kernel(struct json *j, const struct probe_facts *f)
 		json_null(j);
 	} else {
 		json_object_open(j);
-		json_kv_string(j, "enabled", f->thp.enabled[0] ? f->thp.enabled : NULL);
-		json_kv_string(j, "defrag", f->thp.defrag[0] ? f->thp.defrag : NULL);
-		json_kv_string(j, "shmem_enabled", f->thp.shmem_enabled[0] ? f->thp.shmem_enabled : NULL);
+		json_kv_string(j, "enabled", f->thp.enabled);
+		json_kv_string(j, "defrag", f->thp.defrag);
+		json_kv_string(j, "shmem_enabled", f->thp.shmem_enabled);
 		json_object_close(j);
 	}
 
@@ -370,10 +369,7 @@ static void probe_json_config(struct json *j, const hpshm_config *cfg)
 
 		if (!probe_key_applies(name))
 			continue;
-		if (hpshm_config_get(cfg, name, value, sizeof(value)) < 0)
-			json_kv_null(j, name);
-		else
-			json_kv_string(j, name, value);
+		json_kv_string(j, name, hpshm_config_get(cfg, name, value, sizeof(value)) < 0 ? "" : value);
 	}
 	probe_each_provider_key(cfg, j);
 	json_object_close(j);
@@ -383,15 +379,12 @@ static int probe_json(const struct probe_facts *f, const hpshm_config *cfg)
 {
 	struct json j;
 
-	json_begin(&j, stdout, 1);
+	tool_json_open(&j, 1);
 	json_object_open(&j);
 	json_kv_uint(&j, "size", f->size);
 	probe_json_providers(&j, f, cfg);
-	/* Why the system has no huge pages for shared memory at all (macOS), or null. */
-	if (hpshm__os_huge_absent()[0] != '\0')
-		json_kv_string(&j, "huge_pages_absent", hpshm__os_huge_absent());
-	else
-		json_kv_null(&j, "huge_pages_absent");
+	/* Why the system has no huge pages for shared memory at all (macOS), or "". */
+	json_kv_string(&j, "huge_pages_absent", hpshm__os_huge_absent());
 
 	/* A system that keeps no huge page pool (Windows) has no mounts, control groups, THP or
 	 * SysV limits either: its own keys alone, as for the privileges. */
@@ -404,7 +397,7 @@ static int probe_json(const struct probe_facts *f, const hpshm_config *cfg)
 	}
 	probe_json_config(&j, cfg);
 	json_object_close(&j);
-	if (json_end(&j) < 0)
+	if (tool_json_close(&j, 0, NULL) < 0)
 		return tool_fail("probe", "internal error writing JSON");
 	return TOOL_EXIT_OK;
 }

@@ -64,6 +64,25 @@ int tool_fail(const char *cmd, const char *fmt, ...)
 	HPSHM__PRINTF(2, 3)
 	;
 
+/*
+ * --json (tools/envelope.c): every command prints one envelope, {"ok", "version", "command",
+ * "result", "error"}, the error in hpshm_error's fields (doc/schema/envelope.json).
+ * tool_json_set() is the dispatch's: the command named printing JSON.  A command writes
+ * tool_json_open(), its result value, tool_json_close() (code 0: "error" is null).
+ * tool_json_fail() prints the whole envelope with result null and the error; the usage and
+ * failure helpers above call tool_json_usage()/tool_json_message() themselves.  One document
+ * per run: each does nothing once one was printed, or when the command prints text.
+ */
+struct json;
+void tool_json_set(const char *cmd);
+int  tool_json_on(void);
+void tool_json_open(struct json *j, int ok);
+int  tool_json_close(struct json *j, int code, const hpshm_error *err);
+void tool_json_error_record(struct json *j, int code, const hpshm_error *err);
+void tool_json_fail(int code, const hpshm_error *err);
+void tool_json_usage(const char *msg, const char *hint);
+void tool_json_message(int code, const char *msg);
+
 /* Load the provider modules HPSHM_PROVIDER_MODULES names (tools/modules.c): TOOL_EXIT_OK, or
  * TOOL_EXIT_FAIL with the module, the loader's reason and the fix on stderr. */
 int tool_load_modules(void);

@@ -98,6 +98,7 @@ int tool_config(const char *cmd, const char *kv, hpshm_config **out)
 	rc = hpshm_config_load_env(cfg, &err);
 	if (rc < 0) {
 		tool_print_error(cmd, "error in the environment", &err);
+		tool_json_fail(rc, &err);
 		hpshm_config_free(cfg);
 		return TOOL_EXIT_FAIL;
 	}
@@ -106,6 +107,8 @@ int tool_config(const char *cmd, const char *kv, hpshm_config **out)
 		rc = hpshm_config_parse(cfg, kv, &err);
 		if (rc < 0) {
 			tool_print_error(cmd, "bad --config", &err);
+			/* The library's record, with the key at fault, before the usage error's own. */
+			tool_json_fail(rc, &err);
 			hpshm_config_free(cfg);
 			return tool_usage_error(cmd, "bad --config '%s': expected key=value,key=value "
 						"(`hpshm probe` lists the keys)", kv);
