@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # scripts/deps.sh -- install what hpshm needs from Debian's package registry.
 #
-#   scripts/deps.sh [build|test|docs|cross|coverage|abi|check|postgres|nginx|httpd|man]     (default: test)
+#   scripts/deps.sh [build|test|docs|cross|coverage|abi|check|postgres|nginx|httpd|man|deb]     (default: test)
 #
 #   build  compiler, CMake, pkg-config: enough for the library and the hpshm tool
 #   test   build + Criterion, APR, httpd's apxs (apache2-dev), Doxygen/graphviz, clang with its sanitizer runtime, python3
@@ -24,6 +24,8 @@
 #          it; a server the package started is stopped again
 #   man    man-db and groff, which scripts/check-man.sh renders the man pages with (warnings
 #          fail), bash-completion and zsh, which it loads the completion scripts in
+#   deb    build + debian/control's Build-Depends (debhelper, APR's and httpd's development
+#          files) and lintian: scripts/check-deb.sh builds the .debs and checks them
 #
 # Only missing packages are installed, so a second run costs one dpkg query per package and no
 # network.  Uses sudo when not run as root.  Set HPSHM_SKIP_DEPS=1 to skip this step entirely
@@ -43,6 +45,7 @@ postgres_pkgs=(postgresql-15)
 nginx_pkgs=(nginx)
 httpd_pkgs=(apache2 apache2-dev apache2-utils curl)
 man_pkgs=(man-db groff-base bash-completion zsh)
+deb_pkgs=(debhelper dpkg-dev lintian libapr1-dev apache2-dev)
 
 case "$what" in
 build) pkgs=("${build_pkgs[@]}") ;;
@@ -56,8 +59,9 @@ postgres) pkgs=("${postgres_pkgs[@]}") ;;
 nginx) pkgs=("${nginx_pkgs[@]}") ;;
 httpd) pkgs=("${build_pkgs[@]}" "${httpd_pkgs[@]}") ;;
 man) pkgs=("${build_pkgs[@]}" "${man_pkgs[@]}") ;;
+deb) pkgs=("${build_pkgs[@]}" "${deb_pkgs[@]}") ;;
 *)
-	echo "usage: $0 [build|test|docs|cross|coverage|abi|check|postgres|nginx|httpd|man]" >&2
+	echo "usage: $0 [build|test|docs|cross|coverage|abi|check|postgres|nginx|httpd|man|deb]" >&2
 	exit 2
 	;;
 esac
