@@ -25,7 +25,8 @@
 #   man    man-db and groff, which scripts/check-man.sh renders the man pages with (warnings
 #          fail), bash-completion and zsh, which it loads the completion scripts in
 #   deb    build + debian/control's Build-Depends (debhelper, APR's and httpd's development
-#          files) and lintian: scripts/check-deb.sh builds the .debs and checks them
+#          files), lintian, and httpd's binary (no service): scripts/check-deb.sh builds the
+#          .debs, checks them, and has httpd load the module
 #
 # Only missing packages are installed, so a second run costs one dpkg query per package and no
 # network.  Uses sudo when not run as root.  Set HPSHM_SKIP_DEPS=1 to skip this step entirely
@@ -45,7 +46,7 @@ postgres_pkgs=(postgresql-15)
 nginx_pkgs=(nginx)
 httpd_pkgs=(apache2 apache2-dev apache2-utils curl)
 man_pkgs=(man-db groff-base bash-completion zsh)
-deb_pkgs=(debhelper dpkg-dev lintian libapr1-dev apache2-dev)
+deb_pkgs=(debhelper dpkg-dev lintian libapr1-dev apache2-dev apache2-bin)
 
 case "$what" in
 build) pkgs=("${build_pkgs[@]}") ;;
