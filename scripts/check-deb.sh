@@ -144,7 +144,7 @@ int main(void)
 EOF
 export PKG_CONFIG_PATH=$libdir/pkgconfig
 read -r -a apr_flags <<<"$(pkg-config --cflags --libs hpshm_apr)"
-[[ " ${apr_flags[*]} " == *" -I$pkgroot/usr/include "* ]] ||
+[[ $(realpath -m "$(pkg-config --variable=includedir hpshm_apr)") == "$pkgroot/usr/include" ]] ||
 	fail "pkg-config hpshm_apr does not point into the packages' root: ${apr_flags[*]}"
 cc -o "$tmp/apr/client_pc" "$tmp/apr/client.c" "${apr_flags[@]}" || fail "cc \$(pkg-config --cflags --libs hpshm_apr) failed"
 LD_LIBRARY_PATH=$libdir "$tmp/apr/client_pc" || fail "the pkg-config hpshm_apr client did not run"
