@@ -80,7 +80,9 @@ export DEB_BUILD_OPTIONS="parallel=${HPSHM_DEB_JOBS:-$(nproc 2>/dev/null || echo
 # the version it arrives in (the new symbols file is in the diff shown).
 if grep -q "^dpkg-gensymbols: warning" "$tmp/build.log"; then
 	echo "check-deb: note: the exported symbols differ from debian/*.symbols:"
-	sed -n '/^dpkg-gensymbols: warning/,/^[^ +@-]/p' "$tmp/build.log" | sed 's/^/   /'
+	awk '/^dpkg-gensymbols: warning/ { on = 1 } on && !/^(dpkg-gensymbols|---|\+\+\+|@@|  [^ ]|\+|-)/ { on = 0 }
+		on { print "   " $0 }' "$tmp/build.log"
+	echo "   (a new function goes into the symbols file with the upstream version that first has it)"
 fi
 changes=$(find "$tmp/build" -maxdepth 1 -name '*.changes' -print -quit)
 mapfile -t debs < <(find "$tmp/build" -maxdepth 1 -name '*.deb' | sort)
