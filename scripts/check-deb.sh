@@ -51,14 +51,16 @@ version() { sed -n "s/^#define HPSHM_VERSION_$1 \\([0-9]*\\)$/\\1/p" include/hps
 upstream=$(version MAJOR).$(version MINOR).$(version PATCH)
 debversion=$(dpkg-parsechangelog -l debian/changelog -S Version)
 [[ ${debversion%-*} == "$upstream" ]] ||
-	fail "debian/changelog is at $debversion, include/hpshm.h at $upstream: add a changelog entry (dch -v $upstream-1)"
+	fail "debian/changelog is at $debversion, include/hpshm.h at $upstream: add an entry for $upstream-1 at its top" \
+		"(devscripts' dch -v $upstream-1 writes one)"
 if (($(version MAJOR) == 0)); then
 	abi=0.$(version MINOR)
 else
 	abi=$(version MAJOR)
 fi
 grep -qx "Package: libhpshm$abi" debian/control ||
-	fail "debian/control has no package libhpshm$abi for the soname libhpshm.so.$abi (doc/abi.md)"
+	fail "debian/control has no package libhpshm$abi for the soname libhpshm.so.$abi (doc/abi.md): rename the" \
+		"runtime packages and their files in debian/ (.install, .symbols with the new soname, .lintian-overrides)"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/hpshm-deb.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
