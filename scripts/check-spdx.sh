@@ -7,7 +7,8 @@
 # hpshm is MIT-licensed (LICENSE).  A file that a packager or a server's legal review reads
 # alone must say so itself: the line "SPDX-License-Identifier: MIT" within its first five
 # lines.  Prose (*.md), .gitignore and the fuzzers' seed inputs (tests/fuzz/corpus/) are not
-# sources and are left out.  Prints every file without the line and fails if there is one.
+# sources and are left out, and so are three files of debian/ whose format has no comments:
+# changelog, source/format, and copyright, which is itself the licence statement (Expat).  Prints every file without the line and fails if there is one.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -19,6 +20,7 @@ missing=0 checked=0
 while IFS= read -r -d '' f; do
 	case "$f" in
 	*.md | .gitignore | LICENSE | tests/fuzz/corpus/*) continue ;;
+	debian/changelog | debian/source/format | debian/copyright) continue ;;
 	esac
 	[[ -f $f ]] || continue
 	checked=$((checked + 1))

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # scripts/deps.sh -- install what hpshm needs from Debian's package registry.
 #
-#   scripts/deps.sh [build|test|docs|cross|coverage|abi|check|postgres|nginx|httpd|man|json]     (default: test)
+#   scripts/deps.sh [build|test|docs|cross|coverage|abi|check|postgres|nginx|httpd|man|json|deb]     (default: test)
 #
 #   build  compiler, CMake, pkg-config: enough for the library and the hpshm tool
 #   test   build + Criterion, APR, httpd's apxs (apache2-dev), Doxygen/graphviz, clang with its sanitizer runtime, python3
@@ -26,6 +26,9 @@
 #          fail), bash-completion and zsh, which it loads the completion scripts in
 #   json   python3-jsonschema, which scripts/check-json.sh validates every command's --json
 #          output with against doc/schema/
+#   deb    build + debian/control's Build-Depends (debhelper, APR's and httpd's development
+#          files), lintian, and httpd's binary (no service): scripts/check-deb.sh builds the
+#          .debs, checks them, and has httpd load the module
 #
 # Only missing packages are installed, so a second run costs one dpkg query per package and no
 # network.  Uses sudo when not run as root.  Set HPSHM_SKIP_DEPS=1 to skip this step entirely
@@ -46,6 +49,7 @@ nginx_pkgs=(nginx)
 httpd_pkgs=(apache2 apache2-dev apache2-utils curl)
 man_pkgs=(man-db groff-base bash-completion zsh)
 json_pkgs=(python3 python3-jsonschema)
+deb_pkgs=(debhelper dpkg-dev lintian libapr1-dev apache2-dev apache2-bin)
 
 case "$what" in
 build) pkgs=("${build_pkgs[@]}") ;;
@@ -60,8 +64,9 @@ nginx) pkgs=("${nginx_pkgs[@]}") ;;
 httpd) pkgs=("${build_pkgs[@]}" "${httpd_pkgs[@]}") ;;
 man) pkgs=("${build_pkgs[@]}" "${man_pkgs[@]}") ;;
 json) pkgs=("${build_pkgs[@]}" "${json_pkgs[@]}") ;;
+deb) pkgs=("${build_pkgs[@]}" "${deb_pkgs[@]}") ;;
 *)
-	echo "usage: $0 [build|test|docs|cross|coverage|abi|check|postgres|nginx|httpd|man|json]" >&2
+	echo "usage: $0 [build|test|docs|cross|coverage|abi|check|postgres|nginx|httpd|man|json|deb]" >&2
 	exit 2
 	;;
 esac
