@@ -28,6 +28,9 @@
 # without installing: the packages' dependencies are satisfiable on this machine
 # (apt-get install --simulate), and libhpshm0.2's shlibs and symbols are those of its soname.
 #
+# In CI (CI=true, as root) the packages are then installed for real with dpkg -i, a client is
+# built with the system's pkg-config against /usr and run, and every package is purged again.
+#
 # The client programs create 1 MiB segments (huge_pages=try): run this under
 # `flock /tmp/hpshm-machine.lock` on a shared machine (.ci/run holds that lock already).
 #
@@ -203,4 +206,53 @@ LD_LIBRARY_PATH=$libdir HPSHM_PROVIDER_MODULES=$libdir/libhpshm_apr.so.$abi "$pk
 	>"$tmp/providers-apr.txt" 2>&1 || { cat "$tmp/providers-apr.txt"; fail "hpshm providers with the apr module failed"; }
 grep -q "^apr " "$tmp/providers-apr.txt" ||
 	{ cat "$tmp/providers-apr.txt"; fail "hpshm does not list the apr provider of libhpshm_apr.so.$abi"; }
+# In CI only (CI=true, as root: a machine the run has to itself, one step at a time), the
+# packages are installed for real as well: dpkg -i, a client built with the system's pkg-config
+# against /usr and run, the tool from /usr/bin, then every package purged, on a failure too.
+if [[ ${CI:-} == true ]] && ((EUID == 0)); then
+	step "CI: dpkg -i the packages, a client against /usr, dpkg -P"
+	mapfile -t names < <(for d in "${debs[@]}"; do dpkg-deb -f "$d" Package; done)
+	for n in "${names[@]}"; do
+		[[ $(dpkg-query -W -f='${Status}' "$n" 2>/dev/null || true) == "install ok installed" ]] &&
+			fail "$n is installed on this machine already: dpkg -i would replace it (dpkg -P $n first)"
+	done
+	purge() { dpkg -P "${names[@]}" >"$tmp/purge.log" 2>&1 || cat "$tmp/purge.log" >&2; }
+	trap 'purge; rm -rf "$tmp"' EXIT
+	dpkg -i "${debs[@]}" >"$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log"; fail "dpkg -i of the packages failed"; }
+	cat >"$tmp/sys.c" <<'EOF'
+#include <stdio.h>
+
+#include <hpshm.h>
+
+int main(void)
+{
+	hpshm_config *cfg = NULL;
+	hpshm_segment *seg = NULL;
+	hpshm_error err;
+
+	if (hpshm_config_new(&cfg) != 0 || hpshm_config_parse(cfg, "huge_pages=try", &err) != 0 ||
+	    hpshm_segment_create(&seg, 1 << 20, cfg, &err) != 0) {
+		fprintf(stderr, "installed client: %s\n", err.message);
+		return 1;
+	}
+	printf("installed client: hpshm %s, provider %s\n", hpshm_version(), hpshm_segment_report(seg)->provider);
+	hpshm_segment_destroy(seg);
+	hpshm_config_free(cfg);
+	return 0;
+}
+EOF
+	read -r -a sys_flags <<<"$(env -u PKG_CONFIG_PATH pkg-config --cflags --libs hpshm)"
+	cc -o "$tmp/sys_client" "$tmp/sys.c" "${sys_flags[@]}" || fail "cc \$(pkg-config --cflags --libs hpshm) against /usr failed"
+	ldd "$tmp/sys_client" | grep -qF "/lib/$multiarch/libhpshm.so.$abi" ||
+		fail "the client does not load /usr/lib/$multiarch/libhpshm.so.$abi: $(ldd "$tmp/sys_client")"
+	env -u LD_LIBRARY_PATH "$tmp/sys_client" || fail "the client of the installed packages did not run"
+	/usr/bin/hpshm --version || fail "/usr/bin/hpshm from hpshm-tools did not run"
+	purge
+	trap 'rm -rf "$tmp"' EXIT
+	for n in "${names[@]}"; do
+		[[ $(dpkg-query -W -f='${Status}' "$n" 2>/dev/null || true) == "install ok installed" ]] &&
+			fail "$n is still installed after dpkg -P"
+	done
+	echo "check-deb: installed with dpkg -i, a client built and run against /usr, purged again"
+fi
 echo "check-deb: ${#debs[@]} packages of hpshm $debversion build, pass lintian and work as installed"
