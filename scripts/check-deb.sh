@@ -28,8 +28,9 @@
 # without installing: the packages' dependencies are satisfiable on this machine
 # (apt-get install --simulate), and libhpshm0.2's shlibs and symbols are those of its soname.
 #
-# In CI (CI=true, as root) the packages are then installed for real with dpkg -i, a client is
-# built with the system's pkg-config against /usr and run, and every package is purged again.
+# With HPSHM_DEB_INSTALL=1, as root (.ci/run sets it), the packages are then installed for
+# real with dpkg -i, a client is built with the system's pkg-config against /usr and run, and
+# every package is purged again.
 #
 # The client programs create 1 MiB segments (huge_pages=try): run this under
 # `flock /tmp/hpshm-machine.lock` on a shared machine (.ci/run holds that lock already).
@@ -206,10 +207,10 @@ LD_LIBRARY_PATH=$libdir HPSHM_PROVIDER_MODULES=$libdir/libhpshm_apr.so.$abi "$pk
 	>"$tmp/providers-apr.txt" 2>&1 || { cat "$tmp/providers-apr.txt"; fail "hpshm providers with the apr module failed"; }
 grep -q "^apr " "$tmp/providers-apr.txt" ||
 	{ cat "$tmp/providers-apr.txt"; fail "hpshm does not list the apr provider of libhpshm_apr.so.$abi"; }
-# In CI only (CI=true, as root: a machine the run has to itself, one step at a time), the
+# With HPSHM_DEB_INSTALL=1, as root (.ci/run: a machine the run has to itself, one step at a time), the
 # packages are installed for real as well: dpkg -i, a client built with the system's pkg-config
 # against /usr and run, the tool from /usr/bin, then every package purged, on a failure too.
-if [[ ${CI:-} == true ]] && ((EUID == 0)); then
+if [[ ${HPSHM_DEB_INSTALL:-0} == 1 ]] && ((EUID == 0)); then
 	step "CI: dpkg -i the packages, a client against /usr, dpkg -P"
 	mapfile -t names < <(for d in "${debs[@]}"; do dpkg-deb -f "$d" Package; done)
 	for n in "${names[@]}"; do
