@@ -75,10 +75,20 @@ Test(cli_json, every_command_wraps_its_result)
 		{ "check", "--size", "1MiB", "--config", "huge_pages=off", "--json" },
 	};
 
+	size_t sizes[8];
+	/* A system that offers no huge page size (posix-generic) has nothing to plan: plan fails,
+	 * and its failure is an envelope too. */
+	int no_sizes = hpshm_huge_page_sizes(sizes, 8) <= 0;
+
 	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
 		struct hpt_run *r = tool(runs[i][0], runs[i][1], runs[i][2], runs[i][3], runs[i][4], runs[i][5],
 					 NULL);
 
+		if (no_sizes && strcmp(runs[i][0], "plan") == 0) {
+			cr_assert_eq(r->status, 1, "plan with no huge page size: exit %d, stderr: %s", r->status, r->err);
+			expect_envelope(r, "plan", 0);
+			continue;
+		}
 		cr_assert_eq(r->status, 0, "%s: exit %d, stderr: %s", runs[i][0], r->status, r->err);
 		expect_envelope(r, runs[i][0], 1);
 	}
