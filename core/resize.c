@@ -454,10 +454,11 @@ static void resize_publish(struct hpshm_segment *seg, size_t size)
 }
 
 /*
- * Take the pages of [from, to) of the object: for huge pages where populate_threads gives
- * more than one thread for the range, by faulting it in from as many threads (the kernel
- * clears each new page, and fallocate() would clear them all in this thread under the file's
- * lock), else by fallocate().  Either fails cleanly when the pool or a cgroup is short, never with SIGBUS,
+ * Take the pages of [from, to) of the object: for huge pages by faulting the range in from as
+ * many threads as populate_threads gives it (the kernel clears each new page; fallocate()
+ * would clear them all in this thread under the file's lock, and from each page's last base
+ * page down, which the port's populate avoids: ports/linux/populate.c), for base pages by
+ * fallocate().  Either fails cleanly when the pool or a cgroup is short, never with SIGBUS,
  * and then gives back what it took: HPSHM_ENOMEM with the fix, and nothing changed.
  */
 static int resize_take(struct hpshm_segment *seg, size_t from, size_t to, hpshm_error *err)
@@ -470,7 +471,7 @@ static int resize_take(struct hpshm_segment *seg, size_t from, size_t to, hpshm_
 	how.numa = seg->cfg.numa.mode != HPSHM__NUMA_DEFAULT ? &seg->cfg.numa : NULL;
 	/* Base pages: a fault per 4 KiB costs more than clearing it, and the pages would be
 	 * mapped here as well (and taken down again at a shrink): fallocate() is cheaper. */
-	if (how.threads <= 1 || seg->rs.page <= hpshm__port_base_page_size())
+	if (seg->rs.page <= hpshm__port_base_page_size())
 		return hpshm__port_commit(resize_handle(&seg->map), from, to - from, seg->rs.page, err);
 	rc = hpshm__port_populate((char *)seg->map.addr + from, to - from, seg->rs.page, HPSHM__PORT_NO_HANDLE, &how,
 				  &methods, err);

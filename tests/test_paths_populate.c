@@ -41,11 +41,19 @@ static struct {
 	int fallocate_errno;   /* fail fallocate with this */
 	unsigned madvise_calls; /* MADV_POPULATE_WRITE calls seen */
 	unsigned fallocate_calls; /* fallocate calls seen */
+	struct {
+		char  *addr;
+		size_t len;
+	} call[8];              /* the first MADV_POPULATE_WRITE calls' ranges */
 } inj;
 
 static int inj_madvise(void *addr, size_t len, int advice)
 {
 	if (advice == MADV_POPULATE_WRITE) {
+		if (inj.madvise_calls < sizeof(inj.call) / sizeof(inj.call[0])) {
+			inj.call[inj.madvise_calls].addr = addr;
+			inj.call[inj.madvise_calls].len = len;
+		}
 		inj.madvise_calls++;
 		if (inj.madvise_errno) {
 			errno = inj.madvise_errno;
@@ -461,12 +469,65 @@ Test(paths_populate, populate_fallocate_enospc_is_epopulate_with_a_hint)
 	memset(&err, 0, sizeof err);
 	inj.fallocate_errno = ENOSPC;
 	short_map_make(&m, 2, 2);
-	rc = hpshm__port_populate(m.addr, m.len, (size_t)2 << 20, FILE_HANDLE(m.fd), &HPT_ONE_THREAD, &methods, &err);
+	rc = hpshm__port_populate(m.addr, m.len, m.page, FILE_HANDLE(m.fd), &HPT_ONE_THREAD, &methods, &err);
 	cr_assert_eq(rc, HPSHM_EPOPULATE);
 	cr_assert_str_eq(err.call, "fallocate");
 	cr_assert_eq(err.sys_errno, ENOSPC);
 	cr_assert_neq(err.hint[0], '\0');
 	short_map_free(&m);
+}
+
+/*
+ * Pages larger than the base page are faulted in at their last base page, one call per page
+ * (so the kernel clears each in ascending order), then once over the whole range, with no
+ * fallocate even on a file.  The mapping here is of base pages, so the closing call is what
+ * faults the rest of them in, as it would on a mapping that is not what its page size says.
+ */
+static void tail_first(unsigned threads)
+{
+	struct short_map m;
+	struct hpshm__populate_how how = { threads, NULL };
+	size_t big;
+	hpshm_error err;
+	unsigned methods = 0;
+	int rc;
+
+	memset(&err, 0, sizeof err);
+	short_map_make(&m, 8, 8);
+	big = 4 * m.page;   /* a "huge" page of four base pages: two of them */
+	rc = hpshm__port_populate(m.addr, m.len, big, FILE_HANDLE(m.fd), &how, &methods, &err);
+	cr_assert_eq(rc, 0, "got %s: %s", hpshm_errname(rc), err.message);
+	cr_assert_eq(methods, (unsigned)HPSHM_POPULATE_MADVISE);
+	cr_assert_eq(inj.fallocate_calls, 0u, "huge pages are faulted in by madvise alone");
+	if (threads == 1) {
+		cr_assert_eq(inj.madvise_calls, 3u);
+		cr_assert(inj.call[0].addr == m.addr + big - m.page && inj.call[0].len == m.page,
+			  "the first page's call is at its last base page: %p+%zu", (void *)inj.call[0].addr,
+			  inj.call[0].len);
+		cr_assert(inj.call[1].addr == m.addr + 2 * big - m.page && inj.call[1].len == m.page);
+		cr_assert(inj.call[2].addr == m.addr && inj.call[2].len == m.len, "then the whole range");
+	} else {
+		/* Each page's first call is at its tail; every page was asked for. */
+		unsigned tails = 0;
+
+		for (unsigned i = 0; i < inj.madvise_calls && i < 8; i++)
+			tails += inj.call[i].len == m.page && (size_t)(inj.call[i].addr - m.addr) % big == big - m.page;
+		cr_assert_geq(tails, 2u, "%u calls, %u at a page's tail", inj.madvise_calls, tails);
+	}
+	/* Every base page is there now. */
+	for (size_t off = 0; off < m.len; off += m.page)
+		m.addr[off] = 1;
+	short_map_free(&m);
+}
+
+Test(paths_populate, huge_pages_are_faulted_in_tail_first_then_as_a_whole)
+{
+	tail_first(1);
+}
+
+Test(paths_populate, huge_pages_are_faulted_in_tail_first_by_each_thread)
+{
+	tail_first(2);
 }
 
 Test(paths_populate, populate_names_a_hardware_poisoned_page)

@@ -1005,7 +1005,8 @@ static int inj_madvise(void *addr, size_t len, int advice)
 	return real_linux.madvise(addr, len, advice);
 }
 
-Test(paths_ports, populate_enospc_under_a_cgroup_limit_names_the_cgroup_file)
+/* Huge pages on a file make no fallocate (ports/linux/populate.c): the madvise names the limit. */
+Test(paths_ports, populate_enomem_under_a_cgroup_limit_names_the_cgroup_file)
 {
 	static char page[64];
 	hpshm_error err;
@@ -1013,11 +1014,13 @@ Test(paths_ports, populate_enospc_under_a_cgroup_limit_names_the_cgroup_file)
 
 	cgroup_limit("/a", "4194304\n");
 	hpshm__linux_sys.fallocate = inj_fallocate;
+	hpshm__linux_sys.madvise = inj_madvise;
 	inj_errno_fallocate = ENOSPC;
+	inj_errno_madvise = ENOMEM;
 	memset(&err, 0, sizeof err);
 	cr_assert_eq(hpshm__port_populate(page, 8 * MIB, 2 * MIB, FILE_HANDLE(0), &HPT_ONE_THREAD, &methods, &err), HPSHM_EPOPULATE);
-	cr_assert_str_eq(err.call, "fallocate");
-	cr_assert_eq(err.sys_errno, ENOSPC);
+	cr_assert_str_eq(err.call, "madvise");
+	cr_assert_eq(err.sys_errno, ENOMEM);
 	cr_assert_eq(methods, (unsigned)HPSHM_POPULATE_NONE);
 	cr_assert_str_eq(err.hint, "raise hugetlb.2MB.max (now 4MiB) by at least 8MiB in cgroup /sys/fs/cgroup/a");
 }
@@ -1041,8 +1044,8 @@ Test(paths_ports, populate_hint_with_a_cgroup_path_too_long_names_this_processs_
 		snprintf(rel, sizeof rel, "sys/fs/cgroup/hugetlb%s/hugetlb.2MB.usage_in_bytes", self);
 		hpt_fakeroot_write(rel, "4194304\n");
 	}
-	hpshm__linux_sys.fallocate = inj_fallocate;
-	inj_errno_fallocate = ENOMEM;
+	hpshm__linux_sys.madvise = inj_madvise;
+	inj_errno_madvise = ENOMEM;
 	memset(&err, 0, sizeof err);
 	cr_assert_eq(hpshm__port_populate(page, 2 * MIB, 2 * MIB, FILE_HANDLE(0), &HPT_ONE_THREAD, &methods, &err), HPSHM_EPOPULATE);
 	cr_assert_eq(err.sys_errno, ENOMEM);

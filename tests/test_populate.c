@@ -37,7 +37,8 @@ static struct hpshm__linux_syscalls real_linux;
 
 /* What the injected madvise does and saw; threads call it at once. */
 static struct {
-	atomic_uintptr_t base;      /* address of the first MADV_POPULATE_WRITE: the segment's start */
+	atomic_uintptr_t base;      /* the first MADV_POPULATE_WRITE's address rounded down to page */
+	size_t           page;      /* the segment's page size: a huge page's first call is at its tail */
 	size_t           fail_from; /* fail calls at or past this offset from base; 0: none */
 	atomic_uint      calls;     /* MADV_POPULATE_WRITE calls */
 	atomic_uint      failed;    /* calls that failed, injected or real */
@@ -75,7 +76,8 @@ static int inj_madvise(void *addr, size_t len, int advice)
 
 	if (advice != MADV_POPULATE_WRITE)
 		return real_linux.madvise(addr, len, advice);
-	if (atomic_compare_exchange_strong(&inj.base, &zero, (uintptr_t)addr) && inj.limit[0])
+	base = (uintptr_t)addr - (inj.page ? (uintptr_t)addr % inj.page : 0);   /* the segment's start */
+	if (atomic_compare_exchange_strong(&inj.base, &zero, base) && inj.limit[0])
 		inj.limit_rc = hpt_limit_huge_faults(inj.limit_ps, inj.limit);
 	base = atomic_load(&inj.base);
 	atomic_fetch_add(&inj.calls, 1);
@@ -95,6 +97,7 @@ static void inj_reset(void)
 {
 	atomic_store(&inj.base, 0);
 	inj.fail_from = 0;
+	inj.page = 0;
 	atomic_store(&inj.calls, 0);
 	atomic_store(&inj.failed, 0);
 	atomic_store(&inj.nthreads, 0);
@@ -389,10 +392,12 @@ Test(populate, a_thread_that_fails_backs_the_huge_create_out_with_2_and_4_thread
 	long held = hpt_pages_held(2 * MIB);
 
 	need_pool(64);
+	inj.page = 2 * MIB;
 	failing_thread_backs_out("provider=memfd_hugetlb,huge_pages=on", HPSHM_ENOHUGE, 2, 128 * MIB);
 	cr_assert_eq(hpt_pages_held(2 * MIB), held, "2MiB pages held: %ld before, %ld after", held,
 		     hpt_pages_held(2 * MIB));
 	inj_reset();
+	inj.page = 2 * MIB;
 	failing_thread_backs_out("provider=memfd_hugetlb,huge_pages=on", HPSHM_ENOHUGE, 4, 128 * MIB);
 	cr_assert_eq(hpt_pages_held(2 * MIB), held, "2MiB pages held: %ld before, %ld after", held,
 		     hpt_pages_held(2 * MIB));
