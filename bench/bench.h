@@ -306,6 +306,7 @@ struct bench_config {
 	int              raw1_ref;             /* the raw calls with one populate thread, for ratio_vs_raw1; -1 */
 	int              limit_ref;            /* the limit of its page size, for share_of_limit; -1 none */
 	int              setup_only;           /* 1: setup cycles only (raw x1, the limit), no workers, no rounds */
+	int              by_hand;              /* raw x1: populate as a program writes it, not as hpshm does */
 	unsigned         threads;              /* populate threads: asked of the raw calls, reported by hpshm */
 	int              usable;               /* 0 once it could not run */
 	char             why[BENCH_WHY_MAX];   /* why not */

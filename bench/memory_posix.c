@@ -5,7 +5,8 @@
  *
  * raw: for a fair comparison the raw peer does what the hpshm provider does, call for call:
  * memfd_create([MFD_HUGETLB | size bits]), ftruncate, mmap MAP_SHARED, fallocate,
- * madvise(MADV_POPULATE_WRITE); for hugetlbfs the same with open + unlink of a file on a
+ * madvise(MADV_POPULATE_WRITE), or for huge pages no fallocate and the madvise tail first
+ * (raw_populate_pages()); for hugetlbfs the same with open + unlink of a file on a
  * mount of the page size instead of memfd_create; for sysv_hugetlb shmget(IPC_PRIVATE,
  * SHM_HUGETLB | size bits), shmat, IPC_RMID and the madvise; for mmap_hugetlb,
  * mmap(MAP_SHARED | MAP_ANONYMOUS | MAP_HUGETLB) and the madvise.  The raw calls go straight
@@ -16,7 +17,9 @@
  * populate_threads: no fallocate (hugetlbfs and tmpfs allocate under the inode's lock, so
  * threads calling it would wait for each other), each thread madvise(MADV_POPULATE_WRITE)
  * on one contiguous range, 32 MiB at a time, the calling thread taking the first range.
- * That is the fair peer of hpshm's threaded populate, and what QEMU's prealloc-threads do.
+ * That is the fair peer of hpshm's threaded populate, and what QEMU's prealloc-threads do
+ * (but for the order of huge pages).  raw x1 (c->by_hand) is what a program writes by hand:
+ * one thread, fallocate where there is a descriptor, and one madvise over the region.
  *
  * thp: transparent huge pages.  Shared when /sys/kernel/mm/transparent_hugepage/
  * shmem_enabled allows advise (a memfd with MADV_HUGEPAGE: workers are processes, as for
@@ -85,6 +88,21 @@ static int raw_populate(void *addr, size_t len)
 	return rc;
 }
 
+/*
+ * The same as hpshm's port makes it for pages of `page`: a huge page is faulted in at its
+ * last base page first, so the kernel clears it in ascending order, then the whole range
+ * (ports/linux/populate.c says why).
+ */
+static int raw_populate_pages(unsigned char *addr, size_t len, size_t page)
+{
+	size_t base = hpshm_base_page_size();
+
+	for (size_t at = 0; page > base && at < len; at += page)
+		if (raw_populate(addr + at + page - base, base) < 0)
+			return -1;
+	return raw_populate(addr, len);
+}
+
 /* ---- threads: bench_os_parallel(), and the raw calls' populate split over them --------- */
 
 struct parallel_part {
@@ -144,7 +162,7 @@ static void raw_part_run(void *arg, unsigned i)
 	for (size_t at = off; at < end && sp->e[i] == 0; at += RAW_CHUNK) {
 		size_t n = end - at < RAW_CHUNK ? end - at : RAW_CHUNK;
 
-		if (raw_populate(sp->addr + at, n) < 0)
+		if (raw_populate_pages(sp->addr + at, n, sp->page) < 0)
 			sp->e[i] = errno;
 	}
 }
@@ -249,7 +267,7 @@ int bench_os_raw_create(const struct bench_config *c, void *addr, size_t size, s
 	struct hpshm__backing b;
 	size_t maplen = c->map_len ? c->map_len : round_up(size, c->page_size);
 	uint64_t t0 = bench_wall_ns(), t1, t2;
-	int fd = -1, id = -1, e, rc;
+	int fd = -1, id = -1, e, rc, huge;
 	void *p;
 
 	if (c->kind == BENCH_RAW_SHM && !c->page_size) {
@@ -295,15 +313,19 @@ int bench_os_raw_create(const struct bench_config *c, void *addr, size_t size, s
 	rc = 0;
 	t1 = bench_wall_ns();
 	r->threads = c->threads > 1 && maplen / r->page_size > 1 ? c->threads : 1;
+	huge = r->page_size > hpshm_base_page_size();
 	if (r->threads > 1) {
 		rc = raw_populate_split(p, maplen, r->page_size, r->threads);
-	} else if (fd >= 0) {
-		do
-			rc = fallocate(fd, 0, 0, (off_t)maplen);
-		while (rc < 0 && errno == EINTR);
+	} else if (huge && !c->by_hand) {
+		rc = raw_populate_pages(p, maplen, r->page_size);
+	} else {
+		if (fd >= 0)
+			do
+				rc = fallocate(fd, 0, 0, (off_t)maplen);
+			while (rc < 0 && errno == EINTR);
+		if (rc == 0)
+			rc = raw_populate(p, maplen);
 	}
-	if (rc == 0 && r->threads == 1)
-		rc = raw_populate(p, maplen);
 	t2 = bench_wall_ns();
 	r->addr = p;
 	r->len = maplen;
@@ -440,7 +462,12 @@ int bench_os_region_release(struct bench_region *r)
 
 const char *bench_os_populate_how(void)
 {
-	return "fallocate + madvise";
+	return "fallocate + madvise; huge pages: madvise, tail first";
+}
+
+const char *bench_os_by_hand(void)
+{
+	return "by hand: fallocate + one madvise over the region";
 }
 
 const char *bench_os_caveat(void)

@@ -244,6 +244,11 @@ const char *bench_os_populate_how(void)
 	return "a touch of every page";
 }
 
+const char *bench_os_by_hand(void)
+{
+	return "by hand: a touch of every page, as hpshm's";
+}
+
 /*
  * wine exports wine_get_version() from its ntdll, which Windows' ntdll does not have: the one
  * documented way a program tells it runs under wine.  There, a file-backed section (hpshm's,

@@ -55,6 +55,8 @@ void bench_os_stop_release(void);
 const char *bench_os_left_out(void);
 /* What hpshm's populate does here, a few words for a table's title: "fallocate + madvise". */
 const char *bench_os_populate_how(void);
+/* How raw x1 populates: as a program writes it by hand, a few words for its row's note. */
+const char *bench_os_by_hand(void);
 /* Why this system's figures do not say what a real one would (the bench runs under an
  * emulator), one sentence for the output; "" where they do. */
 const char *bench_os_caveat(void);

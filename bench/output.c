@@ -283,8 +283,9 @@ static void print_threads(FILE *out, const struct bench_row *row)
 	}
 	if (!row->has_raw1 && !row->has_limit)
 		return;
-	fprintf(out, "  %-14s %u populate thread%s; vs raw x1 %s; share of limit %s\n", "", row->c->threads,
-		row->c->threads == 1 ? "" : "s", ratio_text(row->has_raw1, &row->vs_raw1, 0, a, sizeof(a)),
+	fprintf(out, "  %-14s %u populate thread%s%s%s%s; vs raw x1 %s; share of limit %s\n", "", row->c->threads,
+		row->c->threads == 1 ? "" : "s", row->c->by_hand ? " (" : "", row->c->by_hand ? row->c->note : "",
+		row->c->by_hand ? ")" : "", ratio_text(row->has_raw1, &row->vs_raw1, 0, a, sizeof(a)),
 		ratio_text(row->has_limit, &row->of_limit, 0, b, sizeof(b)));
 }
 

@@ -246,8 +246,9 @@ static void add_raw(struct run *run, unsigned hpshm_idx, enum bench_start start)
  * The setup-only members of page size ps (0: base pages), for the setup rows of hpshm's
  * populate_threads=auto: the raw calls of each raw peer with one populate thread (what a
  * program writes by hand; only where auto gives more than one), and the limit (memory.c).
- * The hpshm rows and their raw peers populate with as many threads as auto gives here, so
- * vs raw is the fair comparison, vs raw x1 the gain of the threads.
+ * The hpshm rows and their raw peers populate with as many threads as auto gives here, and
+ * the same calls, so vs raw is the fair comparison; vs raw x1 is the gain of the threads and
+ * of the order hpshm faults huge pages in (bench_os_by_hand()).
  */
 static void plan_setup_peers(struct run *run, size_t ps, unsigned first)
 {
@@ -278,6 +279,8 @@ static void plan_setup_peers(struct run *run, size_t ps, unsigned first)
 			return;
 		snprintf(c->label, sizeof(c->label), "%.48s x1", r->label);
 		c->setup_only = 1;
+		c->by_hand = 1;
+		snprintf(c->note, sizeof(c->note), "%s", bench_os_by_hand());
 		c->limit_ref = limit;
 		r->raw1_ref = (int)(c - res->cfg);
 		c->raw1_ref = r->raw1_ref;
