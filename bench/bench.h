@@ -5,18 +5,20 @@
  * A run compares configurations: hpshm providers at each huge page size, hpshm's plain
  * 4 KiB pages, and the peers (the same system calls without hpshm, THP, APR).  They run in
  * groups whose members take turns, and every ratio the output reports is taken between
- * members of one group, within one round or setup cycle, seconds apart.  A group first
+ * members of one group, within one round or setup cycle, at most seconds apart.  A group first
  * cycles each member through a fresh create, attach and teardown BENCH_SETUP_CYCLES times,
  * BENCH_POOL_CYCLES on a huge page pool (the setup samples, and page tables once); the
  * setup-only members (the raw calls with one populate thread, and the limit: the zeroing
- * bandwidth of the machine) take part in these cycles alone.  Then come the rounds: in
- * every round each member in turn is created, its chase built, its workers attached and
- * warmed up, its chase and rmw timed, and it is torn down before the next member is
- * created (the order reversed every other round).  So each member runs on the pages the
- * one before it has just freed (hugetlb hands its pool's pages back last in, first out, and
- * the page allocator its free lists), not on memory the host placed once for the whole run
- * (group.c says what that cost).  One region lives at a time, so a group's memory check is
- * of its largest member, against MemAvailable and the huge page pools.
+ * bandwidth of the machine) take part in these cycles alone.  Then come the rounds.  Where
+ * memory holds the group's members at once, every round creates them all, times them in
+ * short turns of chase and rmw (tens of milliseconds, A B then B A), and tears them down,
+ * the members swapping memory from one round to the next.  Else each member in turn is
+ * created, its chase built, its workers attached and warmed up, its chase and rmw timed,
+ * and it is torn down before the next member is created (the order reversed every other
+ * round), so each member runs on the pages the one before it has just freed (hugetlb hands
+ * its pool's pages back last in, first out, and the page allocator its free lists).
+ * group.c says why.  A group's memory check is of its largest member, against MemAvailable
+ * and the huge page pools; the rounds live together only where all of them fit.
  * Files, one concern each:
  *   workload.c  the access code every configuration runs
  *   memory.c    how each configuration gets its memory (hpshm; the peers through os.h)
@@ -67,6 +69,7 @@
 #define BENCH_SETUP_CYCLES  7    /* timed fresh create, attach, teardown of every member, per group */
 #define BENCH_POOL_CYCLES   21   /* as many in all for the members on a huge page pool (group.c) */
 #define BENCH_PASSES        3    /* turns of every member per round, each a third of a phase (group.c) */
+#define BENCH_SLICES        20   /* short turns per round and workload when members live together (group.c) */
 #define BENCH_LINE          64   /* the chase and rmw work on cache-line slots */
 #define BENCH_WHY_MAX       512  /* why a configuration could not run */
 #define BENCH_WORKER_CMD    "__bench-worker" /* the hidden subcommand a spawned worker runs */

@@ -67,6 +67,42 @@ static int group_fits(struct run *run, const int *m, unsigned n, char *why, size
 
 
 /*
+ * For the rounds' short turns (group.c): every member that runs workers alive at once, its
+ * 4 KiB ones (with their page tables) within 60 % of MemAvailable, and for each huge page
+ * size as many regions as it has members within what the pool can give now.
+ */
+int fit_together(struct run *run, const int *m, unsigned n)
+{
+	const struct bench_options *opt = run->opt;
+	uint64_t base = 0, avail = hpshm__os_mem_available();
+
+	for (unsigned i = 0; i < n; i++) {
+		const struct bench_config *c = &run->res->cfg[m[i]];
+
+		/* THP and APR take their memory from the page allocator, as 4 KiB pages do */
+		if (c->usable && !c->setup_only && (c->page_size == 0 || c->kind == BENCH_THP || c->kind == BENCH_APR))
+			base += opt->size + opt->size / 512 * (1 + BENCH_PT_WORKERS);
+	}
+	if (!avail || (double)base > 0.6 * (double)avail)
+		return 0;
+	for (unsigned s = 0; s < opt->npage_sizes; s++) {
+		size_t size = opt->page_sizes[s];
+		struct hpshm__pool p;
+		unsigned k = 0;
+
+		for (unsigned i = 0; i < n; i++) {
+			const struct bench_config *c = &run->res->cfg[m[i]];
+
+			k += c->usable && !c->setup_only && c->page_size == size && c->kind != BENCH_THP &&
+			     c->kind != BENCH_APR;
+		}
+		if (k > 0 && (hpshm__os_pool(size, &p) < 0 || hpshm__os_pool_available(&p) < k * fit_region_pages(run, size)))
+			return 0;
+	}
+	return 1;
+}
+
+/*
  * Order pending so that each hpshm member is followed by its raw peer when both are pending,
  * and say in unit[] how many members go together from each place (2 for a pair, 1 alone, 0
  * for the second of a pair): a group that memory splits then keeps pairs whole, and every

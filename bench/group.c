@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench/group.c -- one group: configurations measured in turn, one region alive at a time.
+ * bench/group.c -- one group: configurations measured side by side, in short turns.
  *
  * Every ratio is taken between members of one group, seconds apart, under the same load.
  * A group goes through:
@@ -13,12 +13,16 @@
  *             gains of a cycle are taken between its members.  Page tables the first time a
  *             configuration runs, since they are exact: VmPTE and minor faults per worker
  *             with 1, 2 and 4 workers attached;
- *   rounds    BENCH_PASSES passes each: in a pass each member in turn (A B C, then C B A in
- *             the next pass, so a slow drift favours no one) is created, its chase built,
- *             its workers started and attached, warmed up (a short untimed chase and rmw),
- *             timed (chase, then rmw, a third of a phase each), and torn down before the
- *             next member is created; a member's figure of the round is the mean of its
- *             passes, and the gains of the round are taken at its end.
+ *   rounds    where memory holds all the members at once (fit_together()): every member
+ *             created, its chase built, its workers started, attached and warmed up (a short
+ *             untimed chase and rmw); then BENCH_SLICES turns of chase and as many of rmw,
+ *             a twentieth of a phase each, A B then B A; then all torn down, and created in
+ *             the other order next round (group_round_together()).  Else BENCH_PASSES
+ *             passes: in a pass each member in turn (A B C, then C B A in the next pass, so
+ *             a slow drift favours no one) is created, its chase built, its workers started
+ *             and attached, warmed up, timed (chase, then rmw, a third of a phase each), and
+ *             torn down before the next member is created.  A member's figure of the round
+ *             is the mean of its turns, and the gains of the round are taken at its end.
  *
  * Why one at a time: with the members alive together for the whole run, each kept the
  * memory it got at its create, and on a guest the host backs that memory as it likes (its
@@ -29,6 +33,14 @@
  * just freed: hugetlb hands its pool's pages back last in, first out, and the page allocator
  * reuses what was freed last, so both sides of a ratio run on the same memory.  It also
  * lets a pool of one region's pages compare hpshm with its raw peer at all.
+ *
+ * Why together, where memory allows: a turn that includes a create lasts a second or more,
+ * and on a shared host one region's chase moves by a fifth from one half second to the next
+ * (never made again: 221-271 ns at 2 MiB), as much as between fresh regions, so most of a
+ * round's spread was time, not placement.  Two regions alive together and chased in turns
+ * of about 25 ms read 0.997-1.002 at 2 MiB (doc/bench.md, "The noise floor").  Placement is
+ * kept neutral the other way round: the members swap their memory from one round to the
+ * next (group_round_together()).
  */
 #include <stdio.h>
 #include <string.h>
@@ -283,7 +295,73 @@ static int group_round(struct run *run, unsigned n, unsigned gi, unsigned r)
 }
 
 /*
- * Run members g[0..n) in turn: the setup cycles, then the rounds.  Returns the rounds
+ * Round r with the members alive together: each created (the order reversed every other
+ * round), its chase built, its workers attached and warmed up; then BENCH_SLICES short turns
+ * of chase, then as many of rmw, each turn every member for budget / BENCH_SLICES, the order
+ * rotated by one from turn to turn (A B C, B C A, C A B; with two, A B then B A); then all
+ * torn down, the last created first.  Turns of tens of milliseconds cancel what the host's
+ * other tenants do to both sides, which a turn of a whole create cannot (doc/bench.md, "The
+ * noise floor").  The rotation gives every member every place equally often and, with three
+ * or more, never two phases in a row: reversing the order instead (A B C, C B A) let the
+ * first and last run twice in a row, on caches and TLBs still warm from their own phase,
+ * and never the middle one, which read 1.5 % slow in every round against an equal peer.  Released in reverse and created in the other
+ * order next round, the members swap memory: the pool hands back last in, first out, so the
+ * pages one member had go to the other, and a ratio over two rounds has both sides on both
+ * sets.  The members that ran, or -1 when stopping.
+ */
+static int group_round_together(struct run *run, unsigned n, unsigned gi, unsigned r)
+{
+	uint64_t slice = run->budget / BENCH_SLICES;
+	unsigned order[BENCH_GROUP_MAX], k = 0;
+	int ran = 0;
+
+	for (unsigned j = 0; j < n; j++) {
+		unsigned i = r % 2 ? n - 1 - j : j;
+
+		members[i].have[BENCH_W_CHASE] = members[i].have[BENCH_W_RMW] = 0;
+		if (members[i].c->usable && !members[i].c->setup_only)
+			order[k++] = i;
+	}
+	for (unsigned j = 0; j < k && !bench_stop; j++) {
+		struct member *m = &members[order[j]];
+
+		m->live = 0;
+		if (member_create(run, m, order[j], gi, 0) < 0)
+			break;
+		if (!m->live)
+			continue;
+		bench_chase_build(m->reg.addr, run->opt->size, run_round_seed(0));
+		member_attach(run, m, 0);
+		if (m->live)
+			member_warm(run, m, run->budget / BENCH_PASSES);
+	}
+	for (enum bench_workload w = BENCH_W_CHASE; w <= BENCH_W_RMW && !bench_stop; w++)
+		for (unsigned s = 0; s < BENCH_SLICES && !bench_stop; s++)
+			for (unsigned j = 0; j < k && !bench_stop; j++) {
+				struct member *m = &members[order[(j + s) % k]];
+
+				if (m->live && m->created)
+					member_phase(run, m, w, r * BENCH_SLICES + s, slice, 1);
+			}
+	for (unsigned j = k; j-- > 0;) {
+		ran += members[order[j]].live && members[order[j]].created;
+		member_release(run, &members[order[j]], order[j], 0);
+	}
+	if (bench_stop)
+		return -1;
+	for (unsigned i = 0; i < n; i++) {
+		member_round_close(&members[i], BENCH_W_CHASE);
+		member_round_close(&members[i], BENCH_W_RMW);
+	}
+	gains(members, n, BENCH_W_CHASE);
+	gains(members, n, BENCH_W_RMW);
+	progress_round(run, members, n, gi, r);
+	return ran;
+}
+
+/*
+ * Run members g[0..n): the setup cycles, then the rounds, with the members alive together
+ * in short turns where memory holds them all, else one at a time.  Returns the rounds
  * completed, -2 if no member could run, or -1 when stopping; the rounds every group
  * completed go to res->rounds_done either way.
  */
@@ -292,12 +370,16 @@ int group_run(struct run *run, const int *g, unsigned n, unsigned gi)
 	const struct bench_options *opt = run->opt;
 	struct bench_result *res = run->res;
 	unsigned done = 0;
-	int ran = 0, k = 0;
+	int ran = 0, k = 0, together;
 
 	group_open(run, g, n, gi);
 	(void)group_cycles(run, n, gi);
+	together = fit_together(run, g, n);
+	run_note_add(res->groups_note, sizeof(res->groups_note), " %s", together ? "together" : "in turn");
+	bench_progress(opt, "[%6.1fs] group %u: rounds with the members %s", run_elapsed(run), gi,
+		       together ? "alive together, in short turns" : "in turn, one region alive at a time");
 	for (unsigned r = 0; r < opt->rounds && !bench_stop; r++) {
-		k = group_round(run, n, gi, r);
+		k = together ? group_round_together(run, n, gi, r) : group_round(run, n, gi, r);
 		if (k <= 0)
 			break;
 		ran = 1;

@@ -351,7 +351,8 @@ void bench_print_text(FILE *out, const struct bench_result *res)
 		"wall: median by wall clock; vs plain / vs raw: median [min-max] of the gains taken within one group\n"
 		"and round, > 1 is better\n");
 	if (res->groups_note[0])
-		fprintf(out, "groups (members taking turns, one region alive at a time): %s\n", res->groups_note);
+		fprintf(out, "groups (together: alive together, in short turns; in turn: one region alive at a time): %s\n",
+			res->groups_note);
 	if (res->split_note[0])
 		fprintf(out, "kept apart by memory: %s\n", res->split_note);
 	if (res->pool_note[0])
@@ -502,7 +503,8 @@ static void json_run(struct json *j, const struct bench_result *res)
 	json_kv_double(j, "seconds", res->seconds, 1);
 	json_kv_string(j, "timing", bench_cpu_clock_name());
 	json_kv_string(j, "ratios", "median of the gains taken within one group and one round (or setup cycle), "
-		       "its members in turn on the same pages; > 1 means better than the reference");
+		       "its members alive together in short turns, or in turn on the same pages; "
+		       "> 1 means better than the reference");
 	/* Text: "" when there is nothing to say, as everywhere in the tool's JSON. */
 	json_kv_string(j, "pool", res->pool_note);
 	json_kv_string(j, "left_out", res->left_out ? res->left_out : "");

@@ -13,8 +13,9 @@
  * The pool is read through ports/facts.h and written through ports/admin.h, which know where
  * the OS keeps it (on Linux the size's sysfs nr_hugepages file, which exists for every size).
  *
- * For a run, pool_reserve() adds the pages of the huge region alive at a time, within what
- * memory allows, and warms the new pages once so the first group does not measure the host.
+ * For a run, pool_reserve() adds the pages of the huge regions a group has alive at once,
+ * within what memory allows, and warms the new pages once so the first group does not
+ * measure the host.
  */
 #include <stdio.h>
 #include <string.h>
@@ -99,8 +100,12 @@ static void pool_warm(struct run *run, size_t ps, unsigned long pages)
 	}
 }
 
-/* Huge page regions of one page size alive at once: one, as the members take turns
- * (group.c), when the list has anything on huge pages. */
+/*
+ * Huge page regions of one page size alive at once when the members of a group live
+ * together in the rounds (group.c): one per hpshm provider on huge pages the list names
+ * (auto counting as one), and one for the raw peer.  Where the pool cannot have them all,
+ * the members take turns with one region alive at a time.
+ */
 static unsigned huge_regions(const struct bench_options *opt)
 {
 	const char *list = opt->providers ? opt->providers : DEFAULT_LIST;
@@ -109,14 +114,15 @@ static unsigned huge_regions(const struct bench_options *opt)
 
 	for (unsigned i = 0; (name = hpshm_provider_name(i, &caps)) != NULL; i++)
 		if ((caps & HPSHM_CAP_HUGE) && plan_has(list, name))
-			n = 1;
-	return n;
+			n++;
+	return n > 0 && plan_has(list, "raw") ? n + 1 : n;
 }
 
 /*
- * --reserve: add to each pool the pages of the one huge region alive at a time, within
- * 60 % of MemAvailable less the plain region of the run.  What does not fit is said, and the groups then
- * split (fit_run).  0, or -1 with why.
+ * --reserve: add to each pool the pages of the huge regions alive at once (huge_regions()),
+ * within 60 % of MemAvailable less the plain region of the run.  What does not fit is said:
+ * with room for one region the members take turns, and with none the groups split
+ * (fit_run).  0, or -1 with why.
  */
 int pool_reserve(struct run *run, struct bench_pool *pools, char *why, size_t len)
 {

@@ -79,6 +79,9 @@ unsigned plan_groups(struct run *run, struct group *want, unsigned max);
 
 /* Huge pages of size ps one region of the run takes. */
 uint64_t fit_region_pages(const struct run *run, size_t ps);
+/* Can the measured members m[0..n) (res->cfg indexes; setup-only ones do not count) be alive
+ * together right now?  1 or 0. */
+int fit_together(struct run *run, const int *m, unsigned n);
 /* Run the wanted group, split into as many groups as memory needs.  0, or -1 when stopping. */
 int fit_run(struct run *run, const struct group *want);
 

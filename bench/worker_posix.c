@@ -12,7 +12,10 @@
  * controller handles.
  *
  * Stopping: SIGINT, SIGTERM and SIGHUP only set bench_stop; the handlers are installed
- * without SA_RESTART, so a blocked recv() wakes up and looks.
+ * without SA_RESTART, so a blocked recv() wakes up and looks.  So does SIGPIPE: the reader of
+ * the output went away (`hpshm bench | head`), and the run must still stop through its
+ * ordinary path, which gives the pool back, rather than die at its next line of progress;
+ * it stays ignored afterwards, so the tool exits as interrupted (130).
  *
  * Slots: one PROT_NONE, MAP_NORESERVE reservation, aligned by trimming its head and tail; a
  * slot is unmapped when a region is about to go there and mapped PROT_NONE again
@@ -59,12 +62,15 @@ const char *bench_cpu_clock_name(void)
 	return "thread CPU time (CLOCK_THREAD_CPUTIME_ID); wall_median by CLOCK_MONOTONIC";
 }
 
-static const int stop_sigs[3] = { SIGINT, SIGTERM, SIGHUP };
-static struct sigaction stop_old[3];   /* what was installed before bench_os_stop_catch() */
+static const int stop_sigs[4] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+static struct sigaction stop_old[4];   /* what was installed before bench_os_stop_catch() */
+
+static volatile sig_atomic_t pipe_closed;   /* a SIGPIPE came: the output has no reader */
 
 static void on_stop(int sig)
 {
-	(void)sig;
+	if (sig == SIGPIPE)
+		pipe_closed = 1;
 	bench_stop = 1;
 }
 
@@ -75,14 +81,19 @@ void bench_os_stop_catch(void)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop;   /* no SA_RESTART: a blocked wait must wake up and look */
 	sigemptyset(&sa.sa_mask);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		sigaction(stop_sigs[i], &sa, &stop_old[i]);
 }
 
 void bench_os_stop_release(void)
 {
-	for (int i = 0; i < 3; i++)
-		sigaction(stop_sigs[i], &stop_old[i], NULL);
+	/* With no reader left, the tool's last lines would raise SIGPIPE again, under the old
+	 * action: ignored, they fail with EPIPE and the tool exits as interrupted. */
+	for (int i = 0; i < 4; i++)
+		if (stop_sigs[i] != SIGPIPE || !pipe_closed)
+			sigaction(stop_sigs[i], &stop_old[i], NULL);
+		else
+			signal(SIGPIPE, SIG_IGN);
 }
 
 const char *bench_os_left_out(void)

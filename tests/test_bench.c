@@ -544,20 +544,22 @@ static int bench_workers_alive(pid_t parent)
 	return n;
 }
 
-Test(bench, ctrl_c_stops_cleanly_and_leaves_nothing)
+/*
+ * Start a long bench of plain and raw with its stderr on a pipe, and read that until the
+ * rounds run (workers started, memory live).  The pid; *rfd the pipe's read end, err what was
+ * read.
+ */
+static pid_t bench_in_rounds(int *rfd, char *err, size_t errlen)
 {
 	static char tool_path[] = HPSHM_TOOL_PATH, a1[] = "bench", a2[] = "--size", a3[] = "64MiB",
 		    a4[] = "--providers", a5[] = "plain,raw", a6[] = "--rounds", a7[] = "64",
 		    a8[] = "--phase-seconds", a9[] = "0.2", path_env[] = "PATH=/usr/bin:/bin";
 	char *argv[] = { tool_path, a1, a2, a3, a4, a5, a6, a7, a8, a9, NULL };
 	char *envp[] = { path_env, NULL };
-	char err[8192] = "";
 	size_t used = 0;
-	int pe[2], st = 0, running = 0;
+	int pe[2], running = 0;
 	struct timespec t0, now;
 	pid_t pid;
-
-	HPT_SKIP_UNDER_EMULATOR(BENCH_EXEC_SELF);
 
 	cr_assert_eq(pipe(pe), 0);
 	pid = hpt_fork();
@@ -573,14 +575,14 @@ Test(bench, ctrl_c_stops_cleanly_and_leaves_nothing)
 	}
 	cr_assert_neq(pid, -1, "fork: %s", strerror(errno));
 	close(pe[1]);
-	/* Wait until the rounds run (workers started, memory live), then interrupt. */
+	err[0] = '\0';
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
 		struct pollfd p = { .fd = pe[0], .events = POLLIN };
 		ssize_t n;
 
 		if (poll(&p, 1, 1000) > 0) {
-			n = read(pe[0], err + used, sizeof err - 1 - used);
+			n = read(pe[0], err + used, errlen - 1 - used);
 			if (n <= 0)
 				break;
 			used += (size_t)n;
@@ -588,17 +590,51 @@ Test(bench, ctrl_c_stops_cleanly_and_leaves_nothing)
 		}
 		running = strstr(err, "round 2/") != NULL;
 		clock_gettime(CLOCK_MONOTONIC, &now);
-	} while (!running && now.tv_sec - t0.tv_sec < 60 && used < sizeof err - 1);
+	} while (!running && now.tv_sec - t0.tv_sec < 60 && used < errlen - 1);
 	cr_assert(running, "the bench never reached round 2:\n%s", err);
+	*rfd = pe[0];
+	return pid;
+}
+
+Test(bench, ctrl_c_stops_cleanly_and_leaves_nothing)
+{
+	char err[8192];
+	size_t used;
+	int rfd, st = 0;
+	pid_t pid;
+
+	HPT_SKIP_UNDER_EMULATOR(BENCH_EXEC_SELF);
+	pid = bench_in_rounds(&rfd, err, sizeof err);
 	cr_assert_eq(kill(pid, SIGINT), 0);
-	while (read(pe[0], err + used, used < sizeof err - 1 ? sizeof err - 1 - used : 0) > 0 && used < sizeof err - 1)
+	used = strlen(err);
+	while (read(rfd, err + used, used < sizeof err - 1 ? sizeof err - 1 - used : 0) > 0 && used < sizeof err - 1)
 		used = strlen(err);
-	close(pe[0]);
+	close(rfd);
 	cr_assert_eq(waitpid(pid, &st, 0), pid);
 	cr_assert(WIFEXITED(st), "the bench died of signal %d", WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 	cr_expect_eq(WEXITSTATUS(st), 130, "exit %d after SIGINT, want 130", WEXITSTATUS(st));
 	cr_expect_eq(bench_workers_alive(pid), 0, "bench workers outlived the bench");
 	/* The fixture checks the pool, SysV segments, /dev/shm and hugetlbfs files. */
+}
+
+/*
+ * `hpshm bench | head`: the reader goes away, and the bench's next line of progress meets a
+ * closed pipe.  It stops as on Ctrl-C, through the path that reaps the workers and gives the
+ * pool back, instead of dying of SIGPIPE with the pool still raised.
+ */
+Test(bench, a_reader_that_goes_away_stops_it_cleanly)
+{
+	char err[8192];
+	int rfd, st = 0;
+	pid_t pid;
+
+	HPT_SKIP_UNDER_EMULATOR(BENCH_EXEC_SELF);
+	pid = bench_in_rounds(&rfd, err, sizeof err);
+	close(rfd);
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert(WIFEXITED(st), "the bench died of signal %d", WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+	cr_expect_eq(WEXITSTATUS(st), 130, "exit %d after its reader went, want 130 (stopped)", WEXITSTATUS(st));
+	cr_expect_eq(bench_workers_alive(pid), 0, "bench workers outlived the bench");
 }
 
 /* The resize entry for what ("grow", "shrink", "sync") in the JSON's "resize" list, as a row. */
