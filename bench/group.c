@@ -46,6 +46,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "os.h"
 #include "run.h"
 
 static struct member members[BENCH_GROUP_MAX];   /* the controller runs one group at a time */
@@ -295,6 +296,38 @@ static int group_round(struct run *run, unsigned n, unsigned gi, unsigned r)
 }
 
 /*
+ * The 4 KiB members alive together, mixed (bench_os_mix()): each region made afresh takes
+ * the free memory that comes next, and the host backs some of that with its own huge pages
+ * and some not, so two regions made one after the other differ for their whole life (plain
+ * against raw memfd, the same system calls, read 1.03-1.05 in three repeats with the same
+ * side slower).  Mixed page by page, both sides are on the same memory.  The hugetlb
+ * members need none of it: their pages come from the pool, one set for all.
+ */
+static void group_mix(struct run *run, const unsigned *order, unsigned k, unsigned gi)
+{
+	unsigned char *addr[BENCH_GROUP_MAX];
+	size_t len[BENCH_GROUP_MAX];
+	char why[BENCH_WHY_MAX];
+	unsigned n = 0;
+
+	for (unsigned j = 0; j < k; j++) {
+		const struct member *m = &members[order[j]];
+
+		if (m->live && m->c->page_size == 0 && m->c->kind != BENCH_APR && m->c->kind != BENCH_THP) {
+			/* The size asked for, not the mapping: a re-attachable segment keeps its header
+			 * in a page past it, which its workers read to attach. */
+			addr[n] = m->reg.addr;
+			len[n++] = run->opt->size;
+		}
+	}
+	if (n > 1 && !bench_stop && bench_os_mix(addr, len, n, why, sizeof(why)) < 0 && !run->mix_said) {
+		run->mix_said = 1;
+		bench_progress(run->opt, "[%6.1fs] group %u: the 4 KiB members are not mixed: %s", run_elapsed(run), gi,
+			       why);
+	}
+}
+
+/*
  * Round r with the members alive together: each created (the order reversed every other
  * round), its chase built, its workers attached and warmed up; then BENCH_SLICES short turns
  * of chase, then as many of rmw, each turn every member for budget / BENCH_SLICES, the order
@@ -323,11 +356,14 @@ static int group_round_together(struct run *run, unsigned n, unsigned gi, unsign
 			order[k++] = i;
 	}
 	for (unsigned j = 0; j < k && !bench_stop; j++) {
+		members[order[j]].live = 0;
+		if (member_create(run, &members[order[j]], order[j], gi, 0) < 0)
+			break;
+	}
+	group_mix(run, order, k, gi);
+	for (unsigned j = 0; j < k && !bench_stop; j++) {
 		struct member *m = &members[order[j]];
 
-		m->live = 0;
-		if (member_create(run, m, order[j], gi, 0) < 0)
-			break;
 		if (!m->live)
 			continue;
 		bench_chase_build(m->reg.addr, run->opt->size, run_round_seed(0));

@@ -244,6 +244,15 @@ const char *bench_os_populate_how(void)
 	return "a touch of every page";
 }
 
+int bench_os_mix(unsigned char *const *addr, const size_t *len, unsigned n, char *why, size_t why_len)
+{
+	(void)addr;
+	(void)n;
+	(void)len;
+	snprintf(why, why_len, "a section's pages cannot be given back while it is mapped");
+	return -1;
+}
+
 const char *bench_os_by_hand(void)
 {
 	return "by hand: a touch of every page, as hpshm's";

@@ -194,9 +194,10 @@ static const struct tool_cmd tool_cmds[] = {
 		"all workers), setup (create + populate per GiB, attach per worker), teardown, and\n"
 		"page tables per worker with 1, 2 and 4 workers (exact).  Peers in the same rounds:\n"
 		HELP_BENCH_PEERS
-		"Configurations alternate in rounds (A B, then B A); every figure is the median of\n"
-		"the rounds by thread CPU time, with min and max, wall time beside it, and gains\n"
-		"over plain and raw as the median [min-max] of per-round ratios (> 1 is better).\n"
+		"In each round the configurations take short turns, alive together where memory\n"
+		"holds them (else one at a time); every figure is the median of the rounds by\n"
+		"thread CPU time, with min and max, wall time beside it, and gains over plain and\n"
+		"raw as the median [min-max] of per-round ratios (> 1 is better).\n"
 		"Progress goes to stderr.  doc/bench.md explains how to read the results.\n"
 		"\n"
 		"  --size SIZE         region size (default 1GiB; 256MiB with --quick)\n"
