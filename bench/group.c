@@ -303,7 +303,7 @@ static int group_round(struct run *run, unsigned n, unsigned gi, unsigned r)
  * side slower).  Mixed page by page, both sides are on the same memory.  The hugetlb
  * members need none of it: their pages come from the pool, one set for all.
  */
-static void group_mix(struct run *run, const unsigned *order, unsigned k, unsigned gi)
+static void group_mix(struct run *run, const unsigned *order, unsigned k, unsigned gi, int *unmixed)
 {
 	unsigned char *addr[BENCH_GROUP_MAX];
 	size_t len[BENCH_GROUP_MAX];
@@ -320,10 +320,11 @@ static void group_mix(struct run *run, const unsigned *order, unsigned k, unsign
 			len[n++] = run->opt->size;
 		}
 	}
-	if (n > 1 && !bench_stop && bench_os_mix(addr, len, n, why, sizeof(why)) < 0 && !run->mix_said) {
-		run->mix_said = 1;
-		bench_progress(run->opt, "[%6.1fs] group %u: the 4 KiB members are not mixed: %s", run_elapsed(run), gi,
-			       why);
+	if (n > 1 && !bench_stop && bench_os_mix(addr, len, n, why, sizeof(why)) < 0) {
+		if (!*unmixed)
+			bench_progress(run->opt, "[%6.1fs] group %u: the 4 KiB members are not mixed: %s", run_elapsed(run),
+				       gi, why);
+		*unmixed = 1;
 	}
 }
 
@@ -342,7 +343,7 @@ static void group_mix(struct run *run, const unsigned *order, unsigned k, unsign
  * pages one member had go to the other, and a ratio over two rounds has both sides on both
  * sets.  The members that ran, or -1 when stopping.
  */
-static int group_round_together(struct run *run, unsigned n, unsigned gi, unsigned r)
+static int group_round_together(struct run *run, unsigned n, unsigned gi, unsigned r, int *unmixed)
 {
 	uint64_t slice = run->budget / BENCH_SLICES;
 	unsigned order[BENCH_GROUP_MAX], k = 0;
@@ -360,7 +361,7 @@ static int group_round_together(struct run *run, unsigned n, unsigned gi, unsign
 		if (member_create(run, &members[order[j]], order[j], gi, 0) < 0)
 			break;
 	}
-	group_mix(run, order, k, gi);
+	group_mix(run, order, k, gi, unmixed);
 	for (unsigned j = 0; j < k && !bench_stop; j++) {
 		struct member *m = &members[order[j]];
 
@@ -406,16 +407,15 @@ int group_run(struct run *run, const int *g, unsigned n, unsigned gi)
 	const struct bench_options *opt = run->opt;
 	struct bench_result *res = run->res;
 	unsigned done = 0;
-	int ran = 0, k = 0, together;
+	int ran = 0, k = 0, together, unmixed = 0;
 
 	group_open(run, g, n, gi);
 	(void)group_cycles(run, n, gi);
 	together = fit_together(run, g, n);
-	run_note_add(res->groups_note, sizeof(res->groups_note), " %s", together ? "together" : "in turn");
 	bench_progress(opt, "[%6.1fs] group %u: rounds with the members %s", run_elapsed(run), gi,
 		       together ? "alive together, in short turns" : "in turn, one region alive at a time");
 	for (unsigned r = 0; r < opt->rounds && !bench_stop; r++) {
-		k = together ? group_round_together(run, n, gi, r) : group_round(run, n, gi, r);
+		k = together ? group_round_together(run, n, gi, r, &unmixed) : group_round(run, n, gi, r);
 		if (k <= 0)
 			break;
 		ran = 1;
@@ -423,6 +423,8 @@ int group_run(struct run *run, const int *g, unsigned n, unsigned gi)
 	}
 	for (unsigned i = 0; i < n; i++)
 		members[i].live = 0;
+	run_note_add(res->groups_note, sizeof(res->groups_note), " %s",
+		     !together ? "in turn" : unmixed ? "together, 4 KiB unmixed" : "together");
 	if (ran && (run->groups_ran++ == 0 || done < res->rounds_done))
 		res->rounds_done = done;
 	if (bench_stop)

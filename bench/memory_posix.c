@@ -472,6 +472,7 @@ int bench_os_region_release(struct bench_region *r)
 
 int bench_os_mix(unsigned char *const *addr, const size_t *len, unsigned n, char *why, size_t why_len)
 {
+#ifdef MADV_REMOVE
 	size_t most = 0;
 
 	for (unsigned i = 0; i < n; i++) {
@@ -488,6 +489,13 @@ int bench_os_mix(unsigned char *const *addr, const size_t *len, unsigned n, char
 				return -1;
 			}
 	return 0;
+#else
+	(void)addr;
+	(void)len;
+	(void)n;
+	snprintf(why, why_len, "this system has no MADV_REMOVE to give a mapping's pages back");
+	return -1;
+#endif
 }
 
 const char *bench_os_populate_how(void)

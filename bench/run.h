@@ -39,7 +39,6 @@ struct run {
 	int                         plain;      /* the plain configuration, every vs-plain reference */
 	unsigned                    groups_ran; /* groups in which something ran */
 	uint64_t                    budget;     /* CPU budget of a timed phase, ns */
-	int                         mix_said;   /* the 4 KiB members could not be mixed, and it was said */
 	uint64_t                    t0;         /* wall clock at the start */
 };
 
