@@ -70,6 +70,7 @@
 #define BENCH_POOL_CYCLES   21   /* as many in all for the members on a huge page pool (group.c) */
 #define BENCH_PASSES        3    /* turns of every member per round, each a third of a phase (group.c) */
 #define BENCH_SLICES        20   /* short turns per round and workload when members live together (group.c) */
+#define BENCH_TURN_MIN_NS   20000000ull /* ... each at least this long (group.c) */
 #define BENCH_LINE          64   /* the chase and rmw work on cache-line slots */
 #define BENCH_WHY_MAX       512  /* why a configuration could not run */
 #define BENCH_WORKER_CMD    "__bench-worker" /* the hidden subcommand a spawned worker runs */

@@ -16,7 +16,7 @@
  *   rounds    where memory holds all the members at once (fit_together()): every member
  *             created, its chase built, its workers started, attached and warmed up (a short
  *             untimed chase and rmw); then BENCH_SLICES turns of chase and as many of rmw,
- *             a twentieth of a phase each, A B then B A; then all torn down, and created in
+ *             a twentieth of a phase each, the order rotated; then all torn down, created in
  *             the other order next round (group_round_together()).  Else BENCH_PASSES
  *             passes: in a pass each member in turn (A B C, then C B A in the next pass, so
  *             a slow drift favours no one) is created, its chase built, its workers started
@@ -331,7 +331,8 @@ static void group_mix(struct run *run, const unsigned *order, unsigned k, unsign
 /*
  * Round r with the members alive together: each created (the order reversed every other
  * round), its chase built, its workers attached and warmed up; then BENCH_SLICES short turns
- * of chase, then as many of rmw, each turn every member for budget / BENCH_SLICES, the order
+ * of chase (fewer for a short phase), then as many of rmw, each turn every member for the
+ * budget over the turns, the order
  * rotated by one from turn to turn (A B C, B C A, C A B; with two, A B then B A); then all
  * torn down, the last created first.  Turns of tens of milliseconds cancel what the host's
  * other tenants do to both sides, which a turn of a whole create cannot (doc/bench.md, "The
@@ -345,7 +346,12 @@ static void group_mix(struct run *run, const unsigned *order, unsigned k, unsign
  */
 static int group_round_together(struct run *run, unsigned n, unsigned gi, unsigned r, int *unmixed)
 {
-	uint64_t slice = run->budget / BENCH_SLICES;
+	/* A turn of at least BENCH_TURN_MIN_NS: a phase also ends after four turns of wall time,
+	 * and that must outlast a tick of the CPU clock (15.6 ms on Windows), or a turn could read
+	 * no CPU time at all.  A short --phase-seconds gets fewer turns. */
+	uint64_t want = run->budget / BENCH_TURN_MIN_NS;
+	unsigned slices = want < 1 ? 1 : want > BENCH_SLICES ? BENCH_SLICES : (unsigned)want;
+	uint64_t slice = run->budget / slices;
 	unsigned order[BENCH_GROUP_MAX], k = 0;
 	int ran = 0;
 
@@ -373,7 +379,7 @@ static int group_round_together(struct run *run, unsigned n, unsigned gi, unsign
 			member_warm(run, m, run->budget / BENCH_PASSES);
 	}
 	for (enum bench_workload w = BENCH_W_CHASE; w <= BENCH_W_RMW && !bench_stop; w++)
-		for (unsigned s = 0; s < BENCH_SLICES && !bench_stop; s++)
+		for (unsigned s = 0; s < slices && !bench_stop; s++)
 			for (unsigned j = 0; j < k && !bench_stop; j++) {
 				struct member *m = &members[order[(j + s) % k]];
 

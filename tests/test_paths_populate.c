@@ -46,15 +46,18 @@ static struct {
 		size_t len;
 	} call[8];              /* the first MADV_POPULATE_WRITE calls' ranges */
 } inj;
+static pthread_mutex_t inj_lock = PTHREAD_MUTEX_INITIALIZER;   /* populate threads call at once */
 
 static int inj_madvise(void *addr, size_t len, int advice)
 {
 	if (advice == MADV_POPULATE_WRITE) {
+		pthread_mutex_lock(&inj_lock);
 		if (inj.madvise_calls < sizeof(inj.call) / sizeof(inj.call[0])) {
 			inj.call[inj.madvise_calls].addr = addr;
 			inj.call[inj.madvise_calls].len = len;
 		}
 		inj.madvise_calls++;
+		pthread_mutex_unlock(&inj_lock);
 		if (inj.madvise_errno) {
 			errno = inj.madvise_errno;
 			return -1;
