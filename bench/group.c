@@ -332,17 +332,18 @@ static void group_mix(struct run *run, const unsigned *order, unsigned k, unsign
  * Round r with the members alive together: each created (the order reversed every other
  * round), its chase built, its workers attached and warmed up; then BENCH_SLICES short turns
  * of chase (fewer for a short phase), then as many of rmw, each turn every member for the
- * budget over the turns, the order
- * rotated by one from turn to turn (A B C, B C A, C A B; with two, A B then B A); then all
- * torn down, the last created first.  Turns of tens of milliseconds cancel what the host's
- * other tenants do to both sides, which a turn of a whole create cannot (doc/bench.md, "The
- * noise floor").  The rotation gives every member every place equally often and, with three
- * or more, never two phases in a row: reversing the order instead (A B C, C B A) let the
- * first and last run twice in a row, on caches and TLBs still warm from their own phase,
- * and never the middle one, which read 1.5 % slow in every round against an equal peer.  Released in reverse and created in the other
- * order next round, the members swap memory: the pool hands back last in, first out, so the
- * pages one member had go to the other, and a ratio over two rounds has both sides on both
- * sets.  The members that ran, or -1 when stopping.
+ * budget over the turns, the order rotated by one from turn to turn (A B C, B C A, C A B;
+ * with two, A B then B A); then all torn down, the last created first.
+ *
+ * Turns of tens of milliseconds cancel what the host's other tenants do to both sides, which
+ * a turn of a whole create cannot (doc/bench.md, "The noise floor").  The rotation gives
+ * every member every place equally often and, with three or more, never two phases in a
+ * row: reversing the order instead (A B C, C B A) let the first and last run twice in a row,
+ * on caches and TLBs still warm from their own phase, and never the middle one, which read
+ * 1.5 % slow in every round against an equal peer.  Released in reverse and created in the
+ * other order next round, the members swap memory: the pool hands back last in, first out,
+ * so the pages one member had go to the other, and a ratio over two rounds has both sides on
+ * both sets.  The members that ran, or -1 when stopping.
  */
 static int group_round_together(struct run *run, unsigned n, unsigned gi, unsigned r, int *unmixed)
 {
