@@ -260,6 +260,19 @@ static int member_turn(struct run *run, unsigned i, unsigned gi, unsigned k, uin
 	return m->live;
 }
 
+/* The end of round r: each member's figure of it, the gains between them, the progress line.  ran. */
+static int round_close(struct run *run, unsigned n, unsigned gi, unsigned r, int ran)
+{
+	for (unsigned i = 0; i < n; i++) {
+		member_round_close(&members[i], BENCH_W_CHASE);
+		member_round_close(&members[i], BENCH_W_RMW);
+	}
+	gains(members, n, BENCH_W_CHASE);
+	gains(members, n, BENCH_W_RMW);
+	progress_round(run, members, n, gi, r);
+	return ran;
+}
+
 /*
  * Round r: BENCH_PASSES passes, each every member's turn with a phase of budget /
  * BENCH_PASSES, the order reversed on every other pass (A B C, C B A, A B C, then C B A ...
@@ -283,16 +296,7 @@ static int group_round(struct run *run, unsigned n, unsigned gi, unsigned r)
 		for (unsigned j = 0; j < n && !bench_stop; j++)
 			ran += member_turn(run, k % 2 ? n - 1 - j : j, gi, k, budget);
 	}
-	if (bench_stop)
-		return -1;
-	for (unsigned i = 0; i < n; i++) {
-		member_round_close(&members[i], BENCH_W_CHASE);
-		member_round_close(&members[i], BENCH_W_RMW);
-	}
-	gains(members, n, BENCH_W_CHASE);
-	gains(members, n, BENCH_W_RMW);
-	progress_round(run, members, n, gi, r);
-	return ran;
+	return bench_stop ? -1 : round_close(run, n, gi, r, ran);
 }
 
 /*
@@ -391,16 +395,7 @@ static int group_round_together(struct run *run, unsigned n, unsigned gi, unsign
 		ran += members[order[j]].live && members[order[j]].created;
 		member_release(run, &members[order[j]], order[j], 0);
 	}
-	if (bench_stop)
-		return -1;
-	for (unsigned i = 0; i < n; i++) {
-		member_round_close(&members[i], BENCH_W_CHASE);
-		member_round_close(&members[i], BENCH_W_RMW);
-	}
-	gains(members, n, BENCH_W_CHASE);
-	gains(members, n, BENCH_W_RMW);
-	progress_round(run, members, n, gi, r);
-	return ran;
+	return bench_stop ? -1 : round_close(run, n, gi, r, ran);
 }
 
 /*
