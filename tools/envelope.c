@@ -123,21 +123,8 @@ static void usage_key(const char *msg, char *key, size_t len)
 	snprintf(key, len, "%.*s", (int)n, p);
 }
 
-void tool_json_usage(const char *msg, const char *hint)
-{
-	hpshm_error err;
-
-	if (!json_cmd || json_printed)
-		return;
-	memset(&err, 0, sizeof(err));
-	err.code = HPSHM_EINVAL;
-	snprintf(err.message, sizeof(err.message), "%s", msg);
-	snprintf(err.hint, sizeof(err.hint), "%s", hint);
-	usage_key(msg, err.key, sizeof(err.key));
-	tool_json_fail(HPSHM_EINVAL, &err);
-}
-
-void tool_json_message(int code, const char *msg)
+/* The error record of a failure the tool found itself: msg, hint, and the key key() reads in msg. */
+static void json_error(int code, const char *msg, const char *hint, void (*key)(const char *, char *, size_t))
 {
 	hpshm_error err;
 
@@ -146,6 +133,18 @@ void tool_json_message(int code, const char *msg)
 	memset(&err, 0, sizeof(err));
 	err.code = code;
 	snprintf(err.message, sizeof(err.message), "%s", msg);
-	fail_key(msg, err.key, sizeof(err.key));
+	if (hint)
+		snprintf(err.hint, sizeof(err.hint), "%s", hint);
+	key(msg, err.key, sizeof(err.key));
 	tool_json_fail(code, &err);
+}
+
+void tool_json_usage(const char *msg, const char *hint)
+{
+	json_error(HPSHM_EINVAL, msg, hint, usage_key);
+}
+
+void tool_json_message(int code, const char *msg)
+{
+	json_error(code, msg, NULL, fail_key);
 }
