@@ -69,8 +69,8 @@
 #define BENCH_SETUP_CYCLES  7    /* timed fresh create, attach, teardown of every member, per group */
 #define BENCH_POOL_CYCLES   21   /* as many in all for the members on a huge page pool (group.c) */
 #define BENCH_PASSES        3    /* turns of every member per round, each a third of a phase (group.c) */
-#define BENCH_SLICES        20   /* short turns per round and workload when members live together (group.c) */
-#define BENCH_TURN_MIN_NS   20000000ull /* ... each at least this long (group.c) */
+#define BENCH_SLICES        200  /* most turns per round and workload when members live together (group.c) */
+#define BENCH_RMW_TURN_NS   50000000ull /* an rmw turn is at least this long (group.c) */
 #define BENCH_LINE          64   /* the chase and rmw work on cache-line slots */
 #define BENCH_WHY_MAX       512  /* why a configuration could not run */
 #define BENCH_WORKER_CMD    "__bench-worker" /* the hidden subcommand a spawned worker runs */
@@ -94,6 +94,9 @@ extern volatile sig_atomic_t bench_stop;
 /* Thread CPU time and monotonic wall time, nanoseconds (the system's clocks: os.h's files). */
 uint64_t bench_cpu_ns(void);
 uint64_t bench_wall_ns(void);
+/* The shortest turn the thread CPU clock times well: 5 ms where it counts nanoseconds, 20 ms
+ * where it ticks (Windows: 15.6 ms), so that no turn can read no CPU time at all. */
+uint64_t bench_cpu_turn_ns(void);
 /* What the thread CPU clock is, for the output ("CLOCK_THREAD_CPUTIME_ID"). */
 const char *bench_cpu_clock_name(void);
 

@@ -15,8 +15,8 @@
  *             with 1, 2 and 4 workers attached;
  *   rounds    where memory holds all the members at once (fit_together()): every member
  *             created, its chase built, its workers started, attached and warmed up (a short
- *             untimed chase and rmw); then BENCH_SLICES turns of chase and as many of rmw,
- *             a twentieth of a phase each, the order rotated; then all torn down, created in
+ *             untimed chase and rmw); then turns of chase (5 ms) and of rmw (50 ms) adding up
+ *             to a phase each, the order rotated; then all torn down, created in
  *             the other order next round (group_round_together()).  Else BENCH_PASSES
  *             passes: in a pass each member in turn (A B C, then C B A in the next pass, so
  *             a slow drift favours no one) is created, its chase built, its workers started
@@ -333,14 +333,36 @@ static void group_mix(struct run *run, const unsigned *order, unsigned k, unsign
 }
 
 /*
+ * How many turns a phase of budget CPU ns of workload w takes in a together round.  A chase
+ * turn is as short as the CPU clock times well (bench_cpu_turn_ns(): 5 ms here), since the
+ * host's noise is partly shared by turns close in time, and more of them cancel more of it.
+ * An rmw turn is at least BENCH_RMW_TURN_NS: right after another member's turn, rmw ran 27 %
+ * slower than right after its own (5 ms turns; chase 6-8 %), still 13 % with 2 ms of untimed
+ * rmw before each turn, and two equal members read 1.05 in two runs of three; at 50 ms the
+ * cost is 2.6 % and shared by both.  Never a turn under the clock's: a phase also ends after
+ * four turns of wall time, and that must outlast a tick of the CPU clock (15.6 ms on
+ * Windows), or a turn could read no CPU time at all.  A short --phase-seconds gets fewer
+ * turns.
+ */
+static unsigned turns(uint64_t budget, enum bench_workload w)
+{
+	uint64_t turn = bench_cpu_turn_ns(), want;
+
+	if (w == BENCH_W_RMW && turn < BENCH_RMW_TURN_NS)
+		turn = BENCH_RMW_TURN_NS;
+	want = budget / turn;
+	return want < 1 ? 1 : want > BENCH_SLICES ? BENCH_SLICES : (unsigned)want;
+}
+
+/*
  * Round r with the members alive together: each created (the order reversed every other
- * round), its chase built, its workers attached and warmed up; then BENCH_SLICES short turns
- * of chase (fewer for a short phase), then as many of rmw, each turn every member for the
- * budget over the turns, the order rotated by one from turn to turn (A B C, B C A, C A B;
- * with two, A B then B A); then all torn down, the last created first.
+ * round), its chase built, its workers attached and warmed up; then short turns of chase
+ * (200 of 5 ms at the default phase), then of rmw (20 of 50 ms; turns()), each turn every
+ * member for the budget over the turns, the order rotated by one from turn to turn (A B C,
+ * B C A, C A B; with two, A B then B A); then all torn down, the last created first.
  *
- * Turns of tens of milliseconds cancel what the host's other tenants do to both sides, which
- * a turn of a whole create cannot (doc/bench.md, "The noise floor").  The rotation gives
+ * Turns of milliseconds cancel what the host's other tenants do to both sides, which a turn
+ * of a whole create cannot (doc/bench.md, "The noise floor").  The rotation gives
  * every member every place equally often and, with three or more, never two phases in a
  * row: reversing the order instead (A B C, C B A) let the first and last run twice in a row,
  * on caches and TLBs still warm from their own phase, and never the middle one, which read
@@ -351,12 +373,6 @@ static void group_mix(struct run *run, const unsigned *order, unsigned k, unsign
  */
 static int group_round_together(struct run *run, unsigned n, unsigned gi, unsigned r, int *unmixed)
 {
-	/* A turn of at least BENCH_TURN_MIN_NS: a phase also ends after four turns of wall time,
-	 * and that must outlast a tick of the CPU clock (15.6 ms on Windows), or a turn could read
-	 * no CPU time at all.  A short --phase-seconds gets fewer turns. */
-	uint64_t want = run->budget / BENCH_TURN_MIN_NS;
-	unsigned slices = want < 1 ? 1 : want > BENCH_SLICES ? BENCH_SLICES : (unsigned)want;
-	uint64_t slice = run->budget / slices;
 	unsigned order[BENCH_GROUP_MAX], k = 0;
 	int ran = 0;
 
@@ -383,7 +399,10 @@ static int group_round_together(struct run *run, unsigned n, unsigned gi, unsign
 		if (m->live)
 			member_warm(run, m, run->budget / BENCH_PASSES);
 	}
-	for (enum bench_workload w = BENCH_W_CHASE; w <= BENCH_W_RMW && !bench_stop; w++)
+	for (enum bench_workload w = BENCH_W_CHASE; w <= BENCH_W_RMW && !bench_stop; w++) {
+		unsigned slices = turns(run->budget, w);
+		uint64_t slice = run->budget / slices;
+
 		for (unsigned s = 0; s < slices && !bench_stop; s++)
 			for (unsigned j = 0; j < k && !bench_stop; j++) {
 				struct member *m = &members[order[(j + s) % k]];
@@ -391,6 +410,7 @@ static int group_round_together(struct run *run, unsigned n, unsigned gi, unsign
 				if (m->live && m->created)
 					member_phase(run, m, w, r * BENCH_SLICES + s, slice, 1);
 			}
+	}
 	for (unsigned j = k; j-- > 0;) {
 		ran += members[order[j]].live && members[order[j]].created;
 		member_release(run, &members[order[j]], order[j], 0);
