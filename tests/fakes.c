@@ -18,6 +18,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include "fixture.h"
 #include "harness.h"
 
 #include "ports/linux/linux.h"
@@ -151,15 +152,16 @@ void hpt_fakeroot_create(unsigned long nr, unsigned long free_pages)
 	mkdirs("sys/fs/cgroup");
 
 	hpshm__linux_set_sysroot(fakeroot);
+	hpt_fixture_undo_on_skip(hpt_fakeroot_destroy);
 }
 
+/* Remove one entry of the tree, and go on past one that will not go: the rest still can. */
 static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void)st;
 	(void)ftw;
-	if (flag == FTW_DP)
-		return rmdir(path);
-	return unlink(path);
+	(void)(flag == FTW_DP ? rmdir(path) : unlink(path));
+	return 0;
 }
 
 void hpt_fakeroot_destroy(void)

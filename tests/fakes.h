@@ -24,7 +24,8 @@
 
 #define HPT_MIB ((size_t)1 << 20)
 
-/* Build the fake tree with a 2 MiB pool of nr pages (free as given) and point the library at it. */
+/* Build the fake tree with a 2 MiB pool of nr pages (free as given) and point the library at it;
+ * a skip removes it (hpt_fixture_undo_on_skip()), as .fini does with hpt_fakeroot_destroy(). */
 void hpt_fakeroot_create(unsigned long nr, unsigned long free_pages);
 /* Change the fake pool's counters. */
 void hpt_fakeroot_set_pool(unsigned long nr, unsigned long free_pages);

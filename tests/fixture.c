@@ -884,9 +884,28 @@ int hpt_limit_huge_faults(size_t page_size, const char *bytes)
 #endif
 
 static struct hpt_buf snapshot_before;
+static void (*skip_undo[8])(void);
+static unsigned skip_undos;
+
+void hpt_fixture_undo_on_skip(void (*undo)(void))
+{
+	for (unsigned i = 0; i < skip_undos; i++)
+		if (skip_undo[i] == undo)
+			return;
+	if (skip_undos == sizeof(skip_undo) / sizeof(skip_undo[0]))
+		cr_assert_fail("hpt_fixture_undo_on_skip: more than %u undo functions", skip_undos);
+	skip_undo[skip_undos++] = undo;
+}
+
+void hpt_fixture_before_skip(void)
+{
+	while (skip_undos > 0)
+		skip_undo[--skip_undos]();
+}
 
 void hpt_fixture_init(void)
 {
+	skip_undos = 0;
 #if defined(__linux__)
 	sandbox_enter();
 #endif
@@ -1118,15 +1137,15 @@ void hpt_skip_emulated_refusal(int rc, const hpshm_error *err)
 	if (!emu || rc >= 0 || !err)
 		return;
 	if (strcmp(err->call, "verify") == 0)
-		cr_skip_test("under %s huge pages cannot be verified (the smaps it passes through is the host's): "
+		HPT_SKIP("under %s huge pages cannot be verified (the smaps it passes through is the host's): "
 			     "hpshm refused them cleanly: %s", emu, err->message);
 	if (err->sys_errno == EINVAL || rc == HPSHM_EEXIST || rc == HPSHM_EVALUE)
-		cr_skip_test("under %s the mapping or attach at that address was refused (%s), as the kernel would "
+		HPT_SKIP("under %s the mapping or attach at that address was refused (%s), as the kernel would "
 			     "not: %s", emu, hpshm_errname(rc), err->message);
 	/* qemu-user places guest mappings in a host range of its own, and finds none for a large
 	 * span on a large grid (2 GiB on the 1 GiB grid) where the kernel would. */
 	if (err->sys_errno == ENOMEM)
-		cr_skip_test("under %s the mapping was refused for want of address space (ENOMEM), where the "
+		HPT_SKIP("under %s the mapping was refused for want of address space (ENOMEM), where the "
 			     "kernel would have given it: %s", emu, err->message);
 }
 

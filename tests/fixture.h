@@ -26,8 +26,12 @@
  * Criterion 2.4.1 does not count a failed cr_assert() in .fini (it prints it and passes the
  * test), so the fixture reports the difference with cr_log_error() and abort()s: the test is
  * then reported as "crashed during its setup or teardown" and the executable exits non-zero.
- * Criterion 2.4.1 also runs no .fini after cr_skip_test(): a test that skips after its .init
- * made something (a fake sysroot) must undo it before skipping.
+ * Criterion 2.4.1 also runs no .fini after cr_skip_test(), and tests/harness does the same: what
+ * a suite's .init made beyond the fixture (a fake sysroot, a directory in /tmp, replaced system
+ * calls) is undone before a skip by the function the .init hands to hpt_fixture_undo_on_skip(),
+ * which every skip of this header runs first (HPT_SKIP, HPT_SKIP_UNDER_EMULATOR,
+ * hpt_skip_emulated_refusal, HPT_UNAVAILABLE).  A test skips through them, never through a bare
+ * cr_skip_test().
  *
  * One test at a time within a suite program: tests that fill the pool, or need most of it,
  * would compete for its pages, and the cgroup of a test is named by its process.  CTest runs
@@ -49,6 +53,24 @@
 /* The pool-leak fixture: TestSuite(name, .init = hpt_fixture_init, .fini = hpt_fixture_fini). */
 void hpt_fixture_init(void);
 void hpt_fixture_fini(void);
+
+/*
+ * What a skip undoes: a suite whose .init makes more than the fixture does (a directory in
+ * /tmp, a cgroup) names here, after hpt_fixture_init(), the function its .fini calls to undo
+ * that; hpt_fakeroot_create() names hpt_fakeroot_destroy() itself.  hpt_fixture_before_skip()
+ * runs them, the last named first, and forgets them; the skips below call it, so a skipped
+ * test leaves nothing behind.  Each function undoes what is still there, so one that a test
+ * body also calls (to make its setup again) can run again at the skip.
+ */
+void hpt_fixture_undo_on_skip(void (*undo)(void));
+void hpt_fixture_before_skip(void);
+
+/* Skip with the reason, after undoing the suite's .init (hpt_fixture_undo_on_skip()). */
+#define HPT_SKIP(...)                              \
+	do {                                       \
+		hpt_fixture_before_skip();         \
+		cr_skip_test(__VA_ARGS__);         \
+	} while (0)
 
 /*
  * Does HPSHM_TEST_REQUIRE (a comma list: provider names, page sizes such as "2MiB", words
@@ -74,7 +96,7 @@ int hpt_required_pages(const char *a, const char *b, unsigned long pages);
 		if (hpt_required_pages((tok_a), (tok_b), (pages)))                          \
 			cr_assert_fail("required by HPSHM_TEST_REQUIRE but unavailable: " __VA_ARGS__); \
 		else                                                                        \
-			cr_skip_test(__VA_ARGS__);                                          \
+			HPT_SKIP(__VA_ARGS__);                                              \
 	} while (0)
 
 /*
@@ -99,7 +121,7 @@ const char *hpt_emulator(void);
 #define HPT_SKIP_UNDER_EMULATOR(why)                                       \
 	do {                                                                \
 		if (hpt_emulator())                                         \
-			cr_skip_test("under %s: %s", hpt_emulator(), (why)); \
+			HPT_SKIP("under %s: %s", hpt_emulator(), (why));     \
 	} while (0)
 
 /*

@@ -660,7 +660,7 @@ Test(api, header_classify_tells_another_boots_header)
 	boot = (char *)c.region + offsetof(struct hpshm_header, boot_id);
 	if (boot[0] == '\0') {
 		classified_free(&c);
-		cr_skip_test("this system names no boot (an empty boot_id in the header): nothing to tell apart");
+		HPT_SKIP("this system names no boot (an empty boot_id in the header): nothing to tell apart");
 	}
 	boot[0] = boot[0] == 'x' ? 'y' : 'x';
 	rc = hpshm_header_classify(c.region, sizeof c.region, "plain", NULL, &facts);

@@ -220,7 +220,7 @@ Test(bench, runs_without_huge_pages_and_says_why)
 	HPT_SKIP_UNDER_EMULATOR(BENCH_EXEC_SELF);
 
 	if (free_pages < 0)
-		cr_skip_test("the kernel offers no huge pages: nothing to be unavailable");
+		HPT_SKIP("the kernel offers no huge pages: nothing to be unavailable");
 	limited = hpt_refuse_huge_pages(ps) == 0;
 	if (limited)
 		snprintf(size, sizeof size, "%zuMiB", 4 * (ps >> 20) + 8);

@@ -168,7 +168,7 @@ Test(bench_windows, large_pages_run_verified_or_are_refused_with_the_reason)
 	int refused = 0, ran = 0, want;
 
 	if (large == 0)
-		cr_skip_test("GetLargePageMinimum() is 0: this processor has no large pages");
+		HPT_SKIP("GetLargePageMinimum() is 0: this processor has no large pages");
 	/* hpshm (auto: windows_large), the raw section and the limit (whose region is a raw
 	 * section), and the raw section x1 only where auto gives 16 MiB more than one thread. */
 	want = 3 + (hpshm_populate_threads((size_t)16 << 20, large, NULL) > 1);

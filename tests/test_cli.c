@@ -205,7 +205,7 @@ static void plan_json(const char *size, const char *kv, size_t *ps, size_t *page
 		r = tool("plan", size, "--json", NULL);
 		cr_assert_neq(r->status, 0, "plan succeeded with no huge page size offered");
 		cr_assert(hpt_contains(r->err, "huge page"), "stderr: %s", r->err);
-		cr_skip_test("this system offers no huge page size: plan has no pages to count (it says so: %s)", r->err);
+		HPT_SKIP("this system offers no huge page size: plan has no pages to count (it says so: %s)", r->err);
 	}
 	r = kv ? tool("plan", size, "--config", kv, "--json", NULL) : tool("plan", size, "--json", NULL);
 
@@ -223,9 +223,9 @@ static size_t plan_page_size(void)
 	size_t ps = hpt_default_huge_page_size();
 
 	if (ps == 0)
-		cr_skip_test("the kernel offers no huge pages: plan has nothing to count");
+		HPT_SKIP("the kernel offers no huge pages: plan has nothing to count");
 	if (ps > ((size_t)64 << 20) || ((size_t)64 << 20) % ps)
-		cr_skip_test("the default huge page size (%zu bytes) does not divide 64MiB", ps);
+		HPT_SKIP("the default huge page size (%zu bytes) does not divide 64MiB", ps);
 	return ps;
 }
 
@@ -588,7 +588,7 @@ static int cli_nodes(struct hpshm__node *n, int max)
 	int count = hpshm__port_numa_nodes((size_t)2 << 20, n, max);
 
 	if (count == 0)
-		cr_skip_test("this kernel shows no NUMA nodes (/sys/devices/system/node)");
+		HPT_SKIP("this kernel shows no NUMA nodes (/sys/devices/system/node)");
 	return count;
 }
 
@@ -633,7 +633,7 @@ Test(cli, plan_prints_the_per_node_command_for_a_bound_node_that_is_short)
 		if (after[0].pool_free == n[0].pool_free && after[0].pool_total == n[0].pool_total)
 			break;
 		if (tries == 20)
-			cr_skip_test("node %d's pool kept changing under the test (other programs take and return pages)",
+			HPT_SKIP("node %d's pool kept changing under the test (other programs take and return pages)",
 				     n[0].id);
 	}
 	cr_assert_eq(r->status, 0, "stderr: %s", r->err);
@@ -671,7 +671,7 @@ Test(cli, check_reports_the_bytes_per_node_and_the_populate_threads)
 
 	HPT_SKIP_UNDER_EMULATOR("qemu-user implements no mbind: a policy is refused as on a kernel without NUMA");
 	if (cli_nodes(n, HPSHM__MAX_NODES) != 1)
-		cr_skip_test("all of the segment is on one node only on a one-node machine");
+		HPT_SKIP("all of the segment is on one node only on a one-node machine");
 	snprintf(cfg, sizeof cfg, "numa=bind:%d,huge_pages=off,populate=on,populate_threads=2", n[0].id);
 	r = tool("check", "--size", "8MiB", "--config", cfg, NULL);
 	cr_assert_eq(r->status, 0, "stderr: %s", r->err);

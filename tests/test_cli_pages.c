@@ -116,7 +116,7 @@ static struct hpt_run *tool_in_tree(const char *a0, ...)
 	va_list ap;
 
 	if (!opt)
-		cr_skip_test("%s", why);
+		HPT_SKIP("%s", why);
 	pre[0] = opt;
 	pre[1] = "/bin/sh";
 	pre[2] = "-c";
@@ -142,7 +142,7 @@ static void need_1g_architecture(void)
 {
 #if !(defined(__x86_64__) || defined(__i386__) || defined(__aarch64__) || defined(__powerpc64__) || \
       (defined(__riscv) && __riscv_xlen == 64))
-	cr_skip_test("the processors of this architecture map no 1 GiB pages");
+	HPT_SKIP("the processors of this architecture map no 1 GiB pages");
 #endif
 }
 
@@ -278,7 +278,7 @@ static void expect_started_with_a_pool(void)
 
 	if (!exec_ran("huge_page_size=1G", NULL, &r)) {
 		if (strstr(r->err, "without the interposer") || strstr(r->err, "cannot find libhpshm_preload"))
-			cr_skip_test("hpshm exec has no interposer in this build: %s", r->err);
+			HPT_SKIP("hpshm exec has no interposer in this build: %s", r->err);
 		cr_assert_fail("with 2 free 1GiB pages the program was not started (status %d): %s", r->status, r->err);
 	}
 	cr_assert_eq(r->status, 0, "%s", r->err);

@@ -77,7 +77,7 @@ static size_t pool_or_skip(unsigned long need, unsigned long *avail)
 	struct hpt_pool p;
 
 	if (ps == 0 || hpt_pool_read(ps, &p) < 0)
-		cr_skip_test("the kernel offers no huge pages");
+		HPT_SKIP("the kernel offers no huge pages");
 	*avail = hpt_pool_available(&p);
 	if (*avail < need)
 		HPT_UNAVAILABLE_PAGES("memfd_hugetlb", "2MiB", need, "needs %lu free huge pages, %lu are (reserve a pool: "

@@ -249,7 +249,7 @@ Test(conformance, named_provider_is_registered)
 	hpshm_error err;
 
 	if (!only)
-		cr_skip_test("HPSHM_TEST_PROVIDER is not set: every built-in provider runs the contract");
+		HPT_SKIP("HPSHM_TEST_PROVIDER is not set: every built-in provider runs the contract");
 	memset(&err, 0, sizeof err);
 	cr_assert_eq(load_modules(&err), 0, "HPSHM_PROVIDER_MODULES: %s (hint: %s)", err.message, err.hint);
 	cr_assert_neq(hpshm_provider_probe(only, 4096, NULL, NULL, NULL, 0), HPSHM_ENOPROVIDER,

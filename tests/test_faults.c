@@ -674,7 +674,7 @@ Test(faults, plain_populate_fallocate_enospc_is_epopulate)
 		hpshm__posix_sys_reset();
 		hpshm__linux_sys_reset();
 		hpt_fakeroot_destroy(); /* no .fini after a skip */
-		cr_skip_test("plain has no descriptor (no HPSHM_CAP_FD): fallocate is not its populate method");
+		HPT_SKIP("plain has no descriptor (no HPSHM_CAP_FD): fallocate is not its populate method");
 	}
 	inj.fallocate_errno = ENOSPC;
 	set("provider=plain,populate=on");
@@ -702,10 +702,6 @@ Test(faults, memfd_hugetlb_populate_efault_is_epopulate_without_fallocate)
 	int rc;
 
 	if (hpt_pool_read(2 * MIB, &pool) < 0 || hpt_pool_available(&pool) < 2) {
-		/* Criterion 2.4.1 runs no .fini after cr_skip_test(): clean up here */
-		hpshm__posix_sys_reset();
-		hpshm__linux_sys_reset();
-		hpt_fakeroot_destroy();
 		HPT_UNAVAILABLE("pool", "memfd_hugetlb",
 				"needs 2 free 2MiB pages in the real pool to reach memfd_hugetlb's populate "
 				"(vm.nr_hugepages)");

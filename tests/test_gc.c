@@ -169,7 +169,7 @@ static void need_sysv_hugetlb(size_t ps)
 	if (id < 0) {
 		e = errno;
 		if (e == EINVAL)
-			cr_skip_test("under %s shmget() of a hugetlb segment answers EINVAL", hpt_emulator());
+			HPT_SKIP("under %s shmget() of a hugetlb segment answers EINVAL", hpt_emulator());
 		return;
 	}
 	at = shmat(id, NULL, 0);
@@ -180,9 +180,9 @@ static void need_sysv_hugetlb(size_t ps)
 	}
 	(void)shmctl(id, IPC_RMID, NULL);
 	if (at == (void *)-1)
-		cr_skip_test("under %s a SysV hugetlb segment cannot be attached (shmat: %s)", hpt_emulator(), strerror(e));
+		HPT_SKIP("under %s a SysV hugetlb segment cannot be attached (shmat: %s)", hpt_emulator(), strerror(e));
 	if (seen != ps || !ht)
-		cr_skip_test("under %s /proc/self/smaps does not show a SysV hugetlb segment at the address the program "
+		HPT_SKIP("under %s /proc/self/smaps does not show a SysV hugetlb segment at the address the program "
 			     "sees, so hpshm cannot prove such a segment is its own", hpt_emulator());
 }
 

@@ -110,7 +110,7 @@ static hpshm_config *lconfig(const struct lcase *c, const char *name, const char
 	if (!is_plain(c) && c->page_size == 0)
 		HPT_UNAVAILABLE(c->provider, NULL, "%s: the kernel offers no huge page size", c->provider);
 	if (!strcmp(c->provider, "sysv_hugetlb") && hpt_emulator_refuses_sysv_hugetlb(c->page_size))
-		cr_skip_test("%s", hpt_emulator_refuses_sysv_hugetlb(c->page_size));
+		HPT_SKIP("%s", hpt_emulator_refuses_sysv_hugetlb(c->page_size));
 	hpt_size_text(c->page_size, psz, sizeof psz);
 	snprintf(kv, sizeof kv, "provider=%s,name=%s,reattach=exec,%s%s%s%s", c->provider, name,
 		 is_plain(c) ? "huge_pages=off" : "huge_pages=on,huge_page_size=", is_plain(c) ? "" : psz,
@@ -554,7 +554,7 @@ static void put_foreign(const struct lcase *c, const char *name)
 		const char *mnt = hpt_test_hugetlbfs(c->page_size);
 
 		if (!mnt)
-			cr_skip_test("HPSHM_TEST_HUGETLBFS names no hugetlbfs mount of %zu-byte pages", c->page_size);
+			HPT_SKIP("HPSHM_TEST_HUGETLBFS names no hugetlbfs mount of %zu-byte pages", c->page_size);
 		/* A file of one huge page and nothing in it: no header proves it is hpshm's. */
 		snprintf(path, sizeof path, "%s/hpshm.%s", mnt, name);
 		fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
@@ -663,7 +663,7 @@ ParameterizedTest(struct lcase *c, lifecycle, another_users_segment_is_refused_w
 	const char *args[] = { "refuse-open", name, kv, "HPSHM_EACCES", NULL };
 
 	if (geteuid() != 0)
-		cr_skip_test("needs root, to run the opener as nobody");
+		HPT_SKIP("needs root, to run the opener as nobody");
 	cfg = lconfig(c, name, "mode=0600");
 	seg = lcreate(c, cfg);
 	opener_kv(c, "-", kv, sizeof kv);
@@ -693,7 +693,7 @@ Test(lifecycle, uninherit_keeps_the_descriptor_from_later_programs)
 	cr_assert_gt(hpshm_segment_inherit(seg, tok, sizeof tok, &err), 0, "%s", err.message);
 	p = strstr(tok, ":fd=");
 	if (!p)
-		cr_skip_test("the plain segment has no descriptor here (no memfd): token %s", tok);
+		HPT_SKIP("the plain segment has no descriptor here (no memfd): token %s", tok);
 	snprintf(fd, sizeof fd, "%d", atoi(p + 4));
 	/* The server's own exec of its worker: the descriptor goes with it. */
 	status = run_apart(open_args, 0);

@@ -445,7 +445,7 @@ Test(numa_fake, populate_threads_run_on_their_nodes_cpus_and_the_caller_gets_its
 
 	cr_assert_eq(sched_getaffinity(0, sizeof mine, &mine), 0);
 	if (!CPU_ISSET(0, &mine) || !CPU_ISSET(1, &mine))
-		cr_skip_test("needs CPUs 0 and 1 among this process's (the fake nodes have one each)");
+		HPT_SKIP("needs CPUs 0 and 1 among this process's (the fake nodes have one each)");
 	two_nodes(10, 10);
 	memset(&err, 0, sizeof err);
 	seg = fake_create("huge_pages=off,numa=bind:0-1,populate=on,populate_threads=2", 8 * MIB, &err);
@@ -518,7 +518,7 @@ static int real_nodes(struct hpshm__node *n, int max)
 	int count = hpshm__port_numa_nodes(PS2M, n, max);
 
 	if (count == 0)
-		cr_skip_test("this kernel shows no NUMA nodes (/sys/devices/system/node)");
+		HPT_SKIP("this kernel shows no NUMA nodes (/sys/devices/system/node)");
 	return count;
 }
 
@@ -593,7 +593,7 @@ Test(numa_real, bind_local_and_interleave_put_a_plain_segment_on_node_0)
 
 	skip_without_mbind();
 	if (real_nodes(n, 2) != 1)
-		cr_skip_test("this test reads everything back from node 0 of a one-node machine");
+		HPT_SKIP("this test reads everything back from node 0 of a one-node machine");
 	for (size_t i = 0; i < sizeof policies / sizeof policies[0]; i++) {
 		hpshm_segment *seg;
 
@@ -613,7 +613,7 @@ Test(numa_real, bind_local_and_interleave_put_a_huge_page_segment_on_node_0)
 
 	skip_without_mbind();
 	if (real_nodes(n, 2) != 1)
-		cr_skip_test("this test reads everything back from node 0 of a one-node machine");
+		HPT_SKIP("this test reads everything back from node 0 of a one-node machine");
 	for (size_t i = 0; i < sizeof policies / sizeof policies[0]; i++) {
 		hpshm_segment *seg;
 

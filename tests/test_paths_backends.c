@@ -342,6 +342,23 @@ static void hooks_on(void)
 	hpshm__linux_sys.fstatfs = h_fstatfs;
 }
 
+/* What .fini undoes, and a skip (hpt_fixture_undo_on_skip()): what is still there. */
+static void backends_undo(void)
+{
+	hpshm__posix_sys_reset();
+	hpshm__linux_sys_reset();
+	hpshm_config_free(cfg);
+	cfg = NULL;
+	if (dev_path[0])
+		(void)unlink(dev_path);
+	if (mnt_path[0])
+		(void)unlink(mnt_path);
+	if (fake_mount[0])
+		(void)rmdir(fake_mount);
+	dev_path[0] = mnt_path[0] = fake_mount[0] = '\0';
+	hpt_fakeroot_destroy();
+}
+
 static void backends_init(void)
 {
 	hpt_fixture_init();
@@ -360,18 +377,7 @@ static void backends_init(void)
 	snprintf(mnt_path, sizeof mnt_path, "%s/hpshm.%s", fake_mount, name);
 	hooks_on();
 	fds_before = hpt_fd_count();
-}
-
-/* What .fini undoes; also before a skip, after which Criterion 2.4.1 runs no .fini. */
-static void backends_undo(void)
-{
-	hpshm__posix_sys_reset();
-	hpshm__linux_sys_reset();
-	hpshm_config_free(cfg);
-	(void)unlink(dev_path);
-	(void)unlink(mnt_path);
-	(void)rmdir(fake_mount);
-	hpt_fakeroot_destroy();
+	hpt_fixture_undo_on_skip(backends_undo);
 }
 
 static void backends_fini(void)
@@ -1680,10 +1686,8 @@ static hpshm_segment *memfd_hugetlb_segment(void)
 	hpshm_error err;
 	int rc;
 
-	if (hpt_pool_read(2 * MIB, &p) < 0 || hpt_pool_available(&p) < 1) {
-		backends_undo();
+	if (hpt_pool_read(2 * MIB, &p) < 0 || hpt_pool_available(&p) < 1)
 		HPT_UNAVAILABLE_PAGES("memfd_hugetlb", "2MiB", 1, "needs a free 2MiB page for a memfd_hugetlb segment");
-	}
 	set("provider=%s,huge_pages=on", "memfd_hugetlb");
 	rc = hpshm_segment_create(&seg, 2 * MIB, cfg, &err);
 	if (rc != 0)

@@ -255,7 +255,7 @@ Test(paths_compete, create_links_again_after_another_creator_linked_first)
 	if (inj.link_calls == 0) {
 		hpshm__posix_sys_reset();
 		hpshm_config_free(cfg);
-		cr_skip_test("no O_TMPFILE here: the object was created under its name, never linked");
+		HPT_SKIP("no O_TMPFILE here: the object was created under its name, never linked");
 	}
 	cr_assert_geq(inj.link_calls, 2u, "linkat was called %u times", inj.link_calls);
 }
@@ -322,7 +322,7 @@ Test(paths_compete, create_that_cannot_name_its_unnamed_object_says_linkat)
 	if (inj.link_calls == 0) {
 		hpshm__posix_sys_reset();
 		hpshm_config_free(cfg);
-		cr_skip_test("no O_TMPFILE here: nothing is linked");
+		HPT_SKIP("no O_TMPFILE here: nothing is linked");
 	}
 	cr_assert_str_eq(err.call, "linkat");
 	cr_assert(hpt_contains(err.hint, "/proc"), "hint: %s", err.hint);
@@ -446,7 +446,7 @@ static void sysv_need_pool(void)
 		hpshm__posix_sys_reset();
 		hpshm_config_free(cfg);
 		hpt_fakeroot_destroy();
-		cr_skip_test("%s", emu);
+		HPT_SKIP("%s", emu);
 	}
 	if (hpt_pool_read(2 * MIB, &p) < 0 || hpt_pool_available(&p) < 3) {
 		hpshm__posix_sys_reset();

@@ -271,6 +271,22 @@ static int fds_before;
 static void *held;          /* every free page of the real 2 MiB pool, reserved by the test */
 static size_t held_len;
 
+/* What .fini undoes, and a skip (hpt_fixture_undo_on_skip()): what is still there. */
+static void create_undo(void)
+{
+	hpshm__posix_sys_reset();
+	hpshm__linux_sys_reset();
+	if (held)
+		(void)munmap(held, held_len);
+	held = NULL;
+	hpshm_config_free(cfg);
+	cfg = NULL;
+	if (fake_mount[0])
+		(void)rmdir(fake_mount);
+	fake_mount[0] = '\0';
+	hpt_fakeroot_destroy();
+}
+
 static void create_init(void)
 {
 	hpt_fixture_init();
@@ -301,18 +317,7 @@ static void create_init(void)
 	hpshm__linux_sys.fstatfs = inj_fstatfs;
 	snprintf(fake_mount, sizeof fake_mount, "/tmp/hpt-mnt.XXXXXX");
 	cr_assert_not_null(mkdtemp(fake_mount));
-}
-
-/* What .fini undoes; also before a skip, after which Criterion 2.4.1 runs no .fini. */
-static void create_undo(void)
-{
-	hpshm__posix_sys_reset();
-	hpshm__linux_sys_reset();
-	if (held)
-		(void)munmap(held, held_len);
-	hpshm_config_free(cfg);
-	(void)rmdir(fake_mount);
-	hpt_fakeroot_destroy();
+	hpt_fixture_undo_on_skip(create_undo);
 }
 
 static void create_fini(void)
@@ -326,7 +331,6 @@ static void create_fini(void)
 	do {                                                                                        \
 		struct hpt_pool p_;                                                                 \
 		if (hpt_pool_read(2 * MIB, &p_) < 0 || hpt_pool_available(&p_) < (pages)) {         \
-			create_undo();                                                              \
 			HPT_UNAVAILABLE_PAGES((provider), "2MiB", (pages),                          \
 					      "needs %d free 2MiB pages for shmget to succeed", (pages)); \
 		}                                                                                   \
@@ -389,16 +393,13 @@ static void expect_failure(const char *kv, size_t size, int want_rc, const char 
 	const char *emu = strstr(kv, "sysv_hugetlb") ? hpt_emulator_refuses_sysv_hugetlb(2 * MIB) : NULL;
 	int rc;
 
-	if (emu) {
-		create_undo();
-		cr_skip_test("%s", emu);
-	}
+	if (emu)
+		HPT_SKIP("%s", emu);
 	set(kv);
 	memset(&err, 0, sizeof err);
 	rc = hpshm_segment_create_ex(&seg, size, cfg, &r, &err);
 	if (hpt_emulator() && rc < 0 && r.nattempts >= 1 && r.attempts[0].sys_errno == EINVAL && want_errno != EINVAL) {
-		create_undo();
-		cr_skip_test("under %s the huge mapping was refused (EINVAL) before the kernel could fail it with "
+		HPT_SKIP("under %s the huge mapping was refused (EINVAL) before the kernel could fail it with "
 			     "errno %d: %s", hpt_emulator(), want_errno, r.attempts[0].reason);
 	}
 	cr_assert_eq(rc, want_rc, "%s: got %s: %s", kv, hpshm_errname(rc), err.message);
@@ -536,10 +537,8 @@ Test(paths_create, hugetlbfs_leaves_no_file_when_the_pool_was_taken_between_prob
 	char kv[256];
 	int before;
 
-	if (mnt == NULL) {
-		create_undo();
+	if (mnt == NULL)
 		HPT_UNAVAILABLE("hugetlbfs", "2MiB", "HPSHM_TEST_HUGETLBFS names no 2 MiB hugetlbfs mount");
-	}
 	before = dir_entries(mnt);
 	hold_the_real_pool();
 	snprintf(kv, sizeof kv, "provider=hugetlbfs,huge_pages=on,hugetlbfs_path=%s,name=hpt-paths-htlb-pool", mnt);

@@ -1235,7 +1235,7 @@ static struct look sysv_dead(struct hpshm_instance *inst)
 
 	if (emu) {
 		hpshm__posix_sys_reset();
-		cr_skip_test("%s", emu);
+		HPT_SKIP("%s", emu);
 	}
 	if (hpt_pool_read(2 * MIB, &p) < 0 || hpt_pool_available(&p) < 3) {
 		hpshm__posix_sys_reset();

@@ -63,6 +63,18 @@ static int inj_statfs(const char *path, struct statfs *buf)
 	return rc;
 }
 
+/* What .fini undoes, and a skip (hpt_fixture_undo_on_skip()): what is still there. */
+static void mounts_fini_work(void)
+{
+	hpshm__linux_sys_reset();
+	hpshm_config_free(cfg);
+	cfg = NULL;
+	if (fake_mount[0])
+		(void)rmdir(fake_mount);
+	fake_mount[0] = '\0';
+	hpt_fakeroot_destroy();
+}
+
 static void mounts_init(void)
 {
 	hpt_fixture_init();
@@ -76,15 +88,7 @@ static void mounts_init(void)
 	fake_mount_bsize = (long)(2 * MIB);
 	fake_mount_on = 1;
 	cr_assert_eq(hpshm_config_new(&cfg), 0);
-}
-
-/* What .fini undoes; also before a skip, after which Criterion 2.4.1 runs no .fini. */
-static void mounts_fini_work(void)
-{
-	hpshm__linux_sys_reset();
-	hpshm_config_free(cfg);
-	(void)rmdir(fake_mount);
-	hpt_fakeroot_destroy();
+	hpt_fixture_undo_on_skip(mounts_fini_work);
 }
 
 static void mounts_fini(void)
@@ -254,10 +258,8 @@ Test(paths_mounts, hugetlbfs_mount_this_user_cannot_write_is_named_with_eacces, 
 	pid_t pid;
 
 	/* root writes everywhere: the check runs in a child that dropped to nobody */
-	if (geteuid() != 0) {
-		mounts_fini_work();
-		cr_skip_test("needs root to become another user");
-	}
+	if (geteuid() != 0)
+		HPT_SKIP("needs root to become another user");
 	cr_assert_eq(chmod(fake_mount, 0755), 0);
 	snprintf(line, sizeof line, "36 25 0:40 / %s rw - hugetlbfs none rw,pagesize=2M\n", fake_mount);
 	hpt_fakeroot_write("proc/self/mountinfo", line);

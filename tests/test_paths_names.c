@@ -503,7 +503,7 @@ static hpshm_segment *sysv_with_token(char *token, size_t len)
 
 	if (emu) {
 		hpshm_config_free(cfg);
-		cr_skip_test("%s", emu);
+		HPT_SKIP("%s", emu);
 	}
 	if (hpt_pool_read(2 * MIB, &p) < 0 || hpt_pool_available(&p) < 3) {
 		hpshm_config_free(cfg);

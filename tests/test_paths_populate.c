@@ -399,7 +399,7 @@ Test(paths_populate, populate_turns_a_real_madvise_efault_into_epopulate)
 	if (rc == HPSHM_EPOPULATE && strcmp(err.call, "touch") == 0) {
 		short_map_free(&m);
 		hpshm__linux_sys_reset();
-		cr_skip_test("this kernel has no MADV_POPULATE_WRITE (before 5.14): the touch answered");
+		HPT_SKIP("this kernel has no MADV_POPULATE_WRITE (before 5.14): the touch answered");
 	}
 	cr_assert_eq(rc, HPSHM_EPOPULATE, "got %s: %s", hpshm_errname(rc), err.message);
 	cr_assert_str_eq(err.call, "madvise");

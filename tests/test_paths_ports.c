@@ -69,22 +69,6 @@ static char saved_cwd[PATH_MAX];
 static char *saved_path;          /* PATH before a test changed it */
 static char scratch[64];          /* a temporary directory a test made, "" if none */
 
-static void ports_init(void)
-{
-	const char *path = getenv("PATH");
-
-	hpt_fixture_init();
-	hpshm__posix_sys_reset();
-	hpshm__linux_sys_reset();
-	real_sys = hpshm__posix_sys;
-	real_linux = hpshm__linux_sys;
-	hpt_fakeroot_create(10, 4);
-	if (getcwd(saved_cwd, sizeof saved_cwd) == NULL)
-		saved_cwd[0] = '\0';
-	saved_path = path ? strdup(path) : NULL;
-	scratch[0] = '\0';
-}
-
 static int remove_tree(const char *dir)
 {
 	char cmd[128];
@@ -93,7 +77,7 @@ static int remove_tree(const char *dir)
 	return system(cmd);
 }
 
-/* What .fini undoes; also before a skip, after which Criterion 2.4.1 runs no .fini. */
+/* What .fini undoes, and a skip (hpt_fixture_undo_on_skip()): what is still there. */
 static void ports_fini_work(void)
 {
 	hpshm__posix_sys_reset();
@@ -110,6 +94,23 @@ static void ports_fini_work(void)
 		(void)remove_tree(scratch);
 		scratch[0] = '\0';
 	}
+}
+
+static void ports_init(void)
+{
+	const char *path = getenv("PATH");
+
+	hpt_fixture_init();
+	hpshm__posix_sys_reset();
+	hpshm__linux_sys_reset();
+	real_sys = hpshm__posix_sys;
+	real_linux = hpshm__linux_sys;
+	hpt_fakeroot_create(10, 4);
+	if (getcwd(saved_cwd, sizeof saved_cwd) == NULL)
+		saved_cwd[0] = '\0';
+	saved_path = path ? strdup(path) : NULL;
+	scratch[0] = '\0';
+	hpt_fixture_undo_on_skip(ports_fini_work);
 }
 
 static void ports_fini(void)
@@ -378,10 +379,8 @@ Test(paths_ports, in_group_reads_more_supplementary_groups_than_its_stack_holds,
 	int status;
 	pid_t pid;
 
-	if (geteuid() != 0) {
-		ports_fini_work();
-		cr_skip_test("needs root to set the supplementary groups");
-	}
+	if (geteuid() != 0)
+		HPT_SKIP("needs root to set the supplementary groups");
 	pid = hpt_fork();
 	cr_assert_neq(pid, -1);
 	if (pid == 0) {
@@ -1118,11 +1117,8 @@ Test(paths_ports, populate_touch_past_the_end_under_a_cgroup_limit_says_so)
 	unsigned methods;
 	int fd;
 
-	if (hpt_emulator()) {
-		ports_fini_work();
-		HPT_SKIP_UNDER_EMULATOR("qemu-user maps guest memory with a 2MiB host page (-p 2097152), so a shared "
-					"mapping past the end of a file raises no SIGBUS");
-	}
+	HPT_SKIP_UNDER_EMULATOR("qemu-user maps guest memory with a 2MiB host page (-p 2097152), so a shared "
+				"mapping past the end of a file raises no SIGBUS");
 	/* a page size above the base page, whose pages the cgroup limits at fault time */
 	hpshm__linux_hugetlb_cgroup_size(step, name, sizeof name);
 	cgroup_v2_at("/a", CG2("/", "/sys/fs/cgroup"));
@@ -1596,10 +1592,8 @@ Test(paths_ports, touches_in_two_threads_take_turns_and_leave_the_programs_sigbu
 	cr_assert_eq(sigaction(SIGBUS, NULL, &cur), 0);
 	cr_assert(cur.sa_handler == prog.sa_handler, "the program's action is back after both touches");
 	cr_assert_eq(munmap(t.addr, t.len), 0);
-	if (!seen) {
-		ports_fini_work();
-		cr_skip_test("the other thread's touch was over before this one started: nothing overlapped");
-	}
+	if (!seen)
+		HPT_SKIP("the other thread's touch was over before this one started: nothing overlapped");
 }
 
 /* ==== posix/sys.c: the close-on-exec fopen ==== */
@@ -1789,10 +1783,8 @@ Test(paths_ports, spawn_when_fork_is_refused_names_the_process_limit, .timeout =
 	int status;
 	pid_t pid;
 
-	if (geteuid() != 0) {
-		ports_fini_work();
-		cr_skip_test("needs root to run as another user with no processes allowed");
-	}
+	if (geteuid() != 0)
+		HPT_SKIP("needs root to run as another user with no processes allowed");
 	pid = hpt_fork();
 	cr_assert_neq(pid, -1);
 	if (pid == 0) {
@@ -1933,10 +1925,8 @@ Test(paths_ports, pick_address_tries_the_next_hint_when_one_is_taken_then_lets_t
 	const int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
 	void *p = NULL;
 
-	if (sizeof(uintptr_t) < 8) {
-		ports_fini_work();
-		cr_skip_test("the hints beyond 4 GiB are left out of a 32-bit address space");
-	}
+	if (sizeof(uintptr_t) < 8)
+		HPT_SKIP("the hints beyond 4 GiB are left out of a 32-bit address space");
 	hpshm__posix_sys.mmap = inj_mmap;
 	hpshm__posix_sys.munmap = inj_munmap;
 	cr_assert_eq(hpshm__posix_pick_address(4 * MIB, 2 * MIB, flags, -1, NULL, &p), 0);

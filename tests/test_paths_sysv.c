@@ -228,6 +228,22 @@ static int fds_before;
 static char name[64];   /* this test's segment name */
 static int made = -1;   /* a real segment the test made, removed by .fini */
 
+/* What .fini undoes, and a skip (hpt_fixture_undo_on_skip()): what is still there. */
+static void sysv_undo(void)
+{
+	hpshm__posix_sys_reset();
+	hpshm__linux_sys_reset();
+	if (fake.at)
+		(void)munmap(fake.at, fake.len);
+	fake.at = NULL;
+	if (made >= 0)
+		(void)shmctl(made, IPC_RMID, NULL);
+	made = -1;
+	hpshm_config_free(cfg);
+	cfg = NULL;
+	hpt_fakeroot_destroy();
+}
+
 static void sysv_init(void)
 {
 	hpt_fixture_init();
@@ -247,20 +263,7 @@ static void sysv_init(void)
 	hpshm__posix_sys.shmdt = h_shmdt;
 	hpshm__linux_sys.madvise = h_madvise;
 	fds_before = hpt_fd_count();
-}
-
-/* What .fini undoes; also before a skip, after which Criterion 2.4.1 runs no .fini. */
-static void sysv_undo(void)
-{
-	hpshm__posix_sys_reset();
-	hpshm__linux_sys_reset();
-	if (fake.at)
-		(void)munmap(fake.at, fake.len);
-	if (made >= 0)
-		(void)shmctl(made, IPC_RMID, NULL);
-	made = -1;
-	hpshm_config_free(cfg);
-	hpt_fakeroot_destroy();
+	hpt_fixture_undo_on_skip(sysv_undo);
 }
 
 static void sysv_fini(void)
@@ -522,8 +525,7 @@ Test(paths_sysv, attach_over_a_taken_range_that_maps_shows_nothing_is_eexist)
 		/* The library reads maps through the fake tree's link to the real /proc/self, and
 		 * through a link an emulator shows its own maps, not the guest's: qemu-i386 there
 		 * shows the guest's whole low memory reserved, so no range "shows nothing". */
-		sysv_undo();
-		cr_skip_test("under %s /proc/self/maps read through a link is the emulator's own", hpt_emulator());
+		HPT_SKIP("under %s /proc/self/maps read through a link is the emulator's own", hpt_emulator());
 	}
 	inj.shmat_errno = EINVAL;   /* the segment is there (IPC_STAT says so): the range is taken */
 	err = attach_fails(HPSHM_EEXIST, NULL);
@@ -657,10 +659,8 @@ static struct seen list_made(void)
 Test(paths_sysv, ls_never_lists_a_segment_outside_hpshms_keys)
 {
 	made = shmget((key_t)0x12ab34cd, 2 * MIB, IPC_CREAT | IPC_EXCL | 0600);
-	if (made < 0 && errno == EEXIST) {
-		sysv_undo();
-		cr_skip_test("key 0x12ab34cd is taken by another program here");
-	}
+	if (made < 0 && errno == EEXIST)
+		HPT_SKIP("key 0x12ab34cd is taken by another program here");
 	cr_assert_geq(made, 0, "%s", strerror(errno));
 	cr_assert_eq(list_made().hits, 0, "a segment outside hpshm's keys was listed");
 	cr_assert_eq(inj.ro_live, 0u, "ls attached a segment that is none of its business");
@@ -761,20 +761,16 @@ Test(paths_sysv, requirements_stop_when_the_callback_says_so_at_a_short_shmmax)
 
 /* ---- a name's key held by a hugetlb segment that proves nothing (these need the pool) ---- */
 
-/* Skip (or fail where required) without `pages` free 2 MiB pages, undoing the setup first. */
+/* Skip (or fail where required) without `pages` free 2 MiB pages (the skip undoes the setup). */
 #define NEED_POOL(pages)                                                                            \
 	do {                                                                                        \
 		struct hpt_pool p_;                                                                 \
 		const char *emu_ = hpt_emulator_refuses_sysv_hugetlb(2 * MIB);                      \
-		if (emu_) {                                                                         \
-			sysv_undo();                                                                \
-			cr_skip_test("%s", emu_);                                                   \
-		}                                                                                   \
-		if (hpt_pool_read(2 * MIB, &p_) < 0 || hpt_pool_available(&p_) < (pages)) {         \
-			sysv_undo();                                                                \
+		if (emu_)                                                                           \
+			HPT_SKIP("%s", emu_);                                                       \
+		if (hpt_pool_read(2 * MIB, &p_) < 0 || hpt_pool_available(&p_) < (pages))           \
 			HPT_UNAVAILABLE_PAGES("sysv_hugetlb", "2MiB", (pages),                      \
 					      "needs %d free 2MiB pages for a SysV hugetlb segment", (pages)); \
-		}                                                                                   \
 	} while (0)
 
 /* A SysV segment of 2 MiB pages, size bytes, under the key of this test's name, made by this

@@ -129,7 +129,7 @@ Test(paths_tools, plan_json_counts_the_pages_of_the_default_size)
 	char want[64];
 
 	if (ps == 0)
-		cr_skip_test("the kernel offers no huge page size");
+		HPT_SKIP("the kernel offers no huge page size");
 	r = hpt_tool(HPSHM_TOOL_PATH, "plan", "64MiB", "--json", NULL);
 	cr_assert(r->status == 0 || r->status == 1, "status %d: %s", r->status, r->err);
 	cr_assert(hpt_json_ok(r->out), "not one JSON value:\n%s", r->out);
@@ -164,9 +164,10 @@ Test(paths_tools, bench_writes_an_svg_chart)
 	struct hpt_run *r;
 	char buf[512] = "";
 	FILE *f;
-	int fd = mkstemp(path);
+	int fd;
 
 	HPT_SKIP_UNDER_EMULATOR("the bench execs itself");
+	fd = mkstemp(path);
 	cr_assert_geq(fd, 0);
 	close(fd);
 	r = hpt_tool(HPSHM_TOOL_PATH, "bench", "--size", "8MiB", "--providers", "plain", "--rounds", "1",
@@ -200,9 +201,9 @@ Test(paths_tools, bench_reserve_raises_the_pool_for_the_run_and_puts_it_back, .t
 
 	HPT_SKIP_UNDER_EMULATOR("the bench execs itself");
 	if (geteuid() != 0)
-		cr_skip_test("--reserve writes nr_hugepages: needs root");
+		HPT_SKIP("--reserve writes nr_hugepages: needs root");
 	if (hpt_pool_read(2 * MIB, &before) < 0)
-		cr_skip_test("the kernel has no 2 MiB pages");
+		HPT_SKIP("the kernel has no 2 MiB pages");
 	r = hpt_tool(HPSHM_TOOL_PATH, "bench", "--size", "8MiB", "--page-size", "2MiB", "--providers", "mmap_hugetlb",
 		     "--rounds", "1", "--phase-seconds", "0.05", "--quiet", "--json", "--reserve", NULL);
 	cr_assert_eq(hpt_pool_read(2 * MIB, &after), 0);
@@ -481,7 +482,7 @@ Test(paths_tools, plan_text_for_more_than_the_pool_lists_what_is_missing_and_the
 	struct hpt_run *r;
 
 	if (hpt_default_huge_page_size() == 0)
-		cr_skip_test("the kernel offers no huge page size");
+		HPT_SKIP("the kernel offers no huge page size");
 	r = hpt_tool(HPSHM_TOOL_PATH, "plan", PLAN_BEYOND, NULL);
 	cr_assert(r->status == 0 || r->status == 1, "status %d: %s", r->status, r->err);
 	cr_assert(strstr(r->out, "missing now:"), "%s", r->out);
@@ -495,7 +496,7 @@ Test(paths_tools, plan_json_for_more_than_the_pool_is_not_ready_and_has_commands
 	struct hpt_run *r;
 
 	if (hpt_default_huge_page_size() == 0)
-		cr_skip_test("the kernel offers no huge page size");
+		HPT_SKIP("the kernel offers no huge page size");
 	r = hpt_tool(HPSHM_TOOL_PATH, "plan", PLAN_BEYOND, "--json", NULL);
 	cr_assert(hpt_json_ok(r->out), "not one JSON value:\n%s", r->out);
 	cr_assert(strstr(r->out, "\"ready\": false"), "%s", r->out);
@@ -508,7 +509,7 @@ Test(paths_tools, plan_under_huge_pages_off_has_nothing_to_set_up)
 	struct hpt_run *r = hpt_tool(HPSHM_TOOL_PATH, "plan", "64MiB", "--config", "huge_pages=off", NULL);
 
 	if (hpt_default_huge_page_size() == 0)
-		cr_skip_test("the kernel offers no huge page size");
+		HPT_SKIP("the kernel offers no huge page size");
 	cr_assert_eq(r->status, 0, "status %d: %s%s", r->status, r->out, r->err);
 	cr_assert(strstr(r->out, "nothing to set up"), "%s", r->out);
 }

@@ -101,7 +101,7 @@ static hpshm_segment *create_huge(size_t size, size_t want_ps)
 	if (!is_huge_provider(r->provider) && hpt_emulator() && r->nattempts > 0 &&
 	    (strcmp(r->attempts[0].call, "verify") == 0 || r->attempts[0].sys_errno == EINVAL)) {
 		cr_assert_eq(hpshm_segment_destroy(seg), 0);
-		cr_skip_test("under %s huge pages cannot be had or verified, and huge_pages=try fell back to %s "
+		HPT_SKIP("under %s huge pages cannot be had or verified, and huge_pages=try fell back to %s "
 			     "cleanly: %s", hpt_emulator(), r->provider, r->attempts[0].reason);
 	}
 	cr_assert(is_huge_provider(r->provider), "%s is not a huge page provider", r->provider);
@@ -266,7 +266,7 @@ static size_t short_pool_size(unsigned long *lo, unsigned long *hi)
 	unsigned long need;
 
 	if (ps == 0 || hpt_pool_read(ps, &pool) < 0)
-		cr_skip_test("the kernel offers no huge pages: there is no pool to be short of");
+		HPT_SKIP("the kernel offers no huge pages: there is no pool to be short of");
 	need = pool.total + pool.overcommit + 4;
 	*lo = pool.total + 4;
 	*hi = pool.total + need;
@@ -362,14 +362,14 @@ static void expect_outside_user_range(const char *base)
 
 	/* A 64-bit address: test_config checks that a 32-bit build refuses it as a value. */
 	if (sizeof(void *) < 8)
-		cr_skip_test("%s is not an address of a 32-bit process (base_address refuses it as a value)", base);
+		HPT_SKIP("%s is not an address of a 32-bit process (base_address refuses it as a value)", base);
 	snprintf(kv, sizeof kv, "base_address=%s,reattach=exec", base);
 	set(kv);
 	memset(&err, 0, sizeof err);
 	rc = hpshm_segment_create_ex(&seg, 4 * MIB, cfg, &r, &err);
 	if (rc == 0) {
 		cr_assert_eq(hpshm_segment_destroy(seg), 0);
-		cr_skip_test("this machine maps %s: its user address range is wider than 47 bits", base);
+		HPT_SKIP("this machine maps %s: its user address range is wider than 47 bits", base);
 	}
 	/* qemu-user keeps the guest in the address range it reserved and answers EEXIST beyond
 	 * it, where the kernel answers ENOMEM or EINVAL: that answer is the emulator's. */

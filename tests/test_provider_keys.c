@@ -247,7 +247,7 @@ Test(provider_keys, malformed_declarations_are_refused_at_registration)
 /* A static program (HPSHM_STATIC_PROGRAMS: i686 under qemu) exports nothing a module could
  * bind its calls of hpshm to, so no module loads into it, nor into the static tool. */
 #ifdef HPT_STATIC_PROGRAMS
-#define SKIP_IF_STATIC() cr_skip_test("static programs (HPSHM_STATIC_PROGRAMS) cannot load provider modules")
+#define SKIP_IF_STATIC() HPT_SKIP("static programs (HPSHM_STATIC_PROGRAMS) cannot load provider modules")
 #else
 #define SKIP_IF_STATIC() ((void)0)
 #endif

@@ -359,7 +359,7 @@ static uintptr_t free_aligned(size_t len, size_t align)
 	uintptr_t a;
 
 	if (p == MAP_FAILED && sizeof(void *) < 8)
-		cr_skip_test("this 32-bit process has no free range of %zu bytes aligned to %zu to give base_address",
+		HPT_SKIP("this 32-bit process has no free range of %zu bytes aligned to %zu to give base_address",
 			     len, align);
 	cr_assert_neq(p, MAP_FAILED);
 	a = ((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1);
@@ -774,7 +774,7 @@ ParameterizedTest(struct case_ *c, reattach, a_size_that_fills_its_huge_pages_ta
 	char *a;
 
 	if (!(c->caps & HPSHM_CAP_HUGE) || c->no_sizes)
-		cr_skip_test("%s is on base pages: its header at the tail costs a base page", c->provider);
+		HPT_SKIP("%s is on base pages: its header at the tail costs a base page", c->provider);
 	cfg = case_config(c, size, "");
 	seg = case_create(c, cfg, size);
 	r = hpshm_segment_report(seg);
@@ -821,7 +821,7 @@ static void taken_granule_case(const char *provider, int fits)
 	int rc;
 
 	if (!has_provider(provider))
-		cr_skip_test("this build has no %s", provider);
+		HPT_SKIP("this build has no %s", provider);
 	snprintf(c.provider, sizeof c.provider, "%s", provider);
 	snprintf(extra, sizeof extra, "base_address=%#" PRIxPTR, base);
 	cfg = case_config(&c, size, extra);
@@ -891,7 +891,7 @@ static void inherit_case(const char *provider, int companion)
 	pid_t pid;
 
 	if (!has_provider(provider))
-		cr_skip_test("this build has no %s", provider);
+		HPT_SKIP("this build has no %s", provider);
 	snprintf(c.provider, sizeof c.provider, "%s", provider);
 	cfg = case_config(&c, size, "");
 	seg = case_create(&c, cfg, size);
@@ -1147,11 +1147,11 @@ static void stale_case(int killed)
 	pid_t pid;
 
 	if (!has_provider("sysv_hugetlb"))
-		cr_skip_test("this build has no sysv_hugetlb");
+		HPT_SKIP("this build has no sysv_hugetlb");
 	cfg = case_config(&c, page_size, ""); /* skips without a pool or the privilege */
 	hpshm_config_free(cfg);
 	if (geteuid() != 0)
-		cr_skip_test("only root can give a new segment a chosen id (kernel.shm_next_id)");
+		HPT_SKIP("only root can give a new segment a chosen id (kernel.shm_next_id)");
 	cr_assert_eq(pipe(msg), 0);
 	pid = hpt_fork();
 	cr_assert_geq(pid, 0, "fork: %s", strerror(errno));
@@ -1168,7 +1168,7 @@ static void stale_case(int killed)
 	cr_assert(WIFEXITED(status), "the test's process died of signal %d", WTERMSIG(status));
 	if (WEXITSTATUS(status) == STALE_SKIP) {
 		HPT_SKIP_UNDER_EMULATOR(line);
-		cr_skip_test("%s", line);
+		HPT_SKIP("%s", line);
 	}
 	cr_assert_eq(WEXITSTATUS(status), STALE_OK, "%s", line);
 }
@@ -1234,7 +1234,7 @@ Test(reattach, spawn_ex_worker_ends_when_its_server_exits)
 
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
 		cr_assert(hpt_emulator(), "prctl(PR_SET_CHILD_SUBREAPER): %s", strerror(errno));
-		cr_skip_test("under %s: prctl(PR_SET_CHILD_SUBREAPER): %s: the emulator does not pass it to the "
+		HPT_SKIP("under %s: prctl(PR_SET_CHILD_SUBREAPER): %s: the emulator does not pass it to the "
 			     "kernel, so the orphaned worker could not be waited for here",
 			     hpt_emulator(), strerror(errno));
 	}

@@ -202,7 +202,7 @@ static void skip_under_qemu(void)
 	const char *emu = hpt_emulator();
 
 	if (emu && strstr(emu, "qemu"))
-		cr_skip_test("under %s: %s", emu, RESIZE_EMULATED);
+		HPT_SKIP("under %s: %s", emu, RESIZE_EMULATED);
 }
 
 /* The acceptance case (the file's comment) for one provider. */
@@ -326,7 +326,7 @@ static void grow_beyond_the_pool(const char *threads)
 		cr_assert_eq(hpt_pool_read(HUGE_2M, &pool), 0);
 		target = 8 * MIB + (hpt_pool_available(&pool) + 16) * HUGE_2M;
 		if (target > hpshm_segment_max_size(seg))
-			cr_skip_test("the pool is larger than the range this test may reserve, and the test has no "
+			HPT_SKIP("the pool is larger than the range this test may reserve, and the test has no "
 				     "cgroup of its own to limit it");
 	}
 	rc = hpshm_segment_resize(seg, target, &err);

@@ -253,7 +253,7 @@ Test(winunicode, hpshm_run_starts_a_program_in_a_directory_named_outside_the_cod
 #else
 Test(winunicode, hpshm_run_starts_a_program_in_a_directory_named_outside_the_code_page)
 {
-	cr_skip_test("built without the examples (HPSHM_BUILD_EXAMPLES=OFF): no attach_child to start");
+	HPT_SKIP("built without the examples (HPSHM_BUILD_EXAMPLES=OFF): no attach_child to start");
 }
 #endif
 
