@@ -57,10 +57,11 @@ void hpshm__posix_split(size_t len, size_t page_size, unsigned n, unsigned i, si
 /*
  * A free, aligned range of len bytes for a segment a child will map at the same address: a
  * span of len + align is reserved with mmap(hint, span, PROT_NONE, flags, fd, 0), aligned,
- * and given back.  The hints are tried best first -- 96 TiB on 64-bit systems, 256 GiB for
- * 39-bit ones, 256 MiB for 32-bit processes, each far from where the system puts a fresh
- * process's libraries -- and one the system does not honour exactly is passed over; when none
- * is, the system's own choice is used.  flags and fd are the OS's way to reserve without
+ * and given back.  The hints are tried best first -- 96 TiB on 64-bit systems (80 TiB where
+ * that is taken, as a sanitizer's allocator takes it), 256 GiB for 39-bit ones, 256 MiB for
+ * 32-bit processes, each far from where the system puts a fresh process's libraries -- and one
+ * the system does not honour exactly is passed over; when none is, the system's own choice is
+ * used.  flags and fd are the OS's way to reserve without
  * committing memory (Linux: MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE and -1; POSIX alone:
  * MAP_PRIVATE over /dev/zero).  busy, when not NULL, is asked first whether the OS shows a
  * hint's span as taken although mmap() might still place a reservation there (an emulator

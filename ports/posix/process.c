@@ -249,8 +249,12 @@ int hpshm__port_wait(struct hpshm__process *child, int *status, hpshm_error *err
 int hpshm__posix_pick_address(size_t len, size_t align, int flags, int fd, int (*busy)(uintptr_t at, size_t len),
 			      void **out)
 {
-	/* Best first; the 64-bit ones are left out where a pointer cannot hold them. */
-	static const unsigned long long hints[] = { 0x600000000000ULL, 0x4000000000ULL, 0x10000000ULL };
+	/* Best first; the 64-bit ones are left out where a pointer cannot hold them.  80 TiB is
+	 * for a program whose 96 TiB is taken: AddressSanitizer keeps its allocator there and its
+	 * shadow gap over 256 GiB, and without it a sanitized server's segments went where the
+	 * kernel chose, among the libraries of the children that re-attach them. */
+	static const unsigned long long hints[] = { 0x600000000000ULL, 0x500000000000ULL, 0x4000000000ULL,
+						    0x10000000ULL };
 	size_t span = len + align;
 	uintptr_t a;
 	void *p = MAP_FAILED;
