@@ -349,6 +349,23 @@ int hpt_fake_unregister(struct hpt_fake *f)
 	return hpshm_provider_unregister(f->name);
 }
 
+static char fake_mount[64];
+
+void hpt_fake_mount_remove(void)
+{
+	if (fake_mount[0])
+		(void)rmdir(fake_mount);
+	fake_mount[0] = '\0';
+}
+
+const char *hpt_fake_mount_make(void)
+{
+	snprintf(fake_mount, sizeof fake_mount, "/tmp/hpt-mnt.XXXXXX");
+	must(mkdtemp(fake_mount) != NULL, "mkdtemp");
+	hpt_fixture_undo_on_skip(hpt_fake_mount_remove);
+	return fake_mount;
+}
+
 int hpt_on_fake_mount(const char *dir, int fd)
 {
 	struct stat a, b;

@@ -43,10 +43,14 @@ void hpt_fakeroot_smaps_real(void);
 
 /*
  * A directory that passes for a hugetlbfs mount, for suites whose statfs()/fstatfs() hooks
- * dress what the real call returned: hpt_on_fake_mount() says whether fd lies on the file
- * system of dir ("" for none), hpt_as_hugetlbfs() rewrites buf to hugetlbfs of page_size.
+ * dress what the real call returned: hpt_fake_mount_make() makes a fresh one in /tmp and
+ * returns its path, which hpt_fake_mount_remove() (and a skip: hpt_fixture_undo_on_skip())
+ * removes and empties; hpt_on_fake_mount() says whether fd lies on the file system of dir
+ * ("" for none), hpt_as_hugetlbfs() rewrites buf to hugetlbfs of page_size.
  */
 struct statfs;
+const char *hpt_fake_mount_make(void);
+void hpt_fake_mount_remove(void);
 int hpt_on_fake_mount(const char *dir, int fd);
 void hpt_as_hugetlbfs(struct statfs *buf, size_t page_size);
 

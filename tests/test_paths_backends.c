@@ -276,7 +276,7 @@ static int h_fchmod(int fd, mode_t mode)
 }
 
 /* A directory that statfs() and fstatfs() report as a 2 MiB hugetlbfs mount. */
-static char fake_mount[64];
+static const char *fake_mount = "";
 
 static int h_statfs(const char *path, struct statfs *buf)
 {
@@ -353,9 +353,8 @@ static void backends_undo(void)
 		(void)unlink(dev_path);
 	if (mnt_path[0])
 		(void)unlink(mnt_path);
-	if (fake_mount[0])
-		(void)rmdir(fake_mount);
-	dev_path[0] = mnt_path[0] = fake_mount[0] = '\0';
+	dev_path[0] = mnt_path[0] = '\0';
+	hpt_fake_mount_remove();
 	hpt_fakeroot_destroy();
 }
 
@@ -372,8 +371,7 @@ static void backends_init(void)
 	snprintf(name, sizeof name, "hpt-paths-backends-%ld", (long)getpid());
 	snprintf(shm_path, sizeof shm_path, "/hpshm.%s", name);
 	snprintf(dev_path, sizeof dev_path, "/dev/shm/hpshm.%s", name);
-	snprintf(fake_mount, sizeof fake_mount, "/tmp/hpt-mnt.XXXXXX");
-	cr_assert_not_null(mkdtemp(fake_mount));
+	fake_mount = hpt_fake_mount_make();
 	snprintf(mnt_path, sizeof mnt_path, "%s/hpshm.%s", fake_mount, name);
 	hooks_on();
 	fds_before = hpt_fd_count();

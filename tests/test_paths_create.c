@@ -229,7 +229,7 @@ static int inj_ftruncate(int fd, off_t len)
 }
 
 /* A directory that statfs() and fstatfs() report as a 2 MiB hugetlbfs mount. */
-static char fake_mount[64];
+static const char *fake_mount = "";
 
 static int inj_statfs(const char *path, struct statfs *buf)
 {
@@ -281,9 +281,7 @@ static void create_undo(void)
 	held = NULL;
 	hpshm_config_free(cfg);
 	cfg = NULL;
-	if (fake_mount[0])
-		(void)rmdir(fake_mount);
-	fake_mount[0] = '\0';
+	hpt_fake_mount_remove();
 	hpt_fakeroot_destroy();
 }
 
@@ -315,8 +313,7 @@ static void create_init(void)
 	hpshm__linux_sys.memfd_create = inj_memfd_create;
 	hpshm__linux_sys.statfs = inj_statfs;
 	hpshm__linux_sys.fstatfs = inj_fstatfs;
-	snprintf(fake_mount, sizeof fake_mount, "/tmp/hpt-mnt.XXXXXX");
-	cr_assert_not_null(mkdtemp(fake_mount));
+	fake_mount = hpt_fake_mount_make();
 	hpt_fixture_undo_on_skip(create_undo);
 }
 

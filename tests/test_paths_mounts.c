@@ -34,9 +34,9 @@
 #define MIB HPT_MIB
 
 static struct hpshm__linux_syscalls real_linux;
-static char fake_mount[64];       /* a directory statfs() reports as hugetlbfs */
-static long fake_mount_bsize;     /* with this page size */
-static int  fake_mount_on;        /* 0: statfs() tells the truth about it */
+static const char *fake_mount = "";  /* a directory statfs() reports as hugetlbfs */
+static long fake_mount_bsize;        /* with this page size */
+static int  fake_mount_on;           /* 0: statfs() tells the truth about it */
 static hpshm_config *cfg;
 
 /* fstatfs() of a file on the fake mount's file system says hugetlbfs too. */
@@ -69,9 +69,7 @@ static void mounts_fini_work(void)
 	hpshm__linux_sys_reset();
 	hpshm_config_free(cfg);
 	cfg = NULL;
-	if (fake_mount[0])
-		(void)rmdir(fake_mount);
-	fake_mount[0] = '\0';
+	hpt_fake_mount_remove();
 	hpt_fakeroot_destroy();
 }
 
@@ -83,8 +81,7 @@ static void mounts_init(void)
 	hpshm__linux_sys.statfs = inj_statfs;
 	hpshm__linux_sys.fstatfs = inj_fstatfs;
 	hpt_fakeroot_create(64, 64);
-	snprintf(fake_mount, sizeof fake_mount, "/tmp/hpt-mnt.XXXXXX");
-	cr_assert_not_null(mkdtemp(fake_mount));
+	fake_mount = hpt_fake_mount_make();
 	fake_mount_bsize = (long)(2 * MIB);
 	fake_mount_on = 1;
 	cr_assert_eq(hpshm_config_new(&cfg), 0);
