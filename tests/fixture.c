@@ -1138,15 +1138,15 @@ void hpt_skip_emulated_refusal(int rc, const hpshm_error *err)
 		return;
 	if (strcmp(err->call, "verify") == 0)
 		HPT_SKIP("under %s huge pages cannot be verified (the smaps it passes through is the host's): "
-			     "hpshm refused them cleanly: %s", emu, err->message);
+			 "hpshm refused them cleanly: %s", emu, err->message);
 	if (err->sys_errno == EINVAL || rc == HPSHM_EEXIST || rc == HPSHM_EVALUE)
 		HPT_SKIP("under %s the mapping or attach at that address was refused (%s), as the kernel would "
-			     "not: %s", emu, hpshm_errname(rc), err->message);
+			 "not: %s", emu, hpshm_errname(rc), err->message);
 	/* qemu-user places guest mappings in a host range of its own, and finds none for a large
 	 * span on a large grid (2 GiB on the 1 GiB grid) where the kernel would. */
 	if (err->sys_errno == ENOMEM)
 		HPT_SKIP("under %s the mapping was refused for want of address space (ENOMEM), where the "
-			     "kernel would have given it: %s", emu, err->message);
+			 "kernel would have given it: %s", emu, err->message);
 }
 
 const char *hpt_emulator_refuses_sysv_hugetlb(size_t page_size)

@@ -634,7 +634,7 @@ Test(cli, plan_prints_the_per_node_command_for_a_bound_node_that_is_short)
 			break;
 		if (tries == 20)
 			HPT_SKIP("node %d's pool kept changing under the test (other programs take and return pages)",
-				     n[0].id);
+				 n[0].id);
 	}
 	cr_assert_eq(r->status, 0, "stderr: %s", r->err);
 	snprintf(want, sizeof want, "echo %lu > /sys/devices/system/node/node%d/hugepages/hugepages-2048kB/nr_hugepages",

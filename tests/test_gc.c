@@ -183,7 +183,7 @@ static void need_sysv_hugetlb(size_t ps)
 		HPT_SKIP("under %s a SysV hugetlb segment cannot be attached (shmat: %s)", hpt_emulator(), strerror(e));
 	if (seen != ps || !ht)
 		HPT_SKIP("under %s /proc/self/smaps does not show a SysV hugetlb segment at the address the program "
-			     "sees, so hpshm cannot prove such a segment is its own", hpt_emulator());
+			 "sees, so hpshm cannot prove such a segment is its own", hpt_emulator());
 }
 
 /* The default huge page size, with at least pages free beyond what is reserved, or skip. */

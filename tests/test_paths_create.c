@@ -397,7 +397,7 @@ static void expect_failure(const char *kv, size_t size, int want_rc, const char 
 	rc = hpshm_segment_create_ex(&seg, size, cfg, &r, &err);
 	if (hpt_emulator() && rc < 0 && r.nattempts >= 1 && r.attempts[0].sys_errno == EINVAL && want_errno != EINVAL) {
 		HPT_SKIP("under %s the huge mapping was refused (EINVAL) before the kernel could fail it with "
-			     "errno %d: %s", hpt_emulator(), want_errno, r.attempts[0].reason);
+			 "errno %d: %s", hpt_emulator(), want_errno, r.attempts[0].reason);
 	}
 	cr_assert_eq(rc, want_rc, "%s: got %s: %s", kv, hpshm_errname(rc), err.message);
 	cr_assert_null(seg);

@@ -102,7 +102,7 @@ static hpshm_segment *create_huge(size_t size, size_t want_ps)
 	    (strcmp(r->attempts[0].call, "verify") == 0 || r->attempts[0].sys_errno == EINVAL)) {
 		cr_assert_eq(hpshm_segment_destroy(seg), 0);
 		HPT_SKIP("under %s huge pages cannot be had or verified, and huge_pages=try fell back to %s "
-			     "cleanly: %s", hpt_emulator(), r->provider, r->attempts[0].reason);
+			 "cleanly: %s", hpt_emulator(), r->provider, r->attempts[0].reason);
 	}
 	cr_assert(is_huge_provider(r->provider), "%s is not a huge page provider", r->provider);
 	cr_assert_eq(r->huge, 1);

@@ -360,7 +360,7 @@ static uintptr_t free_aligned(size_t len, size_t align)
 
 	if (p == MAP_FAILED && sizeof(void *) < 8)
 		HPT_SKIP("this 32-bit process has no free range of %zu bytes aligned to %zu to give base_address",
-			     len, align);
+			 len, align);
 	cr_assert_neq(p, MAP_FAILED);
 	a = ((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1);
 	munmap(p, len + align);
@@ -1235,8 +1235,8 @@ Test(reattach, spawn_ex_worker_ends_when_its_server_exits)
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
 		cr_assert(hpt_emulator(), "prctl(PR_SET_CHILD_SUBREAPER): %s", strerror(errno));
 		HPT_SKIP("under %s: prctl(PR_SET_CHILD_SUBREAPER): %s: the emulator does not pass it to the "
-			     "kernel, so the orphaned worker could not be waited for here",
-			     hpt_emulator(), strerror(errno));
+			 "kernel, so the orphaned worker could not be waited for here",
+			 hpt_emulator(), strerror(errno));
 	}
 	cr_assert_eq(pipe(fd), 0);
 	server = hpt_fork();

@@ -327,7 +327,7 @@ static void grow_beyond_the_pool(const char *threads)
 		target = 8 * MIB + (hpt_pool_available(&pool) + 16) * HUGE_2M;
 		if (target > hpshm_segment_max_size(seg))
 			HPT_SKIP("the pool is larger than the range this test may reserve, and the test has no "
-				     "cgroup of its own to limit it");
+				 "cgroup of its own to limit it");
 	}
 	rc = hpshm_segment_resize(seg, target, &err);
 	cr_assert_eq(rc, HPSHM_ENOMEM, "a grow beyond the pages there are: %s: %s", hpshm_errname(rc), err.message);

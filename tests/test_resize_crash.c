@@ -505,8 +505,8 @@ static void reader_storm(const struct rstorm_kind *k, int rounds)
 	/* The i686 loader runs the reader natively; qemu-user fakes /proc/self/stat. */
 	if (emu && strstr(emu, "qemu"))
 		HPT_SKIP("under %s: the forked reader reads another start time for itself than the creator "
-			     "reads for it, so its slot looks like a dead process's (the native run is the one that "
-			     "counts)", emu);
+			 "reads for it, so its slot looks like a dead process's (the native run is the one that "
+			 "counts)", emu);
 	storm_begin(k);
 	for (int r = 0; r < rounds && !first_failure[0]; r++) {
 		char name[96];
