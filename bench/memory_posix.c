@@ -462,15 +462,17 @@ int bench_os_region_release(struct bench_region *r)
 
 /*
  * MADV_REMOVE frees the pages of a shared mapping of a memfd (its file's pages, as a punch
- * hole would); the same regions are then faulted in MIX_STEP at a time from each in turn.
- * The page allocator hands out what it has in runs of neighbouring pages, so two regions
- * faulted this way share every run, and the host's backing of it.  64 KiB: 16 pages from
- * each at a time keep them mixed within every 2 MiB of guest memory, for 16384 calls per GiB
- * and region (a few hundredths of a second).
+ * hole would); the same regions are then faulted in MIX_STEP at a time from each in turn,
+ * in an order drawn afresh for every step from seed.  The page allocator hands out what it
+ * has in runs of neighbouring pages, so two regions faulted this way share every run, and
+ * the host's backing of it, and no address bit above the step's tells them apart (a fixed
+ * order gave one region the first 64 KiB of every 128 KiB: group.c, group_mix()).  64 KiB:
+ * 16 pages from each at a time keep them mixed within every 2 MiB of guest memory, for
+ * 16384 calls per GiB and region (a few hundredths of a second).
  */
 #define MIX_STEP ((size_t)64 << 10)
 
-int bench_os_mix(unsigned char *const *addr, const size_t *len, unsigned n, char *why, size_t why_len)
+int bench_os_mix(unsigned char *const *addr, const size_t *len, unsigned n, uint64_t seed, char *why, size_t why_len)
 {
 #ifdef MADV_REMOVE
 	size_t most = 0;
@@ -482,12 +484,29 @@ int bench_os_mix(unsigned char *const *addr, const size_t *len, unsigned n, char
 		}
 		most = len[i] > most ? len[i] : most;
 	}
-	for (size_t off = 0; off < most; off += MIX_STEP)
-		for (unsigned i = 0; i < n; i++)
+	for (size_t off = 0; off < most; off += MIX_STEP) {
+		unsigned order[BENCH_GROUP_MAX];
+
+		for (unsigned i = 0; i < n; i++) {
+			/* A fresh random order every step (Fisher-Yates, xorshift64). */
+			unsigned j;
+
+			seed ^= seed << 13;
+			seed ^= seed >> 7;
+			seed ^= seed << 17;
+			j = (unsigned)(seed % (i + 1));
+			order[i] = order[j];
+			order[j] = i;
+		}
+		for (unsigned k = 0; k < n; k++) {
+			unsigned i = order[k];
+
 			if (off < len[i] && raw_populate(addr[i] + off, len[i] - off < MIX_STEP ? len[i] - off : MIX_STEP) < 0) {
 				snprintf(why, why_len, "madvise(MADV_POPULATE_WRITE): %s", strerror(errno));
 				return -1;
 			}
+		}
+	}
 	return 0;
 #else
 	(void)addr;

@@ -137,12 +137,14 @@ void bench_os_parallel(unsigned n, void (*fn)(void *arg, unsigned i), void *arg)
 int  bench_os_region_release(struct bench_region *r);
 /*
  * Give the base pages of the n regions addr[i] (len[i] bytes, alive together) back to the
- * system and fault them in again, a few at a time from each in turn, so that they are drawn
- * from the same free memory, mixed, and placed alike (group.c).  0, or -1 with why where the
+ * system and fault them in again, a few at a time from each in turn (the order drawn afresh
+ * for every step from seed, which must not be 0), so that they are drawn from the same free
+ * memory, mixed, and placed alike (group.c).  0, or -1 with why where the
  * system cannot: the regions' contents are then gone all the same, and what was not faulted
  * in again is at the first touch.
  */
-int  bench_os_mix(unsigned char *const *addr, const size_t *len, unsigned n, char *why, size_t why_len);
+int  bench_os_mix(unsigned char *const *addr, const size_t *len, unsigned n, uint64_t seed, char *why,
+		  size_t why_len);
 
 /* ---- the resize rows (resize.c): the raw calls, and a process that attached by fork() ---- */
 
