@@ -70,7 +70,8 @@
 #define BENCH_POOL_CYCLES   21   /* as many in all for the members on a huge page pool (group.c) */
 #define BENCH_PASSES        3    /* turns of every member per round, each a third of a phase (group.c) */
 #define BENCH_SLICES        200  /* most turns per round and workload when members live together (group.c) */
-#define BENCH_RMW_TURN_NS   50000000ull /* an rmw turn is at least this long (group.c) */
+#define BENCH_RMW_TURN_NS   10000000ull /* an rmw turn is at least this long (group.c) */
+#define BENCH_MAX_BLOCKS    2048 /* blocks of turns kept per configuration and access workload (group.c) */
 #define BENCH_LINE          64   /* the chase and rmw work on cache-line slots */
 #define BENCH_WHY_MAX       512  /* why a configuration could not run */
 #define BENCH_WORKER_CMD    "__bench-worker" /* the hidden subcommand a spawned worker runs */
@@ -254,7 +255,9 @@ static inline int bench_isinf(double v) { return v == v && (v > 1.79769313486231
 /* ---- stats.c ----------------------------------------------------------------------------- */
 
 /* Median, min and max of n values (n > 0); the values are not changed. */
-struct bench_summary { double median, min, max; unsigned n; };
+/* n samples' median, min and max; blocks > 0: the median is instead that of this many blocks
+ * of turns pooled over the rounds, min and max still the rounds' (output.c, access_ratios()). */
+struct bench_summary { double median, min, max; unsigned n, blocks; };
 void bench_summarize(const double *v, unsigned n, struct bench_summary *s);
 
 /* ---- run.c and its rooms (run.h): configurations, rounds, samples ------------------------ */
@@ -301,6 +304,19 @@ struct bench_series {
 	unsigned n_limit;                     /* entries in of_limit */
 };
 
+/*
+ * The gains of one access workload (chase or rmw) block by block, pooled over the run: a
+ * block is as many turns in a row as its round has members, so each member ran once in
+ * every place of the rotation (group.c, "Blocks").  Only rounds with the members alive
+ * together have blocks; the row's figure is their median, and its range the rounds'.
+ */
+struct bench_blocks {
+	double   vs_plain[BENCH_MAX_BLOCKS];  /* gains over plain, one per block */
+	unsigned n_plain;                     /* entries in vs_plain */
+	double   vs_raw[BENCH_MAX_BLOCKS];    /* gains over the raw peer, one per block */
+	unsigned n_raw;                       /* entries in vs_raw */
+};
+
 struct bench_config {
 	enum bench_kind  kind;                 /* how its memory is made */
 	enum bench_start start;                /* how its workers reach it */
@@ -323,6 +339,7 @@ struct bench_config {
 	size_t           map_len;              /* bytes mapped, from its first create */
 	unsigned         workers;              /* workers in the timed phases */
 	struct bench_series s[BENCH_NW];       /* per workload, per round */
+	struct bench_blocks blk[2];            /* chase and rmw, per block of turns */
 	int              pt_done;              /* page tables sampled */
 	double           pt_kib[3];            /* VmPTE per worker with 1, 2, 4 workers */
 	double           pt_faults[3];         /* minor faults per worker, same */

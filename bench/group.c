@@ -15,14 +15,16 @@
  *             with 1, 2 and 4 workers attached;
  *   rounds    where memory holds all the members at once (fit_together()): every member
  *             created, its chase built, its workers started, attached and warmed up (a short
- *             untimed chase and rmw); then turns of chase (5 ms) and of rmw (50 ms) adding up
+ *             untimed chase and rmw); then turns of chase (5 ms) and of rmw (10 ms) adding up
  *             to a phase each, the order rotated; then all torn down, created in
  *             the other order next round (group_round_together()).  Else BENCH_PASSES
  *             passes: in a pass each member in turn (A B C, then C B A in the next pass, so
  *             a slow drift favours no one) is created, its chase built, its workers started
  *             and attached, warmed up, timed (chase, then rmw, a third of a phase each), and
  *             torn down before the next member is created.  A member's figure of the round
- *             is the mean of its turns, and the gains of the round are taken at its end.
+ *             is the mean of its turns, and the gains of the round are taken at its end:
+ *             together, as the median of its blocks of turns (below, "Blocks"), which the
+ *             run also pools for a row's figure; in turn, between the members' figures.
  *
  * Why one at a time: with the members alive together for the whole run, each kept the
  * memory it got at its create, and on a guest the host backs that memory as it likes (its
@@ -42,6 +44,7 @@
  * kept neutral the other way round: the members swap their memory from one round to the
  * next (group_round_together()).
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -50,6 +53,61 @@
 #include "run.h"
 
 static struct member members[BENCH_GROUP_MAX];   /* the controller runs one group at a time */
+static unsigned round_block;                     /* turns in a block this round; 0: no turns (in turn) */
+static unsigned round_slices[2];                 /* turns of chase and of rmw this round */
+
+/*
+ * Blocks.  In a round with the members alive together, a member's turn right after another
+ * member's runs on caches and TLBs that member left (rmw: 27 % slower at 5 ms turns, 2.6 %
+ * at 50 ms), and one right after its own does not; and a neighbour's burst on the host
+ * slows whatever runs during it.  The rotation (group_round_together()) puts every member
+ * in every place once in k turns in a row, k the members of the round, so such k turns, a
+ * block, hold the same places for both sides of a ratio: the gain of a block is the ratio
+ * of the two members' sums over it, and a round's gain the median of its blocks.  The
+ * blocks of every round are also pooled (bench_blocks), and a row's figure is their
+ * median: a burst spoils the few blocks it falls in, not a whole round (two equal members
+ * under bursts of another program read 0.989 as a median of five rounds' means, 1.002 as
+ * the median of their 50 blocks).
+ */
+static unsigned block_gains(const struct member *a, const struct member *b, enum bench_workload w, double *g)
+{
+	unsigned n = 0;
+
+	if (w > BENCH_W_RMW || round_block < 2)
+		return 0;
+	for (unsigned q = 0; q + round_block <= round_slices[w]; q += round_block) {
+		double sa = 0, sb = 0;
+		unsigned t;
+
+		for (t = q; t < q + round_block; t++) {
+			if (bench_isnan(a->turn[w][t]) || bench_isnan(b->turn[w][t]))
+				break;
+			sa += a->turn[w][t];
+			sb += b->turn[w][t];
+		}
+		if (t == q + round_block && sa > 0 && sb > 0)
+			g[n++] = bench_gain(w, sa, sb);
+	}
+	return n;
+}
+
+/* The gain of a over b in workload w this round: the median of its blocks where it had
+ * some (their gains also appended to pool[0..*npool) when pool is not NULL), else the
+ * ratio of the two members' figures of the round. */
+static double pair_gain(const struct member *a, const struct member *b, enum bench_workload w, double *pool,
+			unsigned *npool)
+{
+	double g[BENCH_SLICES];
+	unsigned n = block_gains(a, b, w, g);
+	struct bench_summary s;
+
+	if (n == 0)
+		return bench_gain(w, a->cur[w], b->cur[w]);
+	for (unsigned k = 0; k < n && pool && *npool < BENCH_MAX_BLOCKS; k++)
+		pool[(*npool)++] = g[k];
+	bench_summarize(g, n, &s);
+	return s.median;
+}
 
 /* The gains of workload w between members measured in the same round (or group). */
 static void gains(struct member *mem, unsigned n, enum bench_workload w)
@@ -57,6 +115,7 @@ static void gains(struct member *mem, unsigned n, enum bench_workload w)
 	for (unsigned i = 0; i < n; i++) {
 		struct member *a = &mem[i];
 		struct bench_series *s = &a->c->s[w];
+		struct bench_blocks *blk = w <= BENCH_W_RMW ? &a->c->blk[w] : NULL;
 
 		if (!a->live || !a->have[w] || a->cur[w] <= 0)
 			continue;
@@ -66,9 +125,10 @@ static void gains(struct member *mem, unsigned n, enum bench_workload w)
 			if (j == i || !b->live || !b->have[w] || b->cur[w] <= 0)
 				continue;
 			if (b->idx == a->c->plain_ref && s->n_plain < BENCH_MAX_SAMPLES)
-				s->vs_plain[s->n_plain++] = bench_gain(w, a->cur[w], b->cur[w]);
+				s->vs_plain[s->n_plain++] = pair_gain(a, b, w, blk ? blk->vs_plain : NULL,
+								      blk ? &blk->n_plain : NULL);
 			if (b->idx == a->c->raw_ref && s->n_raw < BENCH_MAX_SAMPLES)
-				s->vs_raw[s->n_raw++] = bench_gain(w, a->cur[w], b->cur[w]);
+				s->vs_raw[s->n_raw++] = pair_gain(a, b, w, blk ? blk->vs_raw : NULL, blk ? &blk->n_raw : NULL);
 			if (b->idx == a->c->raw1_ref && s->n_raw1 < BENCH_MAX_SAMPLES)
 				s->vs_raw1[s->n_raw1++] = bench_gain(w, a->cur[w], b->cur[w]);
 			if (b->idx == a->c->limit_ref && s->n_limit < BENCH_MAX_SAMPLES && w == BENCH_W_SETUP)
@@ -90,7 +150,7 @@ static const char *round_gains(const struct member *mem, unsigned n, const struc
 
 		if (b == a || !b->live || !b->have[w] || !a->have[w] || (b->idx != a->c->plain_ref && b->idx != a->c->raw_ref))
 			continue;
-		n1 = snprintf(buf + used, len - used, "%s%.2fx %s", used ? ", " : " (", bench_gain(w, a->cur[w], b->cur[w]),
+		n1 = snprintf(buf + used, len - used, "%s%.2fx %s", used ? ", " : " (", pair_gain(a, b, w, NULL, NULL),
 			      b->idx == a->c->plain_ref ? "plain" : "raw");
 		if (n1 < 0 || (size_t)n1 >= len - used)
 			break;
@@ -287,6 +347,7 @@ static int group_round(struct run *run, unsigned n, unsigned gi, unsigned r)
 	uint64_t budget = run->budget / BENCH_PASSES;
 	int ran = 0;
 
+	round_block = 0;
 	for (unsigned i = 0; i < n; i++)
 		members[i].have[BENCH_W_CHASE] = members[i].have[BENCH_W_RMW] = 0;
 	for (unsigned p = 0; p < BENCH_PASSES && !bench_stop; p++) {
@@ -343,27 +404,30 @@ static void group_mix(struct run *run, const unsigned *order, unsigned k, unsign
  * turn is as short as the CPU clock times well (bench_cpu_turn_ns(): 5 ms here), since the
  * host's noise is partly shared by turns close in time, and more of them cancel more of it.
  * An rmw turn is at least BENCH_RMW_TURN_NS: right after another member's turn, rmw ran 27 %
- * slower than right after its own (5 ms turns; chase 6-8 %), still 13 % with 2 ms of untimed
- * rmw before each turn, and two equal members read 1.05 in two runs of three; at 50 ms the
- * cost is 2.6 % and shared by both.  Never a turn under the clock's: a phase also ends after
+ * slower than right after its own at 5 ms (chase 6-8 %), a cost the blocks share out evenly
+ * ("Blocks") but which still widens each one; at 10 ms the floor read 1.0005, 1.0069 and
+ * 1.0025 in three runs of 250 blocks, at 50 ms 0.991-0.998 in four runs of 50 (where a
+ * round's placement weighs more).  Never a turn under the clock's: a phase also ends after
  * four turns of wall time, and that must outlast a tick of the CPU clock (15.6 ms on
  * Windows), or a turn could read no CPU time at all.  A short --phase-seconds gets fewer
  * turns.
  */
-static unsigned turns(uint64_t budget, enum bench_workload w)
+static unsigned turns(uint64_t budget, enum bench_workload w, unsigned k)
 {
 	uint64_t turn = bench_cpu_turn_ns(), want;
 
 	if (w == BENCH_W_RMW && turn < BENCH_RMW_TURN_NS)
 		turn = BENCH_RMW_TURN_NS;
 	want = budget / turn;
-	return want < 1 ? 1 : want > BENCH_SLICES ? BENCH_SLICES : (unsigned)want;
+	want = want > BENCH_SLICES ? BENCH_SLICES : want;
+	want -= want % k;
+	return want < k ? k : (unsigned)want;
 }
 
 /*
  * Round r with the members alive together: each created (the order reversed every other
  * round), its chase built, its workers attached and warmed up; then short turns of chase
- * (200 of 5 ms at the default phase), then of rmw (20 of 50 ms; turns()), each turn every
+ * (200 of 5 ms at the default phase), then of rmw (100 of 10 ms; turns()), each turn every
  * member for the budget over the turns, the order rotated by one from turn to turn (A B C,
  * B C A, C A B; with two, A B then B A); then all torn down, the last created first.
  *
@@ -386,9 +450,12 @@ static int group_round_together(struct run *run, unsigned n, unsigned gi, unsign
 		unsigned i = r % 2 ? n - 1 - j : j;
 
 		members[i].have[BENCH_W_CHASE] = members[i].have[BENCH_W_RMW] = 0;
+		for (unsigned s = 0; s < BENCH_SLICES; s++)
+			members[i].turn[BENCH_W_CHASE][s] = members[i].turn[BENCH_W_RMW][s] = NAN;
 		if (members[i].c->usable && !members[i].c->setup_only)
 			order[k++] = i;
 	}
+	round_block = k;
 	for (unsigned j = 0; j < k && !bench_stop; j++) {
 		members[order[j]].live = 0;
 		if (member_create(run, &members[order[j]], order[j], gi, 0) < 0)
@@ -406,15 +473,16 @@ static int group_round_together(struct run *run, unsigned n, unsigned gi, unsign
 			member_warm(run, m, run->budget / BENCH_PASSES);
 	}
 	for (enum bench_workload w = BENCH_W_CHASE; w <= BENCH_W_RMW && !bench_stop; w++) {
-		unsigned slices = turns(run->budget, w);
+		unsigned slices = turns(run->budget, w, k ? k : 1);
 		uint64_t slice = run->budget / slices;
 
+		round_slices[w] = slices;
 		for (unsigned s = 0; s < slices && !bench_stop; s++)
 			for (unsigned j = 0; j < k && !bench_stop; j++) {
 				struct member *m = &members[order[(j + s) % k]];
 
 				if (m->live && m->created)
-					member_phase(run, m, w, r * BENCH_SLICES + s, slice, 1);
+					m->turn[w][s] = member_phase(run, m, w, r * BENCH_SLICES + s, slice, 1);
 			}
 	}
 	for (unsigned j = k; j-- > 0;) {

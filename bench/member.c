@@ -182,7 +182,7 @@ failed:
 }
 
 /* One timed phase in all of the member's workers at once; a warm-up (timed 0) keeps no sample. */
-void member_phase(struct run *run, struct member *m, enum bench_workload w, unsigned r, uint64_t budget, int timed)
+double member_phase(struct run *run, struct member *m, enum bench_workload w, unsigned r, uint64_t budget, int timed)
 {
 	struct bench_reply rep[BENCH_MAX_WORKERS];
 	char why[BENCH_WHY_MAX] = "";
@@ -193,7 +193,7 @@ void member_phase(struct run *run, struct member *m, enum bench_workload w, unsi
 	if (bench_workers_run(m->w, n, w == BENCH_W_CHASE ? BENCH_OP_CHASE : BENCH_OP_RMW, budget, run_round_seed(r),
 			      rep, why, sizeof(why)) < 0) {
 		member_fail(m, why);
-		return;
+		return NAN;
 	}
 	for (unsigned i = 0; i < n; i++) {
 		if (w == BENCH_W_CHASE) {
@@ -207,10 +207,11 @@ void member_phase(struct run *run, struct member *m, enum bench_workload w, unsi
 		}
 	}
 	if (!timed)
-		return;
+		return NAN;
 	m->acc_cpu[w] += w == BENCH_W_CHASE ? sum / n : sum;
 	m->acc_wall[w] += w == BENCH_W_CHASE ? wsum / n : wsum / (wmax / 1e9);
 	m->nacc[w]++;
+	return w == BENCH_W_CHASE ? sum / n : sum;
 }
 
 void member_round_close(struct member *m, enum bench_workload w)

@@ -47,6 +47,22 @@ static int ratios(const double *g, unsigned n, struct bench_summary *out)
 	return n > 0;
 }
 
+/* An access row's gain: the median of every block of turns of the run where its rounds had
+ * them (group.c, "Blocks"), with the rounds' range; else the median of the rounds. */
+static int access_ratios(const double *rounds, unsigned n, const double *blocks, unsigned nb,
+			 struct bench_summary *out)
+{
+	struct bench_summary b;
+	int have = ratios(rounds, n, out);
+
+	if (have && nb > 0) {
+		bench_summarize(blocks, nb, &b);
+		out->median = b.median;
+		out->blocks = nb;
+	}
+	return have;
+}
+
 /* The reference configuration idx, if it ran and is not c itself (a ratio to itself says nothing). */
 static const struct bench_config *ref_of(const struct bench_result *res, const struct bench_config *c, int idx)
 {
@@ -69,6 +85,7 @@ unsigned bench_rows(const struct bench_result *res, struct bench_row *rows, unsi
 			const struct bench_config *c = &res->cfg[i];
 			const struct bench_config *plain = ref_of(res, c, c->plain_ref), *raw = ref_of(res, c, c->raw_ref);
 			const struct bench_series *s = &c->s[bench_kinds[k].w];
+			const struct bench_blocks *blk = bench_kinds[k].w <= BENCH_W_RMW ? &c->blk[bench_kinds[k].w] : NULL;
 			struct bench_summary ws;
 			struct bench_row *row = &rows[n];
 
@@ -87,9 +104,11 @@ unsigned bench_rows(const struct bench_result *res, struct bench_row *rows, unsi
 			row->wall_median = ws.median;
 			row->faults = NAN;
 			if (plain)
-				row->has_plain = ratios(s->vs_plain, s->n_plain, &row->vs_plain);
+				row->has_plain = access_ratios(s->vs_plain, s->n_plain, blk ? blk->vs_plain : NULL,
+							       blk ? blk->n_plain : 0, &row->vs_plain);
 			if (raw)
-				row->has_raw = ratios(s->vs_raw, s->n_raw, &row->vs_raw);
+				row->has_raw = access_ratios(s->vs_raw, s->n_raw, blk ? blk->vs_raw : NULL,
+							     blk ? blk->n_raw : 0, &row->vs_raw);
 			if (ref_of(res, c, c->raw1_ref))
 				row->has_raw1 = ratios(s->vs_raw1, s->n_raw1, &row->vs_raw1);
 			if (ref_of(res, c, c->limit_ref))
@@ -195,7 +214,7 @@ static void print_headlines(FILE *out, const struct bench_result *res, const str
 		fprintf(out, ", %s %.3gx plain: hpshm keeps %.0f %% of what the hardware gives", x->r->c->label,
 			x->r->vs_plain.median, 100 * x->kept);
 		if (x->h->has_raw)
-			fprintf(out, " (hpshm/raw by round %.3gx [%.3g-%.3g])", x->h->vs_raw.median, x->h->vs_raw.min,
+			fprintf(out, " (hpshm/raw %.3gx, rounds [%.3g-%.3g])", x->h->vs_raw.median, x->h->vs_raw.min,
 				x->h->vs_raw.max);
 		fputc('\n', out);
 	}
@@ -329,9 +348,12 @@ static void print_noise(FILE *out, const struct bench_result *res, const struct 
 
 	if (!c && !r)
 		return;
-	fprintf(out, "noise floor: plain / %s at 4 KiB (the same system calls): chase %s, rmw %s\n",
+	fprintf(out, "noise floor: plain / %s at 4 KiB (the same system calls): chase %s, rmw %s",
 		noise_peer(res, c, r, peer, sizeof(peer)), ratio_text(c != NULL, c ? &c->vs_raw : NULL, 0, a, sizeof(a)),
 		ratio_text(r != NULL, r ? &r->vs_raw : NULL, 0, b, sizeof(b)));
+	if (c && r && c->vs_raw.blocks && r->vs_raw.blocks)
+		fprintf(out, " (medians of %u and %u blocks of turns)", c->vs_raw.blocks, r->vs_raw.blocks);
+	fputc('\n', out);
 }
 
 void bench_print_text(FILE *out, const struct bench_result *res)
@@ -349,7 +371,7 @@ void bench_print_text(FILE *out, const struct bench_result *res)
 		res->groups, res->groups == 1 ? "" : "s", res->opt.phase_seconds, res->seconds);
 	fprintf(out, "figures: median [min-max] by thread CPU time, over rounds (chase, rmw) or fresh setup cycles (setup, teardown);\n"
 		"wall: median by wall clock; vs plain / vs raw: median [min-max] of the gains taken within one group\n"
-		"and round, > 1 is better\n");
+		"and round (chase, rmw together: the median of every block of turns, the rounds' range), > 1 is better\n");
 	if (res->groups_note[0])
 		fprintf(out, "groups (together: alive together, in short turns; in turn: one region alive at a time): %s\n",
 			res->groups_note);
@@ -469,22 +491,16 @@ void bench_print_csv(FILE *out, const struct bench_result *res)
 
 static void json_ratio(struct json *j, const char *key, int have, const struct bench_summary *s)
 {
+	static const char *const suffix[3] = { "", "_min", "_max" };
 	char k[48];
 
-	if (have)
-		json_kv_double(j, key, s->median, 4);
-	else
-		json_kv_null(j, key);
-	snprintf(k, sizeof(k), "%s_min", key);
-	if (have)
-		json_kv_double(j, k, s->min, 4);
-	else
-		json_kv_null(j, k);
-	snprintf(k, sizeof(k), "%s_max", key);
-	if (have)
-		json_kv_double(j, k, s->max, 4);
-	else
-		json_kv_null(j, k);
+	for (int i = 0; i < 3; i++) {
+		snprintf(k, sizeof(k), "%s%s", key, suffix[i]);
+		if (have)
+			json_kv_double(j, k, i == 0 ? s->median : i == 1 ? s->min : s->max, 4);
+		else
+			json_kv_null(j, k);
+	}
 }
 
 /* The run: its options, groups, timing and what it changed or left out. */
@@ -525,6 +541,7 @@ static void json_noise(struct json *j, const struct bench_result *res, const str
 		const struct bench_row *r = noise_row(res, rows, n, k ? "rmw" : "chase");
 
 		json_ratio(j, k ? "rmw" : "chase", r != NULL, r ? &r->vs_raw : NULL);
+		json_kv_uint(j, k ? "rmw_blocks" : "chase_blocks", r ? r->vs_raw.blocks : 0);
 	}
 	json_object_close(j);
 }

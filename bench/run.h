@@ -64,6 +64,7 @@ struct member {
 	double               acc_wall[BENCH_NW];  /* the same by wall time */
 	unsigned             nacc[BENCH_NW];      /* passes in acc_cpu */
 	uint8_t              have[BENCH_NW];      /* cur measured */
+	double               turn[2][BENCH_SLICES]; /* chase and rmw: this round's figure of each turn, NAN if none */
 };
 
 /* ---- plan.c ---------------------------------------------------------------------------------- */
@@ -98,8 +99,9 @@ int member_create(struct run *run, struct member *m, unsigned i, unsigned gi, in
 /* Start its workers and attach them: an attach sample when timed, and page tables once. */
 void member_attach(struct run *run, struct member *m, int timed);
 /* One phase of workload w (chase or rmw) with seed r and a CPU budget; a timed one adds its
- * figure to the round's (member_round_close), a warm-up (timed 0) keeps nothing. */
-void member_phase(struct run *run, struct member *m, enum bench_workload w, unsigned r, uint64_t budget, int timed);
+ * figure to the round's (member_round_close) and returns it, a warm-up (timed 0) keeps
+ * nothing.  NAN when it kept nothing. */
+double member_phase(struct run *run, struct member *m, enum bench_workload w, unsigned r, uint64_t budget, int timed);
 /* The round's sample of workload w: the mean of its passes' figures, if it had any. */
 void member_round_close(struct member *m, enum bench_workload w);
 /* Release its memory, its workers gone first: a teardown sample when timed. */

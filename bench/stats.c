@@ -23,15 +23,16 @@ static int cmp_double(const void *a, const void *b)
 
 void bench_summarize(const double *v, unsigned n, struct bench_summary *s)
 {
-	double sorted[BENCH_MAX_SAMPLES];
+	double sorted[BENCH_MAX_BLOCKS > BENCH_MAX_SAMPLES ? BENCH_MAX_BLOCKS : BENCH_MAX_SAMPLES];
 
 	s->n = n;
+	s->blocks = 0;
 	if (n == 0) {
 		s->median = s->min = s->max = NAN;
 		return;
 	}
-	if (n > BENCH_MAX_SAMPLES)
-		n = BENCH_MAX_SAMPLES;
+	if (n > sizeof(sorted) / sizeof(sorted[0]))
+		n = sizeof(sorted) / sizeof(sorted[0]);
 	memcpy(sorted, v, n * sizeof(*v));
 	qsort(sorted, n, sizeof(*sorted), cmp_double);
 	s->min = sorted[0];

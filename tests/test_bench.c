@@ -65,7 +65,7 @@ Test(bench, json_has_every_workload_with_verified_page_sizes)
 	static const char *const workloads[] = { "chase", "rmw", "setup", "teardown", "pagetables" };
 	struct hpt_run *r;
 	const char *cur;
-	struct hpt_row row;
+	struct hpt_row row, nf;
 	int seen[5] = { 0 }, plain_pt[5] = { 0 }, rows = 0;
 
 	HPT_SKIP_UNDER_EMULATOR(BENCH_EXEC_SELF);
@@ -110,6 +110,20 @@ Test(bench, json_has_every_workload_with_verified_page_sizes)
 	/* Two 16 MiB regions of base pages fit: the rounds keep them alive together, their pages mixed. */
 	cr_expect(strstr(r->out, "plain 4KiB} together\""), "the rounds did not run together, mixed:\n%.600s",
 		  strstr(r->out, "\"group_members\"") ? strstr(r->out, "\"group_members\"") : r->out);
+	/* Together, the noise floor is the median of blocks of turns (A B, B A): at least one
+	 * block of each workload per round, and its count said. */
+	nf.start = strstr(r->out, "\"noise_floor\": {");
+	cr_assert(nf.start, "no noise_floor:\n%s", r->out);
+	nf.len = (size_t)(strchr(nf.start, '}') - nf.start);
+	for (int k = 0; k < 2; k++) {
+		double blocks = 0, ratio = 0;
+
+		cr_expect(hpt_row_num(&nf, k ? "rmw_blocks" : "chase_blocks", &blocks) && blocks >= 2,
+			  "noise floor %s: %.0f blocks of turns over 2 rounds, want >= 2:\n%.*s", k ? "rmw" : "chase",
+			  blocks, (int)nf.len, nf.start);
+		cr_expect(hpt_row_num(&nf, k ? "rmw" : "chase", &ratio) && ratio > 0, "noise floor %s: no ratio",
+			  k ? "rmw" : "chase");
+	}
 	for (int i = 0; i < 5; i++)
 		cr_expect(seen[i], "no %s row", workloads[i]);
 	cr_expect(plain_pt[1] && plain_pt[2] && plain_pt[4], "page tables not measured with 1, 2 and 4 workers");
