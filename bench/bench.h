@@ -128,6 +128,8 @@ struct bench_timing {
 #endif
 
 void bench_chase_build(void *base, size_t size, uint64_t key);
+/* The next number of SplitMix64 from *state (any value, 0 included). */
+uint64_t bench_splitmix(uint64_t *state);
 /* Follow the chase from slot start until the budget; dependent reads, one per slot. */
 void bench_chase_run(const void *base, size_t size, uint64_t start, uint64_t budget_ns,
 		     struct bench_timing *t);

@@ -391,7 +391,7 @@ static void group_mix(struct run *run, const unsigned *order, unsigned k, unsign
 			len[n++] = run->opt->size;
 		}
 	}
-	if (n > 1 && !bench_stop && bench_os_mix(addr, len, n, run_round_seed(r) | 1, why, sizeof(why)) < 0) {
+	if (n > 1 && !bench_stop && bench_os_mix(addr, len, n, run_round_seed(r), why, sizeof(why)) < 0) {
 		if (!*unmixed)
 			bench_progress(run->opt, "[%6.1fs] group %u: the 4 KiB members are not mixed: %s", run_elapsed(run),
 				       gi, why);

@@ -186,7 +186,7 @@ double member_phase(struct run *run, struct member *m, enum bench_workload w, un
 {
 	struct bench_reply rep[BENCH_MAX_WORKERS];
 	char why[BENCH_WHY_MAX] = "";
-	double sum = 0, wsum = 0, wmax = 0;
+	double sum = 0, wsum = 0, wmax = 0, fig;
 	unsigned n = m->nw;
 
 	(void)run;
@@ -208,10 +208,11 @@ double member_phase(struct run *run, struct member *m, enum bench_workload w, un
 	}
 	if (!timed)
 		return NAN;
-	m->acc_cpu[w] += w == BENCH_W_CHASE ? sum / n : sum;
+	fig = w == BENCH_W_CHASE ? sum / n : sum;
+	m->acc_cpu[w] += fig;
 	m->acc_wall[w] += w == BENCH_W_CHASE ? wsum / n : wsum / (wmax / 1e9);
 	m->nacc[w]++;
-	return w == BENCH_W_CHASE ? sum / n : sum;
+	return fig;
 }
 
 void member_round_close(struct member *m, enum bench_workload w)

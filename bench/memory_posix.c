@@ -488,14 +488,10 @@ int bench_os_mix(unsigned char *const *addr, const size_t *len, unsigned n, uint
 		unsigned order[BENCH_GROUP_MAX];
 
 		for (unsigned i = 0; i < n; i++) {
-			/* A fresh random order every step (Fisher-Yates, xorshift64). */
-			unsigned j;
+			/* A fresh random order every step (Fisher-Yates, inside out). */
+			unsigned j = (unsigned)(bench_splitmix(&seed) % (i + 1));
 
-			seed ^= seed << 13;
-			seed ^= seed >> 7;
-			seed ^= seed << 17;
-			j = (unsigned)(seed % (i + 1));
-			order[i] = order[j];
+			order[i] = j == i ? i : order[j];
 			order[j] = i;
 		}
 		for (unsigned k = 0; k < n; k++) {

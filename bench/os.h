@@ -138,7 +138,7 @@ int  bench_os_region_release(struct bench_region *r);
 /*
  * Give the base pages of the n regions addr[i] (len[i] bytes, alive together) back to the
  * system and fault them in again, a few at a time from each in turn (the order drawn afresh
- * for every step from seed, which must not be 0), so that they are drawn from the same free
+ * for every step from seed), so that they are drawn from the same free
  * memory, mixed, and placed alike (group.c).  0, or -1 with why where the
  * system cannot: the regions' contents are then gone all the same, and what was not faulted
  * in again is at the first touch.

@@ -48,7 +48,7 @@ struct perm {
 	uint64_t n;        /* the domain actually used, <= mask + 1 */
 };
 
-static uint64_t splitmix(uint64_t *state)
+uint64_t bench_splitmix(uint64_t *state)
 {
 	uint64_t z = (*state += 0x9e3779b97f4a7c15u);
 
@@ -77,8 +77,8 @@ static void perm_init(struct perm *p, uint64_t n, uint64_t seed)
 	p->shift = (bits + 1) / 2;
 	p->n = n;
 	for (int i = 0; i < 3; i++) {
-		p->key[i] = splitmix(&seed) & p->mask;
-		p->mul[i] = splitmix(&seed) | 1;
+		p->key[i] = bench_splitmix(&seed) & p->mask;
+		p->mul[i] = bench_splitmix(&seed) | 1;
 		p->inv[i] = odd_inverse(p->mul[i]);
 	}
 }
