@@ -450,6 +450,18 @@ static size_t raw_inherited(const struct bench_region *r, HANDLE list[3], DWORD 
  * The raw peer's worker, started as a server without hpshm would: suspended, inheriting the
  * section alone, the range reserved in it, then resumed.  0, or -1 with why.
  */
+/*
+ * A worker's start that is worth trying again: CreateProcessW() failing with
+ * ERROR_INTERNAL_ERROR, wine's report of a new process that ended before its start was done
+ * and gave no code of its own (its loader failed, before any of the worker ran).  On a busy
+ * host one small run in twelve met one (a CI run too), and that member was dropped for the
+ * rest of the run, its rows without ratios.  Such a start is tried twice more.
+ */
+static int start_ended_early(int code, const char *call)
+{
+	return code == (int)ERROR_INTERNAL_ERROR && strcmp(call, "CreateProcessW") == 0;
+}
+
 static int raw_spawn(struct bench_worker *w, const struct bench_region *r, const char *self_exe, unsigned long chan,
 		     char *why, size_t len)
 {
@@ -503,10 +515,15 @@ static int raw_spawn(struct bench_worker *w, const struct bench_region *r, const
 	/* A listed handle must be inheritable: for this one call only, so no other start takes it. */
 	for (size_t i = 0; i < n; i++)
 		(void)SetHandleInformation(list[i], HANDLE_FLAG_INHERIT, HANDLE_FLAG_INHERIT);
-	memset(&pi, 0, sizeof(pi));
-	ok = CreateProcessW(exe, cmd, NULL, NULL, TRUE, CREATE_SUSPENDED | EXTENDED_STARTUPINFO_PRESENT, NULL, NULL,
-			    &si.StartupInfo, &pi);
-	code = ok ? 0 : GetLastError();
+	for (int tries = 0;; tries++) {
+		memset(&pi, 0, sizeof(pi));
+		ok = CreateProcessW(exe, cmd, NULL, NULL, TRUE, CREATE_SUSPENDED | EXTENDED_STARTUPINFO_PRESENT, NULL,
+				    NULL, &si.StartupInfo, &pi);
+		code = ok ? 0 : GetLastError();
+		if (ok || !start_ended_early((int)code, "CreateProcessW") || tries == 2)
+			break;
+		Sleep(10u * (unsigned)(tries + 1));
+	}
 	for (size_t i = 0; i < n; i++)
 		(void)SetHandleInformation(list[i], HANDLE_FLAG_INHERIT, flags[i] & HANDLE_FLAG_INHERIT);
 	DeleteProcThreadAttributeList(attrs);
@@ -577,8 +594,17 @@ int bench_os_worker_start(struct bench_worker *w, const struct bench_config *c, 
 		char **argv = bench_worker_argv(self_exe, r, (intptr_t)number, BENCH_OS_NONE,
 						(long long)GetCurrentProcessId());
 
-		memset(&err, 0, sizeof(err));
-		if (hpshm_child_spawn(r->seg, self_exe, argv, NULL, &w->child, &err) < 0) {
+		int rc;
+
+		/* Tried again on the start that ended before it was done (raw_spawn()). */
+		for (int tries = 0;; tries++) {
+			memset(&err, 0, sizeof(err));
+			rc = hpshm_child_spawn(r->seg, self_exe, argv, NULL, &w->child, &err);
+			if (rc == 0 || !start_ended_early(err.sys_errno, err.call) || tries == 2)
+				break;
+			Sleep(10u * (unsigned)(tries + 1));
+		}
+		if (rc < 0) {
 			snprintf(why, len, "hpshm_child_spawn: %.300s", err.message[0] ? err.message : hpshm_strerror(err.code));
 			goto fail;
 		}

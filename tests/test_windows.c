@@ -793,6 +793,21 @@ Test(winport, a_child_that_cannot_be_created_leaves_the_handle_as_it_was)
 	CloseHandle(h);
 }
 
+/* Wine's word for a new process that ended before its start was done: the error says to start it again. */
+Test(winport, a_start_that_ended_early_says_to_start_it_again)
+{
+	static const char *const args[] = { "exit", "0", NULL };
+	struct hpshm__process proc;
+	hpshm_error err;
+
+	fake_code = ERROR_INTERNAL_ERROR;
+	hpshm__win_sys.create_process = fake_create_process_fails;
+	cr_assert_eq(start_child(args, NULL, 0, NULL, 0, &proc, &err), HPSHM_ESYS);
+	cr_assert_eq(err.sys_errno, ERROR_INTERNAL_ERROR);
+	cr_assert(strstr(err.hint, "start it again"), "hint: %s", err.hint);
+	cr_assert_eq(proc.handle, 0);
+}
+
 Test(winport, a_closed_handle_cannot_be_inherited)
 {
 	static const char *const args[] = { "exit", "0", NULL };

@@ -157,8 +157,18 @@ struct hpt_run *hpt_tool_argv(const char *tool_path, char *const argv_in[], char
 	si.hStdInput = INVALID_HANDLE_VALUE;
 	si.hStdOutput = out;
 	si.hStdError = err;
-	cr_assert(CreateProcessW(wprogram, wcmd, NULL, NULL, TRUE, CREATE_UNICODE_ENVIRONMENT, wenv, NULL, &si, &pi),
-		  "cannot start %s: error %lu", program, (unsigned long)GetLastError());
+	/* ERROR_INTERNAL_ERROR: under wine, the tool ended before its start was done, none of it
+	 * ran (the harness's run_case()): tried twice more. */
+	for (int tries = 0;; tries++) {
+		BOOL ok = CreateProcessW(wprogram, wcmd, NULL, NULL, TRUE, CREATE_UNICODE_ENVIRONMENT, wenv, NULL, &si, &pi);
+		DWORD fail = ok ? 0 : GetLastError();
+
+		if (ok)
+			break;
+		cr_assert(fail == ERROR_INTERNAL_ERROR && tries < 2, "cannot start %s: error %lu", program,
+			  (unsigned long)fail);
+		Sleep(10u * (unsigned)(tries + 1));
+	}
 	free(wcmd);
 	free(wprogram);
 	free(wenv);

@@ -159,6 +159,8 @@ static const char *process_hint(DWORD code)
 		return "start the parent from an elevated prompt, or run a program that needs no elevation";
 	case ERROR_ACCESS_DENIED:
 		return "check the program's permissions";
+	case ERROR_INTERNAL_ERROR: /* wine: the new process ended before its start was done */
+		return "the program ended while it was starting, before any of it ran: start it again";
 	default:
 		return NULL;
 	}

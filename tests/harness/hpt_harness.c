@@ -413,6 +413,7 @@ struct outcome {
 	char  *records;       /* everything it sent */
 	size_t len, cap;      /* bytes in records, bytes allocated */
 	int    spawn_failed;  /* the runner could not start it */
+	unsigned long spawn_error; /* ... the error of CreateProcessW() (Windows), 0 if not that */
 };
 
 static void outcome_add(struct outcome *o, const void *data, size_t n)
@@ -573,13 +574,24 @@ static void run_case(const struct hpt_case *c, double timeout, struct outcome *o
 	memset(&si, 0, sizeof si);
 	si.cb = sizeof si;
 	fflush(NULL);
-	/* Started suspended so that it is in the job before it can start anything of its own. */
-	if (!CreateProcessW(exe, args, NULL, NULL, TRUE, CREATE_SUSPENDED, NULL, NULL, &si, &pi)) {
-		free(args);
-		CloseHandle(rd);
-		CloseHandle(wr);
-		o->spawn_failed = 1;
-		return;
+	/*
+	 * Started suspended so that it is in the job before it can start anything of its own.
+	 * ERROR_INTERNAL_ERROR is wine's report of a process that ended before its start was
+	 * done, its loader failed and none of the test ran (seen once in a CI run on a busy host):
+	 * such a start is tried twice more.
+	 */
+	for (int tries = 0;; tries++) {
+		if (CreateProcessW(exe, args, NULL, NULL, TRUE, CREATE_SUSPENDED, NULL, NULL, &si, &pi))
+			break;
+		o->spawn_error = (unsigned long)GetLastError();
+		if (o->spawn_error != ERROR_INTERNAL_ERROR || tries == 2) {
+			free(args);
+			CloseHandle(rd);
+			CloseHandle(wr);
+			o->spawn_failed = 1;
+			return;
+		}
+		Sleep(10u * (unsigned)(tries + 1));
 	}
 	free(args);
 	CloseHandle(wr);
@@ -837,7 +849,9 @@ static enum result judge(const struct hpt_case *c, struct outcome *o, double tim
 	during = !strcmp(f.phase, "init") ? " during .init" : !strcmp(f.phase, "fini") ? " during .fini" : "";
 
 	if (o->spawn_failed) {
-		why = format("the runner could not start the test's process at %s:%d", t->file, t->line);
+		why = o->spawn_error ? format("the runner could not start the test's process (CreateProcessW: error %lu) at %s:%d",
+					      o->spawn_error, t->file, t->line)
+				     : format("the runner could not start the test's process at %s:%d", t->file, t->line);
 	} else if (o->timed_out) {
 		why = format("timed out after %g s%s at %s:%d", timeout, during, t->file, t->line);
 	} else if (f.fail) {
