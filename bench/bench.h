@@ -256,11 +256,16 @@ static inline int bench_isinf(double v) { return v == v && (v > 1.79769313486231
 
 /* ---- stats.c ----------------------------------------------------------------------------- */
 
-/* Median, min and max of n values (n > 0); the values are not changed. */
-/* n samples' median, min and max; blocks > 0: the median is instead that of this many blocks
- * of turns pooled over the rounds, min and max still the rounds' (output.c, access_ratios()). */
+/* n samples' median, min and max (NAN for none; the values are not changed); blocks > 0: the
+ * median is instead bench_placed_median() of this many blocks of turns pooled over the
+ * rounds, min and max still the rounds' (output.c, access_ratios()). */
 struct bench_summary { double median, min, max; unsigned n, blocks; };
 void bench_summarize(const double *v, unsigned n, struct bench_summary *s);
+
+/* The geometric mean, over the places the gains were measured in, of each place's median:
+ * every place weighs alike however many rounds it had.  NAN for no gains. */
+struct bench_block_gains;
+double bench_placed_median(const struct bench_block_gains *b);
 
 /* ---- run.c and its rooms (run.h): configurations, rounds, samples ------------------------ */
 
@@ -312,11 +317,17 @@ struct bench_series {
  * every place of the rotation (group.c, "Blocks").  Only rounds with the members alive
  * together have blocks; the row's figure is their median, and its range the rounds'.
  */
+/* One member's gains over one peer, a gain per block of turns, each with its round's place
+ * in the creation rotation (group.c, "Places"): bench_placed_median() weighs the places alike. */
+struct bench_block_gains {
+	double        g[BENCH_MAX_BLOCKS];      /* the gains, in the order measured */
+	unsigned char place[BENCH_MAX_BLOCKS];  /* the round's place: its number modulo the members */
+	unsigned      n;                        /* entries in g and place */
+};
+
 struct bench_blocks {
-	double   vs_plain[BENCH_MAX_BLOCKS];  /* gains over plain, one per block */
-	unsigned n_plain;                     /* entries in vs_plain */
-	double   vs_raw[BENCH_MAX_BLOCKS];    /* gains over the raw peer, one per block */
-	unsigned n_raw;                       /* entries in vs_raw */
+	struct bench_block_gains vs_plain;   /* gains over plain */
+	struct bench_block_gains vs_raw;     /* gains over the raw peer */
 };
 
 struct bench_config {

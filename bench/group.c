@@ -17,7 +17,7 @@
  *             created, its chase built, its workers started, attached and warmed up (a short
  *             untimed chase and rmw); then turns of chase (5 ms) and of rmw (10 ms) adding up
  *             to a phase each, the order rotated; then all torn down, created in
- *             the other order next round (group_round_together()).  Else BENCH_PASSES
+ *             an order rotated by one next round (group_round_together()).  Else BENCH_PASSES
  *             passes: in a pass each member in turn (A B C, then C B A in the next pass, so
  *             a slow drift favours no one) is created, its chase built, its workers started
  *             and attached, warmed up, timed (chase, then rmw, a third of a phase each), and
@@ -54,6 +54,7 @@
 
 static struct member members[BENCH_GROUP_MAX];   /* the controller runs one group at a time */
 static unsigned round_block;                     /* turns in a block this round; 0: no turns (in turn) */
+static unsigned round_place;                     /* this round's place in the creation rotation ("Places") */
 static unsigned round_slices[2];                 /* turns of chase and of rmw this round */
 
 /*
@@ -68,6 +69,20 @@ static unsigned round_slices[2];                 /* turns of chase and of rmw th
  * median: a burst spoils the few blocks it falls in, not a whole round (two equal members
  * under bursts of another program read 0.989 as a median of five rounds' means, 1.002 as
  * the median of their 50 blocks).
+ *
+ * Places.  The members of a round are created one after the other and released the last
+ * first, and a huge page pool hands pages back last in, first out, so the member created
+ * first tends to get the same pages round after round: its place in the creation order
+ * decides its memory where the members are not mixed (group_mix()).  On a guest those sets
+ * of pages need not be alike: unmixed, one run here read memfd_hugetlb / raw memfd rmw 0.82,
+ * 1.12, 0.87, 1.19 and 0.82 in its five rounds, and the median of all its blocks, three
+ * rounds in one place and two in the other, 0.876.  So the creation order is rotated by one
+ * from round to round (with two members, swapped), every member taking every place once in
+ * k rounds, and a row's figure is the geometric mean over the places of each place's median
+ * block (bench_placed_median()), every place weighed alike.  That alone was not enough (the
+ * next run read 0.86, 1.17, 0.87, 0.88 and 1.16: the pool does not hand a place the same
+ * pages every round); mixed, the same pair read 1.00-1.02 in every round.  The places
+ * remain for the members that cannot be mixed (Windows, a region of one huge page).
  */
 static unsigned block_gains(const struct member *a, const struct member *b, enum bench_workload w, double *g)
 {
@@ -92,10 +107,10 @@ static unsigned block_gains(const struct member *a, const struct member *b, enum
 }
 
 /* The gain of a over b in workload w this round: the median of its blocks where it had
- * some (their gains also appended to pool[0..*npool) when pool is not NULL), else the
- * ratio of the two members' figures of the round. */
-static double pair_gain(const struct member *a, const struct member *b, enum bench_workload w, double *pool,
-			unsigned *npool)
+ * some (their gains also appended to pool with the round's place when pool is not NULL),
+ * else the ratio of the two members' figures of the round. */
+static double pair_gain(const struct member *a, const struct member *b, enum bench_workload w,
+			struct bench_block_gains *pool)
 {
 	double g[BENCH_SLICES];
 	unsigned n = block_gains(a, b, w, g);
@@ -103,8 +118,10 @@ static double pair_gain(const struct member *a, const struct member *b, enum ben
 
 	if (n == 0)
 		return bench_gain(w, a->cur[w], b->cur[w]);
-	for (unsigned k = 0; k < n && pool && *npool < BENCH_MAX_BLOCKS; k++)
-		pool[(*npool)++] = g[k];
+	for (unsigned k = 0; k < n && pool && pool->n < BENCH_MAX_BLOCKS; k++) {
+		pool->place[pool->n] = (unsigned char)round_place;
+		pool->g[pool->n++] = g[k];
+	}
 	bench_summarize(g, n, &s);
 	return s.median;
 }
@@ -125,10 +142,9 @@ static void gains(struct member *mem, unsigned n, enum bench_workload w)
 			if (j == i || !b->live || !b->have[w] || b->cur[w] <= 0)
 				continue;
 			if (b->idx == a->c->plain_ref && s->n_plain < BENCH_MAX_SAMPLES)
-				s->vs_plain[s->n_plain++] = pair_gain(a, b, w, blk ? blk->vs_plain : NULL,
-								      blk ? &blk->n_plain : NULL);
+				s->vs_plain[s->n_plain++] = pair_gain(a, b, w, blk ? &blk->vs_plain : NULL);
 			if (b->idx == a->c->raw_ref && s->n_raw < BENCH_MAX_SAMPLES)
-				s->vs_raw[s->n_raw++] = pair_gain(a, b, w, blk ? blk->vs_raw : NULL, blk ? &blk->n_raw : NULL);
+				s->vs_raw[s->n_raw++] = pair_gain(a, b, w, blk ? &blk->vs_raw : NULL);
 			if (b->idx == a->c->raw1_ref && s->n_raw1 < BENCH_MAX_SAMPLES)
 				s->vs_raw1[s->n_raw1++] = bench_gain(w, a->cur[w], b->cur[w]);
 			if (b->idx == a->c->limit_ref && s->n_limit < BENCH_MAX_SAMPLES && w == BENCH_W_SETUP)
@@ -150,7 +166,7 @@ static const char *round_gains(const struct member *mem, unsigned n, const struc
 
 		if (b == a || !b->live || !b->have[w] || !a->have[w] || (b->idx != a->c->plain_ref && b->idx != a->c->raw_ref))
 			continue;
-		n1 = snprintf(buf + used, len - used, "%s%.2fx %s", used ? ", " : " (", pair_gain(a, b, w, NULL, NULL),
+		n1 = snprintf(buf + used, len - used, "%s%.2fx %s", used ? ", " : " (", pair_gain(a, b, w, NULL),
 			      b->idx == a->c->plain_ref ? "plain" : "raw");
 		if (n1 < 0 || (size_t)n1 >= len - used)
 			break;
@@ -361,41 +377,81 @@ static int group_round(struct run *run, unsigned n, unsigned gi, unsigned r)
 }
 
 /*
- * The 4 KiB members alive together, mixed (bench_os_mix()): each region made afresh takes
- * the free memory that comes next, and the host backs some of that with its own huge pages
- * and some not, so two regions made one after the other differ for their whole life (plain
- * against raw memfd, the same system calls, read 1.03-1.05 in three repeats with the same
- * side slower).  Mixed page by page, both sides are on the same memory.  The hugetlb
- * members need none of it: their pages come from the pool, one set for all.  The order of
- * the members changes at random from step to step (the round's seed): in a fixed order
+ * The members alive together, mixed (bench_os_mix()): each region made afresh takes the
+ * free memory that comes next, and the host backs some of that with its own huge pages and
+ * some not, so two regions made one after the other differ for their whole life (plain
+ * against raw memfd at 4 KiB, the same system calls, read 1.03-1.05 in three repeats with
+ * the same side slower).  Mixed page by page, both sides are on the same memory.  The order
+ * of the members changes at random from step to step (the round's seed): in a fixed order
  * one member always took the first 64 KiB of every 128 KiB, and rmw read plain / raw
  * 0.94-1.06 from round to round, the two halves of a round agreeing within 0.01-0.02;
  * chase did not see it.  Most likely rmw, which keeps many misses in flight, feels how
  * memory spreads them over its channels and banks, and a chase, one miss at a time, does
  * not; random steps leave no address bit that tells the members apart.
+ *
+ * The members on a huge page pool are mixed the same way, a huge page at a time: the pool's
+ * pages are not alike either.  Unmixed, memfd_hugetlb / raw memfd at 2 MiB read rmw 0.86,
+ * 1.17, 0.87, 0.88 and 1.16 in the five rounds of one run, the rotation of places ("Places")
+ * not enough: the pool did not hand every place the same pages every round.  If a pool's
+ * pages cannot all be faulted in again (another program took some meanwhile), its members
+ * would fault at their first touch, where a pool without pages is a SIGBUS: they leave the
+ * run instead.
  */
-static void group_mix(struct run *run, const unsigned *order, unsigned k, unsigned gi, unsigned r, int *unmixed)
+static void mix_class(struct run *run, const unsigned *order, unsigned k, unsigned gi, unsigned r, size_t page,
+		      int *unmixed)
 {
 	unsigned char *addr[BENCH_GROUP_MAX];
 	size_t len[BENCH_GROUP_MAX];
-	char why[BENCH_WHY_MAX];
+	unsigned in[BENCH_GROUP_MAX];
+	char why[BENCH_WHY_MAX], size[16];
 	unsigned n = 0;
+	int rc;
 
 	for (unsigned j = 0; j < k; j++) {
 		const struct member *m = &members[order[j]];
 
-		if (m->live && m->c->page_size == 0 && m->c->kind != BENCH_APR && m->c->kind != BENCH_THP) {
+		if (m->live && m->c->page_size == page && m->c->kind != BENCH_APR && m->c->kind != BENCH_THP &&
+		    (page == 0 || run->opt->size % page == 0)) {
 			/* The size asked for, not the mapping: a re-attachable segment keeps its header
 			 * in a page past it, which its workers read to attach. */
+			in[n] = order[j];
 			addr[n] = m->reg.addr;
 			len[n++] = run->opt->size;
 		}
 	}
-	if (n > 1 && !bench_stop && bench_os_mix(addr, len, n, run_round_seed(r), why, sizeof(why)) < 0) {
-		if (!*unmixed)
-			bench_progress(run->opt, "[%6.1fs] group %u: the 4 KiB members are not mixed: %s", run_elapsed(run),
-				       gi, why);
-		*unmixed = 1;
+	if (n < 2 || bench_stop || (rc = bench_os_mix(addr, len, n, page, run_round_seed(r), why, sizeof(why))) == 0)
+		return;
+	run_short_size(page ? page : hpshm_base_page_size(), size, sizeof(size));
+	if (rc == -2 && page != 0) {
+		for (unsigned i = 0; i < n; i++) {
+			run_unusable(members[in[i]].c, "its pages could not be mixed with its peers' and faulted in again: %s",
+				     why);
+			members[in[i]].live = 0;
+		}
+		return;
+	}
+	if (!*unmixed)
+		bench_progress(run->opt, "[%6.1fs] group %u: the %s members are not mixed: %s", run_elapsed(run), gi, size,
+			       why);
+	*unmixed = 1;
+}
+
+static void group_mix(struct run *run, const unsigned *order, unsigned k, unsigned gi, unsigned r, int *unmixed)
+{
+	size_t done[BENCH_GROUP_MAX];
+	unsigned nd = 0;
+
+	/* Each page size on its own: base pages, then every pool's. */
+	for (unsigned j = 0; j < k; j++) {
+		size_t page = members[order[j]].c->page_size;
+		unsigned d = 0;
+
+		while (d < nd && done[d] != page)
+			d++;
+		if (d < nd)
+			continue;
+		done[nd++] = page;
+		mix_class(run, order, k, gi, r, page, unmixed);
 	}
 }
 
@@ -425,8 +481,8 @@ static unsigned turns(uint64_t budget, enum bench_workload w, unsigned k)
 }
 
 /*
- * Round r with the members alive together: each created (the order reversed every other
- * round), its chase built, its workers attached and warmed up; then short turns of chase
+ * Round r with the members alive together: each created (the order rotated by one from
+ * round to round: "Places"), its chase built, its workers attached and warmed up; then short turns of chase
  * (200 of 5 ms at the default phase), then of rmw (100 of 10 ms; turns()), each turn every
  * member for the budget over the turns, the order rotated by one from turn to turn (A B C,
  * B C A, C A B; with two, A B then B A); then all torn down, the last created first.
@@ -436,26 +492,30 @@ static unsigned turns(uint64_t budget, enum bench_workload w, unsigned k)
  * every member every place equally often and, with three or more, never two phases in a
  * row: reversing the order instead (A B C, C B A) let the first and last run twice in a row,
  * on caches and TLBs still warm from their own phase, and never the middle one, which read
- * 1.5 % slow in every round against an equal peer.  Released in reverse and created in the
- * other order next round, the members swap memory: the pool hands back last in, first out,
- * so the pages one member had go to the other, and a ratio over two rounds has both sides on
- * both sets.  The members that ran, or -1 when stopping.
+ * 1.5 % slow in every round against an equal peer.  Released in reverse and created in an
+ * order rotated by one next round, the members trade memory: the pool hands back last in,
+ * first out, so a place in the creation order holds the same pages every round, and in k
+ * rounds every member has had every place.  (Reversing the creation order instead kept the
+ * middle of three on its pages for the whole run.)  The members that ran, or -1 when
+ * stopping.
  */
 static int group_round_together(struct run *run, unsigned n, unsigned gi, unsigned r, int *unmixed)
 {
-	unsigned order[BENCH_GROUP_MAX], k = 0;
+	unsigned in[BENCH_GROUP_MAX], order[BENCH_GROUP_MAX], k = 0;
 	int ran = 0;
 
-	for (unsigned j = 0; j < n; j++) {
-		unsigned i = r % 2 ? n - 1 - j : j;
-
+	for (unsigned i = 0; i < n; i++) {
 		members[i].have[BENCH_W_CHASE] = members[i].have[BENCH_W_RMW] = 0;
 		for (unsigned s = 0; s < BENCH_SLICES; s++)
 			members[i].turn[BENCH_W_CHASE][s] = members[i].turn[BENCH_W_RMW][s] = NAN;
 		if (members[i].c->usable && !members[i].c->setup_only)
-			order[k++] = i;
+			in[k++] = i;
 	}
+	/* Created in an order rotated by one from round to round ("Places"). */
+	for (unsigned j = 0; j < k; j++)
+		order[j] = in[(j + r) % k];
 	round_block = k;
+	round_place = k ? r % k : 0;
 	for (unsigned j = 0; j < k && !bench_stop; j++) {
 		members[order[j]].live = 0;
 		if (member_create(run, &members[order[j]], order[j], gi, 0) < 0)
@@ -520,7 +580,7 @@ int group_run(struct run *run, const int *g, unsigned n, unsigned gi)
 	for (unsigned i = 0; i < n; i++)
 		members[i].live = 0;
 	run_note_add(res->groups_note, sizeof(res->groups_note), " %s",
-		     !together ? "in turn" : unmixed ? "together, 4 KiB unmixed" : "together");
+		     !together ? "in turn" : unmixed ? "together, unmixed" : "together");
 	if (ran && (run->groups_ran++ == 0 || done < res->rounds_done))
 		res->rounds_done = done;
 	if (bench_stop)

@@ -462,7 +462,8 @@ int bench_os_region_release(struct bench_region *r)
 
 /*
  * MADV_REMOVE frees the pages of a shared mapping of a memfd (its file's pages, as a punch
- * hole would); the same regions are then faulted in MIX_STEP at a time from each in turn,
+ * hole would; a hugetlb file's go back to the pool); the same regions are then faulted in
+ * MIX_STEP at a time from each in turn (huge pages one at a time),
  * in an order drawn afresh for every step from seed.  The page allocator hands out what it
  * has in runs of neighbouring pages, so two regions faulted this way share every run, and
  * the host's backing of it, and no address bit above the step's tells them apart (a fixed
@@ -472,19 +473,21 @@ int bench_os_region_release(struct bench_region *r)
  */
 #define MIX_STEP ((size_t)64 << 10)
 
-int bench_os_mix(unsigned char *const *addr, const size_t *len, unsigned n, uint64_t seed, char *why, size_t why_len)
+int bench_os_mix(unsigned char *const *addr, const size_t *len, unsigned n, size_t page, uint64_t seed, char *why,
+		 size_t why_len)
 {
 #ifdef MADV_REMOVE
-	size_t most = 0;
+	size_t most = 0, step = page > MIX_STEP ? page : MIX_STEP;
+	unsigned removed = 0;
 
-	for (unsigned i = 0; i < n; i++) {
+	for (unsigned i = 0; i < n; i++, removed++) {
 		if (madvise(addr[i], len[i], MADV_REMOVE) < 0) {
 			snprintf(why, why_len, "madvise(MADV_REMOVE): %s", strerror(errno));
-			return -1;
+			goto whole;
 		}
 		most = len[i] > most ? len[i] : most;
 	}
-	for (size_t off = 0; off < most; off += MIX_STEP) {
+	for (size_t off = 0; off < most; off += step) {
 		unsigned order[BENCH_GROUP_MAX];
 
 		for (unsigned i = 0; i < n; i++) {
@@ -497,17 +500,24 @@ int bench_os_mix(unsigned char *const *addr, const size_t *len, unsigned n, uint
 		for (unsigned k = 0; k < n; k++) {
 			unsigned i = order[k];
 
-			if (off < len[i] && raw_populate(addr[i] + off, len[i] - off < MIX_STEP ? len[i] - off : MIX_STEP) < 0) {
+			if (off < len[i] && raw_populate(addr[i] + off, len[i] - off < step ? len[i] - off : step) < 0) {
 				snprintf(why, why_len, "madvise(MADV_POPULATE_WRITE): %s", strerror(errno));
-				return -1;
+				goto whole;
 			}
 		}
 	}
 	return 0;
+whole:
+	/* What was given back is faulted in again, in order, so that no region keeps a hole. */
+	for (unsigned i = 0; i < removed; i++)
+		if (raw_populate(addr[i], len[i]) < 0)
+			return -2;
+	return -1;
 #else
 	(void)addr;
 	(void)len;
 	(void)n;
+	(void)page;
 	snprintf(why, why_len, "this system has no MADV_REMOVE to give a mapping's pages back");
 	return -1;
 #endif

@@ -244,9 +244,11 @@ const char *bench_os_populate_how(void)
 	return "a touch of every page";
 }
 
-int bench_os_mix(unsigned char *const *addr, const size_t *len, unsigned n, uint64_t seed, char *why, size_t why_len)
+int bench_os_mix(unsigned char *const *addr, const size_t *len, unsigned n, size_t page, uint64_t seed, char *why,
+		 size_t why_len)
 {
 	(void)addr;
+	(void)page;
 	(void)seed;
 	(void)n;
 	(void)len;

@@ -136,14 +136,15 @@ void bench_os_parallel(unsigned n, void (*fn)(void *arg, unsigned i), void *arg)
 /* Release a raw or THP region: 0, or -1 if the system refused. */
 int  bench_os_region_release(struct bench_region *r);
 /*
- * Give the base pages of the n regions addr[i] (len[i] bytes, alive together) back to the
- * system and fault them in again, a few at a time from each in turn (the order drawn afresh
- * for every step from seed), so that they are drawn from the same free
- * memory, mixed, and placed alike (group.c).  0, or -1 with why where the
- * system cannot: the regions' contents are then gone all the same, and what was not faulted
- * in again is at the first touch.
+ * Give the pages of the n regions addr[i] (len[i] bytes, alive together, all of pages of
+ * `page` bytes, 0 for base pages) back to the system and fault them in again, a few at a
+ * time from each in turn (the order drawn afresh for every step from seed), so that they are
+ * drawn from the same free memory or pool, mixed, and placed alike (group.c).  0; -1 with
+ * why where the system cannot, every region whole again (its contents gone); -2 with why
+ * where what was given back could not all be faulted in again (a pool another program took
+ * from meanwhile): a huge page region then has holes, which fault at the first touch.
  */
-int  bench_os_mix(unsigned char *const *addr, const size_t *len, unsigned n, uint64_t seed, char *why,
+int  bench_os_mix(unsigned char *const *addr, const size_t *len, unsigned n, size_t page, uint64_t seed, char *why,
 		  size_t why_len);
 
 /* ---- the resize rows (resize.c): the raw calls, and a process that attached by fork() ---- */

@@ -47,18 +47,17 @@ static int ratios(const double *g, unsigned n, struct bench_summary *out)
 	return n > 0;
 }
 
-/* An access row's gain: the median of every block of turns of the run where its rounds had
- * them (group.c, "Blocks"), with the rounds' range; else the median of the rounds. */
-static int access_ratios(const double *rounds, unsigned n, const double *blocks, unsigned nb,
+/* An access row's gain: the median block of turns of each place of the run, the places
+ * weighed alike (group.c, "Blocks" and "Places"), with the rounds' range; else the median of
+ * the rounds. */
+static int access_ratios(const double *rounds, unsigned n, const struct bench_block_gains *blocks,
 			 struct bench_summary *out)
 {
-	struct bench_summary b;
 	int have = ratios(rounds, n, out);
 
-	if (have && nb > 0) {
-		bench_summarize(blocks, nb, &b);
-		out->median = b.median;
-		out->blocks = nb;
+	if (have && blocks && blocks->n > 0) {
+		out->median = bench_placed_median(blocks);
+		out->blocks = blocks->n;
 	}
 	return have;
 }
@@ -104,11 +103,10 @@ unsigned bench_rows(const struct bench_result *res, struct bench_row *rows, unsi
 			row->wall_median = ws.median;
 			row->faults = NAN;
 			if (plain)
-				row->has_plain = access_ratios(s->vs_plain, s->n_plain, blk ? blk->vs_plain : NULL,
-							       blk ? blk->n_plain : 0, &row->vs_plain);
+				row->has_plain = access_ratios(s->vs_plain, s->n_plain, blk ? &blk->vs_plain : NULL,
+							       &row->vs_plain);
 			if (raw)
-				row->has_raw = access_ratios(s->vs_raw, s->n_raw, blk ? blk->vs_raw : NULL,
-							     blk ? blk->n_raw : 0, &row->vs_raw);
+				row->has_raw = access_ratios(s->vs_raw, s->n_raw, blk ? &blk->vs_raw : NULL, &row->vs_raw);
 			if (ref_of(res, c, c->raw1_ref))
 				row->has_raw1 = ratios(s->vs_raw1, s->n_raw1, &row->vs_raw1);
 			if (ref_of(res, c, c->limit_ref))

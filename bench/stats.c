@@ -40,6 +40,27 @@ void bench_summarize(const double *v, unsigned n, struct bench_summary *s)
 	s->median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
 }
 
+double bench_placed_median(const struct bench_block_gains *b)
+{
+	double g[BENCH_MAX_BLOCKS], logs = 0;
+	unsigned places = 0;
+	struct bench_summary s;
+
+	for (unsigned p = 0; p < BENCH_GROUP_MAX; p++) {
+		unsigned n = 0;
+
+		for (unsigned i = 0; i < b->n; i++)
+			if (b->place[i] == p)
+				g[n++] = b->g[i];
+		if (n == 0)
+			continue;
+		bench_summarize(g, n, &s);
+		logs += log(s.median);
+		places++;
+	}
+	return places ? exp(logs / places) : NAN;
+}
+
 /* Rates are better higher; latencies, times and sizes lower. */
 int bench_higher_is_better(enum bench_workload w)
 {
