@@ -78,6 +78,8 @@ static size_t pool_or_skip(unsigned long need, unsigned long *avail)
 
 	if (ps == 0 || hpt_pool_read(ps, &p) < 0)
 		HPT_SKIP("the kernel offers no huge pages");
+	HPT_SKIP_UNDER_EMULATOR("the tool cannot verify huge pages there: qemu-user shows its own smaps (qemu-i386: "
+				"base pages) or refuses hugetlb mappings, so `hpshm check` refuses huge_pages=on");
 	*avail = hpt_pool_available(&p);
 	if (*avail < need)
 		HPT_UNAVAILABLE_PAGES("memfd_hugetlb", "2MiB", need, "needs %lu free huge pages, %lu are (reserve a pool: "
