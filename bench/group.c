@@ -438,20 +438,15 @@ static void mix_class(struct run *run, const unsigned *order, unsigned k, unsign
 
 static void group_mix(struct run *run, const unsigned *order, unsigned k, unsigned gi, unsigned r, int *unmixed)
 {
-	size_t done[BENCH_GROUP_MAX];
-	unsigned nd = 0;
-
-	/* Each page size on its own: base pages, then every pool's. */
+	/* Each page size on its own, once: the first member of that size starts it. */
 	for (unsigned j = 0; j < k; j++) {
 		size_t page = members[order[j]].c->page_size;
-		unsigned d = 0;
+		unsigned i = 0;
 
-		while (d < nd && done[d] != page)
-			d++;
-		if (d < nd)
-			continue;
-		done[nd++] = page;
-		mix_class(run, order, k, gi, r, page, unmixed);
+		while (i < j && members[order[i]].c->page_size != page)
+			i++;
+		if (i == j)
+			mix_class(run, order, k, gi, r, page, unmixed);
 	}
 }
 
@@ -482,22 +477,23 @@ static unsigned turns(uint64_t budget, enum bench_workload w, unsigned k)
 
 /*
  * Round r with the members alive together: each created (the order rotated by one from
- * round to round: "Places"), its chase built, its workers attached and warmed up; then short turns of chase
- * (200 of 5 ms at the default phase), then of rmw (100 of 10 ms; turns()), each turn every
- * member for the budget over the turns, the order rotated by one from turn to turn (A B C,
- * B C A, C A B; with two, A B then B A); then all torn down, the last created first.
+ * round to round: "Places"), mixed (group_mix()), its chase built, its workers attached and
+ * warmed up; then short turns of chase (200 of 5 ms at the default phase), then of rmw (100
+ * of 10 ms; turns()), each turn every member for the budget over the turns, the order
+ * rotated by one from turn to turn (A B C, B C A, C A B; with two, A B then B A); then all
+ * torn down, the last created first.
  *
  * Turns of milliseconds cancel what the host's other tenants do to both sides, which a turn
- * of a whole create cannot (doc/bench.md, "The noise floor").  The rotation gives
- * every member every place equally often and, with three or more, never two phases in a
- * row: reversing the order instead (A B C, C B A) let the first and last run twice in a row,
- * on caches and TLBs still warm from their own phase, and never the middle one, which read
- * 1.5 % slow in every round against an equal peer.  Released in reverse and created in an
- * order rotated by one next round, the members trade memory: the pool hands back last in,
- * first out, so a place in the creation order holds the same pages every round, and in k
- * rounds every member has had every place.  (Reversing the creation order instead kept the
- * middle of three on its pages for the whole run.)  The members that ran, or -1 when
- * stopping.
+ * of a whole create cannot (doc/bench.md, "The noise floor").  The rotation gives every
+ * member every place equally often and, with three or more, never two phases in a row:
+ * reversing the order instead (A B C, C B A) let the first and last run twice in a row, on
+ * caches and TLBs still warm from their own phase, and never the middle one, which read
+ * 1.5 % slow in every round against an equal peer.  Released in reverse and created in an order
+ * rotated by one next round, the members trade memory: the pool hands back last in, first
+ * out, so a place in the creation order tends to hold the same pages from round to round,
+ * and in k rounds every member has had every place.  (Reversing the creation order instead
+ * kept the middle of three on its pages for the whole run.)  The members that ran, or -1
+ * when stopping.
  */
 static int group_round_together(struct run *run, unsigned n, unsigned gi, unsigned r, int *unmixed)
 {

@@ -447,10 +447,6 @@ static size_t raw_inherited(const struct bench_region *r, HANDLE list[3], DWORD 
 }
 
 /*
- * The raw peer's worker, started as a server without hpshm would: suspended, inheriting the
- * section alone, the range reserved in it, then resumed.  0, or -1 with why.
- */
-/*
  * A worker's start that is worth trying again: CreateProcessW() failing with
  * ERROR_INTERNAL_ERROR, wine's report of a new process that ended before its start was done
  * and gave no code of its own (its loader failed, before any of the worker ran).  On a busy
@@ -462,6 +458,10 @@ static int start_ended_early(int code, const char *call)
 	return code == (int)ERROR_INTERNAL_ERROR && strcmp(call, "CreateProcessW") == 0;
 }
 
+/*
+ * The raw peer's worker, started as a server without hpshm would: suspended, inheriting the
+ * section alone, the range reserved in it, then resumed.  0, or -1 with why.
+ */
 static int raw_spawn(struct bench_worker *w, const struct bench_region *r, const char *self_exe, unsigned long chan,
 		     char *why, size_t len)
 {
