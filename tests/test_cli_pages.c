@@ -30,7 +30,8 @@
 #define KB_2M 2048UL
 #define KB_1G 1048576UL
 
-/* Made up in the test's own /tmp directory; removed after each test, however it ended. */
+/* Made up in the test's own /tmp directory; removed after each test, however it ended: by .fini,
+ * or before a skip (hpt_fixture_undo_on_skip()). */
 static char fake_dir[64];
 
 static void pages_cleanup(void)
@@ -79,6 +80,7 @@ static void fake_tree(void)
 {
 	snprintf(fake_dir, sizeof fake_dir, "/tmp/hpt-cli-pages-XXXXXX");
 	cr_assert_not_null(mkdtemp(fake_dir));
+	hpt_fixture_undo_on_skip(pages_cleanup); /* a skip (no interposer in a static build) removes it too */
 	chmod(fake_dir, 0755);
 	fake_pool(KB_2M, 0, 0);
 }
