@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # scripts/deps.sh -- install what hpshm needs from Debian's package registry.
 #
-#   scripts/deps.sh [build|test|docs|cross|coverage|abi|check|postgres|nginx|httpd|man|json|deb]     (default: test)
+#   scripts/deps.sh [build|test|docs|cross|windows|coverage|abi|check|postgres|nginx|httpd|man|json|deb]     (default: test)
 #
 #   build  compiler, CMake, pkg-config: enough for the library and the hpshm tool
 #   test   build + Criterion, APR, httpd's apxs (apache2-dev), Doxygen/graphviz, clang with its sanitizer runtime, python3
@@ -50,12 +50,14 @@ httpd_pkgs=(apache2 apache2-dev apache2-utils curl)
 man_pkgs=(man-db groff-base bash-completion zsh)
 json_pkgs=(python3 python3-jsonschema)
 deb_pkgs=(debhelper dpkg-dev lintian libapr1-dev apache2-dev apache2-bin)
+windows_pkgs=(mingw-w64 wine wine64 cmake)
 
 case "$what" in
 build) pkgs=("${build_pkgs[@]}") ;;
 test) pkgs=("${build_pkgs[@]}" "${test_pkgs[@]}") ;;
 docs) pkgs=("${build_pkgs[@]}" "${docs_pkgs[@]}") ;;
 cross) pkgs=("${build_pkgs[@]}" "${cross_pkgs[@]}") ;;
+windows) pkgs=("${windows_pkgs[@]}") ;;
 coverage) pkgs=("${build_pkgs[@]}" "${test_pkgs[@]}" "${coverage_pkgs[@]}") ;;
 abi) pkgs=("${build_pkgs[@]}" "${abi_pkgs[@]}") ;;
 check) pkgs=("${check_pkgs[@]}") ;;
@@ -66,7 +68,7 @@ man) pkgs=("${build_pkgs[@]}" "${man_pkgs[@]}") ;;
 json) pkgs=("${build_pkgs[@]}" "${json_pkgs[@]}") ;;
 deb) pkgs=("${build_pkgs[@]}" "${deb_pkgs[@]}") ;;
 *)
-	echo "usage: $0 [build|test|docs|cross|coverage|abi|check|postgres|nginx|httpd|man|json|deb]" >&2
+	echo "usage: $0 [build|test|docs|cross|windows|coverage|abi|check|postgres|nginx|httpd|man|json|deb]" >&2
 	exit 2
 	;;
 esac

@@ -40,25 +40,7 @@ build=${HPSHM_BUILD_DIR:-build-mingw}
 read -r -a extra_cmake <<<"${HPSHM_CMAKE_ARGS:-}"
 
 echo "== test-windows: dependencies"
-pkgs=(mingw-w64 wine wine64 cmake)
-if [[ ${HPSHM_SKIP_DEPS:-0} == 1 ]]; then
-	echo "test-windows: HPSHM_SKIP_DEPS=1, not checking packages"
-else
-	missing=()
-	for p in "${pkgs[@]}"; do
-		status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
-		[[ $status == "install ok installed" ]] || missing+=("$p")
-	done
-	if ((${#missing[@]} > 0)); then
-		sudo=()
-		((EUID == 0)) || sudo=(sudo)
-		echo "test-windows: installing ${missing[*]}"
-		"${sudo[@]}" apt-get update -qq
-		DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
-	else
-		echo "test-windows: ${pkgs[*]} already installed"
-	fi
-fi
+bash scripts/deps.sh windows
 for tool in x86_64-w64-mingw32-gcc wine wineserver; do
 	command -v "$tool" >/dev/null 2>&1 || {
 		echo "test-windows: $tool not found; install mingw-w64 and wine (apt-get install mingw-w64 wine wine64)" >&2
