@@ -53,6 +53,7 @@ static struct {
 	size_t      hold;
 	atomic_int  failed;       /* the failure was answered */
 	atomic_int  asked_last;   /* the last chunk of the segment was asked for */
+	atomic_size_t asked;      /* bytes the parts asked for, the probe's empty range not counted */
 } fm;
 
 static int fake_madvise(void *addr, size_t len, int advice)
@@ -65,8 +66,8 @@ static int fake_madvise(void *addr, size_t len, int advice)
 		errno = fm.probe_errno;
 		return -1;
 	}
-	/* The probe asks for the first page alone; the parts ask for whole chunks. */
-	if (len == (size_t)sysconf(_SC_PAGESIZE)) {
+	/* The probe asks for an empty range; the parts ask for whole chunks. */
+	if (len == 0) {
 		if (atomic_fetch_sub(&fm.probe_eintr, 1) > 0) {
 			errno = EINTR;
 			return -1;
@@ -92,6 +93,7 @@ static int fake_madvise(void *addr, size_t len, int advice)
 		errno = fm.fail_errno;
 		return -1;
 	}
+	atomic_fetch_add(&fm.asked, len);
 	return 0;
 }
 
@@ -132,6 +134,22 @@ Test(populate_paths, eintr_is_retried_in_the_probe_and_in_the_parts)
 	cr_assert_eq(populate(2, &methods, &err), 0);
 	cr_assert_eq(methods, HPSHM_POPULATE_MADVISE);
 	cr_assert(atomic_load(&fm.asked_last), "every chunk was asked for");
+}
+
+/*
+ * The probe for MADV_POPULATE_WRITE faults nothing in: every byte is asked for once, by the
+ * parts.  A probe that faulted the first page in cleared it in the calling thread before the
+ * other threads started, a whole page in series (1 GiB with gigantic pages).
+ */
+Test(populate_paths, the_probe_faults_nothing_in_and_the_parts_ask_for_each_byte_once)
+{
+	unsigned methods;
+	hpshm_error err;
+
+	cr_assert_eq(populate(2, &methods, &err), 0);
+	cr_assert_eq(methods, HPSHM_POPULATE_MADVISE);
+	cr_assert_eq(atomic_load(&fm.asked), (size_t)AREA, "asked for %zu bytes of a %zu-byte segment",
+		     atomic_load(&fm.asked), (size_t)AREA);
 }
 
 Test(populate_paths, a_part_out_of_memory_is_epopulate_naming_where_and_how_many_threads)

@@ -200,8 +200,8 @@ static int populate_one(void *addr, size_t len, size_t page_size, struct hpshm__
  * once any thread has failed.  No fallocate here: hugetlbfs and tmpfs allocate a file's pages under the inode's
  * lock, so threads calling it would wait for each other; the mapping's reservation (made by
  * mmap) already holds the pages, and MADV_POPULATE_WRITE fails with an error, not SIGBUS,
- * where a page is refused.  A kernel without MADV_POPULATE_WRITE (before 5.14) is found by the
- * first chunk, before any thread starts, and gets the single-threaded populate.
+ * where a page is refused.  A kernel without MADV_POPULATE_WRITE (before 5.14) is found by an
+ * empty call before any thread starts, and gets the single-threaded populate.
  */
 #define POPULATE_CHUNK ((size_t)32 << 20) /* a thread checks for a failure between chunks */
 
@@ -272,7 +272,6 @@ static int populate_split(void *addr, size_t len, size_t page_size, const struct
 static int populate_run(void *addr, size_t len, size_t page_size, struct hpshm__port_handle h,
 			const struct hpshm__populate_how *how, unsigned *methods, hpshm_error *err)
 {
-	size_t fail;
 	int rc;
 
 	if (how->threads == 1 || len / page_size < 2) {
@@ -280,8 +279,15 @@ static int populate_run(void *addr, size_t len, size_t page_size, struct hpshm__
 			hpshm__linux_numa_place(how->numa, 0, 1);
 		return populate_one(addr, len, page_size, h, methods, err);
 	}
-	/* Is MADV_POPULATE_WRITE there?  Asked of the first page, which is thread 0's anyway. */
-	rc = populate_advise(addr, page_size, page_size, &fail);
+	/*
+	 * Is MADV_POPULATE_WRITE there?  Asked with an empty range, which faults nothing in: the
+	 * kernel checks the advice before the range (EINVAL for one it does not know) and is done
+	 * with an empty range.  Asking with the first page instead cleared that page here before
+	 * any other thread started: with 1 GiB pages, a page's whole clearing in series.
+	 */
+	do
+		rc = hpshm__linux_sys.madvise(addr, 0, MADV_POPULATE_WRITE);
+	while (rc < 0 && errno == EINTR);
 	if (rc < 0 && errno == EINVAL)
 		return populate_one(addr, len, page_size, h, methods, err);
 	*methods = HPSHM_POPULATE_MADVISE;
