@@ -341,7 +341,7 @@ typedef struct hpshm_report {
 	size_t   requested_page_size;        /**< page size asked for (0: none, plain pages) */
 	size_t   page_size;                  /**< page size read back from the kernel, bytes */
 	int      verified;                   /**< 1 if page_size was read from the kernel */
-	char     verified_by[HPSHM_NAME_MAX];/**< where it was read: "smaps", "fstatfs", ... */
+	char     verified_by[HPSHM_NAME_MAX];/**< where it was read: "PROCMAP_QUERY", "smaps", "fstatfs", ... */
 	int      huge;                       /**< 1 if backed by huge pages (verified) */
 	hpshm_huge_pages policy;             /**< the huge_pages policy in force */
 	unsigned populate;                   /**< hpshm_populate_method bits used */

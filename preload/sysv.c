@@ -20,7 +20,7 @@
  *
  * Each segment made is remembered (a table of slots, FREE -> BUSY -> LIVE by
  * compare-and-swap, as region.c's) until its report line is written: the page size is
- * verified from smaps at its first shmat() in this process, which is when the line is
+ * verified from the kernel at its first shmat() in this process, which is when the line is
  * written.  shmdt() needs nothing; shmctl(IPC_RMID) drops the record and reports the
  * removal.
  */
@@ -147,7 +147,7 @@ static void shm_report(struct shm_rec *s, const void *addr)
 	if (addr) {
 		struct hpshm__backing b;
 
-		/* What backs it, as the library verifies its own segments (smaps on Linux). */
+		/* What backs it, as the library verifies its own segments (PROCMAP_QUERY or smaps on Linux). */
 		if (hpshm__os_backing((void *)(uintptr_t)addr, s->size, -1, &b) == 0 && b.page_size) {
 			r.page_size = b.page_size;
 			r.huge = b.huge;

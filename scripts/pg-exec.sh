@@ -239,7 +239,7 @@ else
 fi
 if ((lines == 1)) && grep -q '"huge":true' "$report" && grep -q '"verified":true' "$report" &&
 	((mapped == map_kb * 1024)); then
-	ok "the report has one line: provider $(grep -o '"provider":"[a-z_]*"' "$report" | head -n 1 | cut -d'"' -f4), $mapped bytes, page size verified by smaps"
+	ok "the report has one line: provider $(grep -o '"provider":"[a-z_]*"' "$report" | head -n 1 | cut -d'"' -f4), $mapped bytes, page size verified by $(grep -o '"verified_by":"[A-Za-z_]*"' "$report" | head -n 1 | cut -d'"' -f4)"
 else
 	bad "the report does not match the mapping ($lines mmap lines, mapped=$mapped): $(cat "$report")"
 fi

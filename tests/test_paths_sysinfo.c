@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <grp.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,6 +33,13 @@
 #define MIB HPT_MIB
 #define GIB ((size_t)1 << 30)
 
+/* The VMAs the fake PROCMAP_QUERY describes, sorted, and the errno it fails with instead. */
+static const struct fake_vma {
+	uint64_t start, end, page;
+} *fq_vmas;
+static size_t fq_n;
+static int fq_errno;
+
 /* What .fini undoes, and a skip (hpt_fixture_undo_on_skip()): what is still there. */
 static void sysinfo_fini_work(void)
 {
@@ -44,6 +52,9 @@ static void sysinfo_init(void)
 	hpt_fixture_init();
 	hpt_fakeroot_create(10, 4);
 	hpt_fixture_undo_on_skip(sysinfo_fini_work);
+	fq_vmas = NULL;
+	fq_n = 0;
+	fq_errno = 0;
 }
 
 static void sysinfo_fini(void)
@@ -297,6 +308,129 @@ Test(paths_sysinfo, a_vma_without_kernel_page_size_is_unverified)
 
 	replace("proc/self/smaps", "60000000-60200000 rw-s 00000000 00:10 42 /x\nVmFlags: rd wr ht\n");
 	cr_assert_eq(hpshm__port_verify_backing((void *)0x60000000, 2 * MIB, HPSHM__PORT_NO_HANDLE, &b), HPSHM_EUNAVAILABLE);
+}
+
+/* ---- what backs a range: PROCMAP_QUERY, the kernel's answer without smaps ---- */
+
+static int fake_query(int fd, struct hpshm__procmap_query *q)
+{
+	(void)fd;
+	if (fq_errno) {
+		errno = fq_errno;
+		return -1;
+	}
+	if (q->size != sizeof(*q) || q->query_flags != HPSHM__PROCMAP_COVERING_OR_NEXT || q->vma_name_size ||
+	    q->build_id_size) {
+		errno = EINVAL;
+		return -1;
+	}
+	for (size_t i = 0; i < fq_n; i++)
+		if (fq_vmas[i].end > q->query_addr) {
+			q->vma_start = fq_vmas[i].start;
+			q->vma_end = fq_vmas[i].end;
+			q->vma_page_size = fq_vmas[i].page;
+			return 0;
+		}
+	errno = ENOENT;   /* no VMA at or after the address */
+	return -1;
+}
+
+Test(paths_sysinfo, the_kernels_query_describes_a_range_split_into_vmas_and_wins_over_smaps)
+{
+	static const struct fake_vma vmas[] = {
+		{ 0x60000000, 0x60200000, 2 * MIB },
+		{ 0x60200000, 0x60400000, 4096 },
+		{ 0x60400000, 0x60600000, 2 * MIB },
+	};
+	struct hpshm__backing b;
+
+	/* smaps says base pages everywhere: what the query says must be what is reported */
+	replace("proc/self/smaps", VMA("60000000-60600000", "4", "rd wr sh mr mw me ms sd"));
+	fq_vmas = vmas;
+	fq_n = 3;
+	hpshm__linux_sys.procmap_query = fake_query;
+	cr_assert_eq(hpshm__port_verify_backing((void *)0x60000000, 6 * MIB, HPSHM__PORT_NO_HANDLE, &b), 0);
+	cr_assert_str_eq(b.source, "PROCMAP_QUERY");
+	cr_assert_eq(b.page_size, (size_t)4096);
+	cr_assert_eq(b.huge, 0);
+	cr_assert_eq(hpshm__port_verify_backing((void *)0x60000000, 2 * MIB, HPSHM__PORT_NO_HANDLE, &b), 0);
+	cr_assert_eq(b.page_size, 2 * MIB);
+	cr_assert_eq(b.huge, 1);
+	/* a range that starts inside a VMA, and the last VMA there is */
+	cr_assert_eq(hpshm__port_verify_backing((void *)0x60500000, MIB, HPSHM__PORT_NO_HANDLE, &b), 0);
+	cr_assert_eq(b.page_size, 2 * MIB);
+	cr_assert_eq(b.huge, 1);
+	/* a page size of the base page is no huge page, whatever its size */
+	fq_n = 2;
+	cr_assert_eq(hpshm__port_verify_backing((void *)0x60200000, 2 * MIB, HPSHM__PORT_NO_HANDLE, &b), 0);
+	cr_assert_eq(b.huge, hpshm__port_base_page_size() < 4096);
+}
+
+Test(paths_sysinfo, a_kernel_without_the_query_is_read_from_smaps)
+{
+	struct hpshm__backing b;
+
+	replace("proc/self/smaps", VMA("60000000-60200000", "2048", "rd wr sh mr mw me ms de ht sd"));
+	fq_n = 0;
+	hpshm__linux_sys.procmap_query = fake_query;
+	fq_errno = ENOTTY;   /* before Linux 6.11 */
+	cr_assert_eq(hpshm__port_verify_backing((void *)0x60000000, 2 * MIB, HPSHM__PORT_NO_HANDLE, &b), 0);
+	cr_assert_str_eq(b.source, "smaps");
+	cr_assert_eq(b.page_size, 2 * MIB);
+	cr_assert_eq(b.huge, 1);
+	/* a query that finds no VMA there is asked no more, and smaps says the same */
+	fq_errno = 0;
+	cr_assert_eq(hpshm__port_verify_backing((void *)0x60000000, 2 * MIB, HPSHM__PORT_NO_HANDLE, &b), 0);
+	cr_assert_str_eq(b.source, "smaps");
+	cr_assert_eq(hpshm__port_verify_backing((void *)0x500000000000, 2 * MIB, HPSHM__PORT_NO_HANDLE, &b),
+		     HPSHM_EUNAVAILABLE);
+}
+
+/*
+ * On this kernel: the query and smaps agree on a real mapping split into three VMAs (an
+ * mprotect in the middle), and on a hugetlb one where the pool has a page.
+ */
+Test(paths_sysinfo, the_query_and_smaps_agree_on_real_mappings)
+{
+	size_t base = hpshm__port_base_page_size();
+	struct hpshm__backing q, sm;
+	char *p;
+
+	hpshm__linux_set_sysroot(NULL);   /* the real /proc; .fini removes the fake tree */
+	p = mmap(NULL, 3 * base, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	cr_assert(p != MAP_FAILED);
+	cr_assert_eq(mprotect(p + base, base, PROT_READ), 0);
+	cr_assert_eq(hpshm__port_verify_backing(p, 3 * base, HPSHM__PORT_NO_HANDLE, &q), 0);
+	fq_errno = ENOTTY;
+	hpshm__linux_sys.procmap_query = fake_query;
+	cr_assert_eq(hpshm__port_verify_backing(p, 3 * base, HPSHM__PORT_NO_HANDLE, &sm), 0);
+	hpshm__linux_sys_reset();
+	cr_assert_str_eq(sm.source, "smaps");
+	if (strcmp(q.source, "PROCMAP_QUERY") != 0) {
+		munmap(p, 3 * base);
+		HPT_SKIP("no PROCMAP_QUERY here (Linux 6.11; an emulator's maps has none): verified by %s", q.source);
+	}
+	cr_assert_eq(q.page_size, sm.page_size);
+	cr_assert_eq(q.page_size, base);
+	cr_assert_eq(q.huge, 0);
+	cr_assert_eq(sm.huge, 0);
+	munmap(p, 3 * base);
+
+	p = mmap(NULL, 2 * MIB, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+	if (p == MAP_FAILED)
+		HPT_UNAVAILABLE("mmap_hugetlb", "2MiB", "no 2MiB page for MAP_HUGETLB: %s (vm.nr_hugepages)",
+				strerror(errno));
+	cr_assert_eq(hpshm__port_verify_backing(p, 2 * MIB, HPSHM__PORT_NO_HANDLE, &q), 0);
+	hpshm__linux_sys.procmap_query = fake_query;
+	cr_assert_eq(hpshm__port_verify_backing(p, 2 * MIB, HPSHM__PORT_NO_HANDLE, &sm), 0);
+	hpshm__linux_sys_reset();
+	munmap(p, 2 * MIB);
+	cr_assert_str_eq(q.source, "PROCMAP_QUERY");
+	cr_assert_str_eq(sm.source, "smaps");
+	cr_assert_eq(q.page_size, 2 * MIB);
+	cr_assert_eq(sm.page_size, 2 * MIB);
+	cr_assert_eq(q.huge, 1);
+	cr_assert_eq(sm.huge, 1);
 }
 
 Test(paths_sysinfo, maps_line_names_the_first_mapping_overlapping_a_range)

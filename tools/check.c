@@ -6,7 +6,7 @@
  * The configuration is built in the server's order (defaults, HPSHM_* environment, then
  * --config with API precedence), so `check` answers "what will my server get with these
  * settings on this machine".  The report printed is the library's own, verified from the
- * kernel (smaps or fstatfs), never inferred from the flags passed.  The segment is always
+ * kernel (PROCMAP_QUERY, smaps or fstatfs), never inferred from the flags passed.  The segment is always
  * destroyed before exit: a check must not leave pool pages or SysV ids behind.
  *
  * With --json the object is printed on failure too ("ok": false, the error record and every

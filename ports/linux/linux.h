@@ -59,6 +59,30 @@ struct statfs;
  * hpshm__linux_sys_reset() puts them back.  Only tests write to it, and only while no segment
  * is being created.  The POSIX calls are in posix/sys.h (hpshm__posix_sys).
  */
+/*
+ * The argument of PROCMAP_QUERY (Linux 6.11, uapi linux/fs.h), an ioctl on a /proc/<pid>/maps
+ * descriptor that describes the VMA at or after an address; written out here, as the headers
+ * of older systems lack it.  size is sizeof the struct, which the kernel reads first.
+ */
+struct hpshm__procmap_query {
+	uint64_t size;
+	uint64_t query_flags;    /* in: HPSHM__PROCMAP_COVERING_OR_NEXT, ... */
+	uint64_t query_addr;     /* in */
+	uint64_t vma_start;      /* out: [vma_start, vma_end) */
+	uint64_t vma_end;
+	uint64_t vma_flags;      /* out: readable, writable, executable, shared */
+	uint64_t vma_page_size;  /* out: the kernel's page size of the VMA, smaps' KernelPageSize */
+	uint64_t vma_offset;
+	uint64_t inode;
+	uint32_t dev_major;
+	uint32_t dev_minor;
+	uint32_t vma_name_size;  /* in: 0, no name asked for */
+	uint32_t build_id_size;  /* in: 0 */
+	uint64_t vma_name_addr;
+	uint64_t build_id_addr;
+};
+#define HPSHM__PROCMAP_COVERING_OR_NEXT 0x10u /* the VMA at query_addr, else the next one */
+
 struct hpshm__linux_syscalls {
 	int     (*memfd_create)(const char *name, unsigned flags);
 	int     (*fallocate)(int fd, int mode, off_t off, off_t len);
@@ -74,6 +98,8 @@ struct hpshm__linux_syscalls {
 			      int flags);
 	int     (*getcpu)(unsigned *cpu, unsigned *node);  /* the CPU and node this thread runs on */
 	int     (*sched_setaffinity)(int pid, size_t size, const void *mask); /* mask: a cpu_set_t */
+	/* ioctl(fd, PROCMAP_QUERY, q) on a /proc/<pid>/maps descriptor (verify.c) */
+	int     (*procmap_query)(int fd, struct hpshm__procmap_query *q);
 };
 
 extern struct hpshm__linux_syscalls hpshm__linux_sys;

@@ -13,6 +13,8 @@
  * musl), and libc's fallocate already maps a 64-bit off_t onto the system call's arguments
  * on 32-bit targets.  secure_getenv() is no system call, but its answer depends on how the
  * kernel started us (AT_SECURE), which a test cannot arrange: the table lets it pretend.
+ * procmap_query is ioctl(PROCMAP_QUERY), which kernels before 6.11 answer ENOTTY: a test
+ * answers so on any kernel to reach the smaps fallback (verify.c).
  *
  * The table is written only by tests, while no segment is being created: no locking.
  */
@@ -20,6 +22,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -94,6 +97,14 @@ static int sys_sched_setaffinity(int pid, size_t size, const void *mask)
 	return sched_setaffinity((pid_t)pid, size, (const cpu_set_t *)mask);
 }
 
+/* PROCMAP_QUERY is _IOWR('f', 17, struct procmap_query): 0xC0686611 where _IOWR is x86's. */
+_Static_assert(sizeof(struct hpshm__procmap_query) == 104, "struct procmap_query is 104 bytes in every ABI");
+
+static int sys_procmap_query(int fd, struct hpshm__procmap_query *q)
+{
+	return ioctl(fd, _IOWR('f', 17, struct hpshm__procmap_query), q);
+}
+
 /* The real calls, written once, as in posix/sys.c. */
 #define LINUX_REAL_CALLS                          \
 	{                                         \
@@ -108,6 +119,7 @@ static int sys_sched_setaffinity(int pid, size_t size, const void *mask)
 		.move_pages   = sys_move_pages,   \
 		.getcpu       = sys_getcpu,       \
 		.sched_setaffinity = sys_sched_setaffinity, \
+		.procmap_query = sys_procmap_query, \
 	}
 
 struct hpshm__linux_syscalls hpshm__linux_sys = LINUX_REAL_CALLS;

@@ -10,9 +10,19 @@
  *   - from /proc/self/smaps for the mapping itself: KernelPageSize of each VMA in the range,
  *     and the "ht" flag in VmFlags, which only hugetlb VMAs carry (KernelPageSize alone
  *     does not tell a hugetlb VMA on a 64KiB-page arm64 kernel from a plain one).
- * smaps is read after fstatfs and wins: it describes the mapping, not the file.  A range
- * split into several VMAs (an mprotect in the middle) reports the smallest page size, and
- * huge only if every VMA is hugetlb.
+ * The mapping is asked about first with PROCMAP_QUERY (Linux 6.11), an ioctl on /proc/self/maps
+ * that describes one VMA: its vma_page_size is what smaps prints as KernelPageSize.  smaps is
+ * the fallback for older kernels (ENOTTY), and for an emulator's or a test's maps file, which
+ * is no proc file.  The query walks no page tables, where smaps computes Rss and the rest for
+ * each VMA it writes, walking the VMA's page tables, and is read from the first VMA up to the
+ * segment: in a process with 1 GiB of 4 KiB pages below the segment, reading it took 5-8 ms
+ * against 0.02-0.04 ms for the query, in every create and attach.  The query has no "ht": a
+ * VMA whose page size is above the base page is hugetlb, as only hugetlb VMAs (and DAX
+ * devices, which hpshm never maps) have a page size of their own; on a 64KiB-page arm64
+ * kernel the base page is 64KiB, so the comparison stays right there.
+ * What the mapping says is read after fstatfs and wins: it describes the mapping, not the
+ * file.  A range split into several VMAs (an mprotect in the middle) reports the smallest page
+ * size, and huge only if every VMA is hugetlb.
  *
  * smaps and maps are read under the sysroot like every /proc file, so tests can feed fake
  * ones.  smaps header lines end in the mapped file's path, which can be long: a line that
@@ -21,12 +31,14 @@
  */
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "linux/linux.h"
 
@@ -122,6 +134,44 @@ static int verify_smaps(uintptr_t lo, uintptr_t hi, struct hpshm__backing *out)
 	return 0;
 }
 
+/*
+ * The VMAs overlapping [lo, hi) from PROCMAP_QUERY: 0 with out filled, or -1 when the query is
+ * not there (a kernel before 6.11, maps that is no proc file) or no VMA overlaps; smaps then.
+ */
+static int verify_query(uintptr_t lo, uintptr_t hi, struct hpshm__backing *out)
+{
+	char path[PATH_MAX];
+	struct hpshm__procmap_query q;
+	size_t base = hpshm__port_base_page_size(), page_size = 0;
+	uint64_t at = lo;
+	int fd, nvma = 0, huge = 1, n = snprintf(path, sizeof(path), "%s/proc/self/maps", hpshm__linux_sysroot());
+
+	if (n < 0 || (size_t)n >= sizeof(path) || (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	while (at < hi) {
+		memset(&q, 0, sizeof(q));
+		q.size = sizeof(q);
+		q.query_flags = HPSHM__PROCMAP_COVERING_OR_NEXT;
+		q.query_addr = at;
+		if (hpshm__linux_sys.procmap_query(fd, &q) < 0 || q.vma_start >= hi || q.vma_end <= at)
+			break;   /* ENOENT past the last VMA, ENOTTY before 6.11 */
+		if (q.vma_page_size == 0 || q.vma_page_size > SIZE_MAX)
+			break;
+		nvma++;
+		if (page_size == 0 || q.vma_page_size < page_size)
+			page_size = (size_t)q.vma_page_size;
+		huge &= q.vma_page_size > base;
+		at = q.vma_end;
+	}
+	close(fd);
+	if (nvma == 0)
+		return -1;
+	out->page_size = page_size;
+	out->huge = huge;
+	snprintf(out->source, sizeof(out->source), "PROCMAP_QUERY");
+	return 0;
+}
+
 int hpshm__port_verify_backing(void *addr, size_t len, struct hpshm__port_handle h, struct hpshm__backing *out)
 {
 	struct statfs sfs;
@@ -143,9 +193,12 @@ int hpshm__port_verify_backing(void *addr, size_t len, struct hpshm__port_handle
 		}
 		/* Any other file system says "not hugetlb" but not the page size: smaps must. */
 	}
-	if (addr != NULL && len != 0 &&
-	    verify_smaps(lo, len > UINTPTR_MAX - lo ? UINTPTR_MAX : lo + len, out) == 0)
-		known = 1;
+	if (addr != NULL && len != 0) {
+		uintptr_t hi = len > UINTPTR_MAX - lo ? UINTPTR_MAX : lo + len;
+
+		if (verify_query(lo, hi, out) == 0 || verify_smaps(lo, hi, out) == 0)
+			known = 1;
+	}
 	return known ? 0 : HPSHM_EUNAVAILABLE;
 }
 
