@@ -10,17 +10,17 @@
  *   - from /proc/self/smaps for the mapping itself: KernelPageSize of each VMA in the range,
  *     and the "ht" flag in VmFlags, which only hugetlb VMAs carry (KernelPageSize alone
  *     does not tell a hugetlb VMA on a 64KiB-page arm64 kernel from a plain one).
- * The mapping is asked about first with PROCMAP_QUERY (Linux 6.11), an ioctl on /proc/self/maps
- * that describes one VMA: its vma_page_size is what smaps prints as KernelPageSize.  smaps is
- * the fallback for older kernels (ENOTTY), and for an emulator's or a test's maps file, which
- * is no proc file.  The query walks no page tables, where smaps computes Rss and the rest for
- * each VMA it writes, walking the VMA's page tables, from the first VMA up to the segment and
- * past it (a read takes whole records, and the next VMA's fills the buffer): with a 1 GiB
- * region of 4 KiB pages mapped next to it, a 64 MiB create took 6.2 ms with smaps against
- * 0.015 ms with the query (medians of 31), and every attach pays the same.  The query has no "ht": a
- * VMA whose page size is above the base page is hugetlb, as only hugetlb VMAs (and DAX
- * devices, which hpshm never maps) have a page size of their own; on a 64KiB-page arm64
- * kernel the base page is 64KiB, so the comparison stays right there.
+ * The mapping is asked about first with PROCMAP_QUERY (Linux 6.11), an ioctl on
+ * /proc/self/maps that describes one VMA: its vma_page_size is what smaps prints as
+ * KernelPageSize.  smaps is the fallback for older kernels (ENOTTY), and for an emulator's or a
+ * test's maps file, which is no proc file.  The query walks no page tables, where smaps
+ * computes Rss and the rest for each VMA it writes, walking the VMA's page tables, from the
+ * first VMA up to the segment and past it (a read takes whole records, and the next VMA's
+ * fills the buffer): with a 1 GiB region of 4 KiB pages mapped next to it, a 64 MiB create
+ * took 6.2 ms with smaps against 0.015 ms with the query (medians of 31), and every attach
+ * paid the same.  The query has no "ht": a VMA whose page size is above the base page is
+ * hugetlb, as only hugetlb VMAs (and DAX devices, which hpshm never maps) have a page size of
+ * their own; on a 64KiB-page arm64 kernel the base page is 64KiB, so the comparison holds there.
  * What the mapping says is read after fstatfs and wins: it describes the mapping, not the
  * file.  A range split into several VMAs (an mprotect in the middle) reports the smallest page
  * size, and huge only if every VMA is hugetlb.
