@@ -225,12 +225,29 @@ void hpt_fakeroot_smaps_huge(const void *addr, size_t len, size_t page_size)
 	fclose(in);
 	must(fclose(out) == 0, "smaps copy");
 	must(rename(tmp, path) == 0, "smaps rename");
+	/*
+	 * The library asks the kernel with PROCMAP_QUERY first, on the tree's maps, a link to the
+	 * real one, which would describe the range as it is.  A copy of it is no proc file: the
+	 * query is refused (ENOTTY, as before Linux 6.11) and the library reads the smaps above.
+	 */
+	snprintf(path, sizeof path, "%s/proc/self/maps", fakeroot);
+	snprintf(tmp, sizeof tmp, "%s/proc/self/maps.tmp", fakeroot);
+	in = fopen("/proc/self/maps", "r");
+	out = fopen(tmp, "w");
+	must(in && out, "maps copy");
+	for (int c; (c = getc(in)) != EOF;)
+		putc(c, out);
+	fclose(in);
+	must(fclose(out) == 0, "maps copy");
+	must(rename(tmp, path) == 0, "maps rename");
 }
 
 void hpt_fakeroot_smaps_real(void)
 {
-	if (fakeroot[0])
+	if (fakeroot[0]) {
 		link_real("proc/self/smaps", "/proc/self/smaps");
+		link_real("proc/self/maps", "/proc/self/maps");
+	}
 }
 
 /* ---- fake providers ---- */

@@ -36,9 +36,10 @@ void hpt_fakeroot_destroy(void);
 /* The tree's directory, "" when none. */
 const char *hpt_fakeroot_dir(void);
 
-/* Make the library see [addr, addr+len) as a hugetlb VMA of page_size (see above). */
+/* Make the library see [addr, addr+len) as a hugetlb VMA of page_size (see above): in the
+ * tree's smaps, and with a maps that is a copy, so that PROCMAP_QUERY is refused there. */
 void hpt_fakeroot_smaps_huge(const void *addr, size_t len, size_t page_size);
-/* Put the tree's /proc/self/smaps link back to the real file. */
+/* Put the tree's /proc/self/smaps and maps links back to the real files. */
 void hpt_fakeroot_smaps_real(void);
 
 /*
