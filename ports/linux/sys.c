@@ -97,12 +97,16 @@ static int sys_sched_setaffinity(int pid, size_t size, const void *mask)
 	return sched_setaffinity((pid_t)pid, size, (const cpu_set_t *)mask);
 }
 
-/* PROCMAP_QUERY is _IOWR('f', 17, struct procmap_query): 0xC0686611 where _IOWR is x86's. */
+/*
+ * PROCMAP_QUERY is _IOWR('f', 17, struct procmap_query): 0xC0686611 where _IOWR is x86's.
+ * Through syscall(): glibc's ioctl() takes the request as unsigned long and musl's as int,
+ * which cannot hold it without a warning.
+ */
 _Static_assert(sizeof(struct hpshm__procmap_query) == 104, "struct procmap_query is 104 bytes in every ABI");
 
 static int sys_procmap_query(int fd, struct hpshm__procmap_query *q)
 {
-	return ioctl(fd, _IOWR('f', 17, struct hpshm__procmap_query), q);
+	return (int)syscall(SYS_ioctl, fd, (unsigned long)_IOWR('f', 17, struct hpshm__procmap_query), q);
 }
 
 /* The real calls, written once, as in posix/sys.c. */
