@@ -110,12 +110,12 @@ const char *rstorm_object_path(const hpshm_object *o, char *buf, size_t len)
 	return buf;
 }
 
-/* The next size the exec'd reader wrote on fd: 1, or 0 at EOF or after 5 s. */
+/* The next size the exec'd reader wrote on fd: 1, or 0 at EOF or after RSTORM_PATIENCE_S. */
 int rstorm_next_size(int fd, uint64_t *size)
 {
 	struct pollfd p = {fd, POLLIN, 0};
 
-	return poll(&p, 1, 5000) == 1 && read(fd, size, sizeof *size) == (ssize_t)sizeof *size;
+	return poll(&p, 1, RSTORM_PATIENCE_S * 1000) == 1 && read(fd, size, sizeof *size) == (ssize_t)sizeof *size;
 }
 
 /* ---- the creator ---- */

@@ -77,7 +77,14 @@ struct rstorm_kind rstorm_huge(void);
 void rstorm_log_reset(void);
 /* Where a listed object's file is (plain's ids are shm_open() names, under /dev/shm): buf. */
 const char *rstorm_object_path(const hpshm_object *o, char *buf, size_t len);
-/* The next size an exec'd reader wrote on fd: 1, or 0 at EOF or after 5 s. */
+/*
+ * How long the storms wait for a process of theirs to get on (a creator to create, a reader to
+ * read or write) before they call it stuck.  A bound on a hang, not a judge of speed: under
+ * qemu-user, beside another lane of CI, a process that exec's and attaches can take seconds.
+ */
+#define RSTORM_PATIENCE_S 30
+
+/* The next size an exec'd reader wrote on fd: 1, or 0 at EOF or after RSTORM_PATIENCE_S. */
 int rstorm_next_size(int fd, uint64_t *size);
 
 /* What rstorm_config() adds to a kind's configuration. */

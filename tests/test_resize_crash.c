@@ -298,8 +298,8 @@ static pid_t start_creator(const struct rstorm_kind *k, const char *name, enum r
 			       name, status, hpshm_errname(rlog->rc), rlog->msg);
 			return -1;
 		}
-		if (t == 50000) {
-			failed("round %d: the creator of %s did not create it in 5 s", round, name);
+		if (t == RSTORM_PATIENCE_S * 10000) {
+			failed("round %d: the creator of %s did not create it in %d s", round, name, RSTORM_PATIENCE_S);
 			return -1;
 		}
 		usleep(100);
@@ -443,7 +443,7 @@ static void reader_failed(int status, int round)
 		       code <= RSTORM_ELOST && why[code] ? why[code] : "?", hpshm_errname(rlog->rc), rlog->msg);
 }
 
-/* Wait until the reader finished n loops; 0, or -1 (it ended, or 5 s passed: recorded). */
+/* Wait until the reader finished n loops; 0, or -1 (it ended, or RSTORM_PATIENCE_S passed: recorded). */
 static int reader_wait(pid_t rd, unsigned long n, int round)
 {
 	int status;
@@ -454,7 +454,8 @@ static int reader_wait(pid_t rd, unsigned long n, int round)
 			reader_failed(status, round);
 			return -1;
 		}
-		CHECK(t < 50000, "round %d: the attached reader made no progress in 5 s", round);
+		CHECK(t < RSTORM_PATIENCE_S * 10000, "round %d: the attached reader made no progress in %d s", round,
+		      RSTORM_PATIENCE_S);
 		usleep(100);
 	}
 	return 0;
@@ -564,7 +565,7 @@ static int exec_round(const struct rstorm_kind *k, const char *name, int round)
 	running[1] = (pid_t)rlog->kid;
 	if (!rstorm_next_size(fds[0], &last)) {
 		close(fds[0]);
-		failed("round %d: the exec'd reader of %s wrote nothing in 5 s", round, name);
+		failed("round %d: the exec'd reader of %s wrote nothing in %d s", round, name, RSTORM_PATIENCE_S);
 		return -1;
 	}
 	usleep(delay);
@@ -685,6 +686,8 @@ Test(resize_crash, a_shrink_gives_its_pages_back_while_a_child_that_exec_d_lives
 	hpshm_error err;
 	struct stat pinned, freed;
 	char name[96], path[200];
+	int exec_done[2], errno_at_exec = 0;
+	ssize_t got;
 	pid_t kid;
 
 	snprintf(name, sizeof name, "rcrash%ld-exec", (long)getpid());
@@ -693,13 +696,21 @@ Test(resize_crash, a_shrink_gives_its_pages_back_while_a_child_that_exec_d_lives
 	cr_assert_not_null(cfg);
 	cr_assert_eq(hpshm_segment_create(&seg, k.max_pages * k.page, cfg, &err), 0, "%s", err.message);
 	hpshm_config_free(cfg);
+	/* The pipe's write end closes in the child at its exec: EOF says it no longer maps the
+	 * segment (a sleep of a fixed time said so only on a quiet machine). */
+	cr_assert_eq(pipe2(exec_done, O_CLOEXEC), 0, "pipe2: %s", strerror(errno));
 	kid = hpt_fork();
 	if (kid == 0) {
 		execl("/bin/sleep", "sleep", "10", (char *)NULL);
+		errno_at_exec = errno;
+		(void)!write(exec_done[1], &errno_at_exec, sizeof errno_at_exec);
 		_exit(127);
 	}
 	cr_assert_gt(kid, 0);
-	usleep(100000); /* it has exec'd: nothing of the segment is mapped in it */
+	close(exec_done[1]);
+	got = read(exec_done[0], &errno_at_exec, sizeof errno_at_exec);
+	close(exec_done[0]);
+	cr_assert_eq(got, 0, "the child could not exec /bin/sleep: %s", got > 0 ? strerror(errno_at_exec) : "read failed");
 	cr_assert_eq(hpshm_segment_resize(seg, k.page, &err), 0, "%s", err.message);
 	cr_assert_eq(hpshm_segment_sync(seg, &err), 0, "%s", err.message);
 	cr_assert_eq(stat(path, &pinned), 0);
