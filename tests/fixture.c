@@ -28,6 +28,8 @@
 #endif
 #ifdef __linux__
 #include <sched.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/ipc.h>
 #include <sys/mount.h>
 #include <sys/shm.h>
@@ -490,10 +492,39 @@ static int sandbox_v1_mount(char *dir, size_t len)
 	return 0;
 }
 
+/*
+ * Whether the v2 root hands hugetlb down is changed by every suite program: a test turns it on
+ * if it is off, and the suite program that turned it on turns it off at its end when no test
+ * cgroup is left.  Two suite programs side by side (CI's lanes) would race: one turns it off
+ * between another's look at the root and the moment that one's own cgroup takes the
+ * controller, which then fails, and the test runs without its sandbox.  A test holds the root
+ * directory's lock shared from its look until its cgroup has the controller (after which the
+ * kernel refuses to turn it off at the root: EBUSY); the end holds it exclusive.  -1 if the
+ * lock cannot be had, which leaves things as they were without it.
+ */
+static int cgroup_root_lock(const char *root, int how)
+{
+	int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd >= 0 && flock(fd, how) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+static void cgroup_root_unlock(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
 static int sandbox_cgroup(void)
 {
 	char line[4096], v1[1024], v2[1024], path[1100];
 	char self[1024] = "", procs[1200], pid[32];
+	int lock = -1;
 	FILE *f;
 
 	cgroup_roots(v1, sizeof v1, v2, sizeof v2);
@@ -523,6 +554,8 @@ static int sandbox_cgroup(void)
 		 strcmp(self, "/") ? self : "");
 	pathf(sandbox.cgroup, sizeof sandbox.cgroup, "%s/hpshm-test.%ld", sandbox.cgroup_v2 ? v2 : v1, (long)getpid());
 	pathf(path, sizeof path, "%s/cgroup.subtree_control", v2);
+	if (sandbox.cgroup_v2)
+		lock = cgroup_root_lock(v2, LOCK_SH);
 	if (sandbox.cgroup_v2 && !file_has_word(path, "hugetlb") && write_text(path, "+hugetlb\n") < 0) {
 		pathf(sandbox.why, sizeof sandbox.why, "enabling hugetlb in %s: %s", path, strerror(errno));
 		goto fail;
@@ -541,6 +574,7 @@ static int sandbox_cgroup(void)
 		}
 		strncat(procs, "/cgroup.procs", sizeof procs - strlen(procs) - 1);
 	}
+	cgroup_root_unlock(&lock);
 	pathf(pid, sizeof pid, "%ld\n", (long)getpid());
 	sandbox.owner = (long)getpid();
 	if (write_text(procs, pid) < 0) {
@@ -549,6 +583,7 @@ static int sandbox_cgroup(void)
 	}
 	return 0;
 fail:
+	cgroup_root_unlock(&lock);
 	if (sandbox.cgroup[0]) {
 		pathf(path, sizeof path, "%s/test", sandbox.cgroup);
 		(void)rmdir(path);
@@ -619,7 +654,7 @@ __attribute__((destructor)) static void fixture_runner_end(void)
 	char v1[1024], v2[1024], path[1100];
 	DIR *d;
 	struct dirent *e;
-	int left = 0;
+	int left = 0, lock;
 
 	sandbox_cgroup_leave(); /* a test that ends with exit() after a skip */
 	if (!runner || atol(runner) != (long)getpid())
@@ -628,6 +663,7 @@ __attribute__((destructor)) static void fixture_runner_end(void)
 	cgroup_sweep(v2[0] ? v2 : v1);
 	if (!v2[0] || !was || strcmp(was, "0") != 0)
 		return;
+	lock = cgroup_root_lock(v2, LOCK_EX);
 	d = opendir(v2);
 	while (d && (e = readdir(d)) != NULL)
 		left |= strncmp(e->d_name, "hpshm-test.", 11) == 0;
@@ -636,6 +672,7 @@ __attribute__((destructor)) static void fixture_runner_end(void)
 	pathf(path, sizeof path, "%s/cgroup.subtree_control", v2);
 	if (!left)
 		(void)write_text(path, "-hugetlb\n");
+	cgroup_root_unlock(&lock);
 }
 
 static void sandbox_enter(void)
