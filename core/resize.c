@@ -32,6 +32,12 @@
  * the time), and the child's handler makes it its own before fork() returns there; a mark no
  * child took within RESIZE_FORK_NS (the fork failed, or the child was killed at once) is
  * freed like a dead process's slot.
+ *
+ * A slot changes hands by compare-and-swap on its pid, first to a claim (the taker's pid,
+ * marked), then, once its start time and size are written, to its holder's pid: the others
+ * judge a slot by its pid and start time together, and a claim tells them the start time is
+ * not written yet.  A process judged dead loses its slot; one that cannot be judged (its
+ * /proc unreadable) keeps it, and its pages.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +50,9 @@
 #define RESIZE_FORKING    (UINT64_C(1) << 63)
 /* The child's once it made it its own: its pid with this bit, until it exec's (resize_stale()). */
 #define RESIZE_INHERITED  (UINT64_C(1) << 62)
-#define RESIZE_PID(v)     ((long long)((v) & ~(RESIZE_FORKING | RESIZE_INHERITED)))
+/* A slot its taker (this pid) is still filling in: its start time may be a former holder's. */
+#define RESIZE_CLAIMING   (UINT64_C(1) << 61)
+#define RESIZE_PID(v)     ((long long)((v) & ~(RESIZE_FORKING | RESIZE_INHERITED | RESIZE_CLAIMING)))
 /* How long a fork's mark may wait for its child. */
 #define RESIZE_FORK_NS    (UINT64_C(5) * 1000000000u)
 
@@ -164,7 +172,9 @@ static int slot_live(struct hpshm_resize_slot *s, uint64_t pid)
 	uint64_t start = hpshm__port_load64(&s->start);
 	int alive;
 
-	if (pid & RESIZE_FORKING)
+	if (pid & RESIZE_CLAIMING)
+		alive = hpshm__port_process_alive(RESIZE_PID(pid), 0) != 0; /* no start to compare: -1 while it runs */
+	else if (pid & RESIZE_FORKING)
 		alive = hpshm__port_now_ns() - start < RESIZE_FORK_NS && hpshm__port_process_alive(RESIZE_PID(pid), 0) != 0;
 	else
 		alive = hpshm__port_process_alive(RESIZE_PID(pid), start) != 0; /* -1, cannot tell: live */
@@ -173,10 +183,29 @@ static int slot_live(struct hpshm_resize_slot *s, uint64_t pid)
 	return alive;
 }
 
-/* Take a free slot (or a dead process's) for pid: its index, or -1 when the table is full. */
-static int slot_take(struct hpshm__resize *rs, uint64_t pid, uint64_t start, size_t mapped, uint64_t word)
+/*
+ * Make the slot s, held as claim, pid's: fill in its start, word and bytes, then its pid.
+ * Claimed, not yet pid's, because a slot freed by a compare-and-swap keeps its former
+ * holder's start time: another process judging the slot between the two stores would have
+ * compared pid with that start, called it dead and freed the slot under it.  1, or 0 when
+ * the slot was taken from the claim meanwhile (only if the claimer looked dead).
+ */
+static int slot_fill(struct hpshm_resize_slot *s, uint64_t claim, uint64_t pid, uint64_t start, size_t mapped,
+		     uint64_t word)
 {
-	for (int pass = 0; pass < 2; pass++) {
+	hpshm__port_store64(&s->start, start);
+	hpshm__port_store64(&s->word, word);
+	hpshm__port_store64(&s->mapped, mapped);
+	return hpshm__port_cas64(&s->pid, &claim, pid);
+}
+
+/* Take a free slot for pid, and in a second pass (passes 2) a dead process's: its index, or
+ * -1 when the table is full.  One pass reads no /proc: a fork() child's handler may call it. */
+static int slot_take(struct hpshm__resize *rs, uint64_t pid, uint64_t start, size_t mapped, uint64_t word, int passes)
+{
+	uint64_t claim = RESIZE_CLAIMING | (uint64_t)hpshm__port_getpid();
+
+	for (int pass = 0; pass < passes; pass++) {
 		for (unsigned i = 0; i < rs->nslots; i++) {
 			struct hpshm_resize_slot *s = &rs->slots[i];
 			uint64_t seen = hpshm__port_load64(&s->pid);
@@ -185,12 +214,10 @@ static int slot_take(struct hpshm__resize *rs, uint64_t pid, uint64_t start, siz
 			if (seen != 0 && (pass == 0 || slot_live(s, seen)))
 				continue;
 			seen = 0;
-			if (!hpshm__port_cas64(&s->pid, &seen, pid))
+			if (!hpshm__port_cas64(&s->pid, &seen, claim))
 				continue;
-			hpshm__port_store64(&s->start, start);
-			hpshm__port_store64(&s->word, word);
-			hpshm__port_store64(&s->mapped, mapped);
-			return (int)i;
+			if (slot_fill(s, claim, pid, start, mapped, word))
+				return (int)i;
 		}
 	}
 	return -1;
@@ -234,6 +261,7 @@ static void list_remove(struct hpshm_segment *seg)
 #define RESIZE_FORK_MAX 64
 static int fork_slots[RESIZE_FORK_MAX];
 static unsigned fork_n;
+static uint64_t fork_mark; /* what prepare wrote in them: RESIZE_FORKING and the parent's pid */
 
 static void resize_prepare_fork(void)
 {
@@ -244,9 +272,9 @@ static void resize_prepare_fork(void)
 	hpshm__port_segments_lock();
 	self = hpshm__port_self(&start);
 	(void)start;
+	fork_mark = RESIZE_FORKING | (uint64_t)self;
 	for (struct hpshm_segment *seg = resize_list; seg && i < RESIZE_FORK_MAX; seg = seg->rs.next, i++)
-		fork_slots[i] = slot_take(&seg->rs, RESIZE_FORKING | (uint64_t)self, hpshm__port_now_ns(), seg->usable,
-					  seg->rs.seen);
+		fork_slots[i] = slot_take(&seg->rs, fork_mark, hpshm__port_now_ns(), seg->usable, seg->rs.seen, 2);
 	fork_n = i;
 }
 
@@ -265,14 +293,22 @@ static void resize_child_fork(void)
 
 	for (struct hpshm_segment *seg = resize_list; seg; seg = seg->rs.next, i++) {
 		struct hpshm__resize *rs = &seg->rs;
+		uint64_t mark = fork_mark, claim = RESIZE_CLAIMING | (uint64_t)self;
+		struct hpshm_resize_slot *s;
 
 		/* Past the marks prepare could take: no slot, so nothing of the parent's is written. */
 		rs->slot = i < fork_n ? fork_slots[i] : -1;
 		rs->slot_pid = self;
 		if (rs->slot < 0)
 			continue;
-		hpshm__port_store64(&rs->slots[rs->slot].start, start);
-		hpshm__port_store64(&rs->slots[rs->slot].pid, RESIZE_INHERITED | (uint64_t)self);
+		/* The mark becomes this child's through a claim, as slot_take() fills a slot: the
+		 * mark's start is a time, not this process's start. */
+		s = &rs->slots[rs->slot];
+		if (hpshm__port_cas64(&s->pid, &mark, claim) &&
+		    slot_fill(s, claim, RESIZE_INHERITED | (uint64_t)self, start, seg->usable, rs->seen))
+			continue;
+		/* The mark expired before this child ran (RESIZE_FORK_NS): a slot of its own, if any is left. */
+		rs->slot = slot_take(rs, RESIZE_INHERITED | (uint64_t)self, start, seg->usable, rs->seen, 1);
 	}
 	fork_n = 0;
 	hpshm__port_segments_unlock();
@@ -344,7 +380,7 @@ int hpshm__resize_adopt(struct hpshm_segment *seg, int owner, hpshm_error *err)
 			return rc;
 		self = hpshm__port_self(&start);
 		resize_stale(rs, self);
-		rs->slot = slot_take(rs, (uint64_t)self, start, size, word);
+		rs->slot = slot_take(rs, (uint64_t)self, start, size, word, 2);
 		rs->slot_pid = self;
 		if (rs->slot < 0)
 			return hpshm_error_set(err, HPSHM_EFULL, 0, NULL, "detach processes that no longer use the segment",
@@ -395,12 +431,20 @@ static int resize_release(struct hpshm_segment *seg, hpshm_error *err)
 		if (pid == 0)
 			continue;
 		mapped = hpshm__port_load64(&s->mapped);
-		if (mapped <= target || !slot_live(s, pid))
+		if (mapped <= target)
 			continue;
+		if (!slot_live(s, pid)) {
+			hpshm__log(&seg->cfg, HPSHM_LOG_DEBUG, "%s segment at %p: process %lld is gone, its slot %u is freed",
+				   seg->inst.name, seg->map.addr, RESIZE_PID(pid), i);
+			continue;
+		}
 		/* A process that exec'd since (a fork() child of a server that starts another
 		 * program) maps nothing of it any more: its slot is freed. */
 		if (hpshm__port_process_maps(RESIZE_PID(pid), resize_handle(&seg->map)) == 0) {
 			(void)hpshm__port_cas64(&s->pid, &pid, 0);
+			hpshm__log(&seg->cfg, HPSHM_LOG_DEBUG,
+				   "%s segment at %p: process %lld maps it no more, its slot %u is freed", seg->inst.name,
+				   seg->map.addr, RESIZE_PID(pid), i);
 			continue;
 		}
 		target = mapped > rs->max ? rs->max : (size_t)mapped;

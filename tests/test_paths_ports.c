@@ -1360,11 +1360,16 @@ Test(paths_ports, process_start_of_a_stat_line_out_of_format_is_unknown)
 	cr_assert_eq(hpshm__port_process_alive(424242, 0), -1, "no start time to compare");
 	replace("proc/424242/stat", "424242 (a) S 1 1 1\n");
 	cr_assert_eq(hpshm__port_process_start(424242), 0u, "too few fields");
+	/* a stat that is there but cannot be read is no proof of death (a resizable segment's
+	 * owner would free the process's slot and give back its pages) */
+	cr_assert_eq(hpshm__port_process_alive(424242, 987654), -1, "a stat out of format is no proof of death");
 	replace("proc/424242/stat", "424242 (a) S 1 1 1 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 x 1\n");
 	cr_assert_eq(hpshm__port_process_start(424242), 0u, "a start time that is not a number");
 	replace("proc/424242/stat", "424242 a S 1\n");
 	cr_assert_eq(hpshm__port_process_start(424242), 0u, "no command name");
 	cr_assert_eq(hpshm__port_process_alive(0, 5), 0);
+	/* no /proc/<pid> at all: gone */
+	cr_assert_eq(hpshm__port_process_alive(424243, 987654), 0, "a pid /proc does not list");
 }
 
 /* ==== linux/sysvipc.c: the kernel's list of SysV segments, and creators' start times ==== */

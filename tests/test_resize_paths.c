@@ -12,8 +12,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -174,6 +176,40 @@ Test(resize_paths, a_process_maps_the_object_or_not)
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_assert_eq(hpshm__port_process_maps(pid, file()), 0, "a reaped process still counts");
 	munmap(p, 1 << 20);
+	cr_assert_eq(hpshm__port_process_maps(getpid(), file()), 0);
+}
+
+/*
+ * A maps file that opens but cannot be read says nothing: -1, never 0, which would free the
+ * slot of a process that may still map the segment and give back pages it touches.  A
+ * directory stands in for it under a fake /proc: it opens, and its read fails (EISDIR).
+ */
+Test(resize_paths, a_maps_file_that_cannot_be_read_is_no_answer)
+{
+	char root[] = "/tmp/hpshm-test-maps.XXXXXX", dir[128];
+	void *p = mmap(NULL, 1 << 20, PROT_READ, MAP_SHARED, memfd, 0);
+	int rc;
+
+	cr_assert(p != MAP_FAILED);
+	cr_assert_not_null(mkdtemp(root));
+	snprintf(dir, sizeof dir, "%s/proc", root);
+	cr_assert_eq(mkdir(dir, 0700), 0);
+	snprintf(dir, sizeof dir, "%s/proc/%ld", root, (long)getpid());
+	cr_assert_eq(mkdir(dir, 0700), 0);
+	snprintf(dir, sizeof dir, "%s/proc/%ld/maps", root, (long)getpid());
+	cr_assert_eq(mkdir(dir, 0700), 0);
+	hpshm__linux_set_sysroot(root);
+	rc = hpshm__port_process_maps(getpid(), file());
+	hpshm__linux_set_sysroot(NULL);
+	rmdir(dir);
+	snprintf(dir, sizeof dir, "%s/proc/%ld", root, (long)getpid());
+	rmdir(dir);
+	snprintf(dir, sizeof dir, "%s/proc", root);
+	rmdir(dir);
+	rmdir(root);
+	munmap(p, 1 << 20);
+	cr_assert_eq(rc, -1, "a maps file whose read failed answered %d", rc);
+	/* and with the real /proc the same question has its answer again */
 	cr_assert_eq(hpshm__port_process_maps(getpid(), file()), 0);
 }
 

@@ -34,38 +34,57 @@
 #include "posix/posix.h"
 #include "posix/sys.h"
 
-uint64_t hpshm__port_process_start(long long pid)
+/*
+ * The start time of pid: 0 with *start set; ESRCH when /proc has no such process; EIO when
+ * its stat could not be read or parsed, which says nothing about whether it runs (a short
+ * read, a file out of format, no descriptor left).
+ */
+static int process_start_read(long long pid, uint64_t *start)
 {
 	char path[64], buf[1024];
 	const char *p;
-	unsigned long long start = 0;
+	unsigned long long v = 0;
 
 	snprintf(path, sizeof(path), "/proc/%lld/stat", pid);
+	errno = 0;
 	if (hpshm__linux_read_file(path, buf, sizeof(buf)) <= 0)
-		return 0;
+		return errno == ENOENT || errno == ESRCH ? ESRCH : EIO;
 	p = strrchr(buf, ')');
 	if (!p)
-		return 0;
+		return EIO;
 	/* After ") " come fields 3 (state) .. 22 (starttime): skip 19 fields. */
 	p++;
 	for (int field = 3; field < 22 && p; field++)
 		p = strchr(p + 1, ' ');
-	if (!p || sscanf(p + 1, "%llu", &start) != 1)
-		return 0;
-	return (uint64_t)start;
+	if (!p || sscanf(p + 1, "%llu", &v) != 1)
+		return EIO;
+	*start = (uint64_t)v;
+	return 0;
+}
+
+uint64_t hpshm__port_process_start(long long pid)
+{
+	uint64_t start = 0;
+
+	return process_start_read(pid, &start) == 0 ? start : 0;
 }
 
 int hpshm__port_process_alive(long long pid, uint64_t start)
 {
-	uint64_t now;
+	uint64_t now = 0;
+	int e;
 
 	if (pid <= 0)
 		return 0;
-	now = hpshm__port_process_start(pid);
-	if (now == 0)
+	e = process_start_read(pid, &now);
+	if (e == ESRCH)
 		return 0; /* no /proc/<pid>: gone (or another pid namespace: then -1 would be honest,
 			   * but a creator in another namespace is also not ours to keep) */
-	return start == 0 ? -1 : now == start;
+	/* A stat that could not be read is no proof of death: a resizable segment's owner frees
+	 * the slot of a process it calls dead and gives back pages that process may still touch. */
+	if (e != 0 || start == 0)
+		return -1;
+	return now == start;
 }
 
 int hpshm__port_boot_id(char *buf, size_t len)

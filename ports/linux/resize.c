@@ -83,7 +83,8 @@ int hpshm__port_decommit(struct hpshm__port_handle h, uint64_t off, size_t len, 
  * Does any line of /proc/<pid>/maps map the object (its device and inode)?  After an exec
  * none does, unless the new program attached it again (which the core tells apart).  Not by
  * address: under qemu-user another process's maps show the host's addresses, not the
- * guest's.  Reading another process's maps needs the right to trace it: without it, -1.
+ * guest's.  Reading another process's maps needs the right to trace it: without it, or when
+ * a read fails, -1.
  */
 int hpshm__port_process_maps(long long pid, struct hpshm__port_handle h)
 {
@@ -99,10 +100,14 @@ int hpshm__port_process_maps(long long pid, struct hpshm__port_handle h)
 	snprintf(path, sizeof(path), "/proc/%lld/maps", pid);
 	f = hpshm__linux_sysfile_open(path);
 	if (!f)
-		return errno == ENOENT ? 0 : -1;
+		return errno == ENOENT || errno == ESRCH ? 0 : -1;
 	while (!found && fgets(line, sizeof(line), f))
 		found = sscanf(line, "%*x-%*x %*s %*s %x:%x %llu", &maj, &min, &ino) == 3 &&
 			ino == (unsigned long long)st.st_ino && maj == major(st.st_dev) && min == minor(st.st_dev);
+	/* A read that failed part way says nothing of the lines it did not return: the caller
+	 * would free the slot of a process that still maps the segment. */
+	if (!found && ferror(f))
+		found = -1;
 	fclose(f);
 	return found;
 }
