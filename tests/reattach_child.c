@@ -542,7 +542,7 @@ static int mode_fd(int argc, char **argv)
 
 static int mode_resize_read(int argc, char **argv)
 {
-	unsigned char stamped[RSTORM_MAX_PAGES] = {0}; /* pages seen stamped since it synced below them */
+	unsigned char stamped[RSTORM_MAX_PAGES] = {0}; /* pages seen stamped since its last sync */
 	unsigned long long fd;
 	unsigned long loop = 0;
 	hpshm_segment *seg = NULL;

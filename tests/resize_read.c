@@ -7,6 +7,7 @@
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "hpshm.h"
 #include "resize_storm.h"
@@ -29,14 +30,20 @@ int rstorm_read_loop(hpshm_segment *seg, size_t page, unsigned char *stamped, in
 	size_t size;
 
 	/* A process syncs at its safe points, not at every read: between them it keeps its size. */
-	if (sync && hpshm_segment_sync(seg, err) < 0)
-		return RSTORM_ESYNC;
+	if (sync) {
+		if (hpshm_segment_sync(seg, err) < 0)
+			return RSTORM_ESYNC;
+		/*
+		 * A sync applies every size published since the last one.  Past the smallest of
+		 * them the owner may have given the pages back and taken new ones before this
+		 * process reached the last size (doc/resize.md), and the process cannot tell which
+		 * size that was: what it saw stamped holds from one sync to the next, no further.
+		 */
+		memset(stamped, 0, RSTORM_MAX_PAGES);
+	}
 	size = hpshm_segment_size(seg);
 	if (size == 0 || size % page != 0 || size > hpshm_segment_max_size(seg) || size / page > RSTORM_MAX_PAGES)
 		return RSTORM_ESIZE;
-	/* Past the size synced to, the owner may give pages back and take new ones. */
-	for (size_t i = size / page; i < RSTORM_MAX_PAGES; i++)
-		stamped[i] = 0;
 	/* unguarded: a fault kills the process, and whoever waits for it sees the signal */
 	if (rstorm_check_pages(base, size, page))
 		return RSTORM_ESTAMP;

@@ -159,6 +159,31 @@ static void child_failed(int rc, const hpshm_error *err, int status)
 	_exit(status);
 }
 
+/*
+ * The creator's library log, at its most detailed: the lines about the table of processes
+ * (which slot it freed, and why) go to the log's table, the oldest dropped when it is full,
+ * for the message of a round whose reader lost a page; warnings and errors to stderr, as
+ * without a callback.
+ */
+static void creator_log(void *user, hpshm_log_level level, const char *msg)
+{
+	size_t have = strnlen(rlog->table, sizeof rlog->table), n = strlen(msg) + 2; /* "; " */
+
+	(void)user;
+	if (level <= HPSHM_LOG_WARNING)
+		fprintf(stderr, "hpshm: %s\n", msg);
+	if (!strstr(msg, " slot ") || n >= sizeof rlog->table)
+		return;
+	if (have + n >= sizeof rlog->table) {
+		const char *keep = rlog->table + (have + n - (sizeof rlog->table - 1));
+
+		keep = strstr(keep, "; ") ? strstr(keep, "; ") + 2 : rlog->table + have;
+		have = strlen(keep);
+		memmove(rlog->table, keep, have + 1);
+	}
+	snprintf(rlog->table + have, sizeof rlog->table - have, "%s; ", msg);
+}
+
 /* Create, stamp, then resize to random sizes: steps times (then die), or until killed. */
 #ifdef HPSHM_REATTACH_CHILD
 /* Start reattach_child resize-read by exec, writing on the log's spawn_fd. */
@@ -195,6 +220,7 @@ void rstorm_creator(const struct rstorm_kind *k, const char *name, uint64_t seed
 
 	if (!cfg)
 		_exit(98);
+	hpshm_config_set_log(cfg, creator_log, NULL, HPSHM_LOG_DEBUG);
 	die_point = point;
 	die_at = at;
 	rc = hpshm_segment_create(&seg, (size_t)(1 + rstorm_rnd(&seed) % k->max_pages) * k->page, cfg, &err);
@@ -282,7 +308,7 @@ int rstorm_guarded_check(const volatile uint64_t *base, size_t size, size_t page
 void rstorm_reader(const struct rstorm_kind *k, const char *name)
 {
 	hpshm_config *cfg = rstorm_config(k, name, 0);
-	unsigned char stamped[RSTORM_MAX_PAGES] = {0}; /* pages seen stamped since it synced below them */
+	unsigned char stamped[RSTORM_MAX_PAGES] = {0}; /* pages seen stamped since its last sync */
 	unsigned long loop = 0;
 	hpshm_segment *seg;
 	hpshm_error err;

@@ -24,7 +24,7 @@ enum {
 	RSTORM_ESYNC  = 3, /* its sync failed */
 	RSTORM_ESIZE  = 4, /* its size is not whole pages up to max_size */
 	RSTORM_ESTAMP = 5, /* a page holds neither zero nor its stamp */
-	RSTORM_ELOST  = 6  /* a page it had seen stamped reads zero: given back while it could touch it */
+	RSTORM_ELOST  = 6  /* a page it saw stamped since its sync reads zero: given back under it */
 };
 
 /* A kind of resizable named segment. */
@@ -49,6 +49,8 @@ struct rstorm_log {
 	int                    spawn_fd;    /* set by the test: the pipe a creator's exec'd reader writes on, -1 none */
 	volatile long          kid;         /* the pid of the reader the creator started by exec, 0 before */
 	char                   msg[256];    /* a failed call's message, cut to fit */
+	char                   table[768];  /* the creator's log lines about its table of processes
+					     * (a slot freed, and why), the last ones that fit */
 };
 
 /* The log, in memory the test maps MAP_SHARED before it forks. */
@@ -118,8 +120,9 @@ size_t rstorm_check_pages(const volatile uint64_t *base, size_t size, size_t pag
 /*
  * One loop of a reader (resize_read.c): hpshm_segment_sync() first when sync is set, then the
  * size and word 0 of every page checked.  stamped[RSTORM_MAX_PAGES] holds, from one loop to
- * the next, the pages seen stamped.  0, or an RSTORM_E* code (RSTORM_ELOST sets *bad_page,
- * RSTORM_ESYNC fills err); a read that faults kills the process.
+ * the next, the pages seen stamped since the last sync (which forgets them).  0, or an
+ * RSTORM_E* code (RSTORM_ELOST sets *bad_page, RSTORM_ESYNC fills err); a read that faults
+ * kills the process.
  */
 int rstorm_read_loop(hpshm_segment *seg, size_t page, unsigned char *stamped, int sync, int *bad_page,
 		     hpshm_error *err);

@@ -18,8 +18,9 @@
  *           the new one, exactly) or right after its k-th resize returns;
  *   reader  a second process opens the segment and loops (a sync before one loop in
  *           RSTORM_SYNC_EVERY, the size, every page read) while the creator is killed: it
- *           must never fault, never find a page it saw stamped given back under it, and end
- *           up at the size the object publishes;
+ *           must never fault, never find a page it saw stamped since its last sync given
+ *           back under it (across a sync the pages past the smallest size it applied may be
+ *           new ones: resize_read.c), and end up at the size the object publishes;
  *   exec    the same reader started by the creator by a real exec (hpshm_child_spawn(),
  *           reattach_child resize-read), which attaches with the token while the creator
  *           resizes, outlives it (the test is its subreaper) and writes each size it synced to
@@ -436,8 +437,8 @@ static void reader_failed(int status, int round)
 		failed("round %d: the attached reader died of signal %d (%s) at size %zu", round, WTERMSIG(status),
 		       strsignal(WTERMSIG(status)), rlog->reader_size);
 	else if (code == RSTORM_ELOST)
-		failed("round %d: the attached reader at size %zu: %s (page %d)", round, rlog->reader_size, why[code],
-		       rlog->rc);
+		failed("round %d: the attached reader at size %zu: %s (page %d; the creator's table: %s)", round,
+		       rlog->reader_size, why[code], rlog->rc, rlog->table[0] ? rlog->table : "no slot freed");
 	else
 		failed("round %d: the attached reader exited %d at size %zu: %s (%s: %s)", round, code, rlog->reader_size,
 		       code <= RSTORM_ELOST && why[code] ? why[code] : "?", hpshm_errname(rlog->rc), rlog->msg);
@@ -534,9 +535,10 @@ static int exec_reader_end(pid_t kid, int round)
 	      strerror(errno));
 	running[1] = 0;
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	      "round %d: the exec'd reader %s %d (reattach_child: %d is CHILD_ERESIZE + resize_storm.h's RSTORM_E*; its "
-	      "stderr says why)", round, WIFSIGNALED(status) ? "died of signal" : "exited",
-	      WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status), CHILD_ERESIZE);
+	      "round %d: the exec'd reader %ld %s %d (reattach_child: %d is CHILD_ERESIZE + resize_storm.h's RSTORM_E*; "
+	      "its stderr says why; the creator's table: %s)", round, (long)kid,
+	      WIFSIGNALED(status) ? "died of signal" : "exited", WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status),
+	      CHILD_ERESIZE, rlog->table[0] ? rlog->table : "no slot freed");
 	return 0;
 }
 
