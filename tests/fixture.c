@@ -22,7 +22,9 @@
 #include <string.h>
 #ifndef _WIN32
 #include <dirent.h>
+#include <fcntl.h>
 #include <strings.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #endif
@@ -1372,6 +1374,25 @@ unsigned long hpt_pool_available(const struct hpt_pool *p)
 		avail += p->overcommit - p->surplus;
 	return avail;
 }
+
+#ifndef _WIN32
+int hpt_pool_knobs_lock(void)
+{
+	const char *path = access("/run/lock", W_OK) == 0 ? "/run/lock/hpshm-tests-pool-knobs.lock"
+							     : "/tmp/hpshm-tests-pool-knobs.lock";
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+
+	cr_assert_geq(fd, 0, "the lock of the pool's knobs, %s: %s", path, strerror(errno));
+	while (flock(fd, LOCK_EX) < 0)
+		cr_assert_eq(errno, EINTR, "flock(%s): %s", path, strerror(errno));
+	return fd;
+}
+
+void hpt_pool_knobs_unlock(int fd)
+{
+	close(fd); /* and the lock with it */
+}
+#endif
 
 #ifdef _WIN32
 /*

@@ -248,6 +248,14 @@ struct hpt_pool {
 int hpt_pool_read(size_t page_size, struct hpt_pool *out);
 /* Pages a new mapping could reserve: free - resv + (overcommit - surplus). */
 unsigned long hpt_pool_available(const struct hpt_pool *p);
+/*
+ * The machine-wide lock of the tests that write a pool's knobs (nr_hugepages,
+ * nr_overcommit_hugepages) and put them back: two suites side by side (CI's lanes) would
+ * otherwise each read the other's raised value as the one to restore.  Exclusive, on a file
+ * in /run/lock (else /tmp); its descriptor, which hpt_pool_knobs_unlock() closes.  POSIX only.
+ */
+int hpt_pool_knobs_lock(void);
+void hpt_pool_knobs_unlock(int fd);
 /* The kernel's default huge page size from /proc/meminfo, 0 if none. */
 size_t hpt_default_huge_page_size(void);
 

@@ -102,7 +102,15 @@ Test(cli_resize, the_pool_moves_by_exactly_the_pages_of_each_step)
 
 	snprintf(from, sizeof from, "%zuKiB", 2 * (ps >> 10));
 	snprintf(to, sizeof to, "%zuKiB", 10 * (ps >> 10));
-	r = tool("check", "--size", from, "--resize-to", to, "--json", "--config", "huge_pages=on", NULL);
+	/* The check reads the machine's free pages around each step, which other programs move
+	 * too (CI runs a second lane of suites beside this one): a run that says so is taken
+	 * again, up to five times; one that never settles fails as before. */
+	for (int attempt = 0; attempt < 5; attempt++) {
+		r = tool("check", "--size", from, "--resize-to", to, "--json", "--config", "huge_pages=on", NULL);
+		if (r->status == 0 || !strstr(r->out, "another process using the pool now?"))
+			break;
+		cr_log_info("attempt %d: another program moved the pool during the check: %.300s", attempt + 1, r->out);
+	}
 	skip_if_emulator_hides_pages(r);
 	cr_assert_eq(r->status, 0, "stdout: %s\nstderr: %s", r->out, r->err);
 	cr_assert(hpt_json_ok(r->out), "not one JSON value:\n%s", r->out);

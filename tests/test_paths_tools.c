@@ -198,15 +198,20 @@ Test(paths_tools, bench_reserve_raises_the_pool_for_the_run_and_puts_it_back, .t
 	unsigned long from = 0, to = 0;
 	struct hpt_run *r;
 	const char *note;
+	int knobs;
 
 	HPT_SKIP_UNDER_EMULATOR("the bench execs itself");
 	if (geteuid() != 0)
 		HPT_SKIP("--reserve writes nr_hugepages: needs root");
-	if (hpt_pool_read(2 * MIB, &before) < 0)
+	knobs = hpt_pool_knobs_lock();
+	if (hpt_pool_read(2 * MIB, &before) < 0) {
+		hpt_pool_knobs_unlock(knobs);
 		HPT_SKIP("the kernel has no 2 MiB pages");
+	}
 	r = hpt_tool(HPSHM_TOOL_PATH, "bench", "--size", "8MiB", "--page-size", "2MiB", "--providers", "mmap_hugetlb",
 		     "--rounds", "1", "--phase-seconds", "0.05", "--quiet", "--json", "--reserve", NULL);
 	cr_assert_eq(hpt_pool_read(2 * MIB, &after), 0);
+	hpt_pool_knobs_unlock(knobs);
 	cr_assert_eq(after.total, before.total, "nr_hugepages %lu before, %lu after --reserve", before.total,
 		     after.total);
 	cr_assert_eq(r->status, 0, "status %d: %s", r->status, r->err);
@@ -437,7 +442,7 @@ Test(paths_tools, check_text_reports_the_provider_it_used)
 Test(paths_tools, run_forwards_sigterm_to_the_child_and_still_destroys_the_segment, .timeout = 60)
 {
 	char name[64], kv[128], script[256], flag[] = "/tmp/hpt-paths-runflag.XXXXXX", path[128];
-	int fd = mkstemp(flag), status, i;
+	int fd = mkstemp(flag), status = 0, i;
 	pid_t pid;
 
 	cr_assert_geq(fd, 0);
@@ -460,9 +465,14 @@ Test(paths_tools, run_forwards_sigterm_to_the_child_and_still_destroys_the_segme
 		      (char *)NULL);
 		_exit(126);
 	}
-	for (i = 0; i < 200 && access(flag, F_OK) != 0; i++)
+	/* Until the child's shell made the flag, or the tool ended: 50 s bounds a hang (the
+	 * test's own limit is 60), not the speed of an emulated start beside another lane. */
+	for (i = 0; i < 1000 && access(flag, F_OK) != 0; i++) {
+		cr_assert_eq(waitpid(pid, &status, WNOHANG), 0, "hpshm run ended (status %#x) before its child started",
+			     status);
 		usleep(50000);
-	cr_assert_eq(access(flag, F_OK), 0, "the child never started");
+	}
+	cr_assert_eq(access(flag, F_OK), 0, "the child did not start in 50 s");
 	unlink(flag);
 	cr_assert_eq(access(path, F_OK), 0, "the named segment is not there while the child runs");
 	cr_assert_eq(kill(pid, SIGTERM), 0);

@@ -411,7 +411,7 @@ static long pool_figure(const char *line)
  * overcommit room included (the interposer used to count free - resv alone, and told an
  * operator with an overcommit room a smaller figure than `hpshm probe` did).  The pool is made
  * short for the program (its cgroup refuses huge pages, or it is taken), and an overcommit room
- * of 8 pages added for the time of the run (root, under the machine lock), too small for the
+ * of 8 pages added for the time of the run (root, under hpt_pool_knobs_lock()), too small for the
  * request; the figure must count the room.  Other programs take and return pages meanwhile (CI
  * runs the suite beside a churner holding 8 for a moment every 50 ms: the count once read 437
  * against 445 before and after), so a figure that matches neither reading is taken again, up
@@ -427,12 +427,13 @@ Test(preload, sysv_refusal_counts_the_pool_as_the_library_does)
 	size_t len = 0;
 	void *pool;
 	long n;
-	int restored;
+	int restored, knobs;
 
 	if (huge_size() == 0)
 		HPT_UNAVAILABLE("pool", NULL, "the kernel offers no huge pages, so no SHM_HUGETLB to refuse");
 	if (geteuid() != 0)
 		HPT_UNAVAILABLE("root", "sysv_hugetlb", "setting an overcommit room needs root");
+	knobs = hpt_pool_knobs_lock();
 	cr_assert_eq(overcommit_read(&was), 0, "cannot read the overcommit knob: %s", strerror(errno));
 	pool = take_the_pool(&len);
 	cr_assert_eq(overcommit_write(was + room), 0, "cannot set the overcommit room: %s", strerror(errno));
@@ -448,6 +449,7 @@ Test(preload, sysv_refusal_counts_the_pool_as_the_library_does)
 			break;
 	}
 	restored = overcommit_write(was);
+	hpt_pool_knobs_unlock(knobs);
 	if (pool)
 		munmap(pool, len);
 	cr_assert_eq(restored, 0, "could not put nr_overcommit_hugepages back to %lu: %s", was, strerror(errno));
