@@ -415,8 +415,8 @@ static void creator(int fd, const struct named *p, const char *name, int nchildr
 		say(fd, MSG_CHILD, kids[i].pid);
 	}
 	if (holder) {
-		/* ready once child 0 has attached and written its pid */
-		for (int t = 0; t < 10000 && w[0] != (uint64_t)kids[0].pid; t++)
+		/* ready once child 0 has attached and written its pid (30 s bounds a hang) */
+		for (int t = 0; t < 30000 && w[0] != (uint64_t)kids[0].pid; t++)
 			usleep(1000);
 		say(fd, MSG_READY, w[0] == (uint64_t)kids[0].pid);
 	}

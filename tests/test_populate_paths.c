@@ -85,7 +85,11 @@ static int fake_madvise(void *addr, size_t len, int advice)
 
 		for (int i = 0; i < 1000 && !atomic_load(&fm.failed); i++)
 			nanosleep(&ts, NULL);
-		ts.tv_nsec = 100 * 1000 * 1000; /* the failing part sets stop right after it returns */
+		/* The failing part sets stop a few instructions after its call returns; nothing it
+		 * does then can be seen from here, so this part gives it 2 s, room for a busy
+		 * machine to run that thread (CI runs a second lane of suites beside this one). */
+		ts.tv_sec = 2;
+		ts.tv_nsec = 0;
 		nanosleep(&ts, NULL);
 	}
 	if (fm.fail_errno && off == fm.fail_at) {

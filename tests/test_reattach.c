@@ -1266,7 +1266,7 @@ Test(reattach, spawn_ex_worker_ends_when_its_server_exits)
 	cr_assert_eq(waitpid(server, &status, 0), server);
 	cr_assert_eq(n, (ssize_t)sizeof worker);
 	cr_assert_gt(worker, 0, "the server could not start its worker");
-	for (int i = 0; i < 100 && !ended; i++) {
+	for (int i = 0; i < 300 && !ended; i++) {
 		ended = waitpid(worker, &status, WNOHANG) == worker;
 		if (!ended)
 			usleep(100000);
@@ -1275,7 +1275,7 @@ Test(reattach, spawn_ex_worker_ends_when_its_server_exits)
 		kill(worker, SIGKILL); /* ours: the test started it */
 		waitpid(worker, &status, 0);
 	}
-	cr_assert(ended, "the worker outlived its server by 10 s");
+	cr_assert(ended, "the worker outlived its server by 30 s");
 	cr_assert((WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) || (WIFEXITED(status) && WEXITSTATUS(status) == 127),
 		  "the worker ended otherwise: status 0x%x", status);
 }
