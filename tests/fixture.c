@@ -30,8 +30,6 @@
 #endif
 #ifdef __linux__
 #include <sched.h>
-#include <fcntl.h>
-#include <sys/file.h>
 #include <sys/ipc.h>
 #include <sys/mount.h>
 #include <sys/shm.h>

@@ -168,18 +168,17 @@ static void child_failed(int rc, const hpshm_error *err, int status)
 static void creator_log(void *user, hpshm_log_level level, const char *msg)
 {
 	size_t have = strnlen(rlog->table, sizeof rlog->table), n = strlen(msg) + 2; /* "; " */
+	char *next;
 
 	(void)user;
 	if (level <= HPSHM_LOG_WARNING)
 		fprintf(stderr, "hpshm: %s\n", msg);
 	if (!strstr(msg, " slot ") || n >= sizeof rlog->table)
 		return;
-	if (have + n >= sizeof rlog->table) {
-		const char *keep = rlog->table + (have + n - (sizeof rlog->table - 1));
-
-		keep = strstr(keep, "; ") ? strstr(keep, "; ") + 2 : rlog->table + have;
-		have = strlen(keep);
-		memmove(rlog->table, keep, have + 1);
+	/* Drop the oldest lines, whole, until this one fits. */
+	while (have + n >= sizeof rlog->table && (next = strstr(rlog->table, "; ")) != NULL) {
+		have -= (size_t)(next + 2 - rlog->table);
+		memmove(rlog->table, next + 2, have + 1);
 	}
 	snprintf(rlog->table + have, sizeof rlog->table - have, "%s; ", msg);
 }

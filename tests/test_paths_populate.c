@@ -605,6 +605,13 @@ static void *sent_other(void *arg)
 /* The child's exit when the two never overlapped: the test skips, it proved nothing. */
 #define SENT_NO_OVERLAP 6
 
+static void sent_skip_without_overlap(int status)
+{
+	if (WIFEXITED(status) && WEXITSTATUS(status) == SENT_NO_OVERLAP)
+		HPT_SKIP("the other thread never ran while one of %d touches did (a busy machine): nothing was sent",
+			 SENT_TOUCHES);
+}
+
 Test(paths_populate, populate_touch_does_not_swallow_a_sent_sigbus_under_the_default_action, .timeout = 60)
 {
 	int status = 0;
@@ -632,9 +639,7 @@ Test(paths_populate, populate_touch_does_not_swallow_a_sent_sigbus_under_the_def
 	}
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_assert_neq(status, 3 << 8, "the child could not set up");
-	if (WIFEXITED(status) && WEXITSTATUS(status) == SENT_NO_OVERLAP)
-		HPT_SKIP("the other thread never ran while one of %d touches did (a busy machine): nothing was sent",
-			 SENT_TOUCHES);
+	sent_skip_without_overlap(status);
 	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS,
 		  "a SIGBUS sent under the default action must end the process; status %#x%s", status,
 		  WIFEXITED(status) && WEXITSTATUS(status) == 4 ? " (the signal was swallowed)" : "");
@@ -679,9 +684,7 @@ Test(paths_populate, populate_touch_keeps_its_guard_when_a_sent_sigbus_is_ignore
 		_exit(atomic_load(&sent) ? 0 : SENT_NO_OVERLAP);
 	}
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
-	if (WIFEXITED(status) && WEXITSTATUS(status) == SENT_NO_OVERLAP)
-		HPT_SKIP("the other thread never ran while one of %d touches did (a busy machine): nothing was sent",
-			 SENT_TOUCHES);
+	sent_skip_without_overlap(status);
 	cr_assert(WIFEXITED(status), "the child died (status %#x): the touch lost its guard", status);
 	cr_assert_eq(WEXITSTATUS(status), 0, "exit %d (3 setup, 5 the touch did not report the missing page)",
 		     WEXITSTATUS(status));
